@@ -1,0 +1,34 @@
+import { type BackendEvent, explainInvalidEvent, isBackendEvent } from './backend-event.js';
+import type { RejectedEvent } from './error-codes.js';
+import { LIMITS } from './limits.js';
+
+/** The outcome of checking a parsed batch body. */
+export type BatchCheck =
+  | { ok: true; events: BackendEvent[]; rejected: RejectedEvent[] }
+  | { ok: false; code: 'INVALID_BATCH' | 'PAYLOAD_TOO_LARGE'; error: string };
+
+/**
+ * Checks a parsed batch body (SPEC.md: a bare JSON array of backend events). Valid events are kept
+ * in order; each invalid one is listed by index with the reason, so one bad event never costs the
+ * good ones (DESIGN.md, "A partly invalid batch").
+ */
+export function checkBatch(body: unknown, maxEvents: number = LIMITS.maxEventsPerBatch): BatchCheck {
+  if (!Array.isArray(body)) {
+    return { ok: false, code: 'INVALID_BATCH', error: 'The body must be a JSON array of events.' };
+  }
+  if (body.length > maxEvents) {
+    return {
+      ok: false,
+      code: 'PAYLOAD_TOO_LARGE',
+      error: `A batch holds at most ${maxEvents} events; this one has ${body.length}.`,
+    };
+  }
+  const events: BackendEvent[] = [];
+  const rejected: RejectedEvent[] = [];
+  for (let i = 0; i < body.length; i++) {
+    const item: unknown = body[i];
+    if (isBackendEvent(item)) events.push(item);
+    else rejected.push({ index: i, error: explainInvalidEvent(item) });
+  }
+  return { ok: true, events, rejected };
+}

@@ -1,0 +1,22 @@
+export {
+  BackendEventLean,
+  BackendEventStruct,
+  FORBIDDEN_PROPERTY_KEYS,
+  explainInvalidEvent,
+  isBackendEvent,
+  isIsoTimestamp,
+} from './backend-event.js';
+export type { BackendEvent, PropertyValue } from './backend-event.js';
+export { checkBatch } from './batch.js';
+export type { BatchCheck } from './batch.js';
+export { ERROR_STATUS, isRetryableStatus } from './error-codes.js';
+export type { BatchResponse, ErrorBody, ErrorCode, RecordingResponse, RejectedEvent } from './error-codes.js';
+export { LIMITS, SESSION_ID_PATTERN } from './limits.js';
+export {
+  RecordedEventStruct,
+  RecordingUploadLean,
+  RecordingUploadStruct,
+  explainInvalidRecording,
+  isRecordingUpload,
+} from './recording.js';
+export type { RecordedEvent, RecordingUpload } from './recording.js';

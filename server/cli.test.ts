@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCli, runCli, startServerProcess } from './testing/cli-process.js';
+import { makeEvent } from './testing/test-server.js';
+
+interface Created {
+  projectId: string;
+  apiKey: string;
+  readKey: string;
+}
+
+function post(url: string, project: { projectId: string }, key: string, body: unknown) {
+  return fetch(`${url}/api/v1/events/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `ApiKey ${key}`, 'x-project-id': project.projectId },
+    body: JSON.stringify(body),
+  });
+}
+
+describe('service-analytics-server CLI on SQLite', () => {
+  let cli: string;
+  let dir: string;
+  let db: string;
+  beforeAll(async () => {
+    cli = await buildCli();
+    dir = mkdtempSync(join(tmpdir(), 'sa-cli-'));
+    db = join(dir, 'nested', 'analytics.db');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('project create --json prints exactly one line with the project id and both keys', async () => {
+    const out = await runCli(cli, ['project', 'create', '--name', 'Shop', '--json', '--db', db]);
+    expect(out.code).toBe(0);
+    const lines = out.stdout.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    const created = JSON.parse(lines[0] ?? '') as Created;
+    expect(Object.keys(created)).toEqual(['projectId', 'apiKey', 'readKey']);
+    expect(created.apiKey).toMatch(/^sa_w_/);
+    expect(created.readKey).toMatch(/^sa_r_/);
+  });
+
+  it('stores keys only as hashes', async () => {
+    const out = await runCli(cli, ['project', 'create', '--name', 'Hashed', '--json', '--db', db]);
+    const created = JSON.parse(out.stdout) as Created;
+    const { readFileSync } = await import('node:fs');
+    const bytes = readFileSync(db).toString('latin1') + readFileSync(`${db}-wal`, { flag: 'a+' }).toString('latin1');
+    expect(bytes).not.toContain(created.apiKey);
+    expect(bytes).not.toContain(created.readKey);
+  });
+
+  it('lists projects, reads options from the environment, and refuses bad usage with exit 2', async () => {
+    const list = await runCli(cli, ['project', 'list', '--json'], { SA_DB: db });
+    expect(list.code).toBe(0);
+    expect((JSON.parse(list.stdout) as Array<{ name: string }>).map((p) => p.name)).toContain('Shop');
+    const bad = await runCli(cli, ['project', 'create', '--db', db]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--name is required');
+    const unknown = await runCli(cli, ['frobnicate']);
+    expect(unknown.code).toBe(2);
+  });
+
+  it('starts, serves with the created keys, rotates and revokes keys at once, and stops on SIGTERM', async () => {
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Live', '--json', '--db', db])).stdout) as Created;
+    const server = await startServerProcess(cli, [], { SA_DB: db });
+    try {
+      expect(server.log()).toMatch(/"msg":"listening","address":"http:\/\/127\.0\.0\.1:\d+"/);
+      expect((await post(server.url, created, created.apiKey, [makeEvent()])).status).toBe(200);
+
+      const rotated = JSON.parse(
+        (await runCli(cli, ['key', 'rotate', '--project', created.projectId, '--kind', 'write', '--json', '--db', db])).stdout,
+      ) as { key: string; revoked: string[] };
+      expect(rotated.revoked).toHaveLength(1);
+      const old = await post(server.url, created, created.apiKey, [makeEvent()]);
+      expect(old.status).toBe(401);
+      expect(await old.json()).toMatchObject({ code: 'AUTH_ERROR' });
+      expect((await post(server.url, created, rotated.key, [makeEvent()])).status).toBe(200);
+
+      const extra = JSON.parse(
+        (await runCli(cli, ['key', 'create', '--project', created.projectId, '--kind', 'write', '--json', '--db', db])).stdout,
+      ) as { key: string; keyId: string };
+      expect((await post(server.url, created, extra.key, [makeEvent()])).status).toBe(200);
+      const revoke = await runCli(cli, ['key', 'revoke', '--key-id', extra.keyId, '--db', db]);
+      expect(revoke.code).toBe(0);
+      expect((await post(server.url, created, extra.key, [makeEvent()])).status).toBe(401);
+      expect((await post(server.url, created, rotated.key, [makeEvent()])).status).toBe(200);
+
+      const keys = JSON.parse((await runCli(cli, ['key', 'list', '--project', created.projectId, '--json', '--db', db])).stdout) as Array<{ revokedAt: number | null }>;
+      expect(keys.filter((k) => k.revokedAt === null)).toHaveLength(2); // the rotated write key and the read key
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    expect(await server.exited).toBe(0);
+    expect(server.log()).toContain('"msg":"stopped"');
+    expect(server.log()).not.toContain(created.apiKey);
+  });
+
+  it('prune --retention-days deletes old events and keeps new ones', async () => {
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Old', '--json', '--db', db])).stdout) as Created;
+    const server = await startServerProcess(cli, ['--db', db]);
+    const old = makeEvent({ timestamp: new Date(Date.now() - 40 * 86_400_000).toISOString() });
+    const fresh = makeEvent();
+    try {
+      expect((await post(server.url, created, created.apiKey, [old, fresh])).status).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    const pruned = await runCli(cli, ['prune', '--retention-days', '30', '--json', '--db', db]);
+    expect(pruned.code).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ events: 1 });
+  });
+});

@@ -1,0 +1,237 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { generateKey } from './api-keys.js';
+import { randomId } from './ids.js';
+import { type LogLevel, createJsonLogger } from './logger.js';
+import { serve } from './serve.js';
+import type { EventStore, KeyKind } from './store/event-store.js';
+import { openStore } from './store/open-store.js';
+
+const USAGE = `Usage: service-analytics-server <command> [options]
+
+Commands:
+  start                      serve the ingestion API until SIGTERM/SIGINT
+  project create --name N    create a project with a write key and a read key (shown once)
+  project list               list projects
+  key create --project ID --kind write|read
+  key rotate --project ID --kind write|read   new key; the old ones of that kind stop working
+  key revoke --key-id ID     the key stops working at once
+  key list --project ID
+  prune --retention-days N   delete events and recordings older than N days
+
+Options (each also an environment variable):
+  --db PATH            SQLite file                          SA_DB (default ./data/analytics.db)
+  --database-url URL   postgres://… instead of SQLite       SA_DATABASE_URL or DATABASE_URL
+  --port N             start: port                          SA_PORT (default 8787)
+  --host H             start: address                       SA_HOST (default 127.0.0.1)
+  --trust-proxy        start: client IP from X-Forwarded-For SA_TRUST_PROXY=1
+  --cors-origin O      start: allowed origin, repeatable     SA_CORS_ORIGIN (comma list; default *)
+  --retention-days N   start: prune older data hourly       SA_RETENTION_DAYS
+  --log-level L        debug|info|warn|error                SA_LOG_LEVEL (default info)
+  --json               print machine-readable output
+`;
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+const OPTIONS = {
+  db: { type: 'string', env: 'SA_DB' },
+  'database-url': { type: 'string', env: 'SA_DATABASE_URL' },
+  port: { type: 'string', env: 'SA_PORT' },
+  host: { type: 'string', env: 'SA_HOST' },
+  'trust-proxy': { type: 'boolean', env: 'SA_TRUST_PROXY' },
+  'cors-origin': { type: 'string', multiple: true, env: 'SA_CORS_ORIGIN' },
+  'retention-days': { type: 'string', env: 'SA_RETENTION_DAYS' },
+  'log-level': { type: 'string', env: 'SA_LOG_LEVEL' },
+  name: { type: 'string', env: 'SA_PROJECT_NAME' },
+  project: { type: 'string', env: 'SA_PROJECT_ID' },
+  kind: { type: 'string' },
+  'key-id': { type: 'string' },
+  'full-ip': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Flags win over environment variables, which win over defaults. */
+function withEnv(values: Values, env: NodeJS.ProcessEnv): Values {
+  const out: Values = { ...values };
+  for (const [name, spec] of Object.entries(OPTIONS)) {
+    if (out[name] !== undefined || !('env' in spec)) continue;
+    const raw = env[spec.env] ?? (name === 'database-url' ? env.DATABASE_URL : undefined);
+    if (raw === undefined || raw === '') continue;
+    if (spec.type === 'boolean') out[name] = raw === '1' || raw.toLowerCase() === 'true';
+    else if ('multiple' in spec) out[name] = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    else out[name] = raw;
+  }
+  return out;
+}
+
+class UsageError extends Error {}
+
+function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function required(values: Values, name: string): string {
+  const v = str(values, name);
+  if (!v) throw new UsageError(`--${name} is required.`);
+  return v;
+}
+
+function positiveInt(values: Values, name: string): number | undefined {
+  const raw = str(values, name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, not "${raw}".`);
+  return n;
+}
+
+function kindOf(values: Values): KeyKind {
+  const kind = required(values, 'kind');
+  if (kind !== 'write' && kind !== 'read') throw new UsageError('--kind must be write or read.');
+  return kind;
+}
+
+async function withStore<T>(values: Values, run: (store: EventStore) => Promise<T>): Promise<T> {
+  const store = await openStore(str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db');
+  try {
+    await store.init();
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function requireProject(store: EventStore, projectId: string): Promise<void> {
+  if (!(await store.getProject(projectId))) throw new UsageError(`No project ${projectId}.`);
+}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const values = withEnv(parsed.values as Values, env);
+  const [command, sub] = parsed.positionals;
+  const json = values.json === true;
+  const print = (line: string): void => void process.stdout.write(`${line}\n`);
+
+  if (values.help || !command) {
+    print(USAGE);
+    return command ? 0 : 2;
+  }
+
+  if (command === 'start') {
+    const logger = createJsonLogger((str(values, 'log-level') ?? 'info') as LogLevel);
+    const location = str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
+    const store = await openStore(location);
+    await store.init();
+    const retentionDays = positiveInt(values, 'retention-days');
+    const corsOrigins = values['cors-origin'];
+    const running = await serve({
+      store,
+      logger,
+      port: positiveInt(values, 'port') ?? 8787,
+      host: str(values, 'host') ?? '127.0.0.1',
+      trustProxy: values['trust-proxy'] === true,
+      corsOrigins: Array.isArray(corsOrigins) && corsOrigins.length > 0 ? corsOrigins : ['*'],
+      ...(retentionDays === undefined ? {} : { retentionDays }),
+    });
+    logger.info('listening', { address: running.url, store: store.kind });
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string): void => {
+        logger.info('shutting down', { signal });
+        running.close().then(resolve, (error: unknown) => {
+          logger.error('shutdown failed', { error: String(error) });
+          resolve();
+        });
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+    logger.info('stopped');
+    return 0;
+  }
+
+  if (command === 'project' && sub === 'create') {
+    const name = required(values, 'name');
+    return withStore(values, async (store) => {
+      const now = Date.now();
+      const projectId = randomId('proj_', 16);
+      await store.createProject({ id: projectId, name, createdAt: now, fullIp: values['full-ip'] === true, corsOrigins: [] });
+      const write = generateKey(projectId, 'write', now);
+      const read = generateKey(projectId, 'read', now);
+      await store.createKey(write.record);
+      await store.createKey(read.record);
+      if (json) print(JSON.stringify({ projectId, apiKey: write.key, readKey: read.key }));
+      else print(`Project ${name}\n  project id: ${projectId}\n  write key:  ${write.key}\n  read key:   ${read.key}\nThe keys are shown once; only their hashes are stored.`);
+      return 0;
+    });
+  }
+
+  if (command === 'project' && sub === 'list') {
+    return withStore(values, async (store) => {
+      const projects = await store.listProjects();
+      if (json) print(JSON.stringify(projects));
+      else for (const p of projects) print(`${p.id}\t${p.name}\t${new Date(p.createdAt).toISOString()}`);
+      return 0;
+    });
+  }
+
+  if (command === 'key' && (sub === 'create' || sub === 'rotate')) {
+    const projectId = required(values, 'project');
+    const kind = kindOf(values);
+    return withStore(values, async (store) => {
+      await requireProject(store, projectId);
+      const now = Date.now();
+      const previous = sub === 'rotate' ? (await store.listKeys(projectId)).filter((k) => k.kind === kind && k.revokedAt === null) : [];
+      const created = generateKey(projectId, kind, now);
+      await store.createKey(created.record);
+      for (const old of previous) await store.revokeKey(old.id, now);
+      if (json) print(JSON.stringify({ projectId, keyId: created.record.id, kind, key: created.key, revoked: previous.map((k) => k.id) }));
+      else print(`New ${kind} key ${created.record.id}: ${created.key}${previous.length ? `\nRevoked: ${previous.map((k) => k.id).join(', ')}` : ''}`);
+      return 0;
+    });
+  }
+
+  if (command === 'key' && sub === 'revoke') {
+    const keyId = required(values, 'key-id');
+    return withStore(values, async (store) => {
+      const revoked = await store.revokeKey(keyId, Date.now());
+      if (!revoked) throw new UsageError(`No live key ${keyId}.`);
+      print(json ? JSON.stringify({ keyId, revoked: true }) : `Revoked ${keyId}.`);
+      return 0;
+    });
+  }
+
+  if (command === 'key' && sub === 'list') {
+    const projectId = required(values, 'project');
+    return withStore(values, async (store) => {
+      const keys = await store.listKeys(projectId);
+      const rows = keys.map(({ id, kind, prefix, createdAt, revokedAt }) => ({ id, kind, prefix, createdAt, revokedAt }));
+      if (json) print(JSON.stringify(rows));
+      else for (const k of rows) print(`${k.id}\t${k.kind}\t${k.prefix}…\t${k.revokedAt === null ? 'live' : 'revoked'}`);
+      return 0;
+    });
+  }
+
+  if (command === 'prune') {
+    const days = positiveInt(values, 'retention-days');
+    if (days === undefined) throw new UsageError('--retention-days is required.');
+    return withStore(values, async (store) => {
+      const n = await store.deleteOlderThan(Date.now() - days * 86_400_000);
+      print(json ? JSON.stringify(n) : `Deleted ${n.events} events and ${n.chunks} recording chunks older than ${days} days.`);
+      return 0;
+    });
+  }
+
+  throw new UsageError(`Unknown command "${[command, sub].filter(Boolean).join(' ')}".`);
+}
+
+main(process.argv.slice(2), process.env).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage ? '\n' + USAGE : ''}`);
+    process.exitCode = usage ? 2 : 1;
+  },
+);

@@ -1,0 +1,25 @@
+export { createApp } from './app.js';
+export type { AnalyticsApp, AppOptions } from './app.js';
+export { serve } from './serve.js';
+export type { RunningServer, ServeOptions } from './serve.js';
+export { openStore } from './store/open-store.js';
+export { createSqliteStore } from './store/sqlite-store.js';
+export { createPostgresStore } from './store/postgres-store.js';
+export type {
+  ApiKeyRecord,
+  EventPage,
+  EventQuery,
+  EventRow,
+  EventStore,
+  KeyKind,
+  Project,
+  Recording,
+  SessionSummary,
+  StoredEvent,
+  StoredRecordingChunk,
+  WriteBatch,
+  WriteResult,
+} from './store/event-store.js';
+export { createJsonLogger, silentLogger } from './logger.js';
+export type { LogFields, LogLevel, Logger } from './logger.js';
+export { generateKey, hashKey } from './api-keys.js';

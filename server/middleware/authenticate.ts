@@ -1,0 +1,65 @@
+import type { Context } from 'koa';
+import { HttpError } from '../http-error.js';
+import { hashKey, hashesEqual } from '../api-keys.js';
+import type { EventStore, KeyKind, Project } from '../store/event-store.js';
+
+/** The caller of a request, once its key checked out. */
+export interface Caller {
+  project: Project;
+  kind: KeyKind;
+}
+
+const SCHEME = /^ApiKey\s+(\S+)$/;
+
+/**
+ * Where the credentials of a request are: `Authorization: ApiKey <key>` with `X-Project-ID`, or
+ * for the beacon form (`text/plain`, which cannot carry headers) `?api_key=&project_id=`.
+ */
+function readCredentials(ctx: Context, allowQuery: boolean): { key: string; projectId: string } | null {
+  const header = ctx.get('authorization');
+  if (header) {
+    const match = SCHEME.exec(header);
+    const projectId = ctx.get('x-project-id');
+    return match?.[1] && projectId ? { key: match[1], projectId } : null;
+  }
+  if (!allowQuery) return null;
+  const key = ctx.query.api_key;
+  const projectId = ctx.query.project_id;
+  return typeof key === 'string' && key && typeof projectId === 'string' && projectId ? { key, projectId } : null;
+}
+
+/**
+ * Checks the key of a request against its project and the kind of key the route needs.
+ * Every failure is the same 401 `AUTH_ERROR`, so a caller learns nothing about which part was wrong
+ * beyond what the message says of the key kind.
+ */
+export async function authenticate(
+  ctx: Context,
+  store: EventStore,
+  need: KeyKind,
+  options: { allowQuery: boolean },
+): Promise<Caller> {
+  const credentials = readCredentials(ctx, options.allowQuery);
+  if (!credentials) {
+    throw new HttpError(
+      'AUTH_ERROR',
+      options.allowQuery
+        ? 'Missing credentials: send "Authorization: ApiKey <key>" and "X-Project-ID", or ?api_key=&project_id= on a text/plain beacon.'
+        : 'Missing credentials: send "Authorization: ApiKey <key>" and "X-Project-ID".',
+    );
+  }
+  const hash = hashKey(credentials.key);
+  const record = await store.findKeyByHash(hash);
+  if (!record || !hashesEqual(record.hash, hash) || record.projectId !== credentials.projectId) {
+    throw new HttpError('AUTH_ERROR', 'Invalid API key or project id.');
+  }
+  if (record.kind !== need) {
+    throw new HttpError(
+      'AUTH_ERROR',
+      need === 'read' ? 'This endpoint needs a read key; write keys can only send data.' : 'This endpoint needs a write key; read keys can only read data.',
+    );
+  }
+  const project = await store.getProject(record.projectId);
+  if (!project) throw new HttpError('AUTH_ERROR', 'Invalid API key or project id.');
+  return { project, kind: record.kind };
+}

@@ -1,0 +1,60 @@
+import type { Middleware } from 'koa';
+import { ERROR_STATUS, type ErrorCode } from '../../protocol/index.js';
+import { isHttpError } from '../http-error.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+
+const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
+  400: 'VALIDATION_ERROR',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+interface ExposedError {
+  status?: number;
+  expose?: boolean;
+  message?: string;
+}
+
+/**
+ * Turns every failure into `{ error, code }` with its documented status (DESIGN.md). Only our own
+ * 4xx messages reach the client; anything else is logged once here and answered with a generic
+ * 500, so no internal detail, key or body leaks (koa's expose rule, STYLE.md 14). Also counts every
+ * answered request for `/metrics`.
+ */
+export function errorHandler(logger: Logger, metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) {
+        ctx.status = 404;
+        ctx.body = { error: `No route for ${ctx.method} ${ctx.path}.`, code: 'NOT_FOUND' };
+      }
+    } catch (error) {
+      if (isHttpError(error)) {
+        ctx.status = error.status;
+        ctx.set(error.headers);
+        ctx.body = { ...error.details, error: error.message, code: error.code };
+      } else {
+        const e = error as ExposedError;
+        const code = e.expose && e.status ? CODE_OF_STATUS[e.status] : undefined;
+        if (code) {
+          ctx.status = ERROR_STATUS[code];
+          ctx.body = { error: e.message ?? code, code };
+        } else {
+          logger.error('request failed', {
+            method: ctx.method,
+            path: ctx.path,
+            error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          });
+          ctx.status = 500;
+          ctx.body = { error: 'Internal server error.', code: 'INTERNAL_ERROR' };
+        }
+      }
+    } finally {
+      metrics.request((ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched', ctx.status);
+    }
+  };
+}

@@ -1,0 +1,76 @@
+import type { Middleware } from 'koa';
+import { type BackendEvent, type BatchResponse, checkBatch } from '../../protocol/index.js';
+import { parseJson, requireIngestType } from '../body.js';
+import { measureSkew } from '../clock-skew.js';
+import { HttpError } from '../http-error.js';
+import { uuidV7 } from '../ids.js';
+import { normalizeIp, truncateIp } from '../ip-address.js';
+import { authenticate } from '../middleware/authenticate.js';
+import type { StoredEvent } from '../store/event-store.js';
+import type { RouteContext } from './route-context.js';
+
+/**
+ * `POST /api/v1/events/batch` (SPEC.md "Endpoints"): a bare JSON array of backend events, by header
+ * credentials or, as the beacon form, by query credentials with `text/plain`. Valid events are
+ * stored even when others in the batch are not; the answer comes after the commit.
+ */
+export function eventsBatchRoute(rc: RouteContext): Middleware {
+  return async (ctx) => {
+    const { beacon } = requireIngestType(ctx);
+    const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
+    const body = parseJson(await rc.readBatchBody(ctx));
+    const check = checkBatch(body, rc.maxEventsPerBatch);
+    if (!check.ok) throw new HttpError(check.code, check.error);
+    if (check.rejected.length > 0) rc.metrics.eventsRejected(check.rejected.length);
+    if (check.events.length === 0 && check.rejected.length > 0) {
+      throw new HttpError('VALIDATION_ERROR', 'No event of the batch is valid.', { details: { errors: check.rejected } });
+    }
+
+    const receivedAt = rc.now();
+    const sentAt = beacon ? queryString(ctx.query.sent_at) : ctx.get('x-sent-at') || undefined;
+    const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);
+    const rawIp = normalizeIp(ctx.ip);
+    const ipAddress = rawIp && !caller.project.fullIp ? truncateIp(rawIp) : rawIp;
+    const projectId = caller.project.id;
+    const requestAgent = ctx.get('user-agent') || null;
+    const stored = check.events.map((e) => toStoredEvent(e, projectId, receivedAt, offsetMs, ipAddress, requestAgent));
+
+    const result = await rc.writeQueue.submit(stored, []);
+    let duplicates = 0;
+    for (const inserted of result.eventInserted) if (!inserted) duplicates++;
+    rc.metrics.eventsAccepted(stored.length - duplicates);
+    rc.metrics.eventsDeduplicated(duplicates);
+
+    const answer: BatchResponse = { success: true, processed: stored.length };
+    if (check.rejected.length > 0) answer.errors = check.rejected;
+    ctx.body = answer;
+  };
+}
+
+function toStoredEvent(
+  e: BackendEvent,
+  projectId: string,
+  receivedAt: number,
+  offsetMs: number,
+  ipAddress: string | null,
+  requestAgent: string | null,
+): StoredEvent {
+  const clientTime = e.timestamp ? Date.parse(e.timestamp) : null;
+  return {
+    projectId,
+    eventId: e.event_id ?? uuidV7(receivedAt),
+    eventType: e.event_type,
+    userId: e.user_id ?? null,
+    sessionId: e.session_id ?? null,
+    timestamp: clientTime === null ? receivedAt : clientTime + offsetMs,
+    clientTimestamp: clientTime !== null && offsetMs !== 0 ? clientTime : null,
+    receivedAt,
+    properties: e.properties ?? {},
+    userAgent: e.user_agent ?? requestAgent,
+    ipAddress,
+  };
+}
+
+function queryString(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,21 @@
+import type { BodyReader } from '../body.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { EventStore } from '../store/event-store.js';
+import type { WriteQueue } from '../write-queue.js';
+
+/** What every route handler is built from. */
+export interface RouteContext {
+  store: EventStore;
+  writeQueue: WriteQueue;
+  metrics: Metrics;
+  logger: Logger;
+  now: () => number;
+  /** Client clock beyond this is corrected, ms. */
+  skewThresholdMs: number;
+  readBatchBody: BodyReader;
+  readRecordingBody: BodyReader;
+  maxEventsPerBatch: number;
+  /** A recorded session without a final chunk counts as finished after this much silence, ms. */
+  sessionIdleMs: number;
+}

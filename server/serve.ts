@@ -1,0 +1,76 @@
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type AppOptions, type AnalyticsApp, createApp } from './app.js';
+import type { Logger } from './logger.js';
+import type { EventStore } from './store/event-store.js';
+
+/** Options of {@link serve}. */
+export interface ServeOptions extends Omit<AppOptions, 'store' | 'logger'> {
+  store: EventStore;
+  logger: Logger;
+  port: number;
+  host: string;
+  /** Delete events and recordings older than this many days, at start and hourly. */
+  retentionDays?: number;
+  /** How long shutdown waits for in-flight requests before cutting connections, ms. @default 10000 */
+  shutdownGraceMs?: number;
+}
+
+/** A running server. */
+export interface RunningServer {
+  app: AnalyticsApp;
+  server: Server;
+  /** The address it listens on, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  /**
+   * Stops accepting, lets in-flight requests finish (up to the grace period), commits what was
+   * accepted and closes the database.
+   */
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP server on a store that is already initialised. */
+export async function serve(options: ServeOptions): Promise<RunningServer> {
+  const { store, logger } = options;
+  const app = createApp(options);
+  const server = createServer(app.callback());
+  // Keep-alive sockets past the load balancer's idle time are a common source of 502s; stay above it.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  let retentionTimer: NodeJS.Timeout | undefined;
+  if (options.retentionDays !== undefined) {
+    const days = options.retentionDays;
+    const prune = (): void => {
+      store.deleteOlderThan(Date.now() - days * 86_400_000).then(
+        (n) => logger.info('retention', { days, events: n.events, chunks: n.chunks }),
+        (error: unknown) => logger.error('retention failed', { error: String(error) }),
+      );
+    };
+    prune();
+    retentionTimer = setInterval(prune, 3_600_000).unref();
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      clearInterval(retentionTimer);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+      await closed;
+      clearTimeout(grace);
+      await app.drain();
+      await store.close();
+    })();
+    return closing;
+  };
+
+  return { app, server, url, close };
+}

@@ -1,0 +1,169 @@
+import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
+
+/** Which side of the product a key opens: browser write keys are public, read keys are secret. */
+export type KeyKind = 'write' | 'read';
+
+/** A project as stored. */
+export interface Project {
+  id: string;
+  name: string;
+  createdAt: number;
+  /** Keep full IP addresses instead of truncated ones (DESIGN.md, "Privacy"). */
+  fullIp: boolean;
+  /** Origins allowed by CORS for this project, in addition to the server-wide ones. */
+  corsOrigins: string[];
+}
+
+/** An API key as stored: only the SHA-256 hash of the secret is kept. */
+export interface ApiKeyRecord {
+  id: string;
+  projectId: string;
+  kind: KeyKind;
+  /** Hex SHA-256 of the full key. */
+  hash: string;
+  /** The first characters of the key, safe to show so an operator can tell keys apart. */
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** One event ready to store: validated, with server-side fields filled in. */
+export interface StoredEvent {
+  projectId: string;
+  eventId: string;
+  eventType: string;
+  userId: string | null;
+  sessionId: string | null;
+  /** Event time in ms since the epoch, after clock-skew correction. */
+  timestamp: number;
+  /** The client's own timestamp when it was corrected, else null. */
+  clientTimestamp: number | null;
+  /** When the server received the request, ms since the epoch. */
+  receivedAt: number;
+  properties: Record<string, PropertyValue>;
+  userAgent: string | null;
+  ipAddress: string | null;
+}
+
+/** One chunk of a session recording ready to store. */
+export interface StoredRecordingChunk {
+  projectId: string;
+  sessionId: string;
+  eventOffset: number;
+  /** Recorded events of the chunk, timestamps already corrected for clock skew. */
+  events: RecordedEvent[];
+  /** Recording duration in seconds as the client reported it. */
+  duration: number;
+  startUrl: string | null;
+  userId: string | null;
+  isFinal: boolean;
+  receivedAt: number;
+}
+
+/** Everything that one group commit writes in one transaction. */
+export interface WriteBatch {
+  events: StoredEvent[];
+  chunks: StoredRecordingChunk[];
+}
+
+/** What one group commit did, item by item in the order of the batch. */
+export interface WriteResult {
+  /** For each event of the batch: true when stored now, false when `(projectId, eventId)` existed. */
+  eventInserted: boolean[];
+  /** For each chunk: true when stored now, false when `(projectId, sessionId, eventOffset)` existed. */
+  chunkInserted: boolean[];
+}
+
+/** Filters of the read API's event listing. */
+export interface EventQuery {
+  projectId: string;
+  eventType?: string;
+  userId?: string;
+  sessionId?: string;
+  /** Inclusive lower bound on `timestamp`, ms. */
+  from?: number;
+  /** Exclusive upper bound on `timestamp`, ms. */
+  to?: number;
+  /** Opaque cursor returned by the previous page. */
+  cursor?: string;
+  /** Page size, 1–1000. */
+  limit: number;
+}
+
+/** An event as the read API returns it. */
+export interface EventRow {
+  eventId: string;
+  eventType: string;
+  userId: string | null;
+  sessionId: string | null;
+  timestamp: number;
+  clientTimestamp: number | null;
+  receivedAt: number;
+  properties: Record<string, PropertyValue>;
+  userAgent: string | null;
+  ipAddress: string | null;
+}
+
+/** One page of events, newest first. `nextCursor` is null on the last page. */
+export interface EventPage {
+  events: EventRow[];
+  nextCursor: string | null;
+}
+
+/** A recorded session as listed by the read API. */
+export interface SessionSummary {
+  sessionId: string;
+  userId: string | null;
+  startUrl: string | null;
+  /** Greatest duration any chunk reported, seconds. */
+  duration: number;
+  chunkCount: number;
+  eventCount: number;
+  firstReceivedAt: number;
+  lastReceivedAt: number;
+  /** A chunk with `is_final` arrived. */
+  finished: boolean;
+}
+
+/** A session's recording reassembled from its chunks. */
+export interface Recording {
+  sessionId: string;
+  /** Recorded events in `event_offset` order, each offset once. */
+  events: RecordedEvent[];
+  /** Ranges of offsets `[from, to)` that no chunk covered. */
+  gaps: Array<{ from: number; to: number }>;
+  finished: boolean;
+}
+
+/**
+ * Where the server keeps projects, keys, events and recordings. SQLite and PostgreSQL implement it;
+ * one contract suite (`event-store.contract.ts`) runs against both.
+ */
+export interface EventStore {
+  /** `sqlite` or `postgres`, for logs and metrics. */
+  readonly kind: 'sqlite' | 'postgres';
+  /** Creates the schema when missing. Safe to call on every start and from many processes. */
+  init(): Promise<void>;
+  /** Writes a group commit in one transaction; resolves only after it is durable. */
+  write(batch: WriteBatch): Promise<WriteResult>;
+
+  createProject(project: Project): Promise<void>;
+  getProject(projectId: string): Promise<Project | null>;
+  listProjects(): Promise<Project[]>;
+  createKey(key: ApiKeyRecord): Promise<void>;
+  /** The live (not revoked) key with this hash, or null. */
+  findKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  listKeys(projectId: string): Promise<ApiKeyRecord[]>;
+  /** Revokes a key by id; resolves false when there was no such live key. */
+  revokeKey(keyId: string, at: number): Promise<boolean>;
+
+  queryEvents(query: EventQuery): Promise<EventPage>;
+  listSessions(projectId: string, limit: number): Promise<SessionSummary[]>;
+  getRecording(projectId: string, sessionId: string): Promise<Recording | null>;
+
+  /** Deletes events and recording chunks older than `cutoff` (ms); resolves with the counts. */
+  deleteOlderThan(cutoff: number): Promise<{ events: number; chunks: number }>;
+  /** Resolves when the database answers; rejects otherwise (for `/readyz`). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,25 @@
+/** The server's storage layer: one {@link EventStore} interface, SQLite and PostgreSQL behind it. */
+export { encodeEventCursor, decodeEventCursor } from './cursor.js';
+export type { EventCursor } from './cursor.js';
+export type {
+  ApiKeyRecord,
+  EventPage,
+  EventQuery,
+  EventRow,
+  EventStore,
+  KeyKind,
+  Project,
+  Recording,
+  SessionSummary,
+  StoredEvent,
+  StoredRecordingChunk,
+  WriteBatch,
+  WriteResult,
+} from './event-store.js';
+export { isPostgresUrl, openStore } from './open-store.js';
+export { createPostgresStore } from './postgres-store.js';
+export type { PostgresStoreOptions } from './postgres-store.js';
+export { createSqliteStore } from './sqlite-store.js';
+export type { SqliteStoreOptions } from './sqlite-store.js';
+export { StoreError, isStoreError } from './store-error.js';
+export type { StoreErrorCode } from './store-error.js';

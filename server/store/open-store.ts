@@ -1,0 +1,23 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { EventStore } from './event-store.js';
+import { createPostgresStore } from './postgres-store.js';
+import { createSqliteStore } from './sqlite-store.js';
+
+/** True when `location` names a PostgreSQL database rather than a SQLite file. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(?:ql)?:\/\//i.test(location);
+}
+
+/**
+ * Picks the store from one setting (`--db` / `DATABASE_URL`): a `postgres://` or `postgresql://`
+ * URL opens PostgreSQL; anything else is a SQLite file path, whose directory is created when
+ * missing (`:memory:` keeps everything in memory). The store is not initialised yet: call
+ * `await store.init()` before use, which creates the schema when needed.
+ */
+export function openStore(location: string): EventStore {
+  if (isPostgresUrl(location)) return createPostgresStore({ url: location });
+  if (location.trim() === '') throw new Error('The database location is empty: give a SQLite file path or a postgres:// URL.');
+  if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
+  return createSqliteStore({ path: location });
+}

@@ -1,0 +1,250 @@
+import pg from 'pg';
+import type { RecordedEvent } from '../../protocol/index.js';
+import { clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
+import type { EventPage, EventStore, WriteResult } from './event-store.js';
+import { POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
+import { insertChunks, insertEvents } from './postgres-write.js';
+import {
+  EVENT_COLUMNS,
+  EVENT_PROJECTS_SQL,
+  LIST_SESSIONS_SQL,
+  constraintError,
+  num,
+  toEventRow,
+  toKey,
+  toProject,
+  toSessionSummary,
+  type Row,
+} from './postgres-rows.js';
+import { assembleRecording } from './recording-assembly.js';
+import { StoreError } from './store-error.js';
+
+/** Options of {@link createPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Connection URL, `postgres://user:password@host:port/database`. */
+  url: string;
+  /**
+   * Connections this process keeps; each group commit holds one for its transaction.
+   * @default 10
+   */
+  poolSize?: number;
+  /**
+   * Told about errors of idle pooled connections (e.g. the server restarted). The pool drops such
+   * a connection by itself; without a listener Node would crash on the `error` event.
+   * @default ignore
+   */
+  onPoolError?: (error: Error) => void;
+}
+
+/** SQLSTATEs after which re-running the whole transaction is correct: deadlock, serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+
+/**
+ * The PostgreSQL store (`pg` Pool): for several stateless server processes sharing one database.
+ * Every write is one transaction on one pooled connection; it resolves after COMMIT.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): EventStore {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  pool.on('error', (error) => options.onPoolError?.(error));
+  let state: 'new' | 'open' | 'closed' = 'new';
+  let initialising: Promise<void> | null = null;
+
+  const use = (): pg.Pool => {
+    if (state === 'open') return pool;
+    throw new StoreError('NOT_OPEN', state === 'closed' ? 'The PostgreSQL store is closed.' : 'Call init() before using the PostgreSQL store.');
+  };
+
+  /** Runs `work` in one transaction, again when PostgreSQL asks for it (deadlock, serialization). */
+  async function transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
+        throw error;
+      } finally {
+        // A connection that could not even roll back is destroyed rather than reused.
+        client.release(broken);
+      }
+    }
+  }
+
+  const query = (text: string, values: unknown[] = []) => use().query<Row>(text, values);
+
+  /** Creates the schema under an advisory lock, so concurrent starts of several processes are safe. */
+  const createSchema = () =>
+    transaction(async (client) => {
+      await client.query(SCHEMA_LOCK_SQL);
+      // Checked apart: naming a missing table would abort the transaction.
+      const table = await client.query<{ found: boolean }>("SELECT to_regclass('schema_version') IS NOT NULL AS found");
+      const existing = table.rows[0]?.found
+        ? await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_version')
+        : { rows: [] };
+      const version = existing.rows[0]?.version ?? 0;
+      if (version > POSTGRES_SCHEMA_VERSION) {
+        throw new Error(`The database has schema version ${version}; this server knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade the server.`);
+      }
+      await client.query(POSTGRES_SCHEMA);
+    });
+
+  return {
+    kind: 'postgres',
+
+    async init() {
+      if (state === 'closed') throw new StoreError('NOT_OPEN', 'The PostgreSQL store is closed.');
+      // Concurrent calls share one run; a failed run may be retried by calling init() again.
+      initialising ??= createSchema().then(
+        () => {
+          if (state === 'new') state = 'open';
+        },
+        (error: unknown) => {
+          initialising = null;
+          throw error;
+        },
+      );
+      return initialising;
+    },
+
+    async write(batch): Promise<WriteResult> {
+      use();
+      if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
+      return transaction(async (client) => ({
+        eventInserted: await insertEvents(client, batch.events),
+        chunkInserted: await insertChunks(client, batch.chunks),
+      }));
+    },
+
+    async createProject(project) {
+      try {
+        await query('INSERT INTO projects (id, name, created_at, full_ip, cors_origins) VALUES ($1, $2, $3, $4, $5)', [
+          project.id,
+          project.name,
+          project.createdAt,
+          project.fullIp,
+          project.corsOrigins,
+        ]);
+      } catch (error) {
+        throw constraintError(error, `Project ${project.id}`);
+      }
+    },
+
+    async getProject(projectId) {
+      const { rows } = await query('SELECT * FROM projects WHERE id = $1', [projectId]);
+      return rows[0] ? toProject(rows[0]) : null;
+    },
+
+    async listProjects() {
+      return (await query('SELECT * FROM projects ORDER BY created_at, id')).rows.map(toProject);
+    },
+
+    async createKey(key) {
+      try {
+        await query(
+          'INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [key.id, key.projectId, key.kind, key.hash, key.prefix, key.createdAt, key.revokedAt],
+        );
+      } catch (error) {
+        throw constraintError(error, `Key ${key.id}`);
+      }
+    },
+
+    async findKeyByHash(hash) {
+      // Named: prepared once per connection, as it runs on every authenticated request.
+      const { rows } = await use().query<Row>({
+        name: 'service_analytics_find_key',
+        text: 'SELECT * FROM api_keys WHERE hash = $1 AND revoked_at IS NULL',
+        values: [hash],
+      });
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
+    async listKeys(projectId) {
+      return (await query('SELECT * FROM api_keys WHERE project_id = $1 ORDER BY created_at, id', [projectId])).rows.map(toKey);
+    },
+
+    async revokeKey(keyId, at) {
+      const result = await query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, keyId]);
+      return result.rowCount === 1;
+    },
+
+    async queryEvents(q): Promise<EventPage> {
+      const limit = clampPageLimit(q.limit);
+      const values: unknown[] = [q.projectId];
+      const where = ['project_id = $1'];
+      const add = (condition: (n: number) => string, ...params: unknown[]) => {
+        where.push(condition(values.length + 1));
+        values.push(...params);
+      };
+      if (q.eventType) add((n) => `event_type = $${n}`, q.eventType);
+      if (q.userId) add((n) => `user_id = $${n}`, q.userId);
+      if (q.sessionId) add((n) => `session_id = $${n}`, q.sessionId);
+      if (q.from !== undefined) add((n) => `timestamp >= $${n}`, timeBound(q.from));
+      if (q.to !== undefined) add((n) => `timestamp < $${n}`, timeBound(q.to));
+      if (q.cursor) {
+        const cursor = decodeEventCursor(q.cursor);
+        add((n) => `(timestamp, event_id) < ($${n}, $${n + 1})`, cursor.timestamp, cursor.eventId);
+      }
+      values.push(limit + 1);
+      const { rows } = await query(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.join(' AND ')}
+         ORDER BY timestamp DESC, event_id DESC LIMIT $${values.length}`,
+        values,
+      );
+      const more = rows.length > limit;
+      const events = (more ? rows.slice(0, limit) : rows).map(toEventRow);
+      const last = events[events.length - 1];
+      return {
+        events,
+        nextCursor: more && last ? encodeEventCursor({ timestamp: last.timestamp, eventId: last.eventId }) : null,
+      };
+    },
+
+    async listSessions(projectId, limit) {
+      const { rows } = await query(LIST_SESSIONS_SQL, [projectId, clampPageLimit(limit)]);
+      return rows.map(toSessionSummary);
+    },
+
+    async getRecording(projectId, sessionId) {
+      const { rows } = await query(
+        'SELECT event_offset, events, is_final FROM recording_chunks WHERE project_id = $1 AND session_id = $2 ORDER BY event_offset',
+        [projectId, sessionId],
+      );
+      if (rows.length === 0) return null;
+      return assembleRecording(
+        sessionId,
+        rows.map((row) => ({
+          eventOffset: num(row.event_offset),
+          events: row.events as RecordedEvent[],
+          isFinal: row.is_final === true,
+        })),
+      );
+    },
+
+    async deleteOlderThan(cutoff) {
+      let events = 0;
+      for (const { project_id: projectId } of (await query(EVENT_PROJECTS_SQL)).rows) {
+        events += (await query('DELETE FROM events WHERE project_id = $1 AND timestamp < $2', [projectId, cutoff])).rowCount ?? 0;
+      }
+      const chunks = (await query('DELETE FROM recording_chunks WHERE received_at < $1', [cutoff])).rowCount ?? 0;
+      return { events, chunks };
+    },
+
+    async ping() {
+      await query('SELECT 1');
+    },
+
+    async close() {
+      if (state === 'closed') return;
+      state = 'closed';
+      await pool.end();
+    },
+  };
+}

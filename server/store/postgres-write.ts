@@ -1,0 +1,125 @@
+import type { PoolClient } from 'pg';
+import type { StoredEvent, StoredRecordingChunk } from './event-store.js';
+import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
+
+/*
+ * The write half of the PostgreSQL store. Events go in as one `INSERT … SELECT FROM
+ * json_to_recordset($1)` per slice: the whole slice is a single JSON parameter, so the statement
+ * text is constant (prepared once per connection), the 65,535-parameter limit of a multi-row VALUES
+ * never applies, and the client's work is one native JSON.stringify. Measured here (1,000-event
+ * transactions, one connection, same run): about 20–30% faster than `unnest` of eleven array
+ * parameters (whose element escaping in `pg` cost the client more) and than multi-row VALUES.
+ */
+
+/** Rows per INSERT statement; bounds the size of one JSON parameter. */
+const EVENT_SLICE = 5000;
+
+const INSERT_EVENTS = {
+  name: 'service_analytics_insert_events',
+  text: `
+INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
+                    received_at, properties, user_agent, ip_address)
+SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip
+FROM json_to_recordset($1::json) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
+                                       props jsonb, ua text, ip text)
+ON CONFLICT (project_id, event_id) DO NOTHING
+RETURNING project_id, event_id`,
+};
+
+const INSERT_CHUNK = {
+  name: 'service_analytics_insert_chunk',
+  text: `
+INSERT INTO recording_chunks (project_id, session_id, event_offset, events, event_count, duration,
+                              start_url, user_id, is_final, received_at)
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
+};
+
+/** Byte-wise order on keys, the same in every process: all writers take row locks in one order. */
+function byKey(keys: readonly string[]): (a: number, b: number) => number {
+  return (a, b) => (keys[a] < keys[b] ? -1 : keys[a] > keys[b] ? 1 : 0);
+}
+
+/**
+ * Inserts events inside the caller's transaction and tells, per event in batch order, whether it
+ * was stored now. A repeated key inside the batch is sent once (its later copies are duplicates by
+ * definition). Rows go in sorted by key: two processes writing overlapping batches then wait on
+ * each other's uncommitted rows in the same order and cannot deadlock, and the one that waits
+ * sees the other's commit and skips the row, so each event is reported inserted exactly once.
+ */
+export async function insertEvents(client: PoolClient, events: readonly StoredEvent[]): Promise<boolean[]> {
+  const inserted = new Array<boolean>(events.length).fill(false);
+  if (events.length === 0) return inserted;
+  const keys = new Array<string>(events.length);
+  const firstByKey = new Map<string, number>();
+  const order: number[] = [];
+  for (let i = 0; i < events.length; i++) {
+    // The ids as PostgreSQL will store and return them; NUL cannot occur in a cleaned id, so it
+    // separates the two parts unambiguously.
+    const key = `${cleanText(events[i].projectId)}\0${cleanText(events[i].eventId)}`;
+    keys[i] = key;
+    if (!firstByKey.has(key)) {
+      firstByKey.set(key, i);
+      order.push(i);
+    }
+  }
+  order.sort(byKey(keys));
+
+  for (let start = 0; start < order.length; start += EVENT_SLICE) {
+    const rows = order.slice(start, start + EVENT_SLICE).map((i) => {
+      const e = events[i];
+      // Text fields are cleaned by cleanJson below, on the whole document at once.
+      return {
+        p: e.projectId,
+        e: e.eventId,
+        t: e.eventType,
+        u: e.userId,
+        s: e.sessionId,
+        ts: wholeMs(e.timestamp),
+        cts: wholeMsOrNull(e.clientTimestamp),
+        ra: wholeMs(e.receivedAt),
+        props: e.properties,
+        ua: e.userAgent,
+        ip: e.ipAddress,
+      };
+    });
+    const values = [cleanJson(JSON.stringify(rows))];
+    const result = await client.query<{ project_id: string; event_id: string }>({ ...INSERT_EVENTS, values });
+    for (const row of result.rows) {
+      const index = firstByKey.get(`${row.project_id}\0${row.event_id}`);
+      if (index === undefined) throw new Error(`PostgreSQL returned an event that was not sent: ${row.event_id}`);
+      inserted[index] = true;
+    }
+  }
+  return inserted;
+}
+
+/**
+ * Inserts recording chunks inside the caller's transaction, one statement each (chunks are few and
+ * can be megabytes, so batching them buys little), in key order for the same reason as events.
+ */
+export async function insertChunks(client: PoolClient, chunks: readonly StoredRecordingChunk[]): Promise<boolean[]> {
+  const inserted = new Array<boolean>(chunks.length).fill(false);
+  const keys = chunks.map((c) => `${cleanText(c.projectId)}\0${cleanText(c.sessionId)}\0${String(c.eventOffset).padStart(20, '0')}`);
+  const order = chunks.map((_, i) => i).sort(byKey(keys));
+  for (const i of order) {
+    const c = chunks[i];
+    const result = await client.query({
+      ...INSERT_CHUNK,
+      values: [
+        cleanText(c.projectId),
+        cleanText(c.sessionId),
+        c.eventOffset,
+        cleanJson(JSON.stringify(c.events)),
+        c.events.length,
+        c.duration,
+        cleanNullableText(c.startUrl),
+        cleanNullableText(c.userId),
+        c.isFinal,
+        wholeMs(c.receivedAt),
+      ],
+    });
+    inserted[i] = result.rowCount === 1;
+  }
+  return inserted;
+}

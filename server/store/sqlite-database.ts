@@ -1,0 +1,203 @@
+import Database from 'better-sqlite3';
+import type { EventQuery, WriteBatch, WriteResult } from './event-store.js';
+import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
+import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+
+/*
+ * The SQLite connection of one store: pragmas, schema, every prepared statement (prepared once,
+ * reused for the life of the store), and the group-commit transaction.
+ */
+
+/** Options of `createSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** Database file, or `:memory:`. Its directory must exist (`openStore` creates it). */
+  path: string;
+  /**
+   * How long a statement waits for another process's write lock before failing, ms.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+}
+
+/** A prepared statement with positional or named parameters. */
+export type Statement = Database.Statement<unknown[]>;
+
+/** Rows deleted per statement by retention, so a large purge never holds the write lock for long. */
+export const DELETE_SLICE = 5000;
+
+/** Event columns the read API returns, in the order of the insert's values after `project_id`. */
+const EVENT_COLUMNS =
+  'event_id, event_type, user_id, session_id, timestamp, client_timestamp, received_at, properties, user_agent, ip_address';
+
+// Union length of the chunk ranges [offset, offset + count) per session: each chunk adds only the
+// part past the furthest end of the chunks before it, so overlapping chunks are not counted twice.
+const LIST_SESSIONS_SQL = `
+WITH spans AS (
+  SELECT session_id, event_offset, event_count, duration, received_at, is_final,
+    MAX(event_offset + event_count) OVER (
+      PARTITION BY session_id ORDER BY event_offset ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+    ) AS covered_before
+  FROM recording_chunks WHERE project_id = @projectId
+), sessions AS (
+  SELECT session_id, COUNT(*) AS chunk_count,
+    SUM(MAX(0, event_offset + event_count - MAX(event_offset, COALESCE(covered_before, 0)))) AS event_count,
+    MAX(duration) AS duration, MIN(received_at) AS first_received_at,
+    MAX(received_at) AS last_received_at, MAX(is_final) AS finished
+  FROM spans GROUP BY session_id
+  ORDER BY last_received_at DESC, session_id DESC LIMIT @limit
+)
+SELECT s.*,
+  (SELECT c.start_url FROM recording_chunks c WHERE c.project_id = @projectId AND c.session_id = s.session_id
+     AND c.start_url IS NOT NULL ORDER BY c.event_offset LIMIT 1) AS start_url,
+  (SELECT c.user_id FROM recording_chunks c WHERE c.project_id = @projectId AND c.session_id = s.session_id
+     AND c.user_id IS NOT NULL ORDER BY c.event_offset LIMIT 1) AS user_id
+FROM sessions s ORDER BY s.last_received_at DESC, s.session_id DESC`;
+
+/** Opens the database, creates the schema when missing and prepares the statements. */
+export function openDatabase(options: SqliteStoreOptions) {
+  const db = new Database(options.path);
+  try {
+    return prepareDatabase(db, options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
+  // WAL lets readers run beside the writer; NORMAL syncs at checkpoints only, which in WAL mode
+  // still survives a process crash (DESIGN.md "Crash") and is what makes small commits affordable.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+  db.pragma('foreign_keys = ON');
+  db.pragma('cache_size = -32000');
+
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SQLITE_SCHEMA_VERSION) {
+    throw new Error(
+      `${options.path} has schema version ${version}; this server knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade the server.`,
+    );
+  }
+  // IMMEDIATE takes the write lock first, so two processes starting at once create the schema once.
+  db.transaction(() => {
+    db.exec(SQLITE_SCHEMA);
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  }).immediate();
+
+  const statements = {
+    insertEvent: db.prepare<unknown[]>(
+      `INSERT INTO events (project_id, ${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (project_id, event_id) DO NOTHING`,
+    ),
+    insertChunk: db.prepare<unknown[]>(
+      `INSERT INTO recording_chunks (project_id, session_id, event_offset, events, event_count, duration,
+         start_url, user_id, is_final, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
+    ),
+    insertProject: db.prepare<unknown[]>(
+      'INSERT INTO projects (id, name, created_at, full_ip, cors_origins) VALUES (?, ?, ?, ?, ?)',
+    ),
+    getProject: db.prepare<unknown[]>('SELECT * FROM projects WHERE id = ?'),
+    listProjects: db.prepare<unknown[]>('SELECT * FROM projects ORDER BY created_at, id'),
+    insertKey: db.prepare<unknown[]>(
+      'INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    findKey: db.prepare<unknown[]>('SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL'),
+    listKeys: db.prepare<unknown[]>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id'),
+    revokeKey: db.prepare<unknown[]>('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    listSessions: db.prepare<unknown[]>(LIST_SESSIONS_SQL),
+    recordingChunks: db.prepare<unknown[]>(
+      `SELECT event_offset, events, is_final FROM recording_chunks
+       WHERE project_id = ? AND session_id = ? ORDER BY event_offset`,
+    ),
+    // Retention walks the distinct projects through the (project_id, …) index, one seek each,
+    // so every delete is an index range instead of a scan of the whole table.
+    firstEventProject: db.prepare<unknown[]>('SELECT project_id FROM events ORDER BY project_id LIMIT 1').pluck(),
+    nextEventProject: db
+      .prepare<unknown[]>('SELECT project_id FROM events WHERE project_id > ? ORDER BY project_id LIMIT 1')
+      .pluck(),
+    deleteEvents: db.prepare<unknown[]>(
+      `DELETE FROM events WHERE rowid IN
+         (SELECT rowid FROM events WHERE project_id = ? AND timestamp < ? LIMIT ${DELETE_SLICE})`,
+    ),
+    deleteChunks: db.prepare<unknown[]>(
+      `DELETE FROM recording_chunks WHERE rowid IN
+         (SELECT rowid FROM recording_chunks WHERE received_at < ? LIMIT ${DELETE_SLICE})`,
+    ),
+    ping: db.prepare<unknown[]>('SELECT 1').pluck(),
+  } satisfies Record<string, Statement>;
+
+  const { insertEvent, insertChunk } = statements;
+  // One transaction per group commit; `.changes` tells inserted (1) from duplicate (0), in batch
+  // order, including a second copy of an id inside the same batch.
+  const write = db.transaction((batch: WriteBatch): WriteResult => {
+    const { events, chunks } = batch;
+    const eventInserted = new Array<boolean>(events.length);
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i];
+      eventInserted[i] =
+        insertEvent.run(
+          cleanText(e.projectId),
+          cleanText(e.eventId),
+          cleanText(e.eventType),
+          cleanNullableText(e.userId),
+          cleanNullableText(e.sessionId),
+          wholeMs(e.timestamp),
+          wholeMsOrNull(e.clientTimestamp),
+          wholeMs(e.receivedAt),
+          cleanJson(JSON.stringify(e.properties)),
+          cleanNullableText(e.userAgent),
+          cleanNullableText(e.ipAddress),
+        ).changes > 0;
+    }
+    const chunkInserted = new Array<boolean>(chunks.length);
+    for (let i = 0; i < chunks.length; i++) {
+      const c = chunks[i];
+      chunkInserted[i] =
+        insertChunk.run(
+          cleanText(c.projectId),
+          cleanText(c.sessionId),
+          c.eventOffset,
+          cleanJson(JSON.stringify(c.events)),
+          c.events.length,
+          c.duration,
+          cleanNullableText(c.startUrl),
+          cleanNullableText(c.userId),
+          c.isFinal ? 1 : 0,
+          wholeMs(c.receivedAt),
+        ).changes > 0;
+    }
+    return { eventInserted, chunkInserted };
+  });
+
+  return { db, statements, write, queryCache: new Map<string, Statement>() };
+}
+
+/** An open store database. */
+export type OpenDatabase = ReturnType<typeof openDatabase>;
+
+/**
+ * Builds (and caches, per combination of filters) the statement of one events page. Conditions
+ * are in index order so SQLite reads the matching index range backwards with no sort step.
+ */
+export function eventPageStatement(open: OpenDatabase, query: EventQuery): Statement {
+  const key = `${+!!query.eventType}${+!!query.userId}${+!!query.sessionId}${+(query.from !== undefined)}${+(query.to !== undefined)}${+!!query.cursor}`;
+  let statement = open.queryCache.get(key);
+  if (!statement) {
+    const where = ['project_id = ?'];
+    if (query.eventType) where.push('event_type = ?');
+    if (query.userId) where.push('user_id = ?');
+    if (query.sessionId) where.push('session_id = ?');
+    if (query.from !== undefined) where.push('timestamp >= ?');
+    if (query.to !== undefined) where.push('timestamp < ?');
+    if (query.cursor) where.push('(timestamp, event_id) < (?, ?)');
+    statement = open.db.prepare<unknown[]>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.join(' AND ')}
+       ORDER BY timestamp DESC, event_id DESC LIMIT ?`,
+    );
+    open.queryCache.set(key, statement);
+  }
+  return statement;
+}
+

@@ -1,0 +1,267 @@
+import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
+import { clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
+import type { ApiKeyRecord, EventPage, EventRow, EventStore, Project, Recording, SessionSummary } from './event-store.js';
+import { assembleRecording } from './recording-assembly.js';
+import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase, type SqliteStoreOptions } from './sqlite-database.js';
+import { StoreError } from './store-error.js';
+
+export type { SqliteStoreOptions } from './sqlite-database.js';
+
+interface EventDbRow {
+  event_id: string;
+  event_type: string;
+  user_id: string | null;
+  session_id: string | null;
+  timestamp: number;
+  client_timestamp: number | null;
+  received_at: number;
+  properties: string;
+  user_agent: string | null;
+  ip_address: string | null;
+}
+
+interface ProjectDbRow {
+  id: string;
+  name: string;
+  created_at: number;
+  full_ip: number;
+  cors_origins: string;
+}
+
+interface KeyDbRow {
+  id: string;
+  project_id: string;
+  kind: 'write' | 'read';
+  hash: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+interface SessionDbRow {
+  session_id: string;
+  chunk_count: number;
+  event_count: number;
+  duration: number;
+  first_received_at: number;
+  last_received_at: number;
+  finished: number;
+  start_url: string | null;
+  user_id: string | null;
+}
+
+function toEventRow(row: EventDbRow): EventRow {
+  return {
+    eventId: row.event_id,
+    eventType: row.event_type,
+    userId: row.user_id,
+    sessionId: row.session_id,
+    timestamp: row.timestamp,
+    clientTimestamp: row.client_timestamp,
+    receivedAt: row.received_at,
+    properties: JSON.parse(row.properties) as Record<string, PropertyValue>,
+    userAgent: row.user_agent,
+    ipAddress: row.ip_address,
+  };
+}
+
+function toProject(row: ProjectDbRow): Project {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at,
+    fullIp: row.full_ip === 1,
+    corsOrigins: JSON.parse(row.cors_origins) as string[],
+  };
+}
+
+function toKey(row: KeyDbRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    kind: row.kind,
+    hash: row.hash,
+    prefix: row.prefix,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function constraintError(error: unknown, what: string): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    return new StoreError('DUPLICATE', `${what} already exists.`, { cause: error });
+  }
+  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    return new StoreError('UNKNOWN_PROJECT', `${what}: the project does not exist.`, { cause: error });
+  }
+  return error;
+}
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * The SQLite store (better-sqlite3): the default, embedded, zero set-up. Calls run synchronously
+ * on the caller's thread; the Promise interface is for parity with PostgreSQL.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): EventStore {
+  let open: OpenDatabase | null = null;
+  let closed = false;
+
+  const use = (): OpenDatabase => {
+    if (open) return open;
+    throw new StoreError('NOT_OPEN', closed ? 'The SQLite store is closed.' : 'Call init() before using the SQLite store.');
+  };
+
+  return {
+    kind: 'sqlite',
+
+    async init() {
+      if (closed) throw new StoreError('NOT_OPEN', 'The SQLite store is closed.');
+      open ??= openDatabase(options);
+    },
+
+    async write(batch) {
+      if (batch.events.length === 0 && batch.chunks.length === 0) {
+        use();
+        return { eventInserted: [], chunkInserted: [] };
+      }
+      return use().write(batch);
+    },
+
+    async createProject(project) {
+      try {
+        use().statements.insertProject.run(
+          project.id,
+          project.name,
+          project.createdAt,
+          project.fullIp ? 1 : 0,
+          JSON.stringify(project.corsOrigins),
+        );
+      } catch (error) {
+        throw constraintError(error, `Project ${project.id}`);
+      }
+    },
+
+    async getProject(projectId) {
+      const row = use().statements.getProject.get(projectId) as ProjectDbRow | undefined;
+      return row ? toProject(row) : null;
+    },
+
+    async listProjects() {
+      return (use().statements.listProjects.all() as ProjectDbRow[]).map(toProject);
+    },
+
+    async createKey(key) {
+      try {
+        use().statements.insertKey.run(key.id, key.projectId, key.kind, key.hash, key.prefix, key.createdAt, key.revokedAt);
+      } catch (error) {
+        throw constraintError(error, `Key ${key.id}`);
+      }
+    },
+
+    async findKeyByHash(hash) {
+      const row = use().statements.findKey.get(hash) as KeyDbRow | undefined;
+      return row ? toKey(row) : null;
+    },
+
+    async listKeys(projectId) {
+      return (use().statements.listKeys.all(projectId) as KeyDbRow[]).map(toKey);
+    },
+
+    async revokeKey(keyId, at) {
+      return use().statements.revokeKey.run(at, keyId).changes > 0;
+    },
+
+    async queryEvents(query): Promise<EventPage> {
+      const current = use();
+      const limit = clampPageLimit(query.limit);
+      const params: unknown[] = [query.projectId];
+      if (query.eventType) params.push(query.eventType);
+      if (query.userId) params.push(query.userId);
+      if (query.sessionId) params.push(query.sessionId);
+      if (query.from !== undefined) params.push(timeBound(query.from));
+      if (query.to !== undefined) params.push(timeBound(query.to));
+      if (query.cursor) {
+        const cursor = decodeEventCursor(query.cursor);
+        params.push(cursor.timestamp, cursor.eventId);
+      }
+      // One row more than asked tells whether another page exists without a COUNT.
+      params.push(limit + 1);
+      const rows = eventPageStatement(current, query).all(...params) as EventDbRow[];
+      const more = rows.length > limit;
+      if (more) rows.length = limit;
+      const last = rows[rows.length - 1];
+      return {
+        events: rows.map(toEventRow),
+        nextCursor: more && last ? encodeEventCursor({ timestamp: last.timestamp, eventId: last.event_id }) : null,
+      };
+    },
+
+    async listSessions(projectId, limit): Promise<SessionSummary[]> {
+      const rows = use().statements.listSessions.all({ projectId, limit: clampPageLimit(limit) }) as SessionDbRow[];
+      return rows.map((row) => ({
+        sessionId: row.session_id,
+        userId: row.user_id,
+        startUrl: row.start_url,
+        duration: row.duration,
+        chunkCount: row.chunk_count,
+        eventCount: row.event_count,
+        firstReceivedAt: row.first_received_at,
+        lastReceivedAt: row.last_received_at,
+        finished: row.finished === 1,
+      }));
+    },
+
+    async getRecording(projectId, sessionId): Promise<Recording | null> {
+      const rows = use().statements.recordingChunks.all(projectId, sessionId) as Array<{
+        event_offset: number;
+        events: string;
+        is_final: number;
+      }>;
+      if (rows.length === 0) return null;
+      return assembleRecording(
+        sessionId,
+        rows.map((row) => ({
+          eventOffset: row.event_offset,
+          events: JSON.parse(row.events) as RecordedEvent[],
+          isFinal: row.is_final === 1,
+        })),
+      );
+    },
+
+    async deleteOlderThan(cutoff) {
+      let events = 0;
+      let chunks = 0;
+      // Between slices the event loop runs, so group commits are not held up by a large purge.
+      let project = use().statements.firstEventProject.get() as string | undefined;
+      while (project !== undefined) {
+        for (;;) {
+          const deleted = use().statements.deleteEvents.run(project, cutoff).changes;
+          events += deleted;
+          if (deleted < DELETE_SLICE) break;
+          await yieldToEventLoop();
+        }
+        project = use().statements.nextEventProject.get(project) as string | undefined;
+      }
+      for (;;) {
+        const deleted = use().statements.deleteChunks.run(cutoff).changes;
+        chunks += deleted;
+        if (deleted < DELETE_SLICE) break;
+        await yieldToEventLoop();
+      }
+      return { events, chunks };
+    },
+
+    async ping() {
+      use().statements.ping.get();
+    },
+
+    async close() {
+      closed = true;
+      const current = open;
+      open = null;
+      current?.db.close();
+    },
+  };
+}

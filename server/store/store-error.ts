@@ -1,0 +1,29 @@
+/** What went wrong in a store call that the caller can act on. */
+export type StoreErrorCode =
+  /** `queryEvents` got a cursor it did not issue (answer 400). */
+  | 'INVALID_CURSOR'
+  /** `createProject` / `createKey` with an id or key hash that already exists. */
+  | 'DUPLICATE'
+  /** `createKey` for a project that does not exist. */
+  | 'UNKNOWN_PROJECT'
+  /** A method was called before `init()` or after `close()`. */
+  | 'NOT_OPEN';
+
+/**
+ * An error of the storage layer that means "the request was wrong", as opposed to the database
+ * being unavailable (every other rejection). Check `code`, not `instanceof`, across module copies.
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  readonly code: StoreErrorCode;
+
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** True for a {@link StoreError}, also one made by another copy of this module. */
+export function isStoreError(error: unknown): error is StoreError {
+  return error instanceof Error && error.name === 'StoreError' && typeof (error as { code?: unknown }).code === 'string';
+}

@@ -1,0 +1,32 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * One config for the library build and the tests. Test projects follow runtime boundaries:
+ * `node` for the server, the worker core and the protocol; `dom` (happy-dom) for main-thread code;
+ * `browser` for end-to-end tests that drive the real Chromium against a real server.
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['protocol/**/*.test.ts', 'server/**/*.test.ts', 'worker/**/*.test.ts', 'scripts/**/*.test.ts'],
+          globalSetup: ['test-support/postgres-global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'dom',
+          environment: 'happy-dom',
+          include: ['main/**/*.test.ts', 'main/**/*.test.tsx'],
+        },
+      },
+    ],
+  },
+});

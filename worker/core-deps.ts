@@ -1,0 +1,47 @@
+/**
+ * The delivery core's injected dependencies (STYLE.md 7): every clock, timer, random source,
+ * network and storage access goes through here, so the same core runs in a worker, in-process on
+ * the main thread, and in tests with fake timers and a fake or local server.
+ */
+import type { QueueJournal } from './queue-journal.js';
+import { type Compressor, type FetchFn, REQUEST_TIMEOUT_MS, platformGzip } from './sender.js';
+
+/** Dependencies of `createDeliveryCore`. */
+export interface CoreDeps {
+  /** @default the platform's `fetch` */
+  fetch: FetchFn;
+  /** Current time in ms; @default `Date.now()` */
+  now: () => number;
+  setTimeout: (callback: () => void, ms: number) => unknown;
+  clearTimeout: (handle: unknown) => void;
+  /** In [0, 1); spreads retries so many tabs do not retry in step. @default `Math.random()` */
+  random: () => number;
+  /**
+   * gzip for request bodies, used when `config.compress` is on.
+   * @default `CompressionStream('gzip')` where it exists, else `undefined` (send plain bodies)
+   */
+  compress?: Compressor | undefined;
+  /**
+   * Where the queue is journalled when `config.persistQueue` is on.
+   * @default IndexedDB where it exists, else none (memory only)
+   */
+  journal?: QueueJournal | undefined;
+  /** Abort a request after this long. @default REQUEST_TIMEOUT_MS (30 s) */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The defaults: wrapper lambdas that look the platform function up when called, never a global
+ * captured at import, so fake timers installed after import still apply.
+ */
+export function defaultCoreDeps(): CoreDeps {
+  return {
+    fetch: (url, init) => fetch(url, init),
+    now: () => Date.now(),
+    setTimeout: (callback, ms) => setTimeout(callback, ms),
+    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    random: () => Math.random(),
+    compress: platformGzip(),
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * The event queue as a state machine with no I/O, no clock and no timers (STYLE.md 8): time is
+ * passed in, and each transition is one row of SPEC.md "Queued event lifecycle":
+ *
+ * | SPEC.md row                                        | transition        |
+ * |----------------------------------------------------|-------------------|
+ * | (none) → queued, retries 0                          | {@link EventQueue.enqueue} |
+ * | queued → oldest removed (size above maxQueueSize)   | {@link EventQueue.enqueue} (reports `dropped`) |
+ * | queued → sending (batchSize / flushInterval / flush) | {@link EventQueue.takeBatch} |
+ * | sending → removed (200)                             | {@link EventQueue.ack} |
+ * | sending → queued, retries + 1 (network, 5xx)        | {@link EventQueue.fail} (`requeued`) |
+ * | sending → discarded (attempts used up)              | {@link EventQueue.fail} (`discarded`) |
+ * | sending → not retried (4xx)                         | {@link EventQueue.reject} |
+ * | queued → discarded (clearQueue())                   | {@link EventQueue.clear} |
+ *
+ * State is mutated in place rather than copied: a burst of 10,000 events must not allocate a new
+ * queue per transition. Entries live in one insertion-ordered `Map` keyed by event id, so the
+ * oldest event is first, a removal is O(1), a failed event keeps its place (order is kept across
+ * retries), and an event enqueued twice (a replay after a worker restart) is kept once.
+ */
+import type { AnalyticsEvent, QueuedEvent } from './types.js';
+
+/** A queued event with its delivery state. */
+export interface QueueEntry extends QueuedEvent {
+  /** Earliest time (ms) the event may be sent again; 0 when it may go now. */
+  notBefore: number;
+  /** True while a request carrying the event is outstanding ("sending"). */
+  inFlight: boolean;
+}
+
+/** The outcome of {@link EventQueue.enqueue}. */
+export interface EnqueueResult {
+  /** Events that entered the queue (duplicates of queued ids are left out). */
+  added: AnalyticsEvent[];
+  /** Oldest events removed to stay within `maxQueueSize` (may include events just added). */
+  dropped: AnalyticsEvent[];
+}
+
+/** The outcome of {@link EventQueue.fail}. */
+export interface FailResult {
+  /** Events back in the queue, waiting for their retry. */
+  requeued: number;
+  /** Events whose attempts are used up. */
+  discarded: AnalyticsEvent[];
+}
+
+/** Decides the wait before retry number `attempt` (1-based), or gives up; see `retry-policy.ts`. */
+export type RetryDecision = (attempt: number) => number | 'give-up';
+
+/** The queue's transitions and read-outs; create one with {@link createEventQueue}. */
+export interface EventQueue {
+  /** Queues new events with retries 0; drops the oldest waiting events above `maxQueueSize`. */
+  enqueue(events: readonly AnalyticsEvent[]): EnqueueResult;
+  /**
+   * Marks up to `max` events as sending, oldest first: only events not already sending and whose
+   * retry wait has passed at `now`. Takes nothing when fewer than `min` are ready.
+   */
+  takeBatch(now: number, max: number, min?: number): QueueEntry[];
+  /** Removes events the server accepted; returns those that were still queued. */
+  ack(ids: readonly string[]): AnalyticsEvent[];
+  /**
+   * A send failed with a retryable failure: each event is re-queued with `retries + 1` and a wait
+   * from `decide(retries + 1)`, or discarded when `decide` gives up.
+   */
+  fail(ids: readonly string[], now: number, decide: RetryDecision): FailResult;
+  /** A send was refused for good (4xx, or rejected by index in a 200): the events are discarded. */
+  reject(ids: readonly string[]): AnalyticsEvent[];
+  /**
+   * `clearQueue()`: discards every event. A request already carrying some of them still
+   * completes; its outcome finds nothing and changes nothing.
+   */
+  clear(): AnalyticsEvent[];
+  /** Lets waiting events go now (a `flush()` is not held back by backoff); all when `ids` is omitted. */
+  expedite(ids?: Iterable<string>): void;
+  /** Earliest retry time among waiting events later than `now`, or `undefined`. */
+  nextRetryAt(now: number): number | undefined;
+  /** Ids of every event queued or sending, oldest first. */
+  ids(): string[];
+  /** Events queued or sending. */
+  readonly size: number;
+}
+
+/**
+ * Creates an empty queue.
+ *
+ * @param maxQueueSize - most events held, sending ones included; @default 1000 (SPEC.md)
+ */
+export function createEventQueue(maxQueueSize: number): EventQueue {
+  const entries = new Map<string, QueueEntry>();
+
+  /** The oldest event that is not being sent: dropping one in flight would misreport it. */
+  function oldestWaiting(): QueueEntry | undefined {
+    for (const entry of entries.values()) if (!entry.inFlight) return entry;
+    return undefined;
+  }
+
+  function removeAll(ids: readonly string[]): AnalyticsEvent[] {
+    const removed: AnalyticsEvent[] = [];
+    for (const id of ids) {
+      const entry = entries.get(id);
+      if (entry === undefined) continue;
+      entries.delete(id);
+      removed.push(entry.event);
+    }
+    return removed;
+  }
+
+  return {
+    enqueue(events) {
+      const added: AnalyticsEvent[] = [];
+      const dropped: AnalyticsEvent[] = [];
+      const limit = Math.max(1, maxQueueSize);
+      for (const event of events) {
+        if (entries.has(event.id)) continue;
+        entries.set(event.id, { event, retries: 0, timestamp: event.timestamp, notBefore: 0, inFlight: false });
+        added.push(event);
+        if (entries.size > limit) {
+          // When every other event is in flight, the oldest waiting one is the event just added.
+          const victim = oldestWaiting();
+          if (victim !== undefined) {
+            entries.delete(victim.event.id);
+            dropped.push(victim.event);
+          }
+        }
+      }
+      return { added, dropped };
+    },
+
+    takeBatch(now, max, min = 1) {
+      const batch: QueueEntry[] = [];
+      if (max < 1) return batch;
+      for (const entry of entries.values()) {
+        if (entry.inFlight || entry.notBefore > now) continue;
+        batch.push(entry);
+        if (batch.length >= max) break;
+      }
+      if (batch.length < min) return [];
+      for (const entry of batch) entry.inFlight = true;
+      return batch;
+    },
+
+    ack: removeAll,
+
+    fail(ids, now, decide) {
+      let requeued = 0;
+      const discarded: AnalyticsEvent[] = [];
+      for (const id of ids) {
+        const entry = entries.get(id);
+        if (entry === undefined) continue;
+        const wait = decide(entry.retries + 1);
+        if (wait === 'give-up') {
+          entries.delete(id);
+          discarded.push(entry.event);
+        } else {
+          entry.retries += 1;
+          entry.notBefore = now + wait;
+          entry.inFlight = false;
+          requeued += 1;
+        }
+      }
+      return { requeued, discarded };
+    },
+
+    reject: removeAll,
+
+    clear() {
+      const removed: AnalyticsEvent[] = [];
+      for (const entry of entries.values()) removed.push(entry.event);
+      entries.clear();
+      return removed;
+    },
+
+    expedite(ids) {
+      if (ids === undefined) {
+        for (const entry of entries.values()) entry.notBefore = 0;
+        return;
+      }
+      for (const id of ids) {
+        const entry = entries.get(id);
+        if (entry !== undefined) entry.notBefore = 0;
+      }
+    },
+
+    nextRetryAt(now) {
+      let next: number | undefined;
+      for (const entry of entries.values()) {
+        if (!entry.inFlight && entry.notBefore > now && (next === undefined || entry.notBefore < next)) {
+          next = entry.notBefore;
+        }
+      }
+      return next;
+    },
+
+    ids() {
+      return Array.from(entries.keys());
+    },
+
+    get size() {
+      return entries.size;
+    },
+  };
+}

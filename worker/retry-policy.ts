@@ -1,0 +1,49 @@
+/**
+ * The retry policy as data and one pure function (STYLE.md 6, after ky's `retry-timing.ts`).
+ *
+ * Meaning of `retryAttempts` (SPEC.md "Queued event lifecycle": "retries below retryAttempts"):
+ * it counts *retries*, not sends. An event is sent at most `1 + retryAttempts` times; after its
+ * n-th failed send (n ≤ retryAttempts) it waits `retryDelay · 2^(n−1)`. With the defaults
+ * (3, 1000 ms): send, wait 1000, send, wait 2000, send, wait 4000, send, then discard
+ * (SPEC.md "Limits": "1000, 2000, 4000 ms").
+ */
+import { isRetryableStatus } from '../protocol/error-codes.js';
+
+/** Why a send failed, as far as retrying is concerned. */
+export type SendFailure =
+  /** No HTTP answer: DNS, connection reset, CORS, offline, or our own timeout. */
+  | { kind: 'network' }
+  /** An HTTP answer other than 2xx; `retryAfterMs` from a parsed `Retry-After`, if any. */
+  | { kind: 'http'; status: number; retryAfterMs?: number | undefined };
+
+/** The part of the configuration the policy reads. */
+export interface RetrySettings {
+  /** Retries after the first send; @default 3 (SPEC.md "Configuration"). */
+  retryAttempts: number;
+  /** The first wait in ms, doubled on each retry; @default 1000. */
+  retryDelay: number;
+}
+
+/** Statuses whose `Retry-After` is honoured: the server is telling us when it can take more. */
+const HONOURS_RETRY_AFTER: ReadonlySet<number> = new Set([429, 503]);
+
+/** True for the failures worth retrying: network, 5xx and 429. Everything else is final. */
+export function isRetryable(failure: SendFailure): boolean {
+  return failure.kind === 'network' || isRetryableStatus(failure.status);
+}
+
+/**
+ * How long to wait before retry number `attempt` (1 for the first retry), or `'give-up'`.
+ *
+ * Backoff is `retryDelay · 2^(attempt−1)`. For 429 and 503 with a `Retry-After`, the wait is the
+ * longer of the two, so the server's request is honoured and backoff still grows when it says
+ * `Retry-After: 0`. Unknown or non-transient failures (4xx other than 429) are never retried.
+ */
+export function nextDelay(attempt: number, failure: SendFailure, config: RetrySettings): number | 'give-up' {
+  if (!isRetryable(failure) || attempt > config.retryAttempts || attempt < 1) return 'give-up';
+  const backoff = config.retryDelay * 2 ** (attempt - 1);
+  if (failure.kind === 'http' && failure.retryAfterMs !== undefined && HONOURS_RETRY_AFTER.has(failure.status)) {
+    return Math.max(backoff, failure.retryAfterMs);
+  }
+  return backoff;
+}

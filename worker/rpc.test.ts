@@ -1,0 +1,118 @@
+/**
+ * The whole boundary in one realm (comlink's own test approach): the control plane through comlink
+ * over a `MessageChannel`, the data plane over a second channel whose port is transferred in
+ * `init`, against a real `node:http` server.
+ */
+import { type Endpoint, type Remote, releaseProxy, transfer, wrap } from 'comlink';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ServerRequest, type TestServer, defaultReply, idsOf, makeEvents, startTestServer, testConfig } from './testing.js';
+import { type FromWorkerMessage, WORKER_PROTOCOL_VERSION, type WorkerApi } from './types.js';
+import { exposeWorkerApi } from './worker-api.js';
+
+let server: TestServer;
+let failNext = 0;
+let control: MessageChannel;
+let data: MessageChannel;
+let api: Remote<WorkerApi>;
+let received: FromWorkerMessage[];
+
+beforeEach(async () => {
+  failNext = 0;
+  server = await startTestServer((request: ServerRequest) => {
+    if (failNext > 0) {
+      failNext -= 1;
+      return { status: 500, body: { error: 'Internal error', code: 'INTERNAL_ERROR' } };
+    }
+    return defaultReply(request);
+  });
+  control = new MessageChannel();
+  data = new MessageChannel();
+  exposeWorkerApi(control.port1 as unknown as Endpoint);
+  api = wrap<WorkerApi>(control.port2 as unknown as Endpoint);
+  received = [];
+  data.port2.addEventListener('message', (event) => received.push(event.data as FromWorkerMessage));
+  data.port2.start();
+});
+
+afterEach(async () => {
+  await api.shutdown(0);
+  api[releaseProxy]();
+  control.port1.close();
+  control.port2.close();
+  data.port2.close();
+  await server.close();
+});
+
+/** Sends `init` with the data port transferred, as the facade does. */
+function init(replay = makeEvents(0), overrides = {}) {
+  const config = testConfig({ endpoint: server.url, compress: true, retryDelay: 60_000, ...overrides });
+  return api.init(config, transfer(data.port1, [data.port1]) as unknown as MessagePort, replay);
+}
+
+/** Waits until a status post has acknowledged `count` events in all. */
+async function ackedCount(count: number): Promise<string[]> {
+  for (;;) {
+    const acked = received.flatMap((m) => (m.t === 'status' ? m.acked : []));
+    if (acked.length >= count) return acked;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('WorkerApi over MessageChannel (comlink)', () => {
+  it('init answers the handshake and replays unacknowledged events first', async () => {
+    expect(await init(makeEvents(2, 100))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
+    data.port2.postMessage({ t: 'events', seq: 1, events: makeEvents(1) });
+    expect(await api.flush(1)).toEqual({ ok: true, sent: 3 });
+    expect(server.requests.flatMap(idsOf)).toEqual(['evt-000100', 'evt-000101', 'evt-000000']);
+  });
+
+  it('carries events over the data port, flushes them to the server and posts acks back', async () => {
+    await init();
+    const events = makeEvents(45);
+    data.port2.postMessage({ t: 'events', seq: 25, events: events.slice(0, 25) });
+    data.port2.postMessage({ t: 'events', seq: 45, events: events.slice(25) });
+    expect(await api.flush(45)).toEqual({ ok: true, sent: 45 });
+    expect(server.requests.flatMap(idsOf).sort()).toEqual(events.map((e) => e.id));
+    expect(server.requests.every((r) => r.headers.authorization === 'ApiKey test-key')).toBe(true);
+    expect(server.requests.some((r) => r.gzipped)).toBe(true);
+    expect((await ackedCount(45)).sort()).toEqual(events.map((e) => e.id));
+    expect(await api.stats()).toMatchObject({ queueSize: 0, receivedSeq: 45, sent: 45, mode: 'worker' });
+  });
+
+  it('returns a failed flush as data and keeps the events queued', async () => {
+    await init();
+    failNext = 1;
+    data.port2.postMessage({ t: 'events', seq: 3, events: makeEvents(3) });
+    expect(await api.flush(3)).toMatchObject({ ok: false, code: 'HTTP_ERROR', status: 500, queued: 3 });
+    expect(await api.flush(3)).toEqual({ ok: true, sent: 3 });
+  });
+
+  it('clear() discards and reports; stats() mirrors it', async () => {
+    await init(makeEvents(0), { batchSize: 100 });
+    data.port2.postMessage({ t: 'events', seq: 3, events: makeEvents(3) });
+    while ((await api.stats()).receivedSeq < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+    await api.clear();
+    expect(await api.stats()).toMatchObject({ queueSize: 0, discarded: 3 });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(received).toContainEqual(expect.objectContaining({ t: 'discarded', reason: 'cleared' }));
+  });
+
+  it('uploads recorder output posted on the data port when recording stops', async () => {
+    await init();
+    const meta = { startUrl: 'https://shop.test/', userId: null, startedAt: Date.now() };
+    data.port2.postMessage({ t: 'recording', sessionId: 'sess_9', meta, events: [{ type: 2, data: {}, timestamp: 1 }] });
+    data.port2.postMessage({ t: 'recording-stop', sessionId: 'sess_9' });
+    for (;;) {
+      const chunk = server.requests.find((r) => r.url === '/api/v1/sessions/sess_9/recordings');
+      if (chunk !== undefined) {
+        expect(chunk.body).toMatchObject({ is_final: true, event_offset: 0, start_url: 'https://shop.test/', user_id: null });
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  });
+
+  it('flush before init answers WORKER_UNAVAILABLE as data', async () => {
+    expect(await api.flush(0)).toMatchObject({ ok: false, code: 'WORKER_UNAVAILABLE' });
+  });
+});

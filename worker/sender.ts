@@ -1,0 +1,191 @@
+/**
+ * One HTTP request to the ingestion server and the classification of its outcome. No retry and
+ * no queue here: the caller decides what an outcome means (`retry-policy.ts`, `queue.ts`).
+ *
+ * Wire contract: `POST {endpoint}/api/v1/events/batch` (a bare JSON array of backend events) and
+ * `POST {endpoint}/api/v1/sessions/:sessionId/recordings`, each with `Authorization: ApiKey …`,
+ * `X-Project-ID`, `X-Sent-At` (for the server's clock-skew correction) and, where the body is
+ * gzipped, `Content-Encoding: gzip` (DESIGN.md "Server behaviour").
+ */
+import type { BackendEvent } from '../protocol/backend-event.js';
+import type { RejectedEvent } from '../protocol/error-codes.js';
+import { isRetryableStatus } from '../protocol/error-codes.js';
+import { parseRetryAfter } from './retry-after.js';
+import type { SendFailure } from './retry-policy.js';
+import type { DeliveryConfig } from './types.js';
+
+/** The fetch the sender calls: the platform's `fetch`, or a fake in tests. */
+export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+
+/** Compresses a request body; the sender labels the result `Content-Encoding: gzip`. */
+export type Compressor = (data: Uint8Array) => Promise<Uint8Array>;
+
+/** Timer functions, injected so tests drive time (STYLE.md 7). */
+export interface TimerDeps {
+  setTimeout: (callback: () => void, ms: number) => unknown;
+  clearTimeout: (handle: unknown) => void;
+}
+
+/** What a request needs besides its body. */
+export interface SenderDeps extends TimerDeps {
+  fetch: FetchFn;
+  now: () => number;
+  /** gzip, or `undefined` to send bodies as they are. */
+  compress: Compressor | undefined;
+  /** Abort the request (body included) after this many ms; counted as a network failure. */
+  timeoutMs: number;
+}
+
+/** The configuration a request reads. */
+export type SenderConfig = Pick<DeliveryConfig, 'endpoint' | 'apiKey' | 'projectId'>;
+
+/** How one request ended. */
+export type SendOutcome =
+  /** 2xx. `rejected` lists events the server refused as invalid, by index in the body. */
+  | { kind: 'ok'; status: number; rejected: RejectedEvent[] }
+  /** 429 or 5xx: worth retrying, after `retryAfterMs` when the server said so. */
+  | { kind: 'retryable'; status: number; retryAfterMs: number | undefined; code: string | undefined; message: string }
+  /** Any other status: the same body will never be accepted. */
+  | { kind: 'rejected'; status: number; code: string | undefined; message: string }
+  /** No HTTP answer: offline, DNS, reset, CORS, or our timeout (`timedOut`). */
+  | { kind: 'network'; timedOut: boolean; message: string };
+
+/** Bodies smaller than this are sent as they are: gzip would cost more than it saves. */
+export const COMPRESS_MIN_BYTES = 1024;
+
+/** Default request timeout: generous, since a slow network is still a network. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * gzip with the platform's `CompressionStream`, or `undefined` where it does not exist. Looked up
+ * when called, never at import (STYLE.md 7).
+ */
+export function platformGzip(): Compressor | undefined {
+  if (typeof CompressionStream !== 'function') return undefined;
+  return async (data) => {
+    const stream = new Blob([data as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  };
+}
+
+/** `POST {endpoint}/api/v1/events/batch` with `events` as a bare JSON array. */
+export function sendBatch(events: readonly BackendEvent[], config: SenderConfig, deps: SenderDeps): Promise<SendOutcome> {
+  return postJson(`${config.endpoint}/api/v1/events/batch`, JSON.stringify(events), config, deps);
+}
+
+/**
+ * `POST {endpoint}/api/v1/sessions/:sessionId/recordings` with a pre-serialised chunk body
+ * (the uploader serialises each recorded event once, to measure it).
+ */
+export function sendRecordingChunk(
+  sessionId: string,
+  body: string,
+  config: SenderConfig,
+  deps: SenderDeps,
+): Promise<SendOutcome> {
+  return postJson(`${config.endpoint}/api/v1/sessions/${encodeURIComponent(sessionId)}/recordings`, body, config, deps);
+}
+
+/** Posts a JSON `body` to `url` with the project's headers and classifies the answer. */
+export async function postJson(url: string, body: string, config: SenderConfig, deps: SenderDeps): Promise<SendOutcome> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    Authorization: `ApiKey ${config.apiKey}`,
+    'X-Project-ID': config.projectId,
+    'X-Sent-At': new Date(deps.now()).toISOString(),
+  };
+  const payload = await maybeCompress(body, deps.compress);
+  if (payload !== body) headers['Content-Encoding'] = 'gzip';
+
+  const controller = new AbortController();
+  const timer = deps.setTimeout(() => controller.abort(), deps.timeoutMs);
+  try {
+    const response = await deps.fetch(url, {
+      method: 'POST',
+      headers,
+      body: payload as BodyInit,
+      signal: controller.signal,
+      // The server sets no cookies and authenticates by header; sending cookies would only leak.
+      credentials: 'omit',
+    });
+    return await classify(response, deps.now());
+  } catch (error) {
+    const timedOut = controller.signal.aborted;
+    return {
+      kind: 'network',
+      timedOut,
+      message: timedOut ? `no answer from ${url} within ${deps.timeoutMs} ms` : `request to ${url} failed: ${describe(error)}`,
+    };
+  } finally {
+    deps.clearTimeout(timer);
+  }
+}
+
+async function maybeCompress(body: string, compress: Compressor | undefined): Promise<string | Uint8Array> {
+  // body.length ≤ UTF-8 byte length, so this never skips a body that is large enough.
+  if (compress === undefined || body.length < COMPRESS_MIN_BYTES) return body;
+  try {
+    return await compress(new TextEncoder().encode(body));
+  } catch {
+    // Compression is an optimisation; the server takes the plain body just as well.
+    return body;
+  }
+}
+
+async function classify(response: Response, now: number): Promise<SendOutcome> {
+  const status = response.status;
+  const parsed = await readJson(response);
+  if (response.ok) return { kind: 'ok', status, rejected: rejectedOf(parsed) };
+  const code = stringField(parsed, 'code');
+  const message = `HTTP ${status}${code ? ` ${code}` : ''}: ${stringField(parsed, 'error') ?? response.statusText}`;
+  if (isRetryableStatus(status)) {
+    return { kind: 'retryable', status, retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), now), code, message };
+  }
+  return { kind: 'rejected', status, code, message };
+}
+
+/** The body as JSON, or `undefined` when it is empty, not JSON, or cut off. */
+async function readJson(response: Response): Promise<unknown> {
+  try {
+    const text = await response.text();
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    // A 200 whose body is lost still means the server committed the batch (DESIGN.md: it
+    // answers only after the commit), so the status alone decides.
+    return undefined;
+  }
+}
+
+function rejectedOf(body: unknown): RejectedEvent[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const errors = (body as { errors?: unknown }).errors;
+  if (!Array.isArray(errors)) return [];
+  const out: RejectedEvent[] = [];
+  for (const item of errors as unknown[]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { index, error } = item as { index?: unknown; error?: unknown };
+    if (typeof index === 'number' && Number.isInteger(index)) out.push({ index, error: typeof error === 'string' ? error : 'rejected' });
+  }
+  return out;
+}
+
+function stringField(body: unknown, key: string): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}
+
+/** The retry-relevant part of a failed outcome, for `nextDelay`. */
+export function failureOf(outcome: Exclude<SendOutcome, { kind: 'ok' }>): SendFailure {
+  return outcome.kind === 'network'
+    ? { kind: 'network' }
+    : { kind: 'http', status: outcome.status, retryAfterMs: outcome.kind === 'retryable' ? outcome.retryAfterMs : undefined };
+}

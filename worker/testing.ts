@@ -1,0 +1,166 @@
+/**
+ * Test helpers of the delivery core: event and config factories, a scriptable fake `fetch`, and a
+ * real `node:http` server that records what it receives. Test-only: imported by `*.test.ts`
+ * files, never by the core.
+ */
+import { type IncomingHttpHeaders, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import type { FetchFn } from './sender.js';
+import type { AnalyticsEvent, DeliveryConfig } from './types.js';
+
+/** A config with SPEC.md's defaults, compression and journal off. */
+export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
+  return {
+    apiKey: 'test-key',
+    projectId: 'proj_1',
+    endpoint: 'http://analytics.test',
+    batchSize: 20,
+    flushInterval: 10_000,
+    maxQueueSize: 1000,
+    retryAttempts: 3,
+    retryDelay: 1000,
+    debug: false,
+    persistQueue: false,
+    compress: false,
+    ...overrides,
+  };
+}
+
+/** A `track` event numbered `n`. */
+export function makeEvent(n: number, overrides: Partial<AnalyticsEvent> = {}): AnalyticsEvent {
+  return {
+    id: `evt-${String(n).padStart(6, '0')}`,
+    timestamp: Date.UTC(2026, 10, 22, 10, 0, 0) + n,
+    type: 'track',
+    event: 'clicked',
+    properties: { n },
+    anonymousId: 'anon-1',
+    sessionId: 'sess-1',
+    context: {},
+    ...overrides,
+  };
+}
+
+/** `count` events numbered from `from`. */
+export function makeEvents(count: number, from = 0): AnalyticsEvent[] {
+  return Array.from({ length: count }, (_, i) => makeEvent(from + i));
+}
+
+/** One request as a fake fetch or the test server saw it. */
+export interface SeenRequest {
+  url: string;
+  headers: Record<string, string>;
+  /** Parsed JSON body (gunzipped first when it was gzipped). */
+  body: unknown;
+  gzipped: boolean;
+}
+
+/** What to answer: a status with a JSON body and headers, or a network failure. */
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | 'network-error';
+
+/** Answers a batch with 200 `{ success, processed }` and a recording chunk with `{ success, stored }`. */
+export function defaultReply(request: SeenRequest): Reply {
+  if (Array.isArray(request.body)) return { status: 200, body: { success: true, processed: request.body.length } };
+  const events = (request.body as { events?: unknown[] } | undefined)?.events;
+  return { status: 200, body: { success: true, stored: events?.length ?? 0 } };
+}
+
+/** Ids of the events in a batch request. */
+export function idsOf(request: SeenRequest): string[] {
+  return (request.body as Array<{ event_id: string }>).map((e) => e.event_id);
+}
+
+/**
+ * A fake `fetch` that answers from `script` (one reply per call, then {@link defaultReply}) and
+ * records every call in `requests`. Set `hold` to keep answers back until `release()`.
+ */
+export function createFakeFetch(script: Reply[] = []) {
+  const requests: SeenRequest[] = [];
+  const replies = [...script];
+  const held: Array<() => void> = [];
+  const state = { hold: false };
+  const fetch: FetchFn = async (url, init) => {
+    const raw = init.body;
+    const gzipped = raw instanceof Uint8Array;
+    const text = gzipped ? gunzipSync(raw).toString('utf8') : String(raw);
+    const seen: SeenRequest = { url, headers: { ...(init.headers as Record<string, string>) }, body: JSON.parse(text), gzipped };
+    requests.push(seen);
+    const reply = replies.shift() ?? defaultReply(seen);
+    if (state.hold) await new Promise<void>((resolve) => held.push(resolve));
+    if (reply === 'network-error') throw new TypeError('fetch failed');
+    return new Response(reply.body === undefined ? null : JSON.stringify(reply.body), {
+      status: reply.status,
+      headers: { 'content-type': 'application/json', ...reply.headers },
+    });
+  };
+  return {
+    fetch,
+    requests,
+    /** Queues more replies. */
+    reply: (...more: Reply[]) => void replies.push(...more),
+    state,
+    /** Lets every held answer through. */
+    release: () => held.splice(0).forEach((resolve) => resolve()),
+  };
+}
+
+/** A request the test server received. */
+export interface ServerRequest extends SeenRequest {
+  method: string;
+  rawHeaders: IncomingHttpHeaders;
+}
+
+/** A real HTTP server on 127.0.0.1 and an ephemeral port that records requests. */
+export interface TestServer {
+  /** Base address, e.g. `http://127.0.0.1:54321`. */
+  url: string;
+  requests: ServerRequest[];
+  close(): Promise<void>;
+}
+
+/** Starts a {@link TestServer}; `respond` decides each answer (default {@link defaultReply}). */
+export async function startTestServer(respond: (request: ServerRequest) => Reply = defaultReply): Promise<TestServer> {
+  const requests: ServerRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const gzipped = req.headers['content-encoding'] === 'gzip';
+      const text = (gzipped ? gunzipSync(raw) : raw).toString('utf8');
+      const headers: Record<string, string> = {};
+      for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
+      const seen: ServerRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers,
+        rawHeaders: req.headers,
+        body: text === '' ? undefined : (JSON.parse(text) as unknown),
+        gzipped,
+      };
+      requests.push(seen);
+      answer(res, respond(seen));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function answer(res: ServerResponse, reply: Reply): void {
+  if (reply === 'network-error') {
+    res.socket?.destroy();
+    return;
+  }
+  res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+  res.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
+}

@@ -1,0 +1,209 @@
+/**
+ * The worker boundary: every type that crosses between the main-thread facade and the delivery
+ * core, in one module of types (STYLE.md, convention 2). Everything here is structured-clone data.
+ *
+ * Control plane (comlink, {@link WorkerApi}): init, flush, clear, stats, shutdown.
+ * Data plane (one-way `MessagePort`): {@link ToWorkerMessage} carries events and recorder output
+ * into the worker; {@link FromWorkerMessage} carries status (queue size, acks, discards) back.
+ */
+import type { RecordedEvent } from '../protocol/index.js';
+
+/** Values of EventProperties (SPEC.md "Property shapes"). */
+export type EventPropertyValue = string | number | boolean | null | undefined;
+
+/** A key/value map of event properties. */
+export type EventProperties = Record<string, EventPropertyValue>;
+
+/** SPEC.md "PageProperties". */
+export interface PageProperties {
+  title?: string;
+  url?: string;
+  path?: string;
+  referrer?: string;
+  search?: string;
+}
+
+/** What the facade knows about the page and device when an event is made. */
+export interface EventContext {
+  page?: PageProperties;
+  userAgent?: string;
+  screen?: { width: number; height: number };
+  /** Library name and version, so the server can tell client versions apart. */
+  library?: { name: string; version: string };
+  locale?: string;
+  timezone?: string;
+}
+
+/**
+ * The kinds of internal event. Every automatic and helper event (click, performance, funnel_step,
+ * subscription_started, …) is a `track` whose `event` is its backend `event_type`.
+ */
+export type AnalyticsEventType = 'track' | 'page' | 'identify' | 'alias';
+
+/** SPEC.md "Internal event (AnalyticsEvent, client side)". */
+export interface AnalyticsEvent {
+  /** Time-ordered UUIDv7, made on the main thread; the server dedupes on it. */
+  id: string;
+  /** Unix time in ms. */
+  timestamp: number;
+  type: AnalyticsEventType;
+  /** Event name for `track`. */
+  event?: string;
+  properties?: EventProperties;
+  userId?: string;
+  anonymousId: string;
+  sessionId: string;
+  /**
+   * Page and device context. The facade reuses one object while the page does not change, so a
+   * post of many events clones it once.
+   */
+  context: EventContext;
+  /** For `alias`: the id being aliased. */
+  previousId?: string;
+}
+
+/** SPEC.md "QueuedEvent". */
+export interface QueuedEvent {
+  event: AnalyticsEvent;
+  /** Retry attempts so far. */
+  retries: number;
+  /** When the event was created (ms). */
+  timestamp: number;
+}
+
+/** The part of AnalyticsConfig the delivery core needs, with every default already applied. */
+export interface DeliveryConfig {
+  apiKey: string;
+  projectId: string;
+  /** Base address of the server, no trailing slash, e.g. `https://analytics.example.com`. */
+  endpoint: string;
+  batchSize: number;
+  flushInterval: number;
+  maxQueueSize: number;
+  retryAttempts: number;
+  retryDelay: number;
+  debug: boolean;
+  /** Journal the queue to IndexedDB so it survives a crash or an offline period. */
+  persistQueue: boolean;
+  /** gzip request bodies with `CompressionStream` where it exists. */
+  compress: boolean;
+}
+
+/** Why events left the queue without being accepted. */
+export type DiscardReason =
+  | 'retries-exhausted'
+  | 'rejected'
+  | 'overflow'
+  | 'cleared';
+
+/** Machine codes of delivery failures, carried as data across the boundary (STYLE.md 4). */
+export type DeliveryErrorCode =
+  | 'NETWORK_ERROR'
+  | 'HTTP_ERROR'
+  | 'RATE_LIMITED'
+  | 'AUTH_ERROR'
+  | 'TIMEOUT'
+  | 'SHUT_DOWN'
+  | 'WORKER_UNAVAILABLE';
+
+/** The answer to `flush()`: errors cross the boundary as data, never as thrown objects. */
+export type FlushResult =
+  | { ok: true; sent: number }
+  | { ok: false; code: DeliveryErrorCode; message: string; status?: number; queued: number };
+
+/** A snapshot of the core's state. */
+export interface QueueStats {
+  /** Events waiting or in flight. */
+  queueSize: number;
+  /** Highest data-plane sequence number the core has received. */
+  receivedSeq: number;
+  /** Recorded events waiting for upload. */
+  recordingQueued: number;
+  sent: number;
+  discarded: number;
+  /** `worker` when running in a Web Worker, `in-process` on the main thread. */
+  mode: 'worker' | 'in-process';
+}
+
+/** Metadata sent with recorder output; the uploader copies it into each chunk. */
+export interface RecordingMeta {
+  startUrl: string;
+  userId: string | null;
+  /** When recording started (ms), for the chunk's `duration`. */
+  startedAt: number;
+}
+
+/** Data-plane messages from the facade to the core. */
+export type ToWorkerMessage =
+  /** Events made in one task; `seq` is the running count of events posted so far, this post included. */
+  | { t: 'events'; seq: number; events: AnalyticsEvent[] }
+  | { t: 'recording'; sessionId: string; meta: RecordingMeta; events: RecordedEvent[] }
+  /** Recording stopped: upload the rest with `is_final: true`. */
+  | { t: 'recording-stop'; sessionId: string }
+  /** Recording paused: stop the upload timer, keep what is buffered. */
+  | { t: 'recording-pause'; sessionId: string }
+  /** Discard buffered recorder events without uploading. */
+  | { t: 'recording-clear'; sessionId: string }
+  /** The page was hidden: send what is queued now (events and recording chunks). */
+  | { t: 'page-hidden' };
+
+/** Data-plane messages from the core to the facade. */
+export type FromWorkerMessage =
+  | {
+      t: 'status';
+      queueSize: number;
+      receivedSeq: number;
+      recordingQueued: number;
+      /** Ids of events the server accepted since the last status. */
+      acked: string[];
+    }
+  | { t: 'discarded'; ids: string[]; reason: DiscardReason; detail: string }
+  | { t: 'log'; level: 'debug' | 'warn' | 'error'; message: string };
+
+/** The handshake answer of `init`. */
+export interface WorkerHello {
+  /** Protocol version of the worker build, checked by the facade. */
+  protocol: number;
+  mode: 'worker' | 'in-process';
+}
+
+/** The current version of this boundary's protocol. */
+export const WORKER_PROTOCOL_VERSION = 1;
+
+/**
+ * The control plane, exposed by `worker/entry.ts` through comlink. Each method takes and returns
+ * plain data.
+ */
+export interface WorkerApi {
+  /**
+   * Starts the core. `port` (transferred) is the data plane: the core reads
+   * {@link ToWorkerMessage}s from it and posts {@link FromWorkerMessage}s to it.
+   * `replay` are events to enqueue first (unacknowledged events of a worker that died).
+   */
+  init(config: DeliveryConfig, port: MessagePort, replay: AnalyticsEvent[]): Promise<WorkerHello>;
+  /**
+   * Sends everything posted up to data-plane sequence `seq` (waiting for those posts to arrive),
+   * resolving when the server accepted it or with the failure; failed events stay queued.
+   */
+  flush(seq: number): Promise<FlushResult>;
+  /** Discards every queued event (`clearQueue()`). */
+  clear(): Promise<void>;
+  stats(): Promise<QueueStats>;
+  /** Flushes what it can within `timeoutMs`, stops timers and closes the journal. */
+  shutdown(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * The delivery core as the facade uses it in-process (no worker): the same operations as
+ * {@link WorkerApi} plus direct message passing in place of the port.
+ */
+export interface DeliveryCore {
+  /** Handles one data-plane message, as the worker does for messages on its port. */
+  receive(message: ToWorkerMessage): void;
+  /** Listens for data-plane messages from the core; returns the remover. */
+  onMessage(listener: (message: FromWorkerMessage) => void): () => void;
+  flush(seq: number): Promise<FlushResult>;
+  clear(): Promise<void>;
+  stats(): QueueStats;
+  shutdown(timeoutMs: number): Promise<void>;
+}

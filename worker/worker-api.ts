@@ -1,0 +1,107 @@
+/**
+ * The control plane of the worker: {@link WorkerApi} over one delivery core, exposed through
+ * comlink on any `Endpoint` (the worker global in `entry.ts`, a `MessageChannel` port in tests,
+ * as comlink's own tests do). Errors cross as data (`FlushResult`), never as thrown objects.
+ */
+import { type Endpoint, expose } from 'comlink';
+import type { CoreDeps } from './core-deps.js';
+import { createDeliveryCore } from './delivery-core.js';
+import {
+  type AnalyticsEvent,
+  type DeliveryConfig,
+  type DeliveryCore,
+  type FlushResult,
+  type QueueStats,
+  type ToWorkerMessage,
+  WORKER_PROTOCOL_VERSION,
+  type WorkerApi,
+  type WorkerHello,
+} from './types.js';
+
+/**
+ * Creates the {@link WorkerApi}. `init` starts a core in 'worker' mode and wires the data-plane
+ * `port` both ways; a second `init` shuts the first core down and replaces it.
+ *
+ * @param deps - passed to every core created (tests inject timers or fetch)
+ */
+export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
+  let core: DeliveryCore | undefined;
+  let port: MessagePort | undefined;
+
+  function detach(): void {
+    port?.close();
+    port = undefined;
+  }
+
+  return {
+    async init(config: DeliveryConfig, dataPort: MessagePort, replay: AnalyticsEvent[]): Promise<WorkerHello> {
+      if (core !== undefined) await core.shutdown(0);
+      detach();
+      const current = createDeliveryCore(config, deps, 'worker');
+      core = current;
+      port = dataPort;
+      current.onMessage((message) => dataPort.postMessage(message));
+      // Unacknowledged events of a worker that died go first. They are outside the new port's
+      // sequence numbering, hence seq 0.
+      if (replay.length > 0) current.receive({ t: 'events', seq: 0, events: replay });
+      dataPort.addEventListener('message', (event: MessageEvent<unknown>) => {
+        if (!isToWorkerMessage(event.data)) return;
+        try {
+          current.receive(event.data);
+        } catch (error) {
+          // A throw here would surface as the worker's `error` event; report it as data instead.
+          dataPort.postMessage({ t: 'log', level: 'error', message: `delivery core failed on "${event.data.t}": ${String(error)}` });
+        }
+      });
+      dataPort.start();
+      return { protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' };
+    },
+
+    async flush(seq: number): Promise<FlushResult> {
+      if (core === undefined) return { ok: false, code: 'WORKER_UNAVAILABLE', message: 'flush() before init()', queued: 0 };
+      return core.flush(seq);
+    },
+
+    async clear(): Promise<void> {
+      await core?.clear();
+    },
+
+    async stats(): Promise<QueueStats> {
+      return core?.stats() ?? { queueSize: 0, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'worker' };
+    },
+
+    async shutdown(timeoutMs: number): Promise<void> {
+      await core?.shutdown(timeoutMs);
+      detach();
+    },
+  };
+}
+
+/**
+ * Creates the {@link WorkerApi} and exposes it through comlink on `endpoint`.
+ *
+ * @returns the api, for tests that want to look at it directly
+ */
+export function exposeWorkerApi(endpoint: Endpoint, deps: Partial<CoreDeps> = {}): WorkerApi {
+  const api = createWorkerApi(deps);
+  expose(api satisfies WorkerApi, endpoint);
+  return api;
+}
+
+const MESSAGE_TYPES: ReadonlySet<string> = new Set([
+  'events',
+  'recording',
+  'recording-stop',
+  'recording-pause',
+  'recording-clear',
+  'page-hidden',
+]);
+
+/** A cheap shape check: the port is ours, but a wrong post must not break the core. */
+function isToWorkerMessage(data: unknown): data is ToWorkerMessage {
+  if (typeof data !== 'object' || data === null) return false;
+  const t = (data as { t?: unknown }).t;
+  if (typeof t !== 'string' || !MESSAGE_TYPES.has(t)) return false;
+  if (t === 'events' || t === 'recording') return Array.isArray((data as { events?: unknown }).events);
+  return true;
+}
