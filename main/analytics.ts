@@ -1,0 +1,69 @@
+/** The client's public interface: every operation of SPEC.md "Client library operations". */
+import type { EventProperties, PageProperties } from '../worker/types.js';
+import type { ResolvedConfig } from './config.js';
+import type { FunnelOperations } from './funnels.js';
+import type { RecorderOperations } from './recorder-placeholder.js';
+import type { SubscriptionOperations } from './subscriptions.js';
+import type { PerformanceData, SessionData, UserProperties } from './types.js';
+import type { DeliveryStats } from './worker-client.js';
+
+/**
+ * An analytics client made by `createAnalytics()`. Every operation returns at once and never
+ * throws into the app; failures are logged when `debug` is on. Only `flush()` reports failure, by
+ * rejecting with an `AnalyticsError`.
+ */
+export interface Analytics extends FunnelOperations, RecorderOperations, SubscriptionOperations {
+  /** The configuration in use, every default applied. */
+  readonly config: Readonly<ResolvedConfig>;
+  /** Sends a custom event named `event`. */
+  track(event: string, properties?: EventProperties): void;
+  /** Sends a `page_view`; the properties override the page's own (title, url, path, referrer, search). */
+  page(properties?: PageProperties): void;
+  /** Sets the user id and sends `user_identify` with the traits. */
+  identify(userId: string, traits?: UserProperties): void;
+  /** Links `previousId` (by default the current user or anonymous id) to `newId`, sends `user_alias`, and continues as `newId`. */
+  alias(newId: string, previousId?: string): void;
+  /** Clears the user, issues a new anonymous id and starts a new session; sends nothing. */
+  reset(): void;
+  /**
+   * Sends everything queued now. Resolves once the server accepted it; rejects with an
+   * `AnalyticsError` (code `NETWORK_ERROR`, `HTTP_ERROR`, `AUTH_ERROR`, `RATE_LIMITED`, `TIMEOUT`,
+   * `WORKER_UNAVAILABLE`, `SHUT_DOWN`) when it failed, and the events stay queued.
+   */
+  flush(): Promise<void>;
+  /** Sets (or clears, with an empty string) the user id without sending anything. */
+  setUserId(userId: string): void;
+  /** The user id, or null when none is set. */
+  getUserId(): string | null;
+  /** The anonymous id, persisted across page loads. */
+  getAnonymousId(): string;
+  /** The id of the session the next event will carry (a new one after `sessionTimeout`). */
+  getSessionId(): string;
+  /** The current session's data; after a timeout, the ended session (`isActive: false`). */
+  getSessionData(): SessionData;
+  /** The data of the active session, starting a new session after a timeout. */
+  getActiveSession(): SessionData;
+  /** The current session's engagement score, 0–100 (formula in `calculateEngagementScore` of `engagement.ts`). */
+  calculateEngagementScore(): number;
+  /** Events waiting to be sent. */
+  getQueueSize(): number;
+  /** Discards every queued event. */
+  clearQueue(): void;
+  /** Sends an `error` event of type `custom`. */
+  trackCustomError(error: string | Error, properties?: EventProperties): void;
+  /** Sends a `performance` event. */
+  trackPerformance(data: PerformanceData): void;
+  /** Sends `feature_used` with `feature` = `featureName`. */
+  trackFeatureUsage(featureName: string, properties?: EventProperties): void;
+  /**
+   * How delivery runs (mode `worker`, `in-process` or `off`, the start strategy, restarts) and the
+   * core's counters. Not in SPEC.md: for diagnostics and tests.
+   */
+  getDeliveryStats(): Promise<DeliveryStats>;
+  /**
+   * Removes every listener, lets the core send what it can within `timeoutMs`, and stops it.
+   * Later calls do nothing.
+   * @param timeoutMs @default 2000
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
+}

@@ -1,0 +1,120 @@
+// @vitest-environment node
+/**
+ * The build's output (scripts/build-client.mjs, in memory): what the main-thread entry may
+ * contain, the size budgets, and the built worker answering the real protocol over comlink.
+ */
+import { runInNewContext } from 'node:vm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BUDGETS, buildClient } from '../scripts/build-client.mjs';
+import { createFakeFetch, makeEvents, testConfig } from '../worker/testing.js';
+import type { FromWorkerMessage } from '../worker/types.js';
+import type { WorkerLike } from './transport-options.js';
+import { startWorkerLink } from './worker-link.js';
+import { globalTimers } from './delivery-link.js';
+
+let built: Awaited<ReturnType<typeof buildClient>>;
+beforeAll(async () => {
+  built = await buildClient();
+}, 60_000);
+
+describe('the main-thread entry', () => {
+  it('contains neither superstruct, React, rrweb, comlink nor the delivery core', () => {
+    const inputs = built.facadeInputs;
+    expect(inputs.length).toBeGreaterThan(0);
+    for (const banned of ['node_modules/superstruct', 'node_modules/react', 'node_modules/rrweb', 'node_modules/comlink', 'worker/delivery-core.ts', 'protocol/backend-event.ts']) {
+      expect(inputs.filter((input) => input.includes(banned))).toEqual([]);
+    }
+  });
+
+  it('stays within the size budgets', () => {
+    const facade = built.rows.find((row) => row.name.startsWith('main-thread entry'))!;
+    const worker = built.rows.find((row) => row.name.startsWith('worker'))!;
+    expect(facade.gzip).toBeLessThanOrEqual(BUDGETS.facade);
+    expect(worker.gzip).toBeLessThanOrEqual(BUDGETS.worker);
+  });
+
+  it('finds the worker beside itself and carries the inline worker in a lazy chunk', () => {
+    const code = [...built.files].filter(([name]) => name.endsWith('.js')).map(([, text]) => text).join('\n');
+    expect(code).toContain('new URL("./worker.js",import.meta.url)');
+    const inline = [...built.files].find(([name]) => name.startsWith('inline-worker-source-') && name.endsWith('.js'));
+    expect(inline).toBeDefined();
+    // The worker's source as a string literal (esbuild picks the quotes): look for its markers.
+    const source = inline![1];
+    expect(source.includes('Comlink.proxy') && source.includes('WorkerGlobalScope')).toBe(true);
+    expect(source.length).toBeGreaterThan(built.files.get('worker.js')!.length);
+  });
+});
+
+describe('the built worker (worker.js)', () => {
+  it('is self-contained: no import statements, no superstruct', () => {
+    const worker = built.files.get('worker.js')!;
+    expect(worker).not.toMatch(/^import\s|\bimport\s*\(/m);
+    expect(built.workerInputs.filter((input) => input.includes('superstruct'))).toEqual([]);
+    expect(built.workerInputs.some((input) => input.includes('node_modules/comlink'))).toBe(true);
+  });
+
+  it('answers init over comlink and delivers events posted on the data port', async () => {
+    const channel = new MessageChannel();
+    const server = createFakeFetch();
+    // A worker global scope for the built script: its messages are one end of a MessageChannel.
+    const scope = {
+      WorkerGlobalScope: class {
+        static [Symbol.hasInstance](): boolean {
+          return true;
+        }
+      },
+      addEventListener: (type: string, listener: EventListener) => channel.port2.addEventListener(type, listener),
+      removeEventListener: (type: string, listener: EventListener) => channel.port2.removeEventListener(type, listener),
+      postMessage: (message: unknown, transfer?: Transferable[]) => channel.port2.postMessage(message, transfer as never),
+      start: () => channel.port2.start(),
+      fetch: server.fetch,
+      setTimeout,
+      clearTimeout,
+      queueMicrotask,
+      console,
+      URL,
+      URLSearchParams,
+      TextEncoder,
+      TextDecoder,
+      AbortController,
+      Headers,
+      Response,
+      Request,
+      Blob,
+      MessageChannel,
+      MessagePort,
+      structuredClone,
+    };
+    runInNewContext(built.files.get('worker.js')!, scope);
+
+    const fakeWorker: WorkerLike = {
+      postMessage: (message, transfer) => channel.port1.postMessage(message, transfer as never),
+      addEventListener: (type, listener) => channel.port1.addEventListener(type, listener),
+      removeEventListener: (type, listener) => channel.port1.removeEventListener(type, listener),
+      terminate: () => {
+        channel.port1.close();
+        channel.port2.close();
+      },
+    };
+    channel.port1.start();
+    const messages: FromWorkerMessage[] = [];
+    const link = await startWorkerLink({
+      create: () => fakeWorker,
+      config: testConfig(),
+      replay: [],
+      handlers: { onMessage: (message) => messages.push(message), onDeath: () => {} },
+      timers: globalTimers,
+      startTimeoutMs: 5000,
+      controlTimeoutMs: 5000,
+      flushTimeoutMs: 5000,
+    });
+    expect(link.mode).toBe('worker');
+    link.post({ t: 'events', seq: 3, events: makeEvents(3) });
+    expect(await link.flush(3)).toEqual({ ok: true, sent: 3 });
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]!.url).toBe('http://analytics.test/api/v1/events/batch');
+    expect((server.requests[0]!.body as unknown[]).length).toBe(3);
+    expect(await link.stats()).toMatchObject({ mode: 'worker', sent: 3 });
+    await link.shutdown(0);
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * AnalyticsConfig (SPEC.md "Configuration") and its defaults. `resolveConfig` is the one place
+ * defaults are applied; everything downstream reads a {@link ResolvedConfig}.
+ */
+import type { DeliveryConfig, DiscardReason } from '../worker/types.js';
+import type { ABTestConfig } from './experiment-types.js';
+import type { TransportOptions } from './transport-options.js';
+
+/** What `onDiscard` is told when events leave the queue without being accepted by the server. */
+export interface DiscardInfo {
+  /** Ids of the dropped events. */
+  ids: string[];
+  reason: DiscardReason;
+  /** A sentence for logs. */
+  detail: string;
+}
+
+/** SPEC.md "Configuration (AnalyticsConfig)", plus this library's delivery options. */
+export interface AnalyticsConfig {
+  /** Public write key of the project. */
+  apiKey: string;
+  /** Project identifier. */
+  projectId: string;
+  /**
+   * Base address of the analytics server; relative addresses resolve against the page.
+   * @default the page's origin (`location.origin`), i.e. a server mounted on the same site; outside a browser `http://localhost:8787`
+   */
+  endpoint?: string;
+  /** Log to the console. @default false */
+  debug?: boolean;
+  /** Initial user id. */
+  userId?: string;
+  /** Inactivity (ms) after which the next event starts a new session. @default 1800000 (30 minutes) */
+  sessionTimeout?: number;
+  /** Events per batch, and the queue length that triggers a send. @default 20 */
+  batchSize?: number;
+  /** Milliseconds between timed sends. @default 10000 */
+  flushInterval?: number;
+  /** Most events queued; the oldest is dropped to make room. @default 1000 */
+  maxQueueSize?: number;
+  /** Retries of a failed batch (network error, 5xx, 429). @default 3 */
+  retryAttempts?: number;
+  /** First wait before a retry (ms); doubles on each retry. @default 1000 */
+  retryDelay?: number;
+  /** Send a page view on start and on in-page navigation. @default true */
+  enableAutoPageTracking?: boolean;
+  /** Send page timings once the page has loaded. @default false */
+  enablePerformanceTracking?: boolean;
+  /** Send clicks (and sampled hovers) with their coordinates. @default false */
+  enableHeatmapTracking?: boolean;
+  /** Record the session with rrweb from start. @default false */
+  enableSessionRecording?: boolean;
+  /** Send uncaught errors and unhandled promise rejections. @default false */
+  enableErrorTracking?: boolean;
+  /** Assign and expose A/B experiments. @default false */
+  enableABTesting?: boolean;
+  /** A/B testing configuration. */
+  abTestConfig?: ABTestConfig;
+  /**
+   * Journal the worker's queue to IndexedDB so events survive a crash or an offline period.
+   * @default false
+   */
+  persistQueue?: boolean;
+  /**
+   * Address of the worker script (`dist/client/worker.js` of this package), tried before the
+   * worker file beside the library and the inline worker. Set it when your bundler does not copy
+   * the worker file.
+   * @default undefined
+   */
+  workerUrl?: string | URL;
+  /** gzip request bodies in the worker where `CompressionStream` exists. @default true */
+  compress?: boolean;
+  /**
+   * Called when events are dropped without being accepted (queue overflow, retries exhausted,
+   * rejected by the server, `clearQueue()`). An exception it throws is caught and logged.
+   * @default undefined
+   */
+  onDiscard?: (info: DiscardInfo) => void;
+  /**
+   * Test and benchmark seam: replaces the worker start, the delivery core's dependencies and
+   * browser APIs. Not part of the public API.
+   * @internal
+   */
+  transport?: TransportOptions;
+}
+
+/** The endpoint used when none is given and there is no page to take an origin from. */
+export const FALLBACK_ENDPOINT = 'http://localhost:8787';
+
+/** Every default of {@link AnalyticsConfig}, in one place. */
+export const DEFAULTS = {
+  debug: false,
+  sessionTimeout: 30 * 60 * 1000,
+  batchSize: 20,
+  flushInterval: 10_000,
+  maxQueueSize: 1000,
+  retryAttempts: 3,
+  retryDelay: 1000,
+  enableAutoPageTracking: true,
+  enablePerformanceTracking: false,
+  enableHeatmapTracking: false,
+  enableSessionRecording: false,
+  enableErrorTracking: false,
+  enableABTesting: false,
+  persistQueue: false,
+  compress: true,
+} as const;
+
+/** AnalyticsConfig with every default applied and the endpoint made absolute. */
+export interface ResolvedConfig
+  extends Omit<AnalyticsConfig, keyof typeof DEFAULTS | 'endpoint'>,
+    DeliveryConfig {
+  sessionTimeout: number;
+  enableAutoPageTracking: boolean;
+  enablePerformanceTracking: boolean;
+  enableHeatmapTracking: boolean;
+  enableSessionRecording: boolean;
+  enableErrorTracking: boolean;
+  enableABTesting: boolean;
+}
+
+/** Numeric options that may be 0 (the others must be positive). */
+const MAY_BE_ZERO: ReadonlySet<string> = new Set(['retryAttempts', 'retryDelay']);
+/** Numeric options that are counts. */
+const INTEGERS: ReadonlySet<string> = new Set(['batchSize', 'maxQueueSize', 'retryAttempts']);
+
+/**
+ * Applies the defaults. An option of the wrong type, or a number out of its range, falls back to
+ * its default rather than breaking delivery (a string from an env file is a common cause).
+ * @param base the page address that a relative or missing `endpoint` resolves against.
+ */
+export function resolveConfig(config: AnalyticsConfig, base?: string): ResolvedConfig {
+  const resolved: Record<string, unknown> = {
+    ...config,
+    apiKey: String(config.apiKey ?? ''),
+    projectId: String(config.projectId ?? ''),
+    endpoint: resolveEndpoint(config.endpoint, base),
+  };
+  for (const [key, fallback] of Object.entries(DEFAULTS)) {
+    let value = (config as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'number' && INTEGERS.has(key)) value = Math.floor(value);
+    const ok =
+      typeof value === typeof fallback &&
+      (typeof value !== 'number' || (Number.isFinite(value) && (value > 0 || (value === 0 && MAY_BE_ZERO.has(key)))));
+    resolved[key] = ok ? value : fallback;
+  }
+  return resolved as unknown as ResolvedConfig;
+}
+
+/** The part of the resolved config the delivery core takes (plain data, structured-cloneable). */
+export function toDeliveryConfig(config: ResolvedConfig): DeliveryConfig {
+  return {
+    apiKey: config.apiKey,
+    projectId: config.projectId,
+    endpoint: config.endpoint,
+    batchSize: config.batchSize,
+    flushInterval: config.flushInterval,
+    maxQueueSize: config.maxQueueSize,
+    retryAttempts: config.retryAttempts,
+    retryDelay: config.retryDelay,
+    debug: config.debug,
+    persistQueue: config.persistQueue,
+    compress: config.compress,
+  };
+}
+
+/**
+ * Makes the endpoint absolute, without a trailing slash. It must be absolute because a worker
+ * started from a Blob URL has no base to resolve a relative address against.
+ */
+function resolveEndpoint(endpoint: string | undefined, base: string | undefined): string {
+  let url: string;
+  try {
+    url = new URL(endpoint ?? (base === undefined ? FALLBACK_ENDPOINT : new URL(base).origin), base).href;
+  } catch {
+    url = endpoint ?? FALLBACK_ENDPOINT;
+  }
+  return url.replace(/\/+$/, '');
+}

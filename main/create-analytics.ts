@@ -1,0 +1,286 @@
+/**
+ * `createAnalytics()`: wires identity, session, context, the delivery client and the operations.
+ * Every event goes through one funnel (`emit`) that stamps id, time and session (STYLE.md 9); its
+ * per-event work is a counter, a string, two compares and a push (DESIGN.md "Measured facts").
+ */
+import type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties } from '../worker/types.js';
+import type { Analytics } from './analytics.js';
+import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from './config.js';
+import { globalTimers } from './delivery-link.js';
+import { AnalyticsError } from './errors.js';
+import { createFunnels } from './funnels.js';
+import { guardAll } from './guard.js';
+import { createIdentity } from './identity.js';
+import { createLogger } from './logger.js';
+import { createNullDelivery } from './null-delivery.js';
+import { createPageContext } from './page-context.js';
+import { cleanProperties } from './properties.js';
+import { createRecorderPlaceholder } from './recorder-placeholder.js';
+import { createSessionManager } from './session.js';
+import { browserLocalStorage, createSafeStorage } from './storage.js';
+import { createSubscriptions } from './subscriptions.js';
+import type { SessionData } from './types.js';
+import { ALL_STRATEGIES } from './transport-options.js';
+import { startUnloadPath } from './unload-path.js';
+import { createUuidV7Generator } from './uuid-v7.js';
+import { type DeliveryClient, createDeliveryClient } from './worker-client.js';
+
+/**
+ * Creates an analytics client. Capture starts at once; the delivery core starts in a Web Worker
+ * (or in-process where none can run). Outside a browser (server rendering) the client works but
+ * sends nothing and starts no timers or listeners. Never throws.
+ */
+export function createAnalytics(config: AnalyticsConfig): Analytics {
+  const win = typeof window !== 'undefined' && typeof document !== 'undefined' ? window : undefined;
+  try {
+    return build(config, win);
+  } catch (error) {
+    // Something in this browser is stranger than expected: a client without browser features
+    // still serves every operation.
+    createLogger(config?.debug === true).error('createAnalytics() failed in this environment; events will not be sent', error);
+    return build(config, undefined);
+  }
+}
+
+function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
+  const config = resolveConfig(input ?? ({} as AnalyticsConfig), win?.location.href);
+  const transport = config.transport ?? {};
+  const log = createLogger(config.debug);
+  if (config.apiKey === '' || config.projectId === '') log.warn('apiKey and projectId are required; the server will refuse events');
+
+  const now = transport.now ?? (() => Date.now());
+  const nextId = createUuidV7Generator({ randomBytes: transport.randomBytes });
+  const newId = (): string => nextId(now());
+  const store = createSafeStorage(win === undefined ? () => undefined : (transport.storage ?? browserLocalStorage));
+  const keyPrefix = `service-analytics:${config.projectId}:`;
+  const identity = createIdentity({ store, keyPrefix, newId, initialUserId: config.userId });
+  const pageContext = createPageContext(win);
+  const session = createSessionManager({
+    store,
+    key: `${keyPrefix}session`,
+    timeout: config.sessionTimeout,
+    newId,
+    landing: () => (win === undefined ? { url: '', referrer: '' } : { url: win.location.href, referrer: win.document.referrer }),
+    now: now(),
+  });
+
+  const delivery: DeliveryClient =
+    win === undefined
+      ? createNullDelivery(log)
+      : createDeliveryClient({
+          context: {
+            config: toDeliveryConfig(config),
+            workerUrl: config.workerUrl,
+            createWorker: transport.createWorker,
+            coreDeps: transport.coreDeps,
+            timers: globalTimers,
+            startTimeoutMs: transport.startTimeoutMs ?? 3000,
+            controlTimeoutMs: transport.controlTimeoutMs ?? 3000,
+            flushTimeoutMs: transport.flushTimeoutMs ?? 30_000 + config.retryDelay * (2 ** config.retryAttempts - 1),
+          },
+          strategies: (transport.strategies ?? ALL_STRATEGIES).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
+          logger: log,
+          onDiscard: config.onDiscard,
+        });
+
+  let closed = false;
+
+  /** The funnel: every event is made here. */
+  function emit(
+    type: AnalyticsEventType,
+    name: string | undefined,
+    properties: EventProperties | undefined,
+    userId?: string,
+    context?: EventContext,
+  ): AnalyticsEvent | undefined {
+    if (closed) {
+      log.debug(`${name ?? type}: the client was shut down; event dropped`);
+      return undefined;
+    }
+    const timestamp = now();
+    const event: AnalyticsEvent = {
+      id: nextId(timestamp),
+      timestamp,
+      type,
+      event: name,
+      properties,
+      userId: userId ?? identity.userId() ?? undefined,
+      anonymousId: identity.anonymousId(),
+      sessionId: session.touch(timestamp),
+      context: context ?? pageContext.get(),
+    };
+    session.recordEvent(
+      name ?? (type === 'page' ? 'page_view' : type === 'identify' ? 'user_identify' : 'user_alias'),
+      type === 'page' ? 'page' : name === 'click' ? 'click' : 'other',
+    );
+    delivery.push(event);
+    return event;
+  }
+
+  const send = (name: string, properties: EventProperties | undefined): void => void emit('track', name, cleanProperties(properties));
+  const funnels = createFunnels(send, now);
+  const subscriptions = createSubscriptions(send, () => session.data(now()).engagementScore ?? 0);
+  const recorder = createRecorderPlaceholder(log);
+
+  let lastPageUrl: string | undefined;
+  function page(properties?: unknown): void {
+    const shared = pageContext.get();
+    lastPageUrl = pageContext.href();
+    // The page event carries the page as it is now (title may have changed since the URL did).
+    emit('page', undefined, cleanProperties(properties), undefined, win === undefined ? shared : { ...shared, page: pageContext.page() });
+  }
+
+  const removers: Array<() => void> = [];
+  if (win !== undefined) {
+    removers.push(startUnloadPath(win, config, delivery, session, now, transport.sendBeacon, log));
+    if (config.enableAutoPageTracking) page();
+    else lastPageUrl = pageContext.href();
+    const onNavigate = (): void => {
+      if (closed || pageContext.href() === lastPageUrl) return;
+      session.recordPageChange(now());
+      if (config.enableAutoPageTracking) page();
+      else lastPageUrl = pageContext.href();
+    };
+    let stopObservers: (() => void) | undefined;
+    removers.push(() => stopObservers?.());
+    import('./page-observers.js').then(
+      ({ observePage }) => {
+        if (!closed) stopObservers = observePage(win, session, now, onNavigate);
+      },
+      (error: unknown) => log.debug('page observers (clicks, scroll, navigation, channel) could not be loaded', error),
+    );
+    if (config.enableErrorTracking || config.enableHeatmapTracking || config.enablePerformanceTracking) {
+      let stopAuto: (() => void) | undefined;
+      removers.push(() => stopAuto?.());
+      import('./auto-tracking.js').then(
+        ({ startAutoTracking }) => {
+          if (closed) return;
+          const options = {
+            errors: config.enableErrorTracking,
+            heatmap: config.enableHeatmapTracking,
+            performance: config.enablePerformanceTracking,
+          };
+          stopAuto = startAutoTracking(win, options, send, now);
+        },
+        (error: unknown) => log.debug('automatic tracking could not be loaded', error),
+      );
+    }
+  }
+  if (config.enableSessionRecording) recorder.startRecording();
+
+  const { remember: _remember, forget: _forget, ...subscriptionOperations } = subscriptions;
+  const operations: SyncOperations = {
+    ...funnels,
+    ...recorder,
+    ...subscriptionOperations,
+    page,
+    identify(userId, traits) {
+      if (typeof userId !== 'string' || userId === '') return log.warn('identify() needs a user id');
+      identity.setUserId(userId);
+      subscriptions.remember(traits?.subscription);
+      emit('identify', undefined, cleanProperties(traits), userId);
+    },
+    alias(newId, previousId) {
+      if (typeof newId !== 'string' || newId === '') return log.warn('alias() needs the new id');
+      const previous = previousId ?? identity.userId() ?? identity.anonymousId();
+      identity.setUserId(newId);
+      const event = emit('alias', undefined, undefined, newId);
+      // Set before the end of the task, when the event is posted.
+      if (event !== undefined) event.previousId = String(previous);
+    },
+    reset() {
+      identity.reset();
+      session.restart(now());
+      subscriptions.forget();
+    },
+    setUserId: (userId) => identity.setUserId(userId === '' ? null : userId),
+    getUserId: () => identity.userId(),
+    getAnonymousId: () => identity.anonymousId(),
+    getSessionId: () => session.currentId(now()),
+    getSessionData: () => session.data(now()),
+    getActiveSession: () => (session.currentId(now()), session.data(now())),
+    calculateEngagementScore: () => session.data(now()).engagementScore ?? 0,
+    getQueueSize: () => delivery.queueSize(),
+    clearQueue() {
+      delivery.clear().catch((error: unknown) => log.error('clearQueue() failed', error));
+    },
+    trackCustomError(error, properties) {
+      const err = typeof error === 'object' && error !== null ? (error as Partial<Error>) : undefined;
+      send('error', {
+        ...cleanProperties(properties),
+        message: err === undefined ? String(error) : String(err.message ?? err),
+        stack: typeof err?.stack === 'string' ? err.stack : undefined,
+        type: 'custom',
+      });
+    },
+    trackPerformance: (data) => send('performance', data as EventProperties),
+    trackFeatureUsage: (featureName, properties) => send('feature_used', { ...properties, feature: String(featureName) }),
+  };
+
+  const analytics: Analytics = {
+    ...guardAll(operations, FALLBACKS, log),
+    config: Object.freeze({ ...config }),
+    track(event, properties) {
+      // Hand-written rather than wrapped: the hot path, one call less.
+      try {
+        if (typeof event !== 'string' || event === '') return log.warn('track() needs an event name');
+        emit('track', event, cleanProperties(properties));
+      } catch (error) {
+        log.error('track() failed', error);
+      }
+    },
+    flush() {
+      try {
+        return delivery.flush();
+      } catch (error) {
+        return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'flush() failed', { cause: error }));
+      }
+    },
+    getDeliveryStats() {
+      try {
+        return delivery.stats();
+      } catch (error) {
+        return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'getDeliveryStats() failed', { cause: error }));
+      }
+    },
+    async shutdown(timeoutMs = 2000) {
+      if (closed) return;
+      closed = true;
+      for (const remove of removers.splice(0)) {
+        try {
+          remove();
+        } catch (error) {
+          log.error('a listener could not be removed', error);
+        }
+      }
+      try {
+        session.persist();
+        await delivery.shutdown(timeoutMs);
+      } catch (error) {
+        log.error('shutdown() failed', error);
+      }
+    },
+  };
+  return analytics;
+}
+
+/** The operations that answer synchronously; each is wrapped by {@link guardAll}. */
+type SyncOperations = Omit<Analytics, 'config' | 'track' | 'flush' | 'getDeliveryStats' | 'shutdown'>;
+
+/** What an operation answers when it failed (operations not listed answer undefined). */
+const FALLBACKS: { [K in keyof SyncOperations]?: ReturnType<SyncOperations[K]> } = {
+  getUserId: null,
+  getAnonymousId: '',
+  getSessionId: '',
+  getSessionData: emptySession(),
+  getActiveSession: emptySession(),
+  calculateEngagementScore: 0,
+  getQueueSize: 0,
+  isRecordingActive: false,
+  calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
+  getSubscriptionData: null,
+};
+
+function emptySession(): SessionData {
+  return { startTime: 0, pageViews: 0, clicks: 0, scrollDepth: 0, maxScrollDepth: 0, isActive: false, events: [] };
+}

@@ -1,0 +1,42 @@
+/** The library's one error family (STYLE.md 5): string codes, a `cause`, no subclasses without data. */
+import type { DeliveryErrorCode } from '../worker/types.js';
+
+/** Machine codes of {@link AnalyticsError}. */
+export type AnalyticsErrorCode = DeliveryErrorCode;
+
+/** Options of {@link AnalyticsError}. */
+export interface AnalyticsErrorOptions {
+  /** HTTP status of the failed request, when there was one. */
+  status?: number;
+  /** Events still queued when the error happened. */
+  queued?: number;
+  cause?: unknown;
+}
+
+/** The rejection of `flush()` and the other asynchronous operations. */
+export class AnalyticsError extends Error {
+  /** What went wrong, as a stable machine code. */
+  readonly code: AnalyticsErrorCode;
+  /** HTTP status of the failed request, when there was one. */
+  readonly status: number | undefined;
+  /** Events still queued, kept for the next attempt. */
+  readonly queued: number | undefined;
+
+  constructor(code: AnalyticsErrorCode, message: string, options: AnalyticsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AnalyticsError';
+    this.code = code;
+    this.status = options.status;
+    this.queued = options.queued;
+  }
+}
+
+/** True for an {@link AnalyticsError}, also one made in another realm (name and code, not `instanceof`). */
+export function isAnalyticsError(value: unknown): value is AnalyticsError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { name?: unknown }).name === 'AnalyticsError' &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
+}

@@ -1,0 +1,30 @@
+/**
+ * The delivery core on the main thread: the fallback when no worker can start (CSP, old browsers,
+ * a worker that died twice), and the path of tests. The core is loaded with a dynamic `import()`
+ * so it stays out of the facade's bundle until it is needed (DESIGN.md "Layout").
+ */
+import type { CoreDeps } from '../worker/delivery-core.js';
+import type { AnalyticsEvent, DeliveryConfig } from '../worker/types.js';
+import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
+
+/** Loads the core and starts it with `replay` queued first. */
+export async function startInProcessLink(
+  config: DeliveryConfig,
+  deps: Partial<CoreDeps> | undefined,
+  replay: AnalyticsEvent[],
+  handlers: LinkHandlers,
+): Promise<DeliveryLink> {
+  const { createDeliveryCore } = await import('../worker/delivery-core.js');
+  const core = createDeliveryCore(config, deps, 'in-process');
+  core.onMessage((message) => handlers.onMessage(message));
+  if (replay.length > 0) core.receive({ t: 'events', seq: 0, events: replay });
+  return {
+    mode: 'in-process',
+    post: (message) => core.receive(message),
+    flush: (seq) => core.flush(seq),
+    clear: () => core.clear(),
+    stats: () => Promise.resolve(core.stats()),
+    shutdown: (timeoutMs) => core.shutdown(timeoutMs),
+    close: () => void core.shutdown(0).catch(() => undefined),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * service-analytics, browser client. `createAnalytics(config)` returns a client whose queue,
+ * batching, retry and uploads run in a Web Worker; the main thread keeps a thin facade.
+ */
+export { createAnalytics } from './create-analytics.js';
+export { AnalyticsError, isAnalyticsError } from './errors.js';
+export { DEFAULTS, resolveConfig } from './config.js';
+export { calculateBounceLikelihood, calculateEngagementScore } from './engagement.js';
+export { calculateChurnRisk } from './subscriptions.js';
+
+export type { Analytics } from './analytics.js';
+export type { AnalyticsConfig, DiscardInfo, ResolvedConfig } from './config.js';
+export type { AnalyticsErrorCode, AnalyticsErrorOptions } from './errors.js';
+export type { EngagementInput } from './engagement.js';
+export type { FunnelOperations } from './funnels.js';
+export type { RecorderOperations } from './recorder-placeholder.js';
+export type { ChurnInput, SubscriptionOperations } from './subscriptions.js';
+export type { DeliveryMode, DeliveryStats } from './worker-client.js';
+export type {
+  AnalyticsEvent,
+  AnalyticsEventType,
+  DiscardReason,
+  ErrorData,
+  ErrorType,
+  EventContext,
+  EventProperties,
+  EventPropertyValue,
+  FunnelState,
+  FunnelStep,
+  HeatmapData,
+  PageProperties,
+  PerformanceData,
+  QueueStats,
+  SessionData,
+  TrafficChannel,
+  UserProperties,
+  UserPropertyValue,
+} from './types.js';
+export type {
+  BillingInterval,
+  ChurnRiskCategory,
+  ChurnRiskMetrics,
+  PaymentEventProperties,
+  PaymentStatus,
+  SubscriptionProperties,
+  SubscriptionStatus,
+} from './subscription-types.js';
+export type { ABTestConfig, Experiment, ExperimentAssignment, ExperimentStatus, Variant } from './experiment-types.js';

@@ -1,0 +1,69 @@
+// @vitest-environment node
+/**
+ * Server rendering: importing the library in Node has no side effect, and every operation of a
+ * client made there works without throwing, sends nothing and starts no timers.
+ */
+import { describe, expect, it, vi } from 'vitest';
+
+describe('the library outside a browser', () => {
+  it('imports without touching globals and serves every operation', async () => {
+    expect(typeof (globalThis as { window?: unknown }).window).toBe('undefined');
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
+    const fetchSpy = vi.spyOn(globalThis, 'fetch');
+    const library = await import('./index.js');
+    const analytics = library.createAnalytics({ apiKey: 'k', projectId: 'p', debug: false, userId: 'u0' });
+
+    analytics.track('ssr_event', { a: 1 });
+    analytics.page({ title: 'x' });
+    analytics.identify('u1', { email: 'e@x', subscription: { status: 'active' } });
+    analytics.alias('u2');
+    analytics.setUserId('u3');
+    expect(analytics.getUserId()).toBe('u3');
+    expect(analytics.getAnonymousId()).not.toBe('');
+    expect(analytics.getSessionId()).not.toBe('');
+    expect(analytics.getSessionData()).toMatchObject({ isActive: true, pageViews: 1 });
+    expect(analytics.getActiveSession().sessionId).toBe(analytics.getSessionId());
+    expect(analytics.calculateEngagementScore()).toBeGreaterThanOrEqual(0);
+    expect(analytics.getQueueSize()).toBe(0);
+    analytics.clearQueue();
+    analytics.trackCustomError(new Error('e'));
+    analytics.trackPerformance({ loadTime: 1 });
+    analytics.trackFeatureUsage('f');
+    analytics.startFunnel('f');
+    analytics.advanceFunnel('f', 's');
+    analytics.trackFunnelStep('f', 's2', 1);
+    analytics.completeFunnel('f');
+    analytics.abandonFunnel('g', 'r');
+    expect(analytics.getFunnelState('f')).toMatchObject({ status: 'completed' });
+    analytics.startRecording();
+    analytics.pauseRecording();
+    analytics.resumeRecording();
+    analytics.stopRecording();
+    expect(analytics.isRecordingActive()).toBe(false);
+    analytics.trackSubscription('s', { status: 'active' });
+    analytics.trackSubscriptionStarted({ status: 'active' });
+    analytics.trackSubscriptionPaused({ status: 'paused' });
+    analytics.trackSubscriptionReactivated({ status: 'active' });
+    analytics.trackSubscriptionUpgraded({ status: 'active', previous_plan: 'a' });
+    analytics.trackSubscriptionDowngraded({ status: 'active', previous_plan: 'b' });
+    analytics.trackSubscriptionCanceled({ status: 'canceled', cancellation_reason: 'c' });
+    analytics.trackTrialStarted({ status: 'trialing' });
+    analytics.trackTrialConverted({ status: 'active' });
+    analytics.trackTrialExpired({ status: 'incomplete_expired' });
+    analytics.trackPaymentFailed({ amount: 1 });
+    analytics.trackPaymentSucceeded({ amount: 1 });
+    expect(analytics.calculateChurnRisk().risk_score).toBeGreaterThan(0);
+    expect(analytics.getSubscriptionData()).toMatchObject({ status: 'incomplete_expired' });
+    analytics.reset();
+    expect(analytics.getUserId()).toBeNull();
+    await expect(analytics.flush()).resolves.toBeUndefined();
+    expect(await analytics.getDeliveryStats()).toMatchObject({ mode: 'off' });
+    await analytics.shutdown();
+
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    expect(setIntervalSpy).not.toHaveBeenCalled();
+    expect(fetchSpy).not.toHaveBeenCalled();
+    expect(analytics.config.endpoint).toBe('http://localhost:8787');
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * Public data shapes of the client library (SPEC.md "Property shapes", "SessionData",
+ * "PerformanceData", "ErrorData", "HeatmapData"). Shapes that cross the worker boundary are defined
+ * once in `worker/types.ts` and re-exported here.
+ */
+import type { SubscriptionProperties } from './subscription-types.js';
+
+export type {
+  AnalyticsEvent,
+  AnalyticsEventType,
+  DiscardReason,
+  EventContext,
+  EventProperties,
+  EventPropertyValue,
+  PageProperties,
+  QueueStats,
+} from '../worker/types.js';
+
+/** A value of {@link UserProperties}: a scalar, or the user's subscription. */
+export type UserPropertyValue = string | number | boolean | null | undefined | SubscriptionProperties;
+
+/** SPEC.md "UserProperties": traits given to `identify()`. */
+export interface UserProperties {
+  /** The user's e-mail address. */
+  email?: string;
+  /** The user's subscription; remembered for `getSubscriptionData()` and sent JSON-encoded. */
+  subscription?: SubscriptionProperties;
+  [key: string]: UserPropertyValue;
+}
+
+/** Where a session's traffic came from, derived from the landing URL's UTM tags and the referrer. */
+export type TrafficChannel =
+  | 'direct'
+  | 'organic_search'
+  | 'paid_search'
+  | 'social'
+  | 'paid_social'
+  | 'email'
+  | 'display'
+  | 'affiliate'
+  | 'referral';
+
+/** SPEC.md "SessionData": what the facade knows about the current session. */
+export interface SessionData {
+  sessionId?: string;
+  /** When the session started (ms). */
+  startTime: number;
+  /** When the session ended (ms); set only once it has timed out. */
+  endTime?: number;
+  /** Milliseconds from start to the last activity. */
+  duration?: number;
+  /** `page_view` events sent in this session. */
+  pageViews: number;
+  /** Clicks on the page in this session. */
+  clicks: number;
+  /** Current scroll depth, percent of the document seen (0–100). */
+  scrollDepth: number;
+  /** Deepest scroll depth reached in this session, percent. */
+  maxScrollDepth: number;
+  /** False once `sessionTimeout` has passed without activity. */
+  isActive: boolean;
+  /** Names of the events sent in this session, oldest first (the latest 500). */
+  events: string[];
+  /** Scroll frames observed (one per animation frame with scrolling). */
+  scrollEvents?: number;
+  /** `click` events sent (heatmap tracking). */
+  clickEvents?: number;
+  /** URL changes within the page (SPA navigations) in this session. */
+  pageChanges?: number;
+  /** 0–100, see `calculateEngagementScore`. */
+  engagementScore?: number;
+  /** 0–100, see `calculateBounceLikelihood`. */
+  bounceLikelihood?: number;
+  /** Traffic source of the session, see `detectChannel`. */
+  channel?: TrafficChannel;
+}
+
+/** SPEC.md "PerformanceData": page timings in milliseconds (CLS is unitless). */
+export interface PerformanceData {
+  loadTime?: number;
+  domReady?: number;
+  firstPaint?: number;
+  firstContentfulPaint?: number;
+  largestContentfulPaint?: number;
+  firstInputDelay?: number;
+  cumulativeLayoutShift?: number;
+  timeToInteractive?: number;
+}
+
+/** Kinds of {@link ErrorData}. */
+export type ErrorType = 'javascript' | 'unhandledrejection' | 'network' | 'custom';
+
+/** SPEC.md "ErrorData": what an `error` event carries. */
+export interface ErrorData {
+  message: string;
+  stack?: string;
+  filename?: string;
+  lineno?: number;
+  colno?: number;
+  type: ErrorType;
+}
+
+/** SPEC.md "HeatmapData": one click, hover or scroll position. */
+export interface HeatmapData {
+  x: number;
+  y: number;
+  /** Tag name. */
+  element?: string;
+  /** CSS selector of the element. */
+  selector?: string;
+  action: 'click' | 'move' | 'scroll';
+  viewport: { width: number; height: number };
+}
+
+/** One step reached in a funnel. */
+export interface FunnelStep {
+  name: string;
+  index: number;
+  /** When the step was reached (ms). */
+  timestamp: number;
+}
+
+/**
+ * The state of one funnel, returned by `getFunnelState()` (SPEC.md leaves its fields open; these
+ * are ours).
+ */
+export interface FunnelState {
+  name: string;
+  status: 'active' | 'completed' | 'abandoned';
+  /** When the funnel started (ms). */
+  startedAt: number;
+  /** Steps reached, in order. */
+  steps: FunnelStep[];
+  /** Index of the last step reached; -1 before the first step. */
+  currentStepIndex: number;
+  /** When the funnel was completed or abandoned (ms). */
+  endedAt?: number;
+  /** Why it was abandoned. */
+  abandonReason?: string;
+}

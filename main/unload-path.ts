@@ -1,0 +1,57 @@
+/**
+ * The unload path of one client (DESIGN.md "Unload is the main thread's job"): when the page is
+ * hidden, the session is persisted and the core is asked to send now; on `pagehide`, the events
+ * the server has not acknowledged go out by beacon.
+ */
+import { sendByBeacon } from './beacon.js';
+import type { ResolvedConfig } from './config.js';
+import type { Logger } from './logger.js';
+import type { SessionManager } from './session.js';
+import { watchUnload } from './unload.js';
+import type { DeliveryClient } from './worker-client.js';
+
+/** Starts the unload hooks; returns the remover. */
+export function startUnloadPath(
+  win: Window,
+  config: ResolvedConfig,
+  delivery: DeliveryClient,
+  session: SessionManager,
+  now: () => number,
+  sendBeacon: ((url: string, body: string) => boolean) | undefined,
+  log: Logger,
+): () => void {
+  const beacon =
+    sendBeacon ??
+    (typeof win.navigator?.sendBeacon === 'function' ? (url: string, body: string) => win.navigator.sendBeacon(url, body) : undefined);
+
+  return watchUnload(win, {
+    onHidden() {
+      try {
+        session.persist();
+      } catch (error) {
+        log.error('cannot persist the session', error);
+      }
+      // Posted after the buffered events, at the end of this task.
+      delivery.send({ t: 'page-hidden' });
+    },
+    onPageHide() {
+      try {
+        session.persist();
+      } catch (error) {
+        log.error('cannot persist the session', error);
+      }
+      const pending = delivery.pending();
+      if (pending.length === 0) return;
+      if (beacon === undefined) return log.debug(`no sendBeacon here; ${pending.length} unacknowledged event(s) may be lost`);
+      const { sent, unsent } = sendByBeacon(pending, {
+        endpoint: config.endpoint,
+        apiKey: config.apiKey,
+        projectId: config.projectId,
+        sendBeacon: beacon,
+        now,
+      });
+      delivery.forget(sent);
+      log.debug(`pagehide: ${sent.length} event(s) sent by beacon${unsent.length > 0 ? `, ${unsent.length} could not be` : ''}`);
+    },
+  });
+}

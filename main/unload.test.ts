@@ -1,0 +1,75 @@
+/** The unload path through the facade: page-hidden posts and pagehide beacons. */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Analytics } from './analytics.js';
+import { endOfTask, inProcessClient, receivedEvents } from './testing.js';
+
+const clients: Analytics[] = [];
+
+function setVisibility(state: DocumentVisibilityState): void {
+  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
+  document.dispatchEvent(new Event('visibilitychange'));
+}
+
+beforeEach(() => localStorage.clear());
+afterEach(async () => {
+  setVisibility('visible');
+  await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
+});
+
+describe('visibilitychange: hidden', () => {
+  it('asks the core to send what is queued now, without waiting for batchSize or flushInterval', async () => {
+    const made = inProcessClient();
+    clients.push(made.analytics);
+    made.analytics.track('before_hide');
+    setVisibility('hidden');
+    await vi.waitFor(() => expect(receivedEvents(made.server).map((e) => e.event_type)).toEqual(['before_hide']));
+  });
+});
+
+describe('pagehide', () => {
+  it('sends unacknowledged and buffered events by beacon to the beacon form of the endpoint', async () => {
+    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const made = inProcessClient({}, { sendBeacon });
+    clients.push(made.analytics);
+    made.server.state.hold = true; // the worker's request never comes back
+    made.analytics.track('in_flight');
+    await endOfTask();
+    setVisibility('hidden');
+    await vi.waitFor(() => expect(made.server.requests).toHaveLength(1));
+    made.analytics.track('buffered');
+    window.dispatchEvent(new Event('pagehide'));
+    expect(sendBeacon).toHaveBeenCalledTimes(1);
+    const [url, body] = sendBeacon.mock.calls[0]!;
+    const parsed = new URL(url);
+    expect(parsed.origin + parsed.pathname).toBe('https://analytics.test/api/v1/events/batch');
+    expect(parsed.searchParams.get('api_key')).toBe('key_1');
+    expect(parsed.searchParams.get('project_id')).toBe('proj_1');
+    expect(Number.isNaN(Date.parse(parsed.searchParams.get('sent_at')!))).toBe(false);
+    const events = JSON.parse(body) as Array<{ event_type: string; event_id: string }>;
+    expect(events.map((e) => e.event_type)).toEqual(['in_flight', 'buffered']);
+    // Beaconed events are not sent again by a later pagehide (bfcache).
+    window.dispatchEvent(new Event('pagehide'));
+    expect(sendBeacon).toHaveBeenCalledTimes(1);
+  });
+
+  it('sends nothing when everything was acknowledged', async () => {
+    const sendBeacon = vi.fn(() => true);
+    const made = inProcessClient({}, { sendBeacon });
+    clients.push(made.analytics);
+    made.analytics.track('done');
+    await made.analytics.flush();
+    await vi.waitFor(() => expect(made.analytics.getQueueSize()).toBe(0));
+    window.dispatchEvent(new Event('pagehide'));
+    expect(sendBeacon).not.toHaveBeenCalled();
+  });
+
+  it('shutdown() removes the listeners', async () => {
+    const sendBeacon = vi.fn(() => true);
+    const made = inProcessClient({}, { sendBeacon });
+    made.server.state.hold = true;
+    made.analytics.track('x');
+    await made.analytics.shutdown(0);
+    window.dispatchEvent(new Event('pagehide'));
+    expect(sendBeacon).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,346 @@
+/**
+ * The facade's side of the delivery core (DESIGN.md "The worker boundary"):
+ *
+ * - Capture starts at once into a main-thread buffer; what one task produces is posted as one
+ *   array at the end of the task, with `seq` = running count of events posted to this core.
+ * - The core is started by the strategies in order; nothing captured before the handshake is lost.
+ * - A worker that dies is restarted once with its unacknowledged events replayed; after that, the
+ *   core runs in-process. The host app never sees any of it.
+ * - Status posts keep a mirror for the synchronous `getQueueSize()`, and a bounded map of events
+ *   not yet acknowledged by the server, which the unload path sends by beacon.
+ */
+import type { AnalyticsEvent, DiscardReason, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
+import type { DiscardInfo } from './config.js';
+import type { DeliveryLink } from './delivery-link.js';
+import { AnalyticsError } from './errors.js';
+import type { Logger } from './logger.js';
+import type { StartStrategy } from './transport-options.js';
+import type { StartContext } from './worker-start.js';
+
+/** How the core runs now: `starting` until a strategy succeeded, `off` when none did. */
+export type DeliveryMode = 'starting' | 'worker' | 'in-process' | 'off';
+
+/** QueueStats of the running core plus how it was started. */
+export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
+  /** How the core runs; `off` when none could start (and outside a browser). */
+  mode: DeliveryMode;
+  /** The strategy that started the running core. */
+  strategy: StartStrategy | null;
+  /** Restarts after a worker died. */
+  restarts: number;
+  /** Events not yet acknowledged that the facade remembers for a beacon. */
+  unacknowledged: number;
+}
+
+/** The delivery side of the facade. */
+export interface DeliveryClient {
+  /** Buffers one event; the buffer is posted at the end of the task. */
+  push(event: AnalyticsEvent): void;
+  /** Posts a non-event data-plane message after the buffered events (dropped while no core runs). */
+  send(message: Exclude<ToWorkerMessage, { t: 'events' }>): void;
+  /** Resolves when everything queued now is accepted; rejects with an AnalyticsError otherwise. */
+  flush(): Promise<void>;
+  /** Discards the buffer and the core's queue. */
+  clear(): Promise<void>;
+  /** Events waiting: the core's queue, posts not yet received, and the buffer. */
+  queueSize(): number;
+  mode(): DeliveryMode;
+  /** Waits for the start, then asks the core. */
+  stats(): Promise<DeliveryStats>;
+  /** Unacknowledged and buffered events, oldest first (for beacons). */
+  pending(): AnalyticsEvent[];
+  /** Forgets events sent by other means (a beacon). */
+  forget(ids: readonly string[]): void;
+  /** Lets the core send what it can within `timeoutMs`, then stops it. */
+  shutdown(timeoutMs: number): Promise<void>;
+}
+
+/** Options of {@link createDeliveryClient}. */
+export interface DeliveryClientOptions {
+  context: StartContext;
+  strategies: readonly StartStrategy[];
+  logger: Logger;
+  onDiscard: ((info: DiscardInfo) => void) | undefined;
+}
+
+/** Creates the client and starts the core at once. */
+export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
+  const { context, logger } = options;
+  const cap = context.config.maxQueueSize;
+  let buffer: AnalyticsEvent[] = [];
+  let messages: Array<Exclude<ToWorkerMessage, { t: 'events' }>> = [];
+  let scheduled = false;
+  let link: DeliveryLink | undefined;
+  let strategy: StartStrategy | null = null;
+  let state: DeliveryMode = 'starting';
+  let generation = 0;
+  let restarts = 0;
+  let closed = false;
+  /** While a clear() waits for the core, posts are held so new events are not cleared with it. */
+  let holds = 0;
+  /** clear() calls in progress; a flush() waits for them, so it also sends what they held. */
+  const clearing = new Set<Promise<void>>();
+  /** Events posted to the current core. */
+  let seq = 0;
+  let mirror = { queueSize: 0, receivedSeq: 0 };
+  const unacked = new Map<string, AnalyticsEvent>();
+  /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
+  const beaconed = new Set<string>();
+
+  let starting = start(options.strategies, []);
+
+  function notifyDiscard(ids: string[], reason: DiscardReason, detail: string): void {
+    if (ids.length === 0 || options.onDiscard === undefined) return;
+    try {
+      options.onDiscard({ ids, reason, detail });
+    } catch (error) {
+      logger.error('onDiscard threw', error);
+    }
+  }
+
+  function onMessage(gen: number, message: FromWorkerMessage): void {
+    if (gen !== generation) return; // A core that was replaced.
+    switch (message.t) {
+      case 'status':
+        mirror = { queueSize: message.queueSize, receivedSeq: message.receivedSeq };
+        for (const id of message.acked) unacked.delete(id);
+        break;
+      case 'discarded':
+        for (const id of message.ids) unacked.delete(id);
+        notifyDiscard(message.ids, message.reason, message.detail);
+        break;
+      case 'log':
+        logger[message.level](`core: ${message.message}`);
+        break;
+    }
+  }
+
+  /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
+  async function start(strategies: readonly StartStrategy[], replay: AnalyticsEvent[]): Promise<DeliveryLink | undefined> {
+    const gen = generation;
+    const current = (): boolean => !closed && gen === generation;
+    const handlers = {
+      onMessage: (message: FromWorkerMessage) => onMessage(gen, message),
+      onDeath: (reason: string) => onDeath(gen, reason),
+    };
+    let started: Awaited<ReturnType<typeof import('./worker-start.js').startFirst>>;
+    try {
+      // The start machinery (comlink, worker and in-process links) is its own chunk: the facade's
+      // bundle stays small, and capture does not wait for it (events are buffered meanwhile).
+      const { startFirst } = await import('./worker-start.js');
+      started = await startFirst(strategies, context, replay, handlers, current, logger);
+    } catch (error) {
+      logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
+    }
+    if (!current()) {
+      started?.link.close();
+      return undefined;
+    }
+    if (started === undefined) {
+      state = 'off';
+      return undefined;
+    }
+    link = started.link;
+    strategy = started.strategy;
+    state = link.mode;
+    drain();
+    return link;
+  }
+
+  function onDeath(gen: number, reason: string): void {
+    if (gen !== generation || closed) return;
+    generation++;
+    link?.close();
+    link = undefined;
+    restarts++;
+    state = 'starting';
+    const replay = [...unacked.values()];
+    mirror = { queueSize: replay.length, receivedSeq: 0 };
+    seq = 0;
+    const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
+    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${replay.length} unacknowledged event(s)`);
+    starting = start(next, replay);
+  }
+
+  function remember(event: AnalyticsEvent): void {
+    if (beaconed.size > 0 && beaconed.delete(event.id)) return;
+    unacked.set(event.id, event);
+    if (unacked.size > cap) {
+      // Bounded like the core's queue: the core drops its oldest too, and says so.
+      const oldest = unacked.keys().next();
+      if (oldest.done !== true) unacked.delete(oldest.value);
+    }
+  }
+
+  /** Posts the buffer as one message, then the other messages, to the running core. */
+  function drain(): void {
+    scheduled = false;
+    const current = link;
+    if (current === undefined || holds > 0) return;
+    if (buffer.length > 0) {
+      const events = buffer;
+      buffer = [];
+      try {
+        current.post({ t: 'events', seq: seq + events.length, events });
+        seq += events.length;
+        for (const event of events) remember(event);
+      } catch (error) {
+        postOneByOne(current, events, error);
+      }
+    }
+    if (messages.length > 0) {
+      const queued = messages;
+      messages = [];
+      for (const message of queued) {
+        try {
+          current.post(message);
+        } catch (error) {
+          logger.error(`cannot post ${message.t}`, error);
+        }
+      }
+    }
+  }
+
+  /** A post that threw (DataCloneError): find the event that cannot be posted, keep the rest. */
+  function postOneByOne(current: DeliveryLink, events: AnalyticsEvent[], cause: unknown): void {
+    logger.error('posting events failed; retrying one by one', cause);
+    const dropped: string[] = [];
+    for (const event of events) {
+      try {
+        current.post({ t: 'events', seq: seq + 1, events: [event] });
+        seq += 1;
+        remember(event);
+      } catch {
+        dropped.push(event.id);
+      }
+    }
+    notifyDiscard(dropped, 'rejected', 'the event could not be posted to the delivery core');
+  }
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    queueMicrotask(drain);
+  }
+
+  /** The running link, after any start or restart in progress. */
+  async function ready(): Promise<DeliveryLink | undefined> {
+    while (link === undefined && !closed) {
+      const pending = starting;
+      const started = await pending;
+      if (started !== undefined || pending === starting) return started ?? link;
+    }
+    return link;
+  }
+
+  function unavailable(message: string): AnalyticsError {
+    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.length + unacked.size });
+  }
+
+  return {
+    push(event) {
+      if (closed) return;
+      buffer.push(event);
+      if (buffer.length > cap) {
+        // Only while no core runs can the buffer grow; keep it bounded like the queue.
+        const dropped = buffer.splice(0, buffer.length - cap);
+        notifyDiscard(
+          dropped.map((e) => e.id),
+          'overflow',
+          `the queue holds at most ${cap} events (maxQueueSize); the oldest were dropped`,
+        );
+      }
+      schedule();
+    },
+
+    send(message) {
+      if (closed) return;
+      // One page-hidden pending is enough; before the core runs it is posted right after start.
+      if (message.t === 'page-hidden' && messages.some((m) => m.t === 'page-hidden')) return schedule();
+      messages.push(message);
+      if (messages.length > cap) messages.splice(0, messages.length - cap);
+      schedule();
+    },
+
+    async flush() {
+      for (let attempt = 0; ; attempt++) {
+        if (clearing.size > 0) await Promise.allSettled([...clearing]);
+        const current = await ready();
+        if (current === undefined) throw unavailable('flush(): the delivery core is not running; the events are kept');
+        drain();
+        let result;
+        try {
+          result = await current.flush(seq);
+        } catch (error) {
+          // The core died during the flush: its events were replayed to the next one; flush there.
+          if (attempt < 2 && !closed) continue;
+          throw new AnalyticsError('WORKER_UNAVAILABLE', 'flush(): the delivery core stopped; the events are kept', {
+            cause: error,
+          });
+        }
+        if (result.ok) return;
+        throw new AnalyticsError(result.code, `flush() failed: ${result.message}`, {
+          status: result.status,
+          queued: result.queued,
+        });
+      }
+    },
+
+    clear() {
+      const dropped = buffer.map((e) => e.id);
+      buffer = [];
+      unacked.clear();
+      beaconed.clear();
+      notifyDiscard(dropped, 'cleared', 'clearQueue()');
+      holds++;
+      const done = (async () => {
+        try {
+          const current = await ready();
+          await current?.clear();
+        } finally {
+          holds--;
+          drain();
+        }
+      })();
+      clearing.add(done);
+      void done.finally(() => clearing.delete(done)).catch(() => undefined);
+      return done;
+    },
+
+    queueSize() {
+      return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.length;
+    },
+
+    mode: () => state,
+
+    async stats() {
+      const current = await ready();
+      const base: QueueStats =
+        current === undefined
+          ? { queueSize: buffer.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'in-process' }
+          : await current.stats();
+      return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: unacked.size };
+    },
+
+    pending() {
+      const posted = [...unacked.values()];
+      if (buffer.length === 0) return posted;
+      return posted.concat(beaconed.size === 0 ? buffer : buffer.filter((e) => !beaconed.has(e.id)));
+    },
+
+    forget(ids) {
+      for (const id of ids) if (!unacked.delete(id)) beaconed.add(id);
+    },
+
+    async shutdown(timeoutMs) {
+      if (closed) return;
+      drain();
+      const current = link;
+      closed = true;
+      generation++;
+      link = undefined;
+      state = 'off';
+      if (current !== undefined) await current.shutdown(timeoutMs).catch(() => undefined);
+    },
+  };
+}

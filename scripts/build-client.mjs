@@ -1,0 +1,154 @@
+// Builds the browser client into dist/client and its types into dist/types:
+//
+//   dist/client/worker.js   the worker: self-contained (comlink and the delivery core inlined), a
+//                           classic script, so it also runs started as a module worker
+//   dist/client/index.js    the main-thread facade (ESM), plus lazily imported chunks beside it:
+//                           the inline-worker source (the worker above as a string, for a Blob
+//                           URL) and the in-process delivery core
+//   dist/types/**.d.ts      declarations, from tsc
+//
+// Then prints the minified + gzipped sizes and fails above the budgets (DESIGN.md "Bars").
+//
+//   node scripts/build-client.mjs           build and check (npm run build:client)
+//   node scripts/build-client.mjs --size    check only, nothing written (npm run size)
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Size budgets, gzipped bytes. */
+export const BUDGETS = { facade: 10 * 1024, worker: 25 * 1024 };
+
+const TARGET = ['es2020', 'chrome90', 'firefox90', 'safari15'];
+
+/** Builds the worker; returns its code. */
+async function buildWorker() {
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: ['worker/entry.ts'],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: TARGET,
+    minify: true,
+    write: false,
+    metafile: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return { code: result.outputFiles[0].text, metafile: result.metafile };
+}
+
+/**
+ * Builds everything in memory.
+ * @returns the files to write (path relative to dist/client → contents), the facade's metafile,
+ *   and the size rows.
+ */
+export async function buildClient() {
+  const worker = await buildWorker();
+  const inlineWorker = {
+    name: 'inline-worker-source',
+    setup(b) {
+      // The source tree's placeholder says "no inline worker"; the build puts the worker in.
+      b.onLoad({ filter: /[\\/]main[\\/]inline-worker-source\.ts$/ }, () => ({
+        contents: `export const WORKER_SOURCE = ${JSON.stringify(worker.code)};`,
+        loader: 'js',
+      }));
+    },
+  };
+  const facade = await build({
+    absWorkingDir: root,
+    entryPoints: { index: 'main/index.ts' },
+    outdir: 'dist/client',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'browser',
+    target: TARGET,
+    minify: true,
+    sourcemap: 'linked',
+    // Flat: the facade finds worker.js with new URL('./worker.js', import.meta.url) from any chunk.
+    chunkNames: '[name]-[hash]',
+    write: false,
+    metafile: true,
+    legalComments: 'none',
+    plugins: [inlineWorker],
+    logLevel: 'warning',
+  });
+
+  const files = new Map([['worker.js', worker.code]]);
+  for (const file of facade.outputFiles) files.set(relative(join(root, 'dist/client'), file.path), file.text);
+
+  const outputs = facade.metafile.outputs;
+  const key = (name) => `dist/client/${name}`;
+  // The main-thread entry: index.js and every chunk it imports statically.
+  const staticClosure = new Set();
+  const visit = (path) => {
+    if (staticClosure.has(path)) return;
+    staticClosure.add(path);
+    for (const imported of outputs[path]?.imports ?? []) if (imported.kind === 'import-statement') visit(imported.path);
+  };
+  visit(key('index.js'));
+
+  const gz = (text) => gzipSync(text, { level: 9 }).length;
+  const rows = [];
+  const facadeFiles = [...staticClosure].map((p) => p.slice('dist/client/'.length));
+  rows.push({
+    name: 'main-thread entry (index.js + static chunks)',
+    files: facadeFiles,
+    bytes: facadeFiles.reduce((n, f) => n + Buffer.byteLength(files.get(f)), 0),
+    gzip: facadeFiles.reduce((n, f) => n + gz(files.get(f)), 0),
+    budget: BUDGETS.facade,
+  });
+  rows.push({ name: 'worker (worker.js)', files: ['worker.js'], bytes: Buffer.byteLength(worker.code), gzip: gz(worker.code), budget: BUDGETS.worker });
+  for (const [name, text] of files) {
+    if (!name.endsWith('.js') || name === 'worker.js' || facadeFiles.includes(name)) continue;
+    rows.push({ name: `lazy chunk ${name}`, files: [name], bytes: Buffer.byteLength(text), gzip: gz(text) });
+  }
+  const facadeInputs = [...staticClosure].flatMap((p) => Object.keys(outputs[p]?.inputs ?? {}));
+  return { files, rows, facadeInputs, workerInputs: Object.keys(worker.metafile.inputs) };
+}
+
+function printTable(rows) {
+  const kb = (n) => `${(n / 1024).toFixed(2)} KB`;
+  const lines = [['bundle', 'minified', 'gzipped', 'budget (gzipped)']];
+  for (const row of rows) lines.push([row.name, kb(row.bytes), kb(row.gzip), row.budget === undefined ? '-' : kb(row.budget)]);
+  const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)));
+  for (const [i, line] of lines.entries()) {
+    console.log(line.map((cell, j) => (j === 0 ? cell.padEnd(widths[j]) : cell.padStart(widths[j]))).join('  '));
+    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+}
+
+async function main() {
+  const sizeOnly = process.argv.includes('--size');
+  const { files, rows } = await buildClient();
+  if (!sizeOnly) {
+    const outdir = join(root, 'dist/client');
+    rmSync(outdir, { recursive: true, force: true });
+    mkdirSync(outdir, { recursive: true });
+    for (const [name, text] of files) writeFileSync(join(outdir, name), text);
+    rmSync(join(root, 'dist/types'), { recursive: true, force: true });
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'scripts/tsconfig.client-types.json')], { stdio: 'inherit', cwd: root });
+    console.log(`built dist/client (${[...files.keys()].filter((f) => f.endsWith('.js')).join(', ')}) and dist/types`);
+  }
+  printTable(rows);
+  const over = rows.filter((row) => row.budget !== undefined && row.gzip > row.budget);
+  if (over.length > 0) {
+    for (const row of over) console.error(`over budget: ${row.name} is ${row.gzip} B gzipped, budget ${row.budget} B`);
+    process.exit(1);
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
