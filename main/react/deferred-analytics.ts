@@ -1,0 +1,97 @@
+/**
+ * A stand-in for the client while the provider has not created it yet. Children's effects run
+ * before their provider's, so a `track()` in a child's first effect would otherwise find no client:
+ * calls made before the client exists are kept and replayed on it, in order; synchronous getters
+ * answer their empty value until then.
+ */
+import type { Analytics } from '../analytics.js';
+import type { SessionData } from '../types.js';
+
+const EMPTY_SESSION: SessionData = {
+  startTime: 0,
+  pageViews: 0,
+  clicks: 0,
+  scrollDepth: 0,
+  maxScrollDepth: 0,
+  isActive: false,
+  events: [],
+};
+
+/** What each synchronous getter answers before the client exists. */
+const PENDING_ANSWERS: Record<string, unknown> = {
+  getUserId: null,
+  getAnonymousId: '',
+  getSessionId: '',
+  getSessionData: EMPTY_SESSION,
+  getActiveSession: EMPTY_SESSION,
+  calculateEngagementScore: 0,
+  getQueueSize: 0,
+  isRecordingActive: false,
+  calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
+  getSubscriptionData: null,
+  getFunnelState: undefined,
+  getVariant: null,
+  isInVariant: false,
+  getExperimentAssignments: [],
+};
+
+/** Operations that answer a promise: they wait for the client. */
+const ASYNC_OPERATIONS = new Set(['flush', 'getDeliveryStats', 'shutdown']);
+
+/** Calls kept before the client exists; bounded like the client's own queue. */
+const MAX_PENDING_CALLS = 1000;
+
+/** The stand-in and the way to give it its client. */
+export interface DeferredAnalytics {
+  /** Forwards to the client once attached; before that, keeps calls and answers empty values. */
+  readonly analytics: Analytics;
+  /** Gives the stand-in its client and replays the calls it kept. */
+  attach(client: Analytics): void;
+  /** The attached client, if any. */
+  current(): Analytics | undefined;
+}
+
+type Operation = (...args: unknown[]) => unknown;
+
+/** Creates a stand-in. Nothing happens until {@link DeferredAnalytics.attach}. */
+export function createDeferredAnalytics(config: Analytics['config']): DeferredAnalytics {
+  let client: Analytics | undefined;
+  const pending: Array<[string, unknown[]]> = [];
+  const waiting: Array<(client: Analytics) => void> = [];
+  const methods = new Map<string, Operation>();
+
+  const method = (name: string): Operation => {
+    let fn = methods.get(name);
+    if (fn !== undefined) return fn;
+    fn = (...args: unknown[]): unknown => {
+      if (client !== undefined) return (client[name as keyof Analytics] as Operation)(...args);
+      if (ASYNC_OPERATIONS.has(name)) {
+        return new Promise<Analytics>((resolve) => waiting.push(resolve)).then((c) => (c[name as keyof Analytics] as Operation)(...args));
+      }
+      if (name in PENDING_ANSWERS) return PENDING_ANSWERS[name];
+      if (pending.length < MAX_PENDING_CALLS) pending.push([name, args]);
+      return undefined;
+    };
+    methods.set(name, fn);
+    return fn;
+  };
+
+  const analytics = new Proxy({} as Analytics, {
+    get(_target, name) {
+      if (typeof name !== 'string') return undefined;
+      if (name === 'config') return client?.config ?? config;
+      if (name === 'then') return undefined; // not a thenable
+      return method(name);
+    },
+  });
+
+  return {
+    analytics,
+    attach(next) {
+      client = next;
+      for (const [name, args] of pending.splice(0)) (next[name as keyof Analytics] as Operation)(...args);
+      for (const resolve of waiting.splice(0)) resolve(next);
+    },
+    current: () => client,
+  };
+}
