@@ -1,8 +1,9 @@
 /** The client's public interface: every operation of SPEC.md "Client library operations". */
 import type { EventProperties, PageProperties } from '../worker/types.js';
 import type { ResolvedConfig } from './config.js';
+import type { ExperimentOperations } from './experiments.js';
 import type { FunnelOperations } from './funnels.js';
-import type { RecorderOperations } from './recorder-placeholder.js';
+import type { RecorderOperations } from './recorder/facade-recorder.js';
 import type { SubscriptionOperations } from './subscriptions.js';
 import type { PerformanceData, SessionData, UserProperties } from './types.js';
 import type { DeliveryStats } from './worker-client.js';
@@ -12,18 +13,26 @@ import type { DeliveryStats } from './worker-client.js';
  * throws into the app; failures are logged when `debug` is on. Only `flush()` reports failure, by
  * rejecting with an `AnalyticsError`.
  */
-export interface Analytics extends FunnelOperations, RecorderOperations, SubscriptionOperations {
+export interface Analytics extends FunnelOperations, RecorderOperations, SubscriptionOperations, ExperimentOperations {
   /** The configuration in use, every default applied. */
   readonly config: Readonly<ResolvedConfig>;
   /** Sends a custom event named `event`. */
   track(event: string, properties?: EventProperties): void;
   /** Sends a `page_view`; the properties override the page's own (title, url, path, referrer, search). */
   page(properties?: PageProperties): void;
-  /** Sets the user id and sends `user_identify` with the traits. */
+  /**
+   * Sets the user id and sends `user_identify` with the traits. A `subscription` trait is validated
+   * like a subscription event's properties (invalid fields are not sent), remembered for
+   * `getSubscriptionData()` when its status is valid, and sent JSON-encoded. Identifying a user
+   * other than the current one forgets the previous user's subscription data.
+   */
   identify(userId: string, traits?: UserProperties): void;
   /** Links `previousId` (by default the current user or anonymous id) to `newId`, sends `user_alias`, and continues as `newId`. */
   alias(newId: string, previousId?: string): void;
-  /** Clears the user, issues a new anonymous id and starts a new session; sends nothing. */
+  /**
+   * Clears the user, issues a new anonymous id and starts a new session; forgets the subscription
+   * data and the experiment assignments (the new anonymous id may get other variants). Sends nothing.
+   */
   reset(): void;
   /**
    * Sends everything queued now. Resolves once the server accepted it; rejects with an

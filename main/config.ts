@@ -4,6 +4,7 @@
  */
 import type { DeliveryConfig, DiscardReason } from '../worker/types.js';
 import type { ABTestConfig } from './experiment-types.js';
+import type { RecordingConfig } from './recorder/types.js';
 import type { TransportOptions } from './transport-options.js';
 
 /** What `onDiscard` is told when events leave the queue without being accepted by the server. */
@@ -50,11 +51,22 @@ export interface AnalyticsConfig {
   enableHeatmapTracking?: boolean;
   /** Record the session with rrweb from start. @default false */
   enableSessionRecording?: boolean;
+  /**
+   * How sessions are recorded (`startRecording()`, `enableSessionRecording`); every field has a
+   * privacy-first default (inputs masked, `sa-block` elements not recorded, `sa-mask` text masked).
+   * @default {} (see RecordingConfig)
+   */
+  recording?: RecordingConfig;
   /** Send uncaught errors and unhandled promise rejections. @default false */
   enableErrorTracking?: boolean;
-  /** Assign and expose A/B experiments. @default false */
+  /**
+   * Assign A/B experiments (`getVariant`, `isInVariant`, `getExperimentAssignments`) and send
+   * `experiment_exposure`; the experiments code is a chunk loaded at start only when this is on.
+   * Off, those operations answer null, false and [] and nothing is stored or sent.
+   * @default false
+   */
   enableABTesting?: boolean;
-  /** A/B testing configuration. */
+  /** A/B testing configuration: the experiments, inline or by URL (see {@link ABTestConfig}). @default undefined (no experiments) */
   abTestConfig?: ABTestConfig;
   /**
    * Journal the worker's queue to IndexedDB so events survive a crash or an offline period.

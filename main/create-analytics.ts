@@ -7,18 +7,19 @@ import type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties 
 import type { Analytics } from './analytics.js';
 import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from './config.js';
 import { globalTimers } from './delivery-link.js';
+import { createBusinessOperations } from './business-operations.js';
 import { AnalyticsError } from './errors.js';
-import { createFunnels } from './funnels.js';
+import { createExperimentOperations } from './experiment-operations.js';
 import { guardAll } from './guard.js';
 import { createIdentity } from './identity.js';
 import { createLogger } from './logger.js';
 import { createNullDelivery } from './null-delivery.js';
 import { createPageContext } from './page-context.js';
+import { watchNavigation } from './page-tracking.js';
 import { cleanProperties } from './properties.js';
-import { createRecorderPlaceholder } from './recorder-placeholder.js';
+import { createFacadeRecorder } from './recorder/facade-recorder.js';
 import { createSessionManager } from './session.js';
 import { browserLocalStorage, createSafeStorage } from './storage.js';
-import { createSubscriptions } from './subscriptions.js';
 import type { SessionData } from './types.js';
 import { ALL_STRATEGIES } from './transport-options.js';
 import { startUnloadPath } from './unload-path.js';
@@ -92,12 +93,14 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     properties: EventProperties | undefined,
     userId?: string,
     context?: EventContext,
+    at?: number,
   ): AnalyticsEvent | undefined {
     if (closed) {
       log.debug(`${name ?? type}: the client was shut down; event dropped`);
       return undefined;
     }
-    const timestamp = now();
+    // `at`: the time of a call replayed once a lazily loaded module arrived (business-operations.ts).
+    const timestamp = at ?? now();
     const event: AnalyticsEvent = {
       id: nextId(timestamp),
       timestamp,
@@ -117,10 +120,32 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     return event;
   }
 
-  const send = (name: string, properties: EventProperties | undefined): void => void emit('track', name, cleanProperties(properties));
-  const funnels = createFunnels(send, now);
-  const subscriptions = createSubscriptions(send, () => session.data(now()).engagementScore ?? 0);
-  const recorder = createRecorderPlaceholder(log);
+  const send = (name: string, properties: EventProperties | undefined, at?: number): void =>
+    void emit('track', name, cleanProperties(properties), undefined, undefined, at);
+  const business = createBusinessOperations({
+    send,
+    store,
+    keyPrefix,
+    now,
+    engagementScore: () => session.data(now()).engagementScore ?? 0,
+    log,
+  });
+  const experiments = createExperimentOperations(config.enableABTesting, {
+    config: config.abTestConfig,
+    store,
+    key: `${keyPrefix}experiments`,
+    unitId: () => identity.userId() ?? identity.anonymousId(),
+    send,
+    now,
+    log,
+    fetch: win === undefined ? undefined : (url, init) => fetch(url, init),
+    timers: globalTimers,
+  });
+  const { sessionChanged: recordingSessionChanged, close: closeRecorder, ...recorder } = createFacadeRecorder(
+    config,
+    () => session.currentId(now()),
+    { win, logger: log, sink: delivery, storage: store, userId: () => identity.userId(), now, timers: globalTimers },
+  );
 
   let lastPageUrl: string | undefined;
   function page(properties?: unknown): void {
@@ -141,44 +166,39 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       if (config.enableAutoPageTracking) page();
       else lastPageUrl = pageContext.href();
     };
+    // Synchronous, not in a lazy chunk: a pushState() right after start must be seen.
+    removers.push(watchNavigation(win, onNavigate));
     let stopObservers: (() => void) | undefined;
     removers.push(() => stopObservers?.());
     import('./page-observers.js').then(
       ({ observePage }) => {
-        if (!closed) stopObservers = observePage(win, session, now, onNavigate);
+        if (!closed) stopObservers = observePage(win, { session, now, config, send, log });
       },
-      (error: unknown) => log.debug('page observers (clicks, scroll, navigation, channel) could not be loaded', error),
+      (error: unknown) => log.debug('page observers could not be loaded', error),
     );
-    if (config.enableErrorTracking || config.enableHeatmapTracking || config.enablePerformanceTracking) {
-      let stopAuto: (() => void) | undefined;
-      removers.push(() => stopAuto?.());
-      import('./auto-tracking.js').then(
-        ({ startAutoTracking }) => {
-          if (closed) return;
-          const options = {
-            errors: config.enableErrorTracking,
-            heatmap: config.enableHeatmapTracking,
-            performance: config.enablePerformanceTracking,
-          };
-          stopAuto = startAutoTracking(win, options, send, now);
-        },
-        (error: unknown) => log.debug('automatic tracking could not be loaded', error),
-      );
-    }
   }
   if (config.enableSessionRecording) recorder.startRecording();
 
-  const { remember: _remember, forget: _forget, ...subscriptionOperations } = subscriptions;
+  const { remember: _remember, forget: _forget, settled: _settled, ...businessOperations } = business;
+  const { forget: _forgetAssignments, stop: stopExperiments, ...experimentOperations } = experiments;
+  removers.push(stopExperiments, closeRecorder);
   const operations: SyncOperations = {
-    ...funnels,
     ...recorder,
-    ...subscriptionOperations,
+    ...businessOperations,
+    ...experimentOperations,
     page,
     identify(userId, traits) {
       if (typeof userId !== 'string' || userId === '') return log.warn('identify() needs a user id');
+      // Another user's billing data must not stay with this one.
+      if (identity.userId() !== null && identity.userId() !== userId) business.forget();
       identity.setUserId(userId);
-      subscriptions.remember(traits?.subscription);
-      emit('identify', undefined, cleanProperties(traits), userId);
+      const properties = cleanProperties(traits);
+      if (properties?.subscription === undefined) return void emit('identify', undefined, properties, userId);
+      // The subscription is validated like a subscription event's (a card number is never sent),
+      // by the lazily loaded module: the event is made once it has, stamped with this call's time.
+      business.remember(properties.subscription, (valid, at) =>
+        emit('identify', undefined, { ...properties, subscription: JSON.stringify(valid) }, userId, undefined, at),
+      );
     },
     alias(newId, previousId) {
       if (typeof newId !== 'string' || newId === '') return log.warn('alias() needs the new id');
@@ -191,7 +211,9 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     reset() {
       identity.reset();
       session.restart(now());
-      subscriptions.forget();
+      recordingSessionChanged();
+      business.forget();
+      experiments.forget();
     },
     setUserId: (userId) => identity.setUserId(userId === '' ? null : userId),
     getUserId: () => identity.userId(),
@@ -231,7 +253,8 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     },
     flush() {
       try {
-        return delivery.flush();
+        // Calls still waiting for a lazily loaded module are part of "everything queued now".
+        return business.settled()?.then(() => delivery.flush()) ?? delivery.flush();
       } catch (error) {
         return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'flush() failed', { cause: error }));
       }
@@ -279,6 +302,9 @@ const FALLBACKS: { [K in keyof SyncOperations]?: ReturnType<SyncOperations[K]> }
   isRecordingActive: false,
   calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
   getSubscriptionData: null,
+  getVariant: null,
+  isInVariant: false,
+  getExperimentAssignments: [],
 };
 
 function emptySession(): SessionData {

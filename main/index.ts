@@ -3,18 +3,21 @@
  * batching, retry and uploads run in a Web Worker; the main thread keeps a thin facade.
  */
 export { createAnalytics } from './create-analytics.js';
+export { SessionRecorder } from './recorder/session-recorder.js';
 export { AnalyticsError, isAnalyticsError } from './errors.js';
 export { DEFAULTS, resolveConfig } from './config.js';
 export { calculateBounceLikelihood, calculateEngagementScore } from './engagement.js';
-export { calculateChurnRisk } from './subscriptions.js';
 
 export type { Analytics } from './analytics.js';
 export type { AnalyticsConfig, DiscardInfo, ResolvedConfig } from './config.js';
 export type { AnalyticsErrorCode, AnalyticsErrorOptions } from './errors.js';
 export type { EngagementInput } from './engagement.js';
+export type { ExperimentOperations } from './experiments.js';
 export type { FunnelOperations } from './funnels.js';
-export type { RecorderOperations } from './recorder-placeholder.js';
-export type { ChurnInput, SubscriptionOperations } from './subscriptions.js';
+export type { RecorderOperations } from './recorder/facade-recorder.js';
+export type { RecorderState } from './recorder/session-recorder.js';
+export type { RecordingConfig, RecordingSampling } from './recorder/types.js';
+export type { SubscriptionOperations } from './subscriptions.js';
 export type { DeliveryMode, DeliveryStats } from './worker-client.js';
 export type {
   AnalyticsEvent,
@@ -26,6 +29,7 @@ export type {
   EventProperties,
   EventPropertyValue,
   FunnelState,
+  FunnelStatus,
   FunnelStep,
   HeatmapData,
   PageProperties,

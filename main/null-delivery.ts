@@ -19,6 +19,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
     flush: () => Promise.resolve(),
     clear: () => Promise.resolve(),
     queueSize: () => 0,
+    recordingQueued: () => 0,
     mode: () => 'off',
     stats: () =>
       Promise.resolve({

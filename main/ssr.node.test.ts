@@ -13,6 +13,15 @@ describe('the library outside a browser', () => {
     const fetchSpy = vi.spyOn(globalThis, 'fetch');
     const library = await import('./index.js');
     const analytics = library.createAnalytics({ apiKey: 'k', projectId: 'p', debug: false, userId: 'u0' });
+    const withExperiments = library.createAnalytics({
+      apiKey: 'k',
+      projectId: 'p',
+      enableABTesting: true,
+      abTestConfig: { experiments: [ssrExperiment], experimentsUrl: 'https://experiments.example/list.json' },
+    });
+    // Funnels, subscriptions and experiments live in lazily loaded modules (business-operations.ts).
+    await Promise.all([import('./business-module.js'), import('./experiments.js')]);
+    await new Promise((resolve) => setImmediate(resolve));
 
     analytics.track('ssr_event', { a: 1 });
     analytics.page({ title: 'x' });
@@ -55,11 +64,17 @@ describe('the library outside a browser', () => {
     analytics.trackPaymentSucceeded({ amount: 1 });
     expect(analytics.calculateChurnRisk().risk_score).toBeGreaterThan(0);
     expect(analytics.getSubscriptionData()).toMatchObject({ status: 'incomplete_expired' });
+    expect(analytics.getVariant('exp')).toBeNull();
+    expect(analytics.isInVariant('exp', 'b')).toBe(false);
+    expect(analytics.getExperimentAssignments()).toEqual([]);
+    expect(withExperiments.getVariant('exp')).toBe('b');
+    expect(withExperiments.getExperimentAssignments()).toHaveLength(1);
     analytics.reset();
     expect(analytics.getUserId()).toBeNull();
     await expect(analytics.flush()).resolves.toBeUndefined();
     expect(await analytics.getDeliveryStats()).toMatchObject({ mode: 'off' });
     await analytics.shutdown();
+    await withExperiments.shutdown();
 
     expect(setTimeoutSpy).not.toHaveBeenCalled();
     expect(setIntervalSpy).not.toHaveBeenCalled();
@@ -67,3 +82,14 @@ describe('the library outside a browser', () => {
     expect(analytics.config.endpoint).toBe('http://localhost:8787');
   });
 });
+
+const ssrExperiment = {
+  id: 'e1',
+  key: 'exp',
+  name: 'Experiment',
+  status: 'RUNNING' as const,
+  trafficSplit: 1,
+  variants: [{ id: 'v1', key: 'b', name: 'B', isControl: false, trafficSplit: 1, createdAt: '', updatedAt: '' }],
+  createdAt: '',
+  updatedAt: '',
+};

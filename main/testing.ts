@@ -139,3 +139,12 @@ export async function pageObserversReady(): Promise<void> {
   await import('./page-observers.js');
   await endOfTask();
 }
+
+/**
+ * Waits until a client made before the call has its lazily loaded modules: funnels and
+ * subscriptions (`business-module.ts`) and experiments (`experiments.ts`).
+ */
+export async function lazyModulesReady(): Promise<void> {
+  await Promise.all([import('./business-module.js'), import('./experiments.js')]);
+  await endOfTask();
+}

@@ -15,6 +15,7 @@ export type {
   PageProperties,
   QueueStats,
 } from '../worker/types.js';
+export type { FunnelState, FunnelStatus, FunnelStep } from './funnels.js';
 
 /** A value of {@link UserProperties}: a scalar, or the user's subscription. */
 export type UserPropertyValue = string | number | boolean | null | undefined | SubscriptionProperties;
@@ -112,29 +113,3 @@ export interface HeatmapData {
   viewport: { width: number; height: number };
 }
 
-/** One step reached in a funnel. */
-export interface FunnelStep {
-  name: string;
-  index: number;
-  /** When the step was reached (ms). */
-  timestamp: number;
-}
-
-/**
- * The state of one funnel, returned by `getFunnelState()` (SPEC.md leaves its fields open; these
- * are ours).
- */
-export interface FunnelState {
-  name: string;
-  status: 'active' | 'completed' | 'abandoned';
-  /** When the funnel started (ms). */
-  startedAt: number;
-  /** Steps reached, in order. */
-  steps: FunnelStep[];
-  /** Index of the last step reached; -1 before the first step. */
-  currentStepIndex: number;
-  /** When the funnel was completed or abandoned (ms). */
-  endedAt?: number;
-  /** Why it was abandoned. */
-  abandonReason?: string;
-}

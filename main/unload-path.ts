@@ -2,8 +2,11 @@
  * The unload path of one client (DESIGN.md "Unload is the main thread's job"): when the page is
  * hidden, the session is persisted and the core is asked to send now; on `pagehide`, the events
  * the server has not acknowledged go out by beacon.
+ *
+ * The beacon sender (with the wire mapping it needs) is a chunk of its own, fetched as this path
+ * starts, so the facade's bundle does not carry it: a page closed in the few milliseconds before
+ * it arrives relies on the worker's send alone.
  */
-import { sendByBeacon } from './beacon.js';
 import type { ResolvedConfig } from './config.js';
 import type { Logger } from './logger.js';
 import type { SessionManager } from './session.js';
@@ -20,6 +23,11 @@ export function startUnloadPath(
   sendBeacon: ((url: string, body: string) => boolean) | undefined,
   log: Logger,
 ): () => void {
+  let beaconSender: typeof import('./beacon.js') | undefined;
+  import('./beacon.js').then(
+    (module) => (beaconSender = module),
+    (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),
+  );
   const beacon =
     sendBeacon ??
     (typeof win.navigator?.sendBeacon === 'function' ? (url: string, body: string) => win.navigator.sendBeacon(url, body) : undefined);
@@ -43,7 +51,8 @@ export function startUnloadPath(
       const pending = delivery.pending();
       if (pending.length === 0) return;
       if (beacon === undefined) return log.debug(`no sendBeacon here; ${pending.length} unacknowledged event(s) may be lost`);
-      const { sent, unsent } = sendByBeacon(pending, {
+      if (beaconSender === undefined) return log.debug(`the beacon sender is not loaded yet; ${pending.length} unacknowledged event(s) may be lost`);
+      const { sent, unsent } = beaconSender.sendByBeacon(pending, {
         endpoint: config.endpoint,
         apiKey: config.apiKey,
         projectId: config.projectId,

@@ -44,6 +44,12 @@ export interface DeliveryClient {
   clear(): Promise<void>;
   /** Events waiting: the core's queue, posts not yet received, and the buffer. */
   queueSize(): number;
+  /**
+   * Recorded events waiting for upload: the core's count from its last status, plus those posted
+   * or waiting to be posted since, less what a `recording-clear` discarded (the next status
+   * replaces the estimate with the core's count).
+   */
+  recordingQueued(): number;
   mode(): DeliveryMode;
   /** Waits for the start, then asks the core. */
   stats(): Promise<DeliveryStats>;
@@ -83,6 +89,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   /** Events posted to the current core. */
   let seq = 0;
   let mirror = { queueSize: 0, receivedSeq: 0 };
+  /** The core's `recordingQueued`, plus the recorded events posted since its last status. */
+  let recording = 0;
   const unacked = new Map<string, AnalyticsEvent>();
   /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
   const beaconed = new Set<string>();
@@ -103,6 +111,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     switch (message.t) {
       case 'status':
         mirror = { queueSize: message.queueSize, receivedSeq: message.receivedSeq };
+        recording = message.recordingQueued;
         for (const id of message.acked) unacked.delete(id);
         break;
       case 'discarded':
@@ -156,6 +165,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     state = 'starting';
     const replay = [...unacked.values()];
     mirror = { queueSize: replay.length, receivedSeq: 0 };
+    recording = 0;
     seq = 0;
     const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
     logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${replay.length} unacknowledged event(s)`);
@@ -194,6 +204,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       for (const message of queued) {
         try {
           current.post(message);
+          if (message.t === 'recording') recording += message.events.length;
+          else if (message.t === 'recording-clear') recording = 0;
         } catch (error) {
           logger.error(`cannot post ${message.t}`, error);
         }
@@ -309,6 +321,12 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
 
     queueSize() {
       return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.length;
+    },
+
+    recordingQueued() {
+      let count = recording;
+      for (const message of messages) if (message.t === 'recording') count += message.events.length;
+      return count;
     },
 
     mode: () => state,

@@ -3,18 +3,27 @@
  * DESIGN.md "The recorder"). Capture runs on the main thread; this part buffers, chunks and
  * uploads, one session at a time per session id.
  *
- * Offsets: a chunk's `event_offset` is the number of events of the session put into chunks before
- * it. A chunk's offset and content are fixed when it is formed and it is resent unchanged until
- * it is accepted or given up, and chunks of one session go strictly in order, one at a time. The
- * server dedupes on (session, event_offset), so an offset must never carry different events: a
- * chunk that is dropped leaves a gap rather than having its offset reused.
+ * Offsets: a chunk's `event_offset` is the index of its first event in the session's recording. A
+ * chunk's offset and content are fixed when it is formed and it is resent unchanged until it is
+ * accepted or given up; chunks of one session go strictly in order, one at a time. The server
+ * dedupes on (session, event_offset), so an offset never carries different events: a chunk that is
+ * dropped, or an event that cannot be serialised, leaves a gap rather than having its index reused.
  *
- * An empty chunk would occupy its offset without covering it: if the recording went on in the same
- * session (stop, then start again), its next chunk would carry the same offset and be dropped by
- * the server as a duplicate. So a periodic cut keeps the newest event back for the next chunk,
- * which makes the final chunk of `recording-stop` non-empty whenever anything was recorded since
- * the last stop; a repeated stop sends nothing. The empty final chunk SPEC.md asks for remains
- * only for a stop with nothing recorded at all.
+ * The recorder numbers a session's events itself and sends the index of each message's first
+ * event as `meta.offset`, persisted in the page's storage, since the worker's memory does not
+ * outlive a reload or a worker restart (a recording continued in the same session would otherwise
+ * restart at 0 and the server would drop its chunks). A new session starts at its first message's
+ * index; a message that skips ahead (another page of the session took the indexes between, or
+ * events were discarded) first closes the buffer into chunks; one behind the buffer's end goes on
+ * at the end. Without `meta.offset` the uploader counts from 0 itself.
+ *
+ * An empty chunk would occupy its offset without covering it, so the next chunk of a recording
+ * continued in the same session would be dropped as a duplicate. A numbering recorder ends every
+ * recording with an event of its own (a stop marker), so its final chunk is never empty and every
+ * cut sends everything. Without `meta.offset`, periodic and page-hidden cuts keep the newest event
+ * back, so the final chunk of `recording-stop` is non-empty whenever anything was recorded since
+ * the last stop (a repeated stop sends nothing); an empty final chunk is left only for a stop with
+ * nothing recorded at all.
  */
 import { LIMITS } from '../protocol/limits.js';
 import type { RecordedEvent } from '../protocol/recording.js';
@@ -50,7 +59,8 @@ export interface RecordingUploader {
   receive(message: RecordingMessage): void;
   /**
    * Page hidden or shutting down: cut chunks of what is buffered and send them now, without
-   * waiting out retry backoff. `everything` (shutdown) also sends the event a cut keeps back.
+   * waiting out retry backoff. `everything` (shutdown) also sends the event a cut of a session
+   * without `meta.offset` keeps back.
    */
   uploadNow(everything?: boolean): void;
   /** Recorded events buffered or in chunks not yet accepted (status `recordingQueued`). */
@@ -72,8 +82,10 @@ interface Session {
   id: string;
   meta: RecordingMeta;
   buffer: RecordedEvent[];
-  /** Offset of the next chunk formed. */
+  /** Offset of the next chunk formed: the index of `buffer[0]` in the session's recording. */
   nextOffset: number;
+  /** The recorder numbers the events (`meta.offset`): no event is kept back at a cut. */
+  numbered: boolean;
   /** Formed chunks not yet accepted, in offset order; the first one is the next to send. */
   chunks: Chunk[];
   sending: boolean;
@@ -95,7 +107,8 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
         id,
         meta,
         buffer: [],
-        nextOffset: 0,
+        nextOffset: offsetOf(meta) ?? 0,
+        numbered: offsetOf(meta) !== undefined,
         chunks: [],
         sending: false,
         uploadTimer: undefined,
@@ -126,31 +139,48 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
 
   /**
    * Moves the buffer into chunks of at most ~1 MB. `'final'` marks the last one (made even if
-   * empty); `'keep-newest'` leaves the newest event in the buffer (see the file comment).
+   * empty); `'keep-newest'` leaves the newest event of an unnumbered session in the buffer (see the
+   * file comment).
    */
   function cutChunks(session: Session, mode: 'final' | 'keep-newest' | 'all'): void {
-    const keep = mode === 'keep-newest' ? 1 : 0;
+    const keep = mode === 'keep-newest' && !session.numbered ? 1 : 0;
     if (session.buffer.length <= keep && mode !== 'final') return;
     const buffer = keep === 0 ? session.buffer : session.buffer.slice(0, -keep);
     session.buffer = keep === 0 ? [] : session.buffer.slice(-keep);
-    const final = mode === 'final';
     let parts: string[] = [];
     let chars = 0;
+    const close = (final: boolean): void => {
+      addChunk(session, parts, final);
+      parts = [];
+      chars = 0;
+    };
     for (const event of buffer) {
       const json = encode(event);
       if (json === undefined) {
         deps.log('warn', `a recorded event of session ${session.id} cannot be serialised; it is left out`);
+        // Its index stays unused, so the events after it keep theirs.
+        if (parts.length > 0) close(false);
+        session.nextOffset += 1;
         continue;
       }
-      if (parts.length > 0 && (chars + json.length > MAX_CHUNK_CHARS || parts.length >= LIMITS.maxRecordedEventsPerChunk)) {
-        addChunk(session, parts, false);
-        parts = [];
-        chars = 0;
-      }
+      if (parts.length > 0 && (chars + json.length > MAX_CHUNK_CHARS || parts.length >= LIMITS.maxRecordedEventsPerChunk)) close(false);
       parts.push(json);
       chars += json.length + 1;
     }
-    if (parts.length > 0 || final) addChunk(session, parts, final);
+    if (parts.length > 0 || mode === 'final') close(mode === 'final');
+  }
+
+  /** A numbered message whose first index does not follow on from the buffer: close the buffer, continue there. */
+  function continueAt(session: Session, offset: number): void {
+    const end = session.nextOffset + session.buffer.length;
+    if (offset === end) return;
+    if (offset < end) {
+      deps.log('debug', `recording of session ${session.id}: index ${offset} is already used; continuing at ${end}`);
+      return;
+    }
+    cutChunks(session, 'all');
+    session.nextOffset = offset;
+    pump(session);
   }
 
   function addChunk(session: Session, parts: string[], final: boolean): void {
@@ -217,6 +247,11 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
       if (closed) return;
       if (message.t === 'recording') {
         const session = sessionFor(message.sessionId, message.meta);
+        const offset = offsetOf(message.meta);
+        if (offset !== undefined) {
+          session.numbered = true;
+          if (message.events.length > 0) continueAt(session, offset);
+        }
         for (const event of message.events) session.buffer.push(event);
         if (message.events.length > 0) session.finished = false;
         armUploadTimer(session);
@@ -277,6 +312,12 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
       }
     },
   };
+}
+
+/** `meta.offset` when it is a usable index. */
+function offsetOf(meta: RecordingMeta): number | undefined {
+  const { offset } = meta;
+  return typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0 ? offset : undefined;
 }
 
 function encode(event: RecordedEvent): string | undefined {

@@ -131,6 +131,13 @@ export interface RecordingMeta {
   userId: string | null;
   /** When recording started (ms), for the chunk's `duration`. */
   startedAt: number;
+  /**
+   * Index of the message's first event in the session's recording (its `event_offset` if it began
+   * a chunk), numbered by the recorder on the main thread and persisted per session, so a recording
+   * continued after a reload or a worker restart never reuses an offset. Absent: the uploader
+   * numbers the session's events itself, from 0 (`recording-uploader.ts`).
+   */
+  offset?: number;
 }
 
 /** Data-plane messages from the facade to the core. */

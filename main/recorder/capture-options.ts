@@ -1,0 +1,85 @@
+/**
+ * RecordingConfig with its defaults applied, and the options rrweb's `record()` is given for it.
+ * Every field of RecordingConfig reaches rrweb (or the engine: `maxDuration`,
+ * `maxMutationsPerSecond`); `maskAllInputs` is explicit, never rrweb's own default.
+ */
+import type { RecordedEvent } from '../../protocol/recording.js';
+import { createInputMasking } from './privacy.js';
+import type { CaptureOptions, RecordingConfig, RecordingSampling } from './types.js';
+
+/** RecordingConfig with every default applied. */
+export interface ResolvedRecordingConfig extends Required<Omit<RecordingConfig, 'sampling'>> {
+  sampling: Required<RecordingSampling>;
+}
+
+/** Every default of {@link RecordingConfig}, in one place. */
+export const RECORDING_DEFAULTS: ResolvedRecordingConfig = {
+  maxDuration: 30 * 60 * 1000,
+  checkoutEveryNms: 5 * 60 * 1000,
+  blockClass: 'sa-block',
+  ignoreClass: 'sa-ignore',
+  maskAllInputs: true,
+  maskTextClass: 'sa-mask',
+  inlineStylesheet: true,
+  collectFonts: false,
+  sampling: { mousemove: 50, mouseInteraction: true, scroll: 150, input: 'last' },
+  maxMutationsPerSecond: 10_000,
+};
+
+/**
+ * Applies the defaults. A value of the wrong type (or a number that is not positive) falls back to
+ * its default, as `resolveConfig` does for AnalyticsConfig.
+ */
+export function resolveRecordingConfig(config: RecordingConfig | undefined): ResolvedRecordingConfig {
+  const given = (config ?? {}) as Record<string, unknown>;
+  const sampling = (typeof given.sampling === 'object' && given.sampling !== null ? given.sampling : {}) as Record<string, unknown>;
+  const pick = <T>(source: Record<string, unknown>, key: string, fallback: T, ok: (value: unknown) => boolean): T =>
+    ok(source[key]) ? (source[key] as T) : fallback;
+  const positive = (value: unknown): boolean => typeof value === 'number' && value > 0 && Number.isFinite(value);
+  const string = (value: unknown): boolean => typeof value === 'string';
+  const boolean = (value: unknown): boolean => typeof value === 'boolean';
+  const d = RECORDING_DEFAULTS;
+  return {
+    maxDuration: pick(given, 'maxDuration', d.maxDuration, positive),
+    checkoutEveryNms: pick(given, 'checkoutEveryNms', d.checkoutEveryNms, positive),
+    blockClass: pick(given, 'blockClass', d.blockClass, string),
+    ignoreClass: pick(given, 'ignoreClass', d.ignoreClass, string),
+    maskAllInputs: pick(given, 'maskAllInputs', d.maskAllInputs, boolean),
+    maskTextClass: pick(given, 'maskTextClass', d.maskTextClass, string),
+    inlineStylesheet: pick(given, 'inlineStylesheet', d.inlineStylesheet, boolean),
+    collectFonts: pick(given, 'collectFonts', d.collectFonts, boolean),
+    maxMutationsPerSecond: pick(given, 'maxMutationsPerSecond', d.maxMutationsPerSecond, positive),
+    sampling: {
+      mousemove: pick(sampling, 'mousemove', d.sampling.mousemove, (v) => boolean(v) || positive(v)),
+      mouseInteraction: pick(sampling, 'mouseInteraction', d.sampling.mouseInteraction, (v) => boolean(v) || (typeof v === 'object' && v !== null)),
+      scroll: pick(sampling, 'scroll', d.sampling.scroll, positive),
+      input: pick(sampling, 'input', d.sampling.input, (v) => v === 'last' || v === 'all'),
+    },
+  };
+}
+
+/** The options of rrweb's `record()` for `config`, with `emit` and `onError` as the funnels. */
+export function captureOptions(
+  config: ResolvedRecordingConfig,
+  emit: (event: RecordedEvent) => void,
+  onError: (error: unknown) => void,
+): CaptureOptions {
+  const masking = createInputMasking(config.maskAllInputs, config.maskTextClass);
+  return {
+    emit,
+    checkoutEveryNms: config.checkoutEveryNms,
+    blockClass: config.blockClass,
+    ignoreClass: config.ignoreClass,
+    maskTextClass: config.maskTextClass,
+    // `maskAllInputs` itself is not passed: rrweb would then ignore maskInputOptions (privacy.ts).
+    maskInputOptions: masking.maskInputOptions,
+    maskInputFn: masking.maskInputFn,
+    inlineStylesheet: config.inlineStylesheet,
+    collectFonts: config.collectFonts,
+    sampling: { ...config.sampling },
+    errorHandler(error) {
+      onError(error);
+      return true;
+    },
+  };
+}

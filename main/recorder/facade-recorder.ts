@@ -1,0 +1,61 @@
+/**
+ * The recording operations of the `createAnalytics()` client (SPEC.md "Client library
+ * operations"): a {@link SessionRecorder} bound to the client's delivery, storage, identity and
+ * current session. A recording belongs to one session: `startRecording()` in a session other than
+ * the recorder's stops that recording (final upload) and starts one for the current session, and
+ * `reset()` (a new session) does the same for a recording in progress.
+ */
+import type { ResolvedConfig } from '../config.js';
+import { SessionRecorder } from './session-recorder.js';
+import type { RecorderDeps } from './types.js';
+
+/** Recorder operations of the client (SPEC.md "Client library operations"). */
+export interface RecorderOperations {
+  /** Starts recording the current session (SPEC.md "Session recorder"). */
+  startRecording(): void;
+  /** Stops recording and uploads the rest with `is_final: true`. */
+  stopRecording(): void;
+  /** Pauses recording; what was captured is kept for the final upload. */
+  pauseRecording(): void;
+  /** Resumes a paused recording. */
+  resumeRecording(): void;
+  /** True while recording (not while paused). */
+  isRecordingActive(): boolean;
+}
+
+/** The client's recorder: the operations, plus what the client itself calls. */
+export interface FacadeRecorder extends RecorderOperations {
+  /** The session changed (`reset()`): a recording in progress goes on in the new session. */
+  sessionChanged(): void;
+  /** Shutdown: stops recording; later calls do nothing. */
+  close(): void;
+}
+
+/** Creates the client's recorder; nothing is loaded until the first `startRecording()`. */
+export function createFacadeRecorder(config: ResolvedConfig, sessionId: () => string, deps: RecorderDeps): FacadeRecorder {
+  let recorder: SessionRecorder | undefined;
+  let closed = false;
+  const start = (): void => {
+    if (closed) return;
+    const id = sessionId();
+    if (recorder?.sessionId !== id) {
+      recorder?.stop();
+      recorder = new SessionRecorder(config, id, config.recording, deps);
+    }
+    recorder.start();
+  };
+  const forward = (method: 'stop' | 'pause' | 'resume') => (): void => recorder?.[method]();
+  const stop = forward('stop');
+  return {
+    startRecording: start,
+    stopRecording: stop,
+    pauseRecording: forward('pause'),
+    resumeRecording: forward('resume'),
+    isRecordingActive: () => recorder?.isActive() === true,
+    sessionChanged: () => (recorder?.isActive() ? start() : stop()),
+    close() {
+      stop();
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The delivery of a `SessionRecorder` used without `createAnalytics()`: a delivery client of its
+ * own, started as the client's is (the worker options in DESIGN.md's order, else in-process), so
+ * the upload still runs off the main thread. The engine creates it on the first hand-over and shuts
+ * it down after the final upload of each stop: every start has its stop (STYLE.md 11), and no
+ * module-level client is shared between recorders. Part of the engine's lazy chunk; the pieces of
+ * the entry it needs are handed over ({@link EntryParts}).
+ */
+import type { AnalyticsConfig } from '../config.js';
+import type { LinkTimers } from '../delivery-link.js';
+import type { Logger } from '../logger.js';
+import type { EntryParts, OwnDelivery } from './types.js';
+
+/** How long the final upload may take when the recorder shuts its delivery down (ms). */
+export const OWN_DELIVERY_SHUTDOWN_MS = 30_000;
+
+/** Starts a delivery client for `input` on the page at `href`. */
+export function createOwnDelivery(input: AnalyticsConfig, href: string, log: Logger, timers: LinkTimers, entry: EntryParts): OwnDelivery {
+  const config = entry.resolveConfig(input, href);
+  const transport = config.transport ?? {};
+  const delivery = entry.createDeliveryClient({
+    context: {
+      config: entry.toDeliveryConfig(config),
+      workerUrl: config.workerUrl,
+      createWorker: transport.createWorker,
+      coreDeps: transport.coreDeps,
+      timers,
+      startTimeoutMs: transport.startTimeoutMs ?? 3000,
+      controlTimeoutMs: transport.controlTimeoutMs ?? 3000,
+      flushTimeoutMs: transport.flushTimeoutMs ?? 30_000,
+    },
+    strategies: (transport.strategies ?? entry.strategies).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
+    logger: log,
+    onDiscard: undefined,
+  });
+  const shutdown = (): Promise<void> => delivery.shutdown(OWN_DELIVERY_SHUTDOWN_MS);
+  return {
+    send: (message) => delivery.send(message),
+    recordingQueued: () => delivery.recordingQueued(),
+    // A shutdown while the core is still starting would drop what waits for it: wait for the start.
+    close: () => delivery.stats().then(shutdown, shutdown),
+  };
+}

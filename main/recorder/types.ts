@@ -1,0 +1,178 @@
+/**
+ * Types of the session recorder (SPEC.md "Session recorder", "RecordingConfig"): the public
+ * configuration, and the internal seams between the recorder's parts. No runtime code here, so the
+ * main-thread entry pays nothing for it.
+ */
+import type { RecordedEvent } from '../../protocol/recording.js';
+import type { ToWorkerMessage } from '../../worker/types.js';
+import type { AnalyticsConfig, resolveConfig, toDeliveryConfig } from '../config.js';
+import type { LinkTimers } from '../delivery-link.js';
+import type { Logger } from '../logger.js';
+import type { KeyValueStore } from '../storage.js';
+import type { StartStrategy } from '../transport-options.js';
+import type { createDeliveryClient } from '../worker-client.js';
+
+/** SPEC.md "RecordingConfig" (sampling). */
+export interface RecordingSampling {
+  /** `false` records no mouse movement; a number is the sampling interval in ms. @default 50 */
+  mousemove?: boolean | number;
+  /** `false` records no clicks, focus and the like; a map turns single kinds (e.g. `{ MouseUp: false }`) off. @default true */
+  mouseInteraction?: boolean | Record<string, boolean | undefined>;
+  /** Sampling interval of scroll positions in ms. @default 150 */
+  scroll?: number;
+  /** `last` records only an input's final value of a burst of typing; `all` every keystroke. @default 'last' */
+  input?: 'last' | 'all';
+}
+
+/** SPEC.md "RecordingConfig": how the session is recorded. Every field is optional. */
+export interface RecordingConfig {
+  /**
+   * Recording time (ms) after which recording stops by itself, with the final upload (as `stop()`).
+   * Paused time does not count; a stop starts the count again.
+   * @default 1800000 (30 minutes)
+   */
+  maxDuration?: number;
+  /** Interval of full DOM snapshots (ms), so a replay can start near any point. @default 300000 (5 minutes) */
+  checkoutEveryNms?: number;
+  /** Elements with this class are not recorded at all (a placeholder of their size is). @default 'sa-block' */
+  blockClass?: string;
+  /** Input events of elements with this class are not recorded. @default 'sa-ignore' */
+  ignoreClass?: string;
+  /**
+   * Mask the value of every input, textarea and select. Password and hidden inputs (also after
+   * their `type` is changed), inputs whose `autocomplete` names a password, one-time code or card
+   * number, and inputs with `maskTextClass` are masked whatever this says.
+   * @default true
+   */
+  maskAllInputs?: boolean;
+  /** Text of elements with this class, and of their descendants, is masked. @default 'sa-mask' */
+  maskTextClass?: string;
+  /** Inline the page's stylesheets into snapshots, so a replay looks right after they change. @default true */
+  inlineStylesheet?: boolean;
+  /** Record the web fonts the page loads. @default false */
+  collectFonts?: boolean;
+  /** What is sampled and how often. @default see {@link RecordingSampling} */
+  sampling?: RecordingSampling;
+  /**
+   * Most DOM mutations (nodes added and removed, attributes and texts changed) recorded per second.
+   * Above it recording stops, with a debug message, rather than slowing a page that rebuilds
+   * itself in a loop.
+   * @default 10000
+   */
+  maxMutationsPerSecond?: number;
+}
+
+/** The recorder's data-plane messages (`worker/types.ts`). */
+export type RecorderMessage = Extract<
+  ToWorkerMessage,
+  { t: 'recording' | 'recording-stop' | 'recording-pause' | 'recording-clear' | 'page-hidden' }
+>;
+
+/** Where the recorder posts its output: the delivery core of the client (`DeliveryClient` fits). */
+export interface RecordingSink {
+  /** Posts one message after those posted before it. */
+  send(message: RecorderMessage): void;
+  /** Recorded events the core holds for upload (a mirror of its status). */
+  recordingQueued(): number;
+}
+
+/** The options the recorder gives rrweb's `record()` (a subset of rrweb's `recordOptions`). */
+export interface CaptureOptions {
+  emit(event: RecordedEvent, isCheckout?: boolean): void;
+  checkoutEveryNms: number;
+  blockClass: string;
+  ignoreClass: string;
+  maskTextClass: string;
+  /** Which inputs rrweb passes to `maskInputFn`: all of them; the function decides. */
+  maskInputOptions: Record<string, boolean>;
+  maskInputFn(text: string, element: HTMLElement): string;
+  inlineStylesheet: boolean;
+  collectFonts: boolean;
+  sampling: RecordingSampling;
+  /** rrweb's own errors; answering true tells rrweb they were handled. */
+  errorHandler(error: unknown): boolean;
+}
+
+/** rrweb's `record()`: starts capture and returns its stop, or undefined when it could not start. */
+export type RecordFunction = (options: CaptureOptions) => (() => void) | undefined;
+
+/** Why a recording ended. */
+export type StopReason = 'stop' | 'max-duration' | 'mutation-cap' | 'unavailable';
+
+/**
+ * Dependencies of a {@link SessionRecorder}, replaceable for tests and for the facade, which binds
+ * the recorder to its own delivery, storage and identity. Not part of the public API.
+ * @internal
+ */
+export interface RecorderDeps {
+  /** The page. @default `window` where there is one; undefined means "not a browser" */
+  win?: Window | undefined;
+  /** @default a console logger when `config.debug` is on */
+  logger?: Logger;
+  /** Loads rrweb's `record` (STYLE.md 12). @default `import('rrweb')`, a chunk of its own */
+  loadRecord?: () => Promise<RecordFunction>;
+  /** Where recorder output goes. @default a delivery client of the recorder's own (worker, else in-process) */
+  sink?: RecordingSink;
+  /** Where the next event index of each session's recording is kept. @default localStorage */
+  storage?: KeyValueStore;
+  /** The user id of each chunk. @default `config.userId` */
+  userId?: () => string | null;
+  /** @default `Date.now()` */
+  now?: () => number;
+  /** @default the platform's timers */
+  timers?: LinkTimers;
+}
+
+/**
+ * What a recorder hands the engine it loads. Everything the engine would otherwise import from the
+ * main-thread entry comes in here, so the engine's chunk imports nothing from the entry (which
+ * would split the entry into shared chunks that compress worse).
+ */
+export interface EngineSettings {
+  config: AnalyticsConfig;
+  sessionId: string;
+  recordingConfig: RecordingConfig;
+  deps: RecorderDeps & Required<Pick<RecorderDeps, 'storage' | 'timers'>>;
+  log: Logger;
+  /** The page (the recorder checked that there is one). */
+  win: Window;
+  /** What the delivery of a recorder used on its own (`deps.sink` absent) is made of. */
+  entry: EntryParts;
+}
+
+/** Parts of the main-thread entry that the engine uses: handed over, not imported (see {@link EngineSettings}). */
+export interface EntryParts {
+  createDeliveryClient: typeof createDeliveryClient;
+  resolveConfig: typeof resolveConfig;
+  toDeliveryConfig: typeof toDeliveryConfig;
+  strategies: readonly StartStrategy[];
+}
+
+/** A sink of the recorder's own, which it shuts down after each stop (`own-delivery.ts`). */
+export interface OwnDelivery extends RecordingSink {
+  /** Lets the core upload what it holds, then stops it. */
+  close(): Promise<void>;
+}
+
+/** What the lazily loaded engine needs from the recorder that created it. */
+export interface EngineHost {
+  /** Ends the recording as `stop()` does (maximum duration, mutation cap, rrweb unavailable). */
+  end(reason: StopReason): void;
+}
+
+/**
+ * The recorder's work behind its state machine (`engine.ts`, a lazily loaded chunk). The state
+ * machine calls these only on the transitions of SPEC.md's table.
+ */
+export interface RecorderEngine {
+  /** → recording: loads rrweb and starts capture. */
+  capture(): void;
+  /** recording → paused: capture stops; buffered events are handed over and kept, not uploaded. */
+  hold(): void;
+  /** → inactive: capture stops; the rest is uploaded with `is_final: true`. */
+  finish(reason: StopReason): void;
+  /** Discards queued events without uploading them. */
+  clear(): void;
+  /** Events queued for upload: the main-thread buffer and the core's. */
+  count(): number;
+}
