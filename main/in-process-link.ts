@@ -15,7 +15,9 @@ export async function startInProcessLink(
   handlers: LinkHandlers,
 ): Promise<DeliveryLink> {
   const { createDeliveryCore } = await import('../worker/delivery-core.js');
-  const core = createDeliveryCore(config, deps, 'in-process');
+  // Never gzip here: compression belongs in the worker, never on the main thread (DESIGN.md "The
+  // worker boundary"); in-process it cost the page more main-thread time than it saved.
+  const core = createDeliveryCore({ ...config, compress: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
   if (replay.length > 0) core.receive({ t: 'events', seq: 0, events: replay });
   return {

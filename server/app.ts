@@ -3,15 +3,18 @@ import Koa from 'koa';
 import { LIMITS } from '../protocol/index.js';
 import { createBodyReader } from './body.js';
 import { DEFAULT_SKEW_THRESHOLD_MS } from './clock-skew.js';
+import { type DemoProject, demoConfigRoute } from './demo-project.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type Metrics, createMetrics } from './metrics.js';
 import { cors } from './middleware/cors.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { type RateLimitOptions, createRateLimiter } from './middleware/rate-limit.js';
 import { eventsBatchRoute } from './routes/events-batch.js';
 import { healthzRoute, metricsRoute, readyzRoute } from './routes/operations.js';
 import { getRecordingRoute, listEventsRoute, listSessionsRoute } from './routes/read-api.js';
 import { recordingsRoute } from './routes/recordings.js';
 import type { RouteContext } from './routes/route-context.js';
+import { type StaticFilesOptions, staticFiles } from './static-files.js';
 import type { EventStore } from './store/event-store.js';
 import { type WriteQueue, type WriteQueueOptions, createWriteQueue } from './write-queue.js';
 
@@ -39,6 +42,25 @@ export interface AppOptions {
   sessionIdleMs?: number;
   /** Group-commit settings. */
   writeQueue?: WriteQueueOptions;
+  /**
+   * Token-bucket limits per project and per client address, answered with 429 `RATE_LIMITED` and
+   * `Retry-After`. Off unless given, so embedding apps and benchmarks choose; the CLI's `start`
+   * turns it on with `DEFAULT_RATE_LIMITS`.
+   * @default false
+   */
+  rateLimit?: RateLimitOptions | false;
+  /**
+   * Serve a built single-page app (the example app) after the API routes, with SPA fallback
+   * (`server/static-files.ts`; CLI `start --serve-example DIR`).
+   * @default undefined (no files served)
+   */
+  staticFiles?: StaticFilesOptions;
+  /**
+   * Demo mode: answer `GET /demo/config.json` with these keys, to loopback clients only
+   * (`server/demo-project.ts`; CLI `start --demo`).
+   * @default undefined (no such route)
+   */
+  demo?: DemoProject;
 }
 
 /** The Koa app, plus what its owner needs to stop it cleanly. */
@@ -57,12 +79,15 @@ export function createApp(options: AppOptions): AnalyticsApp {
   const logger = options.logger ?? silentLogger;
   const metrics = createMetrics();
   const writeQueue = createWriteQueue(options.store, logger, metrics, options.writeQueue);
+  const now = options.now ?? (() => Date.now());
+  const rateLimiter = createRateLimiter(options.rateLimit ?? false, metrics, now);
   const rc: RouteContext = {
     store: options.store,
     writeQueue,
     metrics,
     logger,
-    now: options.now ?? (() => Date.now()),
+    now,
+    rateLimiter,
     skewThresholdMs: options.skewThresholdMs ?? DEFAULT_SKEW_THRESHOLD_MS,
     readBatchBody: createBodyReader(options.maxBatchBodyBytes ?? LIMITS.maxBatchBodyBytes),
     readRecordingBody: createBodyReader(options.maxRecordingBodyBytes ?? LIMITS.maxRecordingBodyBytes),
@@ -84,9 +109,15 @@ export function createApp(options: AppOptions): AnalyticsApp {
   // Errors are answered and logged by errorHandler; Koa's default handler would print them again.
   koa.silent = true;
   koa.use(errorHandler(logger, metrics));
+  // Before CORS: the demo keys must never be readable cross-origin.
+  if (options.demo !== undefined) koa.use(demoConfigRoute(options.demo));
   koa.use(cors(options.corsOrigins ?? ['*']));
+  // After CORS, so a browser can read the 429 and its Retry-After cross-origin.
+  koa.use(rateLimiter.byIp);
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));
+  // Last: only what no API route answered falls back to files.
+  if (options.staticFiles !== undefined) koa.use(staticFiles(options.staticFiles));
 
   return Object.assign(koa, {
     drain: () => writeQueue.drain(),

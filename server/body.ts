@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { HttpError } from './http-error.js';
@@ -27,13 +28,38 @@ export function createBodyReader(limitBytes: number): BodyReader {
   });
   const noop = async (): Promise<void> => {};
   return async (ctx) => {
+    if (ctx.get('content-encoding')) keepInflateErrorsHeard(ctx.req);
     try {
       await parse(ctx, noop);
     } catch (error) {
+      // The rest of a refused body (over the limit, corrupt gzip) is still coming. Read it into
+      // nothing, as Node does for a body nobody reads; left unread, it would wedge this keep-alive
+      // connection until the headers timeout, and the client's next request with it.
+      if (!ctx.req.complete) {
+        ctx.req.unpipe();
+        ctx.req.resume();
+      }
       throw mapParserError(error as BodyParserError, limitBytes);
     }
     const body = ctx.request.body;
     return typeof body === 'string' ? body : '';
+  };
+}
+
+const ignore = (): void => {};
+
+/**
+ * co-body pipes the request into a zlib stream (inflation) and reads that with raw-body. Once
+ * raw-body refuses the body (over the limit) it stops listening to the zlib stream, but the rest of
+ * the request still flows in, and when that rest is truncated or corrupt, zlib emits an 'error'
+ * that nobody hears: an uncaught exception that ends the process. So whatever the request is piped
+ * into keeps a listener; the request itself was already answered (413).
+ */
+function keepInflateErrorsHeard(req: IncomingMessage): void {
+  const pipe = req.pipe;
+  req.pipe = function pipeHeard<T extends NodeJS.WritableStream>(this: IncomingMessage, destination: T, options?: { end?: boolean }): T {
+    destination.on('error', ignore);
+    return pipe.call(this, destination, options) as T;
   };
 }
 

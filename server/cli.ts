@@ -1,9 +1,14 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateKey } from './api-keys.js';
+import { ensureDemoProject } from './demo-project.js';
 import { randomId } from './ids.js';
 import { type LogLevel, createJsonLogger } from './logger.js';
+import { DEFAULT_RATE_LIMITS, type RateLimit } from './middleware/rate-limit.js';
 import { serve } from './serve.js';
+import { browserUrl } from './static-files.js';
 import type { EventStore, KeyKind } from './store/event-store.js';
 import { openStore } from './store/open-store.js';
 
@@ -27,6 +32,20 @@ Options (each also an environment variable):
   --trust-proxy        start: client IP from X-Forwarded-For SA_TRUST_PROXY=1
   --cors-origin O      start: allowed origin, repeatable     SA_CORS_ORIGIN (comma list; default *)
   --retention-days N   start: prune older data hourly       SA_RETENTION_DAYS
+  --rate-limit-project R[:B]
+                       start: R requests/s per project      SA_RATE_LIMIT_PROJECT (default 1000:2000)
+                       and key kind, bursts of B (default 2R); off disables it
+  --rate-limit-ip R[:B]
+                       start: R requests/s per client       SA_RATE_LIMIT_IP (default 200:400)
+                       address (IPv6: per /64), bursts of B; off disables it
+  --no-rate-limit      start: no rate limiting at all       SA_NO_RATE_LIMIT=1
+  --serve-example DIR  start: serve a built app (dist/example) SA_SERVE_EXAMPLE
+                       at /, SPA fallback to its index.html
+  --demo               start: make (once) and use a demo      SA_DEMO=1
+                       project; GET /demo/config.json gives
+                       its keys to loopback clients only
+  --demo-file PATH     start: the demo keys' file (0600)      SA_DEMO_FILE (default demo-project.json
+                                                              beside the SQLite file, else ./data/)
   --log-level L        debug|info|warn|error                SA_LOG_LEVEL (default info)
   --json               print machine-readable output
 `;
@@ -41,6 +60,12 @@ const OPTIONS = {
   'trust-proxy': { type: 'boolean', env: 'SA_TRUST_PROXY' },
   'cors-origin': { type: 'string', multiple: true, env: 'SA_CORS_ORIGIN' },
   'retention-days': { type: 'string', env: 'SA_RETENTION_DAYS' },
+  'rate-limit-project': { type: 'string', env: 'SA_RATE_LIMIT_PROJECT' },
+  'rate-limit-ip': { type: 'string', env: 'SA_RATE_LIMIT_IP' },
+  'no-rate-limit': { type: 'boolean', env: 'SA_NO_RATE_LIMIT' },
+  'serve-example': { type: 'string', env: 'SA_SERVE_EXAMPLE' },
+  demo: { type: 'boolean', env: 'SA_DEMO' },
+  'demo-file': { type: 'string', env: 'SA_DEMO_FILE' },
   'log-level': { type: 'string', env: 'SA_LOG_LEVEL' },
   name: { type: 'string', env: 'SA_PROJECT_NAME' },
   project: { type: 'string', env: 'SA_PROJECT_ID' },
@@ -86,6 +111,20 @@ function positiveInt(values: Values, name: string): number | undefined {
   return n;
 }
 
+/** `R` or `R:B` requests per second with burst `B` (default 2R), or `off`. */
+function rateLimitOf(values: Values, name: string, fallback: RateLimit): RateLimit | false {
+  const raw = str(values, name);
+  if (raw === undefined) return fallback;
+  if (raw.trim().toLowerCase() === 'off') return false;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?::\s*(\d+)\s*)?$/.exec(raw);
+  const ratePerSecond = Number(match?.[1]);
+  const burst = match?.[2] === undefined ? Math.ceil(2 * ratePerSecond) : Number(match[2]);
+  if (!match || !(ratePerSecond > 0) || !(burst >= 1)) {
+    throw new UsageError(`--${name} must be RATE or RATE:BURST (requests per second, burst), or off; not "${raw}".`);
+  }
+  return { ratePerSecond, burst };
+}
+
 function kindOf(values: Values): KeyKind {
   const kind = required(values, 'kind');
   if (kind !== 'write' && kind !== 'read') throw new UsageError('--kind must be write or read.');
@@ -124,7 +163,20 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const store = await openStore(location);
     await store.init();
     const retentionDays = positiveInt(values, 'retention-days');
+    const exampleDir = str(values, 'serve-example');
+    if (exampleDir !== undefined && !existsSync(join(exampleDir, 'index.html'))) {
+      throw new UsageError(`--serve-example ${exampleDir}: no index.html there; build the example app first (npm run build:example).`);
+    }
+    const demoFile = str(values, 'demo-file') ?? (str(values, 'database-url') ? './data/demo-project.json' : join(dirname(location), 'demo-project.json'));
+    const demo = values.demo === true ? await ensureDemoProject(store, { file: demoFile }) : undefined;
     const corsOrigins = values['cors-origin'];
+    const rateLimit =
+      values['no-rate-limit'] === true
+        ? false
+        : {
+            project: rateLimitOf(values, 'rate-limit-project', DEFAULT_RATE_LIMITS.project),
+            ip: rateLimitOf(values, 'rate-limit-ip', DEFAULT_RATE_LIMITS.ip),
+          };
     const running = await serve({
       store,
       logger,
@@ -132,9 +184,13 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       host: str(values, 'host') ?? '127.0.0.1',
       trustProxy: values['trust-proxy'] === true,
       corsOrigins: Array.isArray(corsOrigins) && corsOrigins.length > 0 ? corsOrigins : ['*'],
+      rateLimit,
       ...(retentionDays === undefined ? {} : { retentionDays }),
+      ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir } }),
+      ...(demo === undefined ? {} : { demo: demo.demo }),
     });
     logger.info('listening', { address: running.url, store: store.kind });
+    if (demo !== undefined) logger.info(demo.created ? 'demo project created' : 'demo project reused', { projectId: demo.demo.projectId, keys: demoFile });
     await new Promise<void>((resolve) => {
       const stop = (signal: string): void => {
         logger.info('shutting down', { signal });
@@ -145,6 +201,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       };
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
+      // After the handlers: whoever reads this line may stop the server at once.
+      if (exampleDir !== undefined) print(`Example app: open ${browserUrl(running.url)}/${demo === undefined ? '' : '  (demo project ' + demo.demo.projectId + ')'}`);
     });
     logger.info('stopped');
     return 0;

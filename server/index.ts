@@ -1,5 +1,7 @@
 export { createApp } from './app.js';
 export type { AnalyticsApp, AppOptions } from './app.js';
+export { DEFAULT_RATE_LIMITS } from './middleware/rate-limit.js';
+export type { RateLimit, RateLimitOptions } from './middleware/rate-limit.js';
 export { serve } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
 export { openStore } from './store/open-store.js';

@@ -1,4 +1,4 @@
-import { type Server, createServer } from 'node:http';
+import { type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AppOptions, type AnalyticsApp, createApp } from './app.js';
 import type { Logger } from './logger.js';
@@ -33,7 +33,20 @@ export interface RunningServer {
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { store, logger } = options;
   const app = createApp(options);
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // Answers not yet sent, so that shutdown can ask their clients to leave (see close()).
+  const unanswered = new Set<ServerResponse>();
+  let draining = false;
+  const server = createServer((req, res) => {
+    if (draining) {
+      // Shutting down: this answer closes its connection, so keep-alive clients move on.
+      res.setHeader('Connection', 'close');
+    } else {
+      unanswered.add(res);
+      res.once('close', () => unanswered.delete(res));
+    }
+    void handle(req, res);
+  });
   // Keep-alive sockets past the load balancer's idle time are a common source of 502s; stay above it.
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -61,6 +74,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(retentionTimer);
+      // Without this, busy keep-alive connections would keep bringing new requests until the
+      // grace period cuts them: every answer from now on ends its connection instead.
+      draining = true;
+      for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);

@@ -94,6 +94,39 @@ describe('createDeliveryCore: server answers', () => {
     expect(fake.requests.flatMap(idsOf).slice(20).sort()).toEqual(makeEvents(40).map((e) => e.id));
   });
 
+  it('429 many times in a row: waits each time and never discards, though retryAttempts is 3', async () => {
+    const limited: Reply = { status: 429, headers: { 'retry-after': '2' }, body: { error: 'slow', code: 'RATE_LIMITED' } };
+    const { core, fake, post, of } = setup({}, Array.from({ length: 8 }, () => limited));
+    post(makeEvents(20));
+    await advance();
+    for (let sends = 1; sends <= 8; sends++) {
+      expect(fake.requests).toHaveLength(sends);
+      await advance(1_999);
+      expect(fake.requests).toHaveLength(sends);
+      await advance(1);
+    }
+    expect(fake.requests).toHaveLength(9);
+    await advance();
+    expect(of('discarded')).toEqual([]);
+    expect(core.stats()).toMatchObject({ queueSize: 0, sent: 20, discarded: 0 });
+  });
+
+  it('429 without Retry-After and 503 with it are deferrals too; a 503 without it uses up retries', async () => {
+    const { core, fake, post, of } = setup({ retryAttempts: 1 }, [
+      { status: 429, body: { error: 'slow', code: 'RATE_LIMITED' } },
+      { status: 503, headers: { 'retry-after': '1' }, body: { error: 'busy', code: 'STORAGE_UNAVAILABLE' } },
+      { status: 429, body: { error: 'slow', code: 'RATE_LIMITED' } },
+      { status: 503, body: { error: 'busy', code: 'STORAGE_UNAVAILABLE' } },
+      { status: 503, body: { error: 'busy', code: 'STORAGE_UNAVAILABLE' } },
+    ]);
+    post(makeEvents(20));
+    await advance(60_000);
+    // 429, 503+RA, 429: deferred; then 503 twice: one send and its single retry, then discarded.
+    expect(fake.requests).toHaveLength(5);
+    expect(of('discarded')).toEqual([expect.objectContaining({ reason: 'retries-exhausted' })]);
+    expect(core.stats()).toMatchObject({ queueSize: 0, sent: 0, discarded: 20 });
+  });
+
   it('4xx: not retried, reported as discarded with reason rejected and logged when debug is on', async () => {
     const { core, fake, post, of } = setup({ debug: true }, [{ status: 400, body: { error: 'bad', code: 'VALIDATION_ERROR' } }]);
     post(makeEvents(20));
@@ -195,6 +228,26 @@ describe('createDeliveryCore: driving', () => {
     // Status posts are coalesced: never more than one per completed request plus the post.
     expect(of('status').length).toBeLessThanOrEqual(501);
     expect(of('status').flatMap((s) => s.acked)).toHaveLength(10_000);
+  });
+
+  it('spaces status posts while a burst drains: acks are carried as a union, the empty queue is reported at once', async () => {
+    const { fake, post, of } = setup({ maxQueueSize: 10_000 });
+    fake.state.hold = true;
+    post(makeEvents(2_000));
+    await advance();
+    const before = of('status').length;
+    for (let i = 0; i < 9; i++) {
+      fake.release();
+      await advance(10);
+    }
+    // 36 batches (MAX_IN_FLIGHT per release) acked within 90 ms: at most one routine status so far.
+    expect(of('status').length - before).toBeLessThanOrEqual(1);
+    expect(of('status').flatMap((s) => s.acked).length).toBeLessThan(9 * MAX_IN_FLIGHT * 20);
+    fake.state.hold = false;
+    fake.release();
+    await advance(0);
+    expect(of('status').at(-1)).toMatchObject({ queueSize: 0 });
+    expect(of('status').flatMap((s) => s.acked)).toHaveLength(2_000);
   });
 
   it('posts one status per received message with the received seq and queue size', async () => {

@@ -10,7 +10,8 @@
  * - a retried event when its wait is over.
  * At most {@link MAX_IN_FLIGHT} requests run at once: a 10,000-event burst drains as fast as the
  * server answers without opening hundreds of connections. A 429/503 with `Retry-After` pauses all
- * sending until then: rate limits apply to the project, not to one batch.
+ * sending until then: rate limits apply to the project, not to one batch. Such a deferral does not
+ * use up the batch's `retryAttempts` (`retry-policy.ts`).
  */
 import type { BackendEvent } from '../protocol/backend-event.js';
 import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
@@ -20,7 +21,7 @@ import { createOutbox } from './outbox.js';
 import { createIndexedDbJournal, loadJournal } from './queue-journal.js';
 import { type QueueEntry, createEventQueue } from './queue.js';
 import { createRecordingUploader } from './recording-uploader.js';
-import { nextDelay } from './retry-policy.js';
+import { MAX_DEFERRAL_AGE_MS, isDeferral, nextDeferral, nextDelay } from './retry-policy.js';
 import {
   REQUEST_TIMEOUT_MS,
   type SendOutcome,
@@ -64,12 +65,14 @@ export function createDeliveryCore(
     timeoutMs: d.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
   };
   const queue = createEventQueue(config.maxQueueSize);
-  const flushes = createFlushTracker();
-  const outbox = createOutbox(config.debug, () => ({
-    queueSize: queue.size,
-    receivedSeq,
-    recordingQueued: uploader.queued,
-  }));
+  // Status posts are spaced out while a burst drains (outbox.ts); a settled flush, an empty queue
+  // and a discard are reported at once.
+  const flushes = createFlushTracker(() => outbox.statusChanged(undefined, true));
+  const outbox = createOutbox(
+    config.debug,
+    () => ({ queueSize: queue.size, receivedSeq, recordingQueued: uploader.queued }),
+    d,
+  );
   const log = outbox.log;
   const uploader = createRecordingUploader({
     now: d.now,
@@ -108,9 +111,9 @@ export function createDeliveryCore(
   let dropLoaded = false;
   if (journal !== undefined) void loadJournal(journal, JOURNAL_LOAD_TIMEOUT_MS, d, log).then(finishLoading);
 
-  function statusChanged(acked?: readonly string[]): void {
+  function statusChanged(acked?: readonly string[], immediate = false): void {
     checkIdle();
-    outbox.statusChanged(acked);
+    outbox.statusChanged(acked, immediate || queue.size === 0);
   }
 
   function discard(events: readonly AnalyticsEvent[], reason: DiscardReason, detail: string): void {
@@ -121,7 +124,7 @@ export function createDeliveryCore(
     flushes.left(ids);
     outbox.post({ t: 'discarded', ids, reason, detail });
     log(reason === 'overflow' || reason === 'cleared' ? 'debug' : 'warn', `${ids.length} event(s) discarded (${reason}): ${detail}`);
-    statusChanged();
+    statusChanged(undefined, true);
   }
 
   function enqueue(events: readonly AnalyticsEvent[], journalled: boolean): void {
@@ -208,7 +211,7 @@ export function createDeliveryCore(
       const ackedIds = acked.map((e) => e.id);
       journal?.remove(ackedIds);
       flushes.accepted(ackedIds);
-      outbox.statusChanged(ackedIds);
+      outbox.statusChanged(ackedIds, queue.size === 0);
     } else {
       const settleFlushes = flushes.failing(ids);
       if (outcome.kind === 'rejected') {
@@ -220,12 +223,19 @@ export function createDeliveryCore(
         if (outcome.kind === 'retryable' && outcome.retryAfterMs !== undefined && (outcome.status === 429 || outcome.status === 503)) {
           pausedUntil = Math.max(pausedUntil, d.now() + outcome.retryAfterMs);
         }
-        const result = queue.fail(ids, d.now(), (attempt) => {
-          const wait = nextDelay(attempt, failure, config);
-          return wait === 'give-up' ? wait : wait + Math.floor(wait * RETRY_JITTER * d.random());
-        });
-        log('debug', `batch of ${ids.length} failed, ${result.requeued} re-queued: ${outcome.message}`);
-        discard(result.discarded, 'retries-exhausted', `${outcome.message} (after ${config.retryAttempts} retries)`);
+        const now = d.now();
+        const jitter = (wait: number | 'give-up'): number | 'give-up' =>
+          wait === 'give-up' ? wait : wait + Math.floor(wait * RETRY_JITTER * d.random());
+        if (isDeferral(failure)) {
+          // The server asked to wait: no retry attempt is used up, or rate limiting would lose data.
+          const result = queue.defer(ids, now, (deferral, createdAt) => jitter(nextDeferral(deferral, createdAt, now, failure, config)));
+          log('debug', `batch of ${ids.length} deferred, ${result.requeued} re-queued: ${outcome.message}`);
+          discard(result.discarded, 'retries-exhausted', `${outcome.message} (still deferred after ${MAX_DEFERRAL_AGE_MS / 3_600_000} h)`);
+        } else {
+          const result = queue.fail(ids, now, (attempt) => jitter(nextDelay(attempt, failure, config)));
+          log('debug', `batch of ${ids.length} failed, ${result.requeued} re-queued: ${outcome.message}`);
+          discard(result.discarded, 'retries-exhausted', `${outcome.message} (after ${config.retryAttempts} retries)`);
+        }
       }
       settleFlushes(flushFailure(outcome), queue.size);
     }

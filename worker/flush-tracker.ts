@@ -44,13 +44,18 @@ interface PendingFlush {
   resolve: (result: FlushResult) => void;
 }
 
-/** Creates a tracker with no pending flush. */
-export function createFlushTracker(): FlushTracker {
+/**
+ * Creates a tracker with no pending flush.
+ *
+ * @param onSettle - called whenever a flush settles (the core posts a status at once then)
+ */
+export function createFlushTracker(onSettle: () => void = () => undefined): FlushTracker {
   let pending: PendingFlush[] = [];
 
   function settle(flush: PendingFlush, result: FlushResult): void {
     pending = pending.filter((p) => p !== flush);
     flush.resolve(result);
+    onSettle();
   }
 
   function remove(ids: readonly string[], countSent: boolean): void {
@@ -89,12 +94,14 @@ export function createFlushTracker(): FlushTracker {
       if (hit.length > 0) pending = pending.filter((flush) => !hit.includes(flush));
       return (failure, queued) => {
         for (const flush of hit) flush.resolve({ ok: false, ...failure, queued });
+        if (hit.length > 0) onSettle();
       };
     },
     settleAll(result) {
       const all = pending;
       pending = [];
       for (const flush of all) flush.resolve(result);
+      if (all.length > 0) onSettle();
     },
     get active() {
       return pending.some((flush) => flush.ids !== undefined);

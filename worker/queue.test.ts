@@ -155,3 +155,46 @@ describe('queue details', () => {
     expect(queue.size).toBe(0);
   });
 });
+
+describe('queue.defer(ids, now, decide): the server asked to wait (429, 503 with Retry-After)', () => {
+  it('sending → queued with retries unchanged and the wait given, counting deferrals in a row', () => {
+    const queue = createEventQueue(1000);
+    queue.enqueue(makeEvents(2));
+    const seen: Array<[number, number]> = [];
+    const decide = (deferral: number, createdAt: number) => (seen.push([deferral, createdAt]), 30_000);
+    const batch = queue.takeBatch(0, 20).map((e) => e.event.id);
+    expect(queue.defer(batch, 1_000, decide)).toEqual({ requeued: 2, discarded: [] });
+    expect(queue.takeBatch(30_999, 20)).toEqual([]);
+    const again = queue.takeBatch(31_000, 20);
+    expect(again.map((e) => [e.retries, e.deferrals])).toEqual([[0, 1], [0, 1]]);
+    queue.defer(again.map((e) => e.event.id), 31_000, decide);
+    expect(seen.map(([n]) => n)).toEqual([1, 1, 2, 2]);
+    expect(seen[0]![1]).toBe(makeEvents(1)[0]!.timestamp);
+  });
+
+  it('never uses up retryAttempts: a hundred deferrals in a row lose nothing', () => {
+    const queue = createEventQueue(1000);
+    queue.enqueue(makeEvents(3));
+    const giveUpAfter3 = (attempt: number) => (attempt > 3 ? ('give-up' as const) : 0);
+    for (let i = 0; i < 100; i++) {
+      const result = queue.defer(queue.takeBatch(0, 20).map((e) => e.event.id), 0, () => 0);
+      expect(result).toEqual({ requeued: 3, discarded: [] });
+    }
+    // A real failure afterwards still has its full budget: retries start from 0.
+    const batch = queue.takeBatch(0, 20);
+    expect(batch.map((e) => e.retries)).toEqual([0, 0, 0]);
+    expect(queue.fail(batch.map((e) => e.event.id), 0, giveUpAfter3)).toEqual({ requeued: 3, discarded: [] });
+    expect(queue.takeBatch(0, 20).map((e) => e.deferrals)).toEqual([0, 0, 0]);
+  });
+
+  it('discards the events `decide` gives up on (too old)', () => {
+    const queue = createEventQueue(1000);
+    queue.enqueue(makeEvents(2));
+    const batch = queue.takeBatch(0, 20).map((e) => e.event.id);
+    const oldest = makeEvents(1)[0]!.timestamp;
+    const result = queue.defer(batch, 0, (_n, createdAt) => (createdAt === oldest ? 'give-up' : 5));
+    expect(result.requeued).toBe(1);
+    expect(ids(result.discarded)).toEqual(['evt-000000']);
+    expect(queue.size).toBe(1);
+  });
+});

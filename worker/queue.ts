@@ -9,6 +9,7 @@
  * | queued → sending (batchSize / flushInterval / flush) | {@link EventQueue.takeBatch} |
  * | sending → removed (200)                             | {@link EventQueue.ack} |
  * | sending → queued, retries + 1 (network, 5xx)        | {@link EventQueue.fail} (`requeued`) |
+ * | sending → queued, retries unchanged (429, 503 with Retry-After; DESIGN.md) | {@link EventQueue.defer} |
  * | sending → discarded (attempts used up)              | {@link EventQueue.fail} (`discarded`) |
  * | sending → not retried (4xx)                         | {@link EventQueue.reject} |
  * | queued → discarded (clearQueue())                   | {@link EventQueue.clear} |
@@ -26,6 +27,8 @@ export interface QueueEntry extends QueuedEvent {
   notBefore: number;
   /** True while a request carrying the event is outstanding ("sending"). */
   inFlight: boolean;
+  /** Deferrals (429, 503 with Retry-After) in a row since the last other outcome; not retries. */
+  deferrals: number;
 }
 
 /** The outcome of {@link EventQueue.enqueue}. */
@@ -47,6 +50,12 @@ export interface FailResult {
 /** Decides the wait before retry number `attempt` (1-based), or gives up; see `retry-policy.ts`. */
 export type RetryDecision = (attempt: number) => number | 'give-up';
 
+/**
+ * Decides the wait after deferral number `deferral` (1-based, in a row) of an event created at
+ * `createdAt`, or gives up; see `nextDeferral` in `retry-policy.ts`.
+ */
+export type DeferralDecision = (deferral: number, createdAt: number) => number | 'give-up';
+
 /** The queue's transitions and read-outs; create one with {@link createEventQueue}. */
 export interface EventQueue {
   /** Queues new events with retries 0; drops the oldest waiting events above `maxQueueSize`. */
@@ -63,6 +72,12 @@ export interface EventQueue {
    * from `decide(retries + 1)`, or discarded when `decide` gives up.
    */
   fail(ids: readonly string[], now: number, decide: RetryDecision): FailResult;
+  /**
+   * The server asked to wait (429, or 503 with `Retry-After`): each event is re-queued with its
+   * retries unchanged and a wait from `decide(deferrals + 1, createdAt)`, or discarded when
+   * `decide` gives up (the event is too old). Being rate limited never uses up `retryAttempts`.
+   */
+  defer(ids: readonly string[], now: number, decide: DeferralDecision): FailResult;
   /** A send was refused for good (4xx, or rejected by index in a 200): the events are discarded. */
   reject(ids: readonly string[]): AnalyticsEvent[];
   /**
@@ -112,7 +127,7 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
       const limit = Math.max(1, maxQueueSize);
       for (const event of events) {
         if (entries.has(event.id)) continue;
-        entries.set(event.id, { event, retries: 0, timestamp: event.timestamp, notBefore: 0, inFlight: false });
+        entries.set(event.id, { event, retries: 0, timestamp: event.timestamp, notBefore: 0, inFlight: false, deferrals: 0 });
         added.push(event);
         if (entries.size > limit) {
           // When every other event is in flight, the oldest waiting one is the event just added.
@@ -153,6 +168,27 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
           discarded.push(entry.event);
         } else {
           entry.retries += 1;
+          entry.deferrals = 0;
+          entry.notBefore = now + wait;
+          entry.inFlight = false;
+          requeued += 1;
+        }
+      }
+      return { requeued, discarded };
+    },
+
+    defer(ids, now, decide) {
+      let requeued = 0;
+      const discarded: AnalyticsEvent[] = [];
+      for (const id of ids) {
+        const entry = entries.get(id);
+        if (entry === undefined) continue;
+        const wait = decide(entry.deferrals + 1, entry.timestamp);
+        if (wait === 'give-up') {
+          entries.delete(id);
+          discarded.push(entry.event);
+        } else {
+          entry.deferrals += 1;
           entry.notBefore = now + wait;
           entry.inFlight = false;
           requeued += 1;

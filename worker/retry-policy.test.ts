@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isRetryable, nextDelay } from './retry-policy.js';
+import { MAX_RETRY_AFTER_MS } from './retry-after.js';
+import { MAX_DEFERRAL_AGE_MS, isDeferral, isRetryable, nextDeferral, nextDelay } from './retry-policy.js';
 
 const defaults = { retryAttempts: 3, retryDelay: 1000 };
 const network = { kind: 'network' } as const;
@@ -33,5 +34,36 @@ describe('nextDelay(attempt, failure, config)', () => {
 
   it('never retries when retryAttempts is 0', () => {
     expect(nextDelay(1, network, { retryAttempts: 0, retryDelay: 1000 })).toBe('give-up');
+  });
+});
+
+describe('deferrals: 429, and 503 with Retry-After (DESIGN.md "429 is the one 4xx the client retries")', () => {
+  const at = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+  it('counts a 429 (with or without Retry-After) and a 503 with Retry-After as deferrals, nothing else', () => {
+    expect(isDeferral({ kind: 'http', status: 429 })).toBe(true);
+    expect(isDeferral({ kind: 'http', status: 429, retryAfterMs: 1000 })).toBe(true);
+    expect(isDeferral({ kind: 'http', status: 503, retryAfterMs: 1000 })).toBe(true);
+    expect(isDeferral({ kind: 'http', status: 503 })).toBe(false);
+    expect(isDeferral({ kind: 'http', status: 500, retryAfterMs: 1000 })).toBe(false);
+    expect(isDeferral(network)).toBe(false);
+  });
+
+  it('waits as told, at least retryDelay, however many deferrals came before', () => {
+    const failure = { kind: 'http', status: 429, retryAfterMs: 30_000 } as const;
+    expect([1, 2, 50].map((n) => nextDeferral(n, at, at, failure, defaults))).toEqual([30_000, 30_000, 30_000]);
+    expect(nextDeferral(7, at, at, { kind: 'http', status: 429, retryAfterMs: 0 }, defaults)).toBe(1000);
+  });
+
+  it('backs off without Retry-After, up to MAX_RETRY_AFTER_MS', () => {
+    const failure = { kind: 'http', status: 429 } as const;
+    expect([1, 2, 3].map((n) => nextDeferral(n, at, at, failure, defaults))).toEqual([1000, 2000, 4000]);
+    expect(nextDeferral(100, at, at, failure, defaults)).toBe(MAX_RETRY_AFTER_MS);
+  });
+
+  it(`gives up only on events older than ${MAX_DEFERRAL_AGE_MS / 3_600_000} hours`, () => {
+    const failure = { kind: 'http', status: 429, retryAfterMs: 1000 } as const;
+    expect(nextDeferral(1000, at, at + MAX_DEFERRAL_AGE_MS, failure, defaults)).toBe(1000);
+    expect(nextDeferral(1, at, at + MAX_DEFERRAL_AGE_MS + 1, failure, defaults)).toBe('give-up');
   });
 });

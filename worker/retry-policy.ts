@@ -6,8 +6,17 @@
  * n-th failed send (n ≤ retryAttempts) it waits `retryDelay · 2^(n−1)`. With the defaults
  * (3, 1000 ms): send, wait 1000, send, wait 2000, send, wait 4000, send, then discard
  * (SPEC.md "Limits": "1000, 2000, 4000 ms").
+ *
+ * Deferrals (DESIGN.md "Server behaviour": "429 is the one 4xx that the client retries, after
+ * Retry-After: without it, rate limiting would silently lose data"): a 429, or a 503 that carries
+ * `Retry-After` (the server's write queue is full), says the server is busy, not that the batch
+ * failed. Those answers are waited out as told WITHOUT using up `retryAttempts`, see
+ * {@link isDeferral} and {@link nextDeferral}; only events older than {@link MAX_DEFERRAL_AGE_MS}
+ * are given up then. This departs from SPEC.md's "5xx … retries below retryAttempts" for a 503
+ * with `Retry-After` on purpose: counting it would drop events whenever the server sheds load.
  */
 import { isRetryableStatus } from '../protocol/error-codes.js';
+import { MAX_RETRY_AFTER_MS } from './retry-after.js';
 
 /** Why a send failed, as far as retrying is concerned. */
 export type SendFailure =
@@ -46,4 +55,37 @@ export function nextDelay(attempt: number, failure: SendFailure, config: RetrySe
     return Math.max(backoff, failure.retryAfterMs);
   }
   return backoff;
+}
+
+/**
+ * How old an event may grow while the server keeps deferring it (429, 503 with `Retry-After`)
+ * before it is discarded after all: 24 hours. Deferrals are otherwise unbounded in number.
+ */
+export const MAX_DEFERRAL_AGE_MS = 24 * 60 * 60_000;
+
+/** True for a 429, or a 503 with `Retry-After`: the server asks to wait; no attempt is used up. */
+export function isDeferral(failure: SendFailure): boolean {
+  if (failure.kind !== 'http') return false;
+  return failure.status === 429 || (failure.status === 503 && failure.retryAfterMs !== undefined);
+}
+
+/**
+ * How long to wait after deferral number `deferral` (1 for the first in a row) of an event created
+ * at `createdAt`, or `'give-up'` once it is older than {@link MAX_DEFERRAL_AGE_MS}.
+ *
+ * With `Retry-After` the wait is what the server asked, but at least `retryDelay`, so a server
+ * saying `Retry-After: 0` is not hammered; a 429 without it backs off as retries do,
+ * `retryDelay · 2^(deferral−1)`, up to `MAX_RETRY_AFTER_MS`.
+ */
+export function nextDeferral(
+  deferral: number,
+  createdAt: number,
+  now: number,
+  failure: SendFailure,
+  config: Pick<RetrySettings, 'retryDelay'>,
+): number | 'give-up' {
+  if (now - createdAt > MAX_DEFERRAL_AGE_MS) return 'give-up';
+  const retryAfterMs = failure.kind === 'http' ? failure.retryAfterMs : undefined;
+  if (retryAfterMs !== undefined) return Math.max(retryAfterMs, config.retryDelay);
+  return Math.min(config.retryDelay * 2 ** Math.min(Math.max(0, deferral - 1), 30), MAX_RETRY_AFTER_MS);
 }

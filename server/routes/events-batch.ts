@@ -18,6 +18,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
     const { beacon } = requireIngestType(ctx);
     const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
+    rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const body = parseJson(await rc.readBatchBody(ctx));
     const check = checkBatch(body, rc.maxEventsPerBatch);
     if (!check.ok) throw new HttpError(check.code, check.error);

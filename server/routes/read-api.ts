@@ -17,6 +17,7 @@ const MAX_PAGE = 1000;
 export function listEventsRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
     const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const query: EventQuery = { projectId: caller.project.id, limit: parseLimit(param(ctx, 'limit')) };
     const eventType = param(ctx, 'event_type');
     const userId = param(ctx, 'user_id');
@@ -47,6 +48,7 @@ export function listEventsRoute(rc: RouteContext): Middleware {
 export function listSessionsRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
     const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const sessions = await rc.store.listSessions(caller.project.id, parseLimit(param(ctx, 'limit')));
     const now = rc.now();
     ctx.body = { sessions: sessions.map((s) => sessionToWire(s, now, rc.sessionIdleMs)) };
@@ -64,6 +66,7 @@ export function getRecordingRoute(rc: RouteContext): Middleware {
       throw new HttpError('VALIDATION_ERROR', 'The session id must be 1–128 letters, digits, "-" or "_".');
     }
     const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const recording = await rc.store.getRecording(caller.project.id, sessionId);
     if (!recording) throw new HttpError('NOT_FOUND', `No recording for session ${sessionId}.`);
     ctx.body = {

@@ -27,6 +27,7 @@ export function recordingsRoute(rc: RouteContext): Middleware {
     }
     const { beacon } = requireIngestType(ctx);
     const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
+    rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const body = parseJson(await rc.readRecordingBody(ctx));
     if (!isRecordingUpload(body)) throw new HttpError('VALIDATION_ERROR', explainInvalidRecording(body));
     if (depthExceeds(body.events, MAX_RECORDING_DEPTH)) {

@@ -1,6 +1,7 @@
 import type { BodyReader } from '../body.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
+import type { RateLimiter } from '../middleware/rate-limit.js';
 import type { EventStore } from '../store/event-store.js';
 import type { WriteQueue } from '../write-queue.js';
 
@@ -11,6 +12,8 @@ export interface RouteContext {
   metrics: Metrics;
   logger: Logger;
   now: () => number;
+  /** Per-project limit, checked by each API route right after authentication. */
+  rateLimiter: RateLimiter;
   /** Client clock beyond this is corrected, ms. */
   skewThresholdMs: number;
   readBatchBody: BodyReader;

@@ -1,0 +1,181 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IMMUTABLE, REVALIDATE, browserUrl } from './static-files.js';
+import { type TestServer, startTestServer } from './testing/test-server.js';
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A request with the path sent exactly as given (fetch would normalise `..` away). */
+function raw(base: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const INDEX = '<!doctype html><title>the app</title><div id="root"></div>';
+const SECRET = 'top-secret-outside-the-root';
+
+describe('staticFiles (start --serve-example)', () => {
+  let dir: string;
+  let server: TestServer;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sa-static-'));
+    const root = join(dir, 'site');
+    mkdirSync(join(root, 'assets'), { recursive: true });
+    mkdirSync(join(root, 'docs'));
+    writeFileSync(join(root, 'index.html'), INDEX);
+    writeFileSync(join(root, 'assets', 'index-AbC_d-12.js'), 'console.log("app")');
+    writeFileSync(join(root, 'assets', 'index-Zx9Yw8Vu.css'), 'body{}');
+    writeFileSync(join(root, 'robots.txt'), 'User-agent: *');
+    writeFileSync(join(root, 'logo.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    writeFileSync(join(root, 'data.bin'), 'binary');
+    writeFileSync(join(root, '.env'), SECRET);
+    writeFileSync(join(dir, 'secret.txt'), SECRET);
+    symlinkSync(join(dir, 'secret.txt'), join(root, 'link.txt'));
+    server = await startTestServer('sqlite', { staticFiles: { root } });
+  });
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves index.html at / with an HTML type, no-cache and nosniff', async () => {
+    const res = await raw(server.url, '/');
+    expect(res.status).toBe(200);
+    expect(res.body).toBe(INDEX);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['cache-control']).toBe(REVALIDATE);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('answers each file with the content type of its extension', async () => {
+    const types: Record<string, string> = {
+      '/assets/index-AbC_d-12.js': 'text/javascript; charset=utf-8',
+      '/assets/index-Zx9Yw8Vu.css': 'text/css; charset=utf-8',
+      '/robots.txt': 'text/plain; charset=utf-8',
+      '/logo.svg': 'image/svg+xml',
+      '/data.bin': 'application/octet-stream',
+    };
+    for (const [path, type] of Object.entries(types)) {
+      const res = await raw(server.url, path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers['content-type'], path).toBe(type);
+    }
+  });
+
+  it('caches hashed assets for a year as immutable, and revalidates everything else', async () => {
+    expect((await raw(server.url, '/assets/index-AbC_d-12.js')).headers['cache-control']).toBe(IMMUTABLE);
+    expect((await raw(server.url, '/robots.txt')).headers['cache-control']).toBe(REVALIDATE);
+  });
+
+  it('answers a matching ETag with 304', async () => {
+    const first = await raw(server.url, '/robots.txt');
+    const etag = String(first.headers.etag);
+    const again = await raw(server.url, '/robots.txt', { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(again.body).toBe('');
+  });
+
+  it('answers HEAD with the headers of GET and no body', async () => {
+    const res = await raw(server.url, '/robots.txt', { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.headers['content-length']).toBe(String('User-agent: *'.length));
+    expect(res.body).toBe('');
+  });
+
+  it('falls back to index.html for app routes (paths without an extension), not cached', async () => {
+    for (const path of ['/events', '/replay', '/replay/some-session', '/docs', '/demo?tab=1']) {
+      const res = await raw(server.url, path);
+      expect(res.status, path).toBe(200);
+      expect(res.body, path).toBe(INDEX);
+      expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control'], path).toBe(REVALIDATE);
+    }
+  });
+
+  it('answers a missing file with an extension with a JSON 404, not the app', async () => {
+    const res = await raw(server.url, '/assets/missing-AbCdEf12.js');
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body)).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('never serves /api/ paths from files: a wrong API address stays a JSON 404', async () => {
+    const res = await raw(server.url, '/api/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body)).toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('keeps the API routes working', async () => {
+    const res = await raw(server.url, '/healthz');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ status: 'ok' });
+  });
+
+  it('refuses directory traversal, encoded or not, dotfiles and symlinks out of the root, with 404 and never the app', async () => {
+    const attempts = [
+      '/../secret.txt',
+      '/assets/../../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/%2E%2E%2Fsecret.txt',
+      '/assets/..%2f..%2fsecret.txt',
+      '/..%5csecret.txt',
+      '/%2e%2e%5csecret.txt',
+      '/index.html%00.js',
+      '/.env',
+      '/%2eenv',
+      '/link.txt',
+      '/%E0%A4%A',
+    ];
+    for (const path of attempts) {
+      const res = await raw(server.url, path);
+      expect(res.status, path).toBe(404);
+      expect(res.body, path).not.toContain(SECRET);
+      expect(res.body, path).not.toContain('the app');
+    }
+  });
+
+  it('ignores other methods', async () => {
+    const res = await raw(server.url, '/', { method: 'POST' });
+    expect(res.status).toBe(404);
+    expect(res.body).not.toContain('the app');
+  });
+});
+
+describe('a server without staticFiles', () => {
+  it('serves no files at /', async () => {
+    const server = await startTestServer('sqlite');
+    try {
+      const res = await raw(server.url, '/');
+      expect(res.status).toBe(404);
+      expect(JSON.parse(res.body)).toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('browserUrl(url)', () => {
+  it('turns a wildcard address into a loopback one', () => {
+    expect(browserUrl('http://0.0.0.0:8787')).toBe('http://127.0.0.1:8787');
+    expect(browserUrl('http://[::]:8787/')).toBe('http://[::1]:8787');
+    expect(browserUrl('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787');
+  });
+});
