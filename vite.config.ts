@@ -27,6 +27,20 @@ export default defineConfig({
           include: ['main/**/*.test.ts', 'main/**/*.test.tsx'],
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          environment: 'node',
+          include: ['examples/**/*.e2e.test.ts'],
+          // Builds the client once per run (the real dist/client build, in a private directory).
+          globalSetup: ['examples/browser-tests/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // One Chromium at a time: the machine has two cores.
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

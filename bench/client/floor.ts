@@ -1,0 +1,73 @@
+/**
+ * The floor of the client benchmark (DESIGN.md "Measured facts": "a 50-line client that batches per
+ * task … is the floor our full facade is measured against"): a main thread that builds a small
+ * event object per call and posts each task's events as one array to a worker, and a worker that
+ * sends them in batches of 20 (at most 4 requests at once) to our server. No ids beyond a counter,
+ * no session, no acknowledgements back to the page, no retries, no beacon: what is left is the
+ * least any worker-based client must do on the main thread.
+ */
+
+/** The worker script, served at `/bench/floor-worker.js`. */
+export const FLOOR_WORKER = `
+let config;
+const queue = [];
+let inFlight = 0;
+onmessage = (event) => {
+  if (event.data.config) { config = event.data.config; return; }
+  for (const e of event.data) queue.push({
+    event_id: e.id,
+    event_type: e.event,
+    session_id: e.sessionId,
+    timestamp: new Date(e.timestamp).toISOString(),
+    properties: { ...e.properties, anonymous_id: e.anonymousId },
+    user_agent: e.context.userAgent,
+  });
+  pump();
+};
+function pump() {
+  while (inFlight < 4 && queue.length > 0) {
+    const batch = queue.splice(0, 20);
+    inFlight++;
+    fetch(config.endpoint + '/api/v1/events/batch', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'ApiKey ' + config.apiKey, 'x-project-id': config.projectId },
+      body: JSON.stringify(batch),
+    }).catch(() => undefined).finally(() => { inFlight--; pump(); });
+  }
+}
+`;
+
+/** The page script: `track(name, properties)` on the main thread. Sets `bench.track`. */
+export function floorPage(config: { endpoint: string; apiKey: string; projectId: string }): string {
+  return `<script>
+{
+  const worker = new Worker('/bench/floor-worker.js');
+  worker.postMessage({ config: ${JSON.stringify(config)} });
+  const prefix = crypto.randomUUID().slice(0, 24);
+  const anonymousId = crypto.randomUUID();
+  const sessionId = crypto.randomUUID();
+  const context = { userAgent: navigator.userAgent, screen: { width: screen.width, height: screen.height } };
+  let counter = 0;
+  let buffer = [];
+  let scheduled = false;
+  const post = () => {
+    scheduled = false;
+    const events = buffer;
+    buffer = [];
+    worker.postMessage(events);
+  };
+  const track = (name, properties) => {
+    buffer.push({ id: prefix + String(counter++).padStart(12, '0'), timestamp: Date.now(), type: 'track', event: name, properties: { ...properties }, anonymousId, sessionId, context });
+    if (!scheduled) {
+      scheduled = true;
+      queueMicrotask(post);
+    }
+  };
+  bench.track = (name, count, run) => {
+    for (let i = 0; i < count; i++) track(name, { run, i });
+  };
+  bench.ready = async () => 'floor';
+  bench.started = true;
+}
+</script>`;
+}
