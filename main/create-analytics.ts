@@ -11,6 +11,7 @@ import { createBusinessOperations } from './business-operations.js';
 import { AnalyticsError } from './errors.js';
 import { createExperimentOperations } from './experiment-operations.js';
 import { guardAll } from './guard.js';
+import { OPERATION_FALLBACKS, type SyncOperations } from './operation-fallbacks.js';
 import { createIdentity } from './identity.js';
 import { createLogger } from './logger.js';
 import { createNullDelivery } from './null-delivery.js';
@@ -20,7 +21,6 @@ import { cleanProperties } from './properties.js';
 import { createFacadeRecorder } from './recorder/facade-recorder.js';
 import { createSessionManager } from './session.js';
 import { browserLocalStorage, createSafeStorage } from './storage.js';
-import type { SessionData } from './types.js';
 import { ALL_STRATEGIES } from './transport-options.js';
 import { startUnloadPath } from './unload-path.js';
 import { createUuidV7Generator } from './uuid-v7.js';
@@ -240,7 +240,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   };
 
   const analytics: Analytics = {
-    ...guardAll(operations, FALLBACKS, log),
+    ...guardAll(operations, OPERATION_FALLBACKS, log),
     config: Object.freeze({ ...config }),
     track(event, properties) {
       // Hand-written rather than wrapped: the hot path, one call less.
@@ -285,28 +285,4 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     },
   };
   return analytics;
-}
-
-/** The operations that answer synchronously; each is wrapped by {@link guardAll}. */
-type SyncOperations = Omit<Analytics, 'config' | 'track' | 'flush' | 'getDeliveryStats' | 'shutdown'>;
-
-/** What an operation answers when it failed (operations not listed answer undefined). */
-const FALLBACKS: { [K in keyof SyncOperations]?: ReturnType<SyncOperations[K]> } = {
-  getUserId: null,
-  getAnonymousId: '',
-  getSessionId: '',
-  getSessionData: emptySession(),
-  getActiveSession: emptySession(),
-  calculateEngagementScore: 0,
-  getQueueSize: 0,
-  isRecordingActive: false,
-  calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
-  getSubscriptionData: null,
-  getVariant: null,
-  isInVariant: false,
-  getExperimentAssignments: [],
-};
-
-function emptySession(): SessionData {
-  return { startTime: 0, pageViews: 0, clicks: 0, scrollDepth: 0, maxScrollDepth: 0, isActive: false, events: [] };
 }

@@ -2,38 +2,10 @@
  * A stand-in for the client while the provider has not created it yet. Children's effects run
  * before their provider's, so a `track()` in a child's first effect would otherwise find no client:
  * calls made before the client exists are kept and replayed on it, in order; synchronous getters
- * answer their empty value until then.
+ * answer their fallback (`operation-fallbacks.ts`) until then.
  */
 import type { Analytics } from '../analytics.js';
-import type { SessionData } from '../types.js';
-
-const EMPTY_SESSION: SessionData = {
-  startTime: 0,
-  pageViews: 0,
-  clicks: 0,
-  scrollDepth: 0,
-  maxScrollDepth: 0,
-  isActive: false,
-  events: [],
-};
-
-/** What each synchronous getter answers before the client exists. */
-const PENDING_ANSWERS: Record<string, unknown> = {
-  getUserId: null,
-  getAnonymousId: '',
-  getSessionId: '',
-  getSessionData: EMPTY_SESSION,
-  getActiveSession: EMPTY_SESSION,
-  calculateEngagementScore: 0,
-  getQueueSize: 0,
-  isRecordingActive: false,
-  calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
-  getSubscriptionData: null,
-  getFunnelState: undefined,
-  getVariant: null,
-  isInVariant: false,
-  getExperimentAssignments: [],
-};
+import { OPERATION_FALLBACKS } from '../operation-fallbacks.js';
 
 /** Operations that answer a promise: they wait for the client. */
 const ASYNC_OPERATIONS = new Set(['flush', 'getDeliveryStats', 'shutdown']);
@@ -68,7 +40,7 @@ export function createDeferredAnalytics(config: Analytics['config']): DeferredAn
       if (ASYNC_OPERATIONS.has(name)) {
         return new Promise<Analytics>((resolve) => waiting.push(resolve)).then((c) => (c[name as keyof Analytics] as Operation)(...args));
       }
-      if (name in PENDING_ANSWERS) return PENDING_ANSWERS[name];
+      if (name in OPERATION_FALLBACKS) return OPERATION_FALLBACKS[name as keyof typeof OPERATION_FALLBACKS];
       if (pending.length < MAX_PENDING_CALLS) pending.push([name, args]);
       return undefined;
     };

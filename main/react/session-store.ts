@@ -6,6 +6,7 @@
  * out a new snapshot only when a field changed.
  */
 import type { Analytics } from '../analytics.js';
+import { emptySession } from '../operation-fallbacks.js';
 import type { SessionData } from '../types.js';
 
 /** What `useSessionTracking()` returns. */
@@ -35,7 +36,7 @@ export const EMPTY_SNAPSHOT: SessionSnapshot = Object.freeze({
   pageViews: 0,
   clicks: 0,
   scrollDepth: 0,
-  sessionData: Object.freeze({ startTime: 0, pageViews: 0, clicks: 0, scrollDepth: 0, maxScrollDepth: 0, isActive: false, events: [] }),
+  sessionData: Object.freeze(emptySession()),
 }) as SessionSnapshot;
 
 const TRIGGERS = ['click', 'scroll', 'popstate', 'hashchange', 'visibilitychange', 'keydown'];
