@@ -32,7 +32,9 @@ async function countingServer() {
 }
 
 async function deliverAll(c: DeliveryCore, count: number): Promise<void> {
-  const events = makeEvents(count);
+  // Stamped with the real clock these tests run on: a 429 gives up on events older than a day
+  // (MAX_DEFERRAL_AGE_MS), which the fixed fixture date soon is.
+  const events = makeEvents(count).map((e) => ({ ...e, timestamp: Date.now() }));
   for (let i = 0; i < events.length; i += 50) c.receive({ t: 'events', seq: i + 50, events: events.slice(i, i + 50) });
   // A failed flush leaves its events queued (SPEC.md); flush again until everything is accepted.
   for (let round = 0; round < 200; round++) {

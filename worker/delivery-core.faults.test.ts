@@ -36,7 +36,9 @@ describe('createDeliveryCore against a flaky node:http server', () => {
       testConfig({ endpoint: server.url, compress: true, retryDelay: 1, retryAttempts: 10, maxQueueSize: 5_000 }),
       { random: () => 0 },
     );
-    const events = makeEvents(2_000);
+    // Stamped with the real clock these tests run on: a 429 gives up on events older than a day
+    // (MAX_DEFERRAL_AGE_MS), which the fixed fixture date soon is.
+    const events = makeEvents(2_000).map((e) => ({ ...e, timestamp: Date.now() }));
     for (let i = 0; i < events.length; i += 100) core.receive({ t: 'events', seq: i + 100, events: events.slice(i, i + 100) });
 
     // Retry flush until it succeeds: a failed flush leaves its events queued (SPEC.md).
