@@ -189,8 +189,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir } }),
       ...(demo === undefined ? {} : { demo: demo.demo }),
     });
-    logger.info('listening', { address: running.url, store: store.kind });
     if (demo !== undefined) logger.info(demo.created ? 'demo project created' : 'demo project reused', { projectId: demo.demo.projectId, keys: demoFile });
+    // Last: whoever waits for this line (scripts, tests) then has every line of the start before it.
+    logger.info('listening', { address: running.url, store: store.kind });
     await new Promise<void>((resolve) => {
       const stop = (signal: string): void => {
         logger.info('shutting down', { signal });

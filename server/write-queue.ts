@@ -14,9 +14,10 @@ export interface WriteQueueOptions {
   /** Largest group written in one transaction. @default 2000 */
   maxGroupItems?: number;
   /**
-   * Transactions in flight at once. SQLite writes synchronously, so more than one buys nothing;
-   * PostgreSQL gains from a second connection (DESIGN.md "Measured facts").
-   * @default 1 for SQLite, 2 for PostgreSQL
+   * Groups in flight at once. PostgreSQL gains from a second connection (DESIGN.md "Measured
+   * facts"); SQLite's writer thread commits one at a time, and the second group waits there, ready
+   * to start the moment the first is done instead of after a round trip through this thread.
+   * @default 2
    */
   concurrency?: number;
   /** Seconds a refused client is told to wait. @default 1 */
@@ -48,7 +49,7 @@ export interface WriteQueue {
 export function createWriteQueue(store: EventStore, logger: Logger, metrics: Metrics, options: WriteQueueOptions = {}): WriteQueue {
   const maxPending = options.maxPendingItems ?? 50_000;
   const maxGroup = options.maxGroupItems ?? 2000;
-  const concurrency = options.concurrency ?? (store.kind === 'postgres' ? 2 : 1);
+  const concurrency = options.concurrency ?? 2;
   const retryAfter = String(options.retryAfterSeconds ?? 1);
 
   let waiting: Pending[] = [];

@@ -49,17 +49,15 @@ export async function authenticate(
     );
   }
   const hash = hashKey(credentials.key);
-  const record = await store.findKeyByHash(hash);
-  if (!record || !hashesEqual(record.hash, hash) || record.projectId !== credentials.projectId) {
+  const found = await store.findCredential(hash);
+  if (!found || !hashesEqual(found.key.hash, hash) || found.key.projectId !== credentials.projectId) {
     throw new HttpError('AUTH_ERROR', 'Invalid API key or project id.');
   }
-  if (record.kind !== need) {
+  if (found.key.kind !== need) {
     throw new HttpError(
       'AUTH_ERROR',
       need === 'read' ? 'This endpoint needs a read key; write keys can only send data.' : 'This endpoint needs a write key; read keys can only read data.',
     );
   }
-  const project = await store.getProject(record.projectId);
-  if (!project) throw new HttpError('AUTH_ERROR', 'Invalid API key or project id.');
-  return { project, kind: record.kind };
+  return { project: found.project, kind: found.key.kind };
 }

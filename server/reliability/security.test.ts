@@ -81,7 +81,7 @@ describe.each(STORE_KINDS)('security on %s', (kind) => {
     const apiKeys = readFileSync(join(ROOT, 'server/api-keys.ts'), 'utf8');
     const authenticate = readFileSync(join(ROOT, 'server/middleware/authenticate.ts'), 'utf8');
     expect(apiKeys).toMatch(/hashesEqual[\s\S]*timingSafeEqual\(/);
-    expect(authenticate).toContain('hashesEqual(record.hash, hash)');
+    expect(authenticate).toContain('hashesEqual(found.key.hash, hash)');
     expect(authenticate).not.toMatch(/\.hash\s*[!=]==/);
     const h = hashKey('sa_w_x');
     expect(hashesEqual(h, hashKey('sa_w_x'))).toBe(true);

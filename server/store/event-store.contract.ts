@@ -255,6 +255,24 @@ export function describeEventStore(name: string, makeStore: MakeStore): void {
         expect(await ctx.store.listKeys('missing')).toEqual([]);
       });
 
+      it('finds a live key with its project in one lookup, and never a revoked one, even after a cached hit', async () => {
+        const p = makeProject(ctx.projectId, { fullIp: true });
+        await ctx.store.createProject(p);
+        const write = makeKey(p.id, { createdAt: T0 + 1 });
+        const read = makeKey(p.id, { kind: 'read', createdAt: T0 + 2 });
+        await ctx.store.createKey(write);
+        expect(await ctx.store.findCredential(read.hash)).toBeNull();
+        await ctx.store.createKey(read);
+        // Asked twice: the second answer may come from a cache, and a key created in between must show.
+        expect(await ctx.store.findCredential(write.hash)).toEqual({ key: write, project: p });
+        expect(await ctx.store.findCredential(write.hash)).toEqual({ key: write, project: p });
+        expect(await ctx.store.findCredential(read.hash)).toEqual({ key: read, project: p });
+        expect(await ctx.store.findCredential('0'.repeat(64))).toBeNull();
+        await ctx.store.revokeKey(write.id, T0 + 50);
+        expect(await ctx.store.findCredential(write.hash)).toBeNull();
+        expect(await ctx.store.findCredential(read.hash)).toEqual({ key: read, project: p });
+      });
+
       it('refuses a duplicate hash with DUPLICATE and a key of an unknown project with UNKNOWN_PROJECT', async () => {
         await ctx.store.createProject(makeProject(ctx.projectId));
         const key = makeKey(ctx.projectId);

@@ -27,6 +27,12 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
 }
 
+/** A live key with its project, as {@link EventStore.findCredential} finds them. */
+export interface Credential {
+  key: ApiKeyRecord;
+  project: Project;
+}
+
 /** One event ready to store: validated, with server-side fields filled in. */
 export interface StoredEvent {
   projectId: string;
@@ -153,6 +159,12 @@ export interface EventStore {
   createKey(key: ApiKeyRecord): Promise<void>;
   /** The live (not revoked) key with this hash, or null. */
   findKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /**
+   * The live key with this hash and its project, in one lookup: what authenticates every request.
+   * A store may answer from a cache, but never with a key revoked (or a project changed) by any
+   * process before this call: revocation takes effect at once.
+   */
+  findCredential(hash: string): Promise<Credential | null>;
   listKeys(projectId: string): Promise<ApiKeyRecord[]>;
   /** Revokes a key by id; resolves false when there was no such live key. */
   revokeKey(keyId: string, at: number): Promise<boolean>;

@@ -1,5 +1,5 @@
 import type { PropertyValue } from '../../protocol/index.js';
-import type { ApiKeyRecord, EventRow, Project, SessionSummary } from './event-store.js';
+import type { ApiKeyRecord, Credential, EventRow, Project, SessionSummary } from './event-store.js';
 import { StoreError } from './store-error.js';
 
 /* SQL text and row mapping of the PostgreSQL store's reads. */
@@ -92,6 +92,20 @@ export function toKey(row: Row): ApiKeyRecord {
     prefix: row.prefix as string,
     createdAt: num(row.created_at),
     revokedAt: numOrNull(row.revoked_at),
+  };
+}
+
+/** Maps a row of the credential lookup (api_keys joined with projects, project columns renamed). */
+export function toCredential(row: Row): Credential {
+  return {
+    key: toKey(row),
+    project: {
+      id: row.project_id as string,
+      name: row.project_name as string,
+      createdAt: num(row.project_created_at),
+      fullIp: row.full_ip as boolean,
+      corsOrigins: row.cors_origins as string[],
+    },
   };
 }
 

@@ -2,8 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test-support/postgres.js';
 import { describeEventStore } from './event-store.contract.js';
-import type { StoredEvent } from './event-store.js';
-import { makeEvent, newProjectId } from './event-store.fixtures.js';
+import type { Credential, EventStore, StoredEvent } from './event-store.js';
+import { T0, makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
+import { LISTENER_APPLICATION_NAME, createCredentialCache } from './postgres-credentials.js';
 import { createPostgresStore } from './postgres-store.js';
 
 let database: TestDatabase;
@@ -103,6 +104,213 @@ describe('createPostgresStore({ url })', () => {
       expect(total).toBe(all.length);
     } finally {
       await Promise.all(processes.map((s) => s.close()));
+    }
+  });
+});
+
+/** A plain connection to the test database, for changes made "by another tool" and for inspection. */
+async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Pids of the credential LISTEN connections that have finished their LISTEN (idle after it). */
+async function listenerPids(): Promise<number[]> {
+  return withAdmin(async (client) => {
+    const { rows } = await client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database() AND state = 'idle'",
+      [LISTENER_APPLICATION_NAME],
+    );
+    return rows.map((row) => row.pid);
+  });
+}
+
+/** Resolves once a listener not among `known` has finished its LISTEN. */
+async function newListener(known: number[]): Promise<void> {
+  await eventually(async () => (await listenerPids()).some((pid) => !known.includes(pid)));
+}
+
+/** Polls (no fixed sleep) until `check` holds; fails the test after many tries. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('condition not reached');
+}
+
+describe('findCredential (PostgreSQL: cached, kept exact by LISTEN/NOTIFY)', () => {
+  let stores: EventStore[] = [];
+  const open = async (): Promise<EventStore> => {
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    await store.init();
+    stores.push(store);
+    return store;
+  };
+
+  afterAll(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+    stores = [];
+  });
+
+  it('finds a live key with its project in one lookup, and null for an unknown or revoked key', async () => {
+    const store = await open();
+    const project = makeProject(newProjectId(), { fullIp: true, corsOrigins: ['https://a.test'] });
+    await store.createProject(project);
+    const write = makeKey(project.id, { createdAt: T0 + 1 });
+    const read = makeKey(project.id, { kind: 'read', createdAt: T0 + 2 });
+    await store.createKey(write);
+    await store.createKey(read);
+    for (let round = 0; round < 3; round++) {
+      // Several rounds: the first answers come from the database, later ones may come from the cache.
+      expect(await store.findCredential(write.hash)).toEqual({ key: write, project });
+      expect(await store.findCredential(read.hash)).toEqual({ key: read, project });
+      expect(await store.findCredential('0'.repeat(64))).toBeNull();
+    }
+    await store.revokeKey(write.id, T0 + 50);
+    expect(await store.findCredential(write.hash)).toBeNull();
+    expect(await store.findCredential(read.hash)).toEqual({ key: read, project });
+  });
+
+  it('never answers from the cache with a key that another process revoked before the call', async () => {
+    const known = await listenerPids();
+    const [server, cli] = [await open(), await open()];
+    const project = makeProject(newProjectId());
+    await cli.createProject(project);
+    const keys = Array.from({ length: 20 }, (_, n) => makeKey(project.id, { createdAt: T0 + n }));
+    for (const key of keys) await cli.createKey(key);
+    // The server's listener opens on its first lookup; wait for it so that the lookups below are
+    // cache hits, which is the case that must not go stale.
+    await server.findCredential(keys[0].hash);
+    await newListener(known);
+    for (const key of keys) {
+      expect(await server.findCredential(key.hash)).toMatchObject({ key: { id: key.id } });
+      expect(await server.findCredential(key.hash)).toMatchObject({ key: { id: key.id } });
+      // Revoked by the other store, then asked again at once: the notification may still be in
+      // flight, which the fence before every cache hit accounts for.
+      expect(await cli.revokeKey(key.id, T0 + 100)).toBe(true);
+      expect(await server.findCredential(key.hash)).toBeNull();
+    }
+  });
+
+  it('sees keys, projects and changes made by any tool at once (triggers notify)', async () => {
+    const known = await listenerPids();
+    const server = await open();
+    const project = makeProject(newProjectId());
+    const key = makeKey(project.id);
+    // An unknown key is remembered as unknown; creating it elsewhere must end that at once.
+    expect(await server.findCredential(key.hash)).toBeNull();
+    await server.findCredential(key.hash);
+    await newListener(known);
+    expect(await server.findCredential(key.hash)).toBeNull();
+    await withAdmin(async (client) => {
+      await client.query('INSERT INTO projects (id, name, created_at) VALUES ($1, $2, $3)', [project.id, project.name, project.createdAt]);
+      await client.query('INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        key.id,
+        key.projectId,
+        key.kind,
+        key.hash,
+        key.prefix,
+        key.createdAt,
+      ]);
+    });
+    expect(await server.findCredential(key.hash)).toEqual({ key, project });
+    expect(await server.findCredential(key.hash)).toEqual({ key, project });
+    await withAdmin((client) => client.query('UPDATE projects SET full_ip = true, cors_origins = $2 WHERE id = $1', [project.id, ['https://b.test']]));
+    expect(await server.findCredential(key.hash)).toEqual({ key, project: { ...project, fullIp: true, corsOrigins: ['https://b.test'] } });
+    await withAdmin((client) => client.query('DELETE FROM api_keys WHERE id = $1', [key.id]));
+    expect(await server.findCredential(key.hash)).toBeNull();
+  });
+
+  it('answers from the database while its LISTEN connection is lost, and caches again once it is back', async () => {
+    const project = makeProject(newProjectId());
+    const key = makeKey(project.id);
+    const store = await open();
+    await store.createProject(project);
+    await store.createKey(key);
+    let lookups = 0;
+    const errors: Error[] = [];
+    const cache = createCredentialCache({
+      url: database.url,
+      lookup: async (hash) => {
+        lookups++;
+        return (await store.findKeyByHash(hash)) ? ({ key, project } as Credential) : null;
+      },
+      onError: (error) => errors.push(error),
+    });
+    /** True when a repeated lookup was answered from memory. */
+    const cached = async () => {
+      await cache.find(key.hash);
+      const n = lookups;
+      await cache.find(key.hash);
+      await cache.find(key.hash);
+      return lookups === n;
+    };
+    try {
+      // Once its listener is up, a repeated lookup is answered from memory.
+      await eventually(cached);
+
+      // Cut the LISTEN connections as a restart or a network failure would.
+      const before = await listenerPids();
+      await withAdmin((client) => client.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]));
+      await store.revokeKey(key.id, T0 + 1);
+      // Whether or not the loss has been noticed yet, the revoked key is not found.
+      expect(await cache.find(key.hash)).toBeNull();
+      await eventually(async () => errors.length > 0);
+      // Until LISTEN is back nothing is cached; then it is again.
+      await newListener(before);
+      await eventually(cached);
+      expect(await cache.find(key.hash)).toBeNull();
+    } finally {
+      await cache.close();
+    }
+  });
+});
+
+describe('schema migration', () => {
+  it('takes a version 1 database to the current version: filter indexes dropped, credential triggers added, rows kept', async () => {
+    const old = await createTestDatabase();
+    try {
+      const first = createPostgresStore({ url: old.url });
+      await first.init();
+      const p = newProjectId();
+      await first.createProject(makeProject(p));
+      await first.write({ events: [makeEvent(p, 1)], chunks: [] });
+      await first.close();
+      // Turn it back into what version 1 created.
+      const admin = new pg.Client({ connectionString: old.url });
+      await admin.connect();
+      try {
+        await admin.query(`
+          DROP TRIGGER projects_notify_credentials ON projects;
+          DROP TRIGGER api_keys_notify_credentials ON api_keys;
+          DROP FUNCTION service_analytics_credentials_changed();
+          CREATE INDEX events_by_type ON events (project_id, event_type, timestamp, event_id);
+          CREATE INDEX events_by_user ON events (project_id, user_id, timestamp, event_id) WHERE user_id IS NOT NULL;
+          CREATE INDEX events_by_session ON events (project_id, session_id, timestamp, event_id) WHERE session_id IS NOT NULL;
+          UPDATE schema_version SET version = 1;`);
+        const stores = [createPostgresStore({ url: old.url }), createPostgresStore({ url: old.url })];
+        // Two processes upgrading at once: the advisory lock makes one migrate and the other see it done.
+        await Promise.all(stores.map((s) => s.init()));
+        await Promise.all(stores.map((s) => s.close()));
+        const version = await admin.query('SELECT version FROM schema_version');
+        expect(version.rows).toEqual([{ version: 2 }]);
+        const indexes = await admin.query("SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname");
+        expect(indexes.rows.map((row: { indexname: string }) => row.indexname)).toEqual(['events_by_time', 'events_project_id_event_id_key']);
+        const triggers = await admin.query('SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname');
+        expect(triggers.rows.map((row: { tgname: string }) => row.tgname)).toEqual(['api_keys_notify_credentials', 'projects_notify_credentials']);
+        const events = await admin.query('SELECT count(*)::int AS n FROM events');
+        expect(events.rows).toEqual([{ n: 1 }]);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await old.drop();
     }
   });
 });

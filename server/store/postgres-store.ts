@@ -2,14 +2,16 @@ import pg from 'pg';
 import type { RecordedEvent } from '../../protocol/index.js';
 import { clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
 import type { EventPage, EventStore, WriteResult } from './event-store.js';
-import { POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
-import { insertChunks, insertEvents } from './postgres-write.js';
+import { createCredentialCache } from './postgres-credentials.js';
+import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
+import { insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import {
   EVENT_COLUMNS,
   EVENT_PROJECTS_SQL,
   LIST_SESSIONS_SQL,
   constraintError,
   num,
+  toCredential,
   toEventRow,
   toKey,
   toProject,
@@ -34,14 +36,33 @@ export interface PostgresStoreOptions {
    * @default ignore
    */
   onPoolError?: (error: Error) => void;
+  /**
+   * Answer authentication from a cache kept exact by LISTEN/NOTIFY (postgres-credentials.ts); it
+   * holds one more connection, opened on the first authentication. Turn it off where LISTEN does
+   * not hold, e.g. behind PgBouncer in transaction mode (the cache also switches itself off when it
+   * detects that).
+   * @default true
+   */
+  cacheCredentials?: boolean;
 }
+
+const FIND_CREDENTIAL = {
+  name: 'service_analytics_find_credential',
+  text: `SELECT k.id, k.project_id, k.kind, k.hash, k.prefix, k.created_at, k.revoked_at,
+            p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins
+     FROM api_keys k JOIN projects p ON p.id = k.project_id
+     WHERE k.hash = $1 AND k.revoked_at IS NULL`,
+};
 
 /** SQLSTATEs after which re-running the whole transaction is correct: deadlock, serialization failure. */
 const RETRYABLE = new Set(['40P01', '40001']);
 
 /**
  * The PostgreSQL store (`pg` Pool): for several stateless server processes sharing one database.
- * Every write is one transaction on one pooled connection; it resolves after COMMIT.
+ * Every write is atomic and resolves after it committed: a group of events alone is one INSERT
+ * statement (one round trip, committed by itself); anything larger or with recording chunks is one
+ * transaction on one pooled connection. Authentication answers from a credential cache that
+ * LISTEN/NOTIFY keeps exact (postgres-credentials.ts).
  */
 export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
@@ -53,6 +74,18 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     if (state === 'open') return pool;
     throw new StoreError('NOT_OPEN', state === 'closed' ? 'The PostgreSQL store is closed.' : 'Call init() before using the PostgreSQL store.');
   };
+
+  /** Runs one self-contained statement (atomic on its own), again when PostgreSQL asks for it. */
+  async function retrying<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
+        throw error;
+      }
+    }
+  }
 
   /** Runs `work` in one transaction, again when PostgreSQL asks for it (deadlock, serialization). */
   async function transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -79,6 +112,17 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
   const query = (text: string, values: unknown[] = []) => use().query<Row>(text, values);
 
+  /** The uncached credential lookup: key and project in one query. */
+  const lookupCredential = async (hash: string) => {
+    // Named: prepared once per connection, as it runs whenever the cache cannot answer.
+    const { rows } = await use().query<Row>({ ...FIND_CREDENTIAL, values: [hash] });
+    return rows[0] ? toCredential(rows[0]) : null;
+  };
+  const credentials =
+    options.cacheCredentials === false
+      ? null
+      : createCredentialCache({ url: options.url, lookup: lookupCredential, onError: (error) => options.onPoolError?.(error) });
+
   /** Creates the schema under an advisory lock, so concurrent starts of several processes are safe. */
   const createSchema = () =>
     transaction(async (client) => {
@@ -92,7 +136,16 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       if (version > POSTGRES_SCHEMA_VERSION) {
         throw new Error(`The database has schema version ${version}; this server knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade the server.`);
       }
-      await client.query(POSTGRES_SCHEMA);
+      if (version === 0) {
+        await client.query(POSTGRES_SCHEMA);
+        return;
+      }
+      for (let next = version + 1; next <= POSTGRES_SCHEMA_VERSION; next++) {
+        const step = MIGRATIONS[next];
+        if (step === undefined) throw new Error(`No migration to PostgreSQL schema version ${next}.`);
+        await client.query(step);
+      }
+      if (version < POSTGRES_SCHEMA_VERSION) await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
     });
 
   return {
@@ -116,6 +169,11 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     async write(batch): Promise<WriteResult> {
       use();
       if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
+      if (batch.chunks.length === 0 && isOneStatement(batch.events)) {
+        // The usual group commit: one INSERT statement, atomic and committed on its own, so
+        // BEGIN and COMMIT would only add two round trips.
+        return retrying(async () => ({ eventInserted: await insertEvents(pool, batch.events), chunkInserted: [] }));
+      }
       return transaction(async (client) => ({
         eventInserted: await insertEvents(client, batch.events),
         chunkInserted: await insertChunks(client, batch.chunks),
@@ -164,6 +222,11 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         values: [hash],
       });
       return rows[0] ? toKey(rows[0]) : null;
+    },
+
+    async findCredential(hash) {
+      use();
+      return credentials ? credentials.find(hash) : lookupCredential(hash);
     },
 
     async listKeys(projectId) {
@@ -244,6 +307,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     async close() {
       if (state === 'closed') return;
       state = 'closed';
+      await credentials?.close();
       await pool.end();
     },
   };

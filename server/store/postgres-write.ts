@@ -1,29 +1,56 @@
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import type { StoredEvent, StoredRecordingChunk } from './event-store.js';
 import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
 
 /*
  * The write half of the PostgreSQL store. Events go in as one `INSERT … SELECT FROM
- * json_to_recordset($1)` per slice: the whole slice is a single JSON parameter, so the statement
+ * jsonb_to_recordset($1)` per slice: the whole slice is a single JSON parameter, so the statement
  * text is constant (prepared once per connection), the 65,535-parameter limit of a multi-row VALUES
  * never applies, and the client's work is one native JSON.stringify. Measured here (1,000-event
  * transactions, one connection, same run): about 20–30% faster than `unnest` of eleven array
  * parameters (whose element escaping in `pg` cost the client more) and than multi-row VALUES.
+ * `jsonb_to_recordset` rather than `json_to_recordset`: the document is parsed once and each
+ * `properties` object is taken over as jsonb, where the json variant parses it a second time;
+ * about 1.5 µs less PostgreSQL CPU per event (of 12) with 150-event statements.
  */
 
 /** Rows per INSERT statement; bounds the size of one JSON parameter. */
 const EVENT_SLICE = 5000;
 
+/** A pool (each statement on its own) or a client inside a transaction. */
+export interface Queryable {
+  query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
+}
+
+/**
+ * True when {@link insertEvents} writes `events` with a single statement, which PostgreSQL runs
+ * atomically and commits by itself outside a transaction block: no BEGIN/COMMIT needed.
+ */
+export function isOneStatement(events: readonly StoredEvent[]): boolean {
+  return events.length <= EVENT_SLICE;
+}
+
+/**
+ * `$2` is the number of rows sent. The answer is one row: how many were inserted and, only when
+ * that is fewer than sent (some were duplicates), which ones. Returning every inserted key instead
+ * costs a DataRow per event to send and parse, for the common case where all were inserted.
+ */
 const INSERT_EVENTS = {
   name: 'service_analytics_insert_events',
   text: `
-INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
-                    received_at, properties, user_agent, ip_address)
-SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip
-FROM json_to_recordset($1::json) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
-                                       props jsonb, ua text, ip text)
-ON CONFLICT (project_id, event_id) DO NOTHING
-RETURNING project_id, event_id`,
+WITH inserted AS (
+  INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
+                      received_at, properties, user_agent, ip_address)
+  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip
+  FROM jsonb_to_recordset($1::jsonb) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
+                                         props jsonb, ua text, ip text)
+  ON CONFLICT (project_id, event_id) DO NOTHING
+  RETURNING project_id, event_id
+), counted AS (
+  SELECT count(*)::int AS n FROM inserted
+)
+SELECT n, CASE WHEN n < $2::int THEN (SELECT COALESCE(json_agg(json_build_array(project_id, event_id)), '[]') FROM inserted) END AS keys
+FROM counted`,
 };
 
 const INSERT_CHUNK = {
@@ -41,13 +68,13 @@ function byKey(keys: readonly string[]): (a: number, b: number) => number {
 }
 
 /**
- * Inserts events inside the caller's transaction and tells, per event in batch order, whether it
- * was stored now. A repeated key inside the batch is sent once (its later copies are duplicates by
+ * Inserts events (on the pool when {@link isOneStatement}, else inside the caller's transaction)
+ * and tells, per event in batch order, whether it was stored now. A repeated key inside the batch is sent once (its later copies are duplicates by
  * definition). Rows go in sorted by key: two processes writing overlapping batches then wait on
  * each other's uncommitted rows in the same order and cannot deadlock, and the one that waits
  * sees the other's commit and skips the row, so each event is reported inserted exactly once.
  */
-export async function insertEvents(client: PoolClient, events: readonly StoredEvent[]): Promise<boolean[]> {
+export async function insertEvents(client: Queryable, events: readonly StoredEvent[]): Promise<boolean[]> {
   const inserted = new Array<boolean>(events.length).fill(false);
   if (events.length === 0) return inserted;
   const keys = new Array<string>(events.length);
@@ -66,7 +93,8 @@ export async function insertEvents(client: PoolClient, events: readonly StoredEv
   order.sort(byKey(keys));
 
   for (let start = 0; start < order.length; start += EVENT_SLICE) {
-    const rows = order.slice(start, start + EVENT_SLICE).map((i) => {
+    const slice = order.slice(start, start + EVENT_SLICE);
+    const rows = slice.map((i) => {
       const e = events[i];
       // Text fields are cleaned by cleanJson below, on the whole document at once.
       return {
@@ -83,11 +111,18 @@ export async function insertEvents(client: PoolClient, events: readonly StoredEv
         ip: e.ipAddress,
       };
     });
-    const values = [cleanJson(JSON.stringify(rows))];
-    const result = await client.query<{ project_id: string; event_id: string }>({ ...INSERT_EVENTS, values });
-    for (const row of result.rows) {
-      const index = firstByKey.get(`${row.project_id}\0${row.event_id}`);
-      if (index === undefined) throw new Error(`PostgreSQL returned an event that was not sent: ${row.event_id}`);
+    const values = [cleanJson(JSON.stringify(rows)), slice.length];
+    const result = await client.query<{ n: number; keys: Array<[string, string]> | null }>({ ...INSERT_EVENTS, values });
+    const answer = result.rows[0];
+    if (!answer) throw new Error('PostgreSQL did not answer the event insert.');
+    if (answer.keys === null) {
+      if (answer.n !== slice.length) throw new Error(`PostgreSQL inserted ${answer.n} of ${slice.length} events but named none.`);
+      for (const i of slice) inserted[i] = true;
+      continue;
+    }
+    for (const [projectId, eventId] of answer.keys) {
+      const index = firstByKey.get(`${projectId}\0${eventId}`);
+      if (index === undefined) throw new Error(`PostgreSQL returned an event that was not sent: ${eventId}`);
       inserted[index] = true;
     }
   }

@@ -1,11 +1,11 @@
 import Database from 'better-sqlite3';
-import type { EventQuery, WriteBatch, WriteResult } from './event-store.js';
-import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
-import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+import type { EventQuery } from './event-store.js';
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 
 /*
- * The SQLite connection of one store: pragmas, schema, every prepared statement (prepared once,
- * reused for the life of the store), and the group-commit transaction.
+ * The SQLite connection of one store on the request thread: pragmas, schema, and every prepared
+ * statement of reads, keys and retention (prepared once, reused for the life of the store). Group
+ * commits are written by `sqlite-event-writer.ts`, on the writer thread of `sqlite-writer.ts`.
  */
 
 /** Options of `createSqliteStore`. */
@@ -25,7 +25,7 @@ export type Statement = Database.Statement<unknown[]>;
 /** Rows deleted per statement by retention, so a large purge never holds the write lock for long. */
 export const DELETE_SLICE = 5000;
 
-/** Event columns the read API returns, in the order of the insert's values after `project_id`. */
+/** Event columns the read API returns. */
 const EVENT_COLUMNS =
   'event_id, event_type, user_id, session_id, timestamp, client_timestamp, received_at, properties, user_agent, ip_address';
 
@@ -69,7 +69,8 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
   // still survives a process crash (DESIGN.md "Crash") and is what makes small commits affordable.
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+  const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('foreign_keys = ON');
   db.pragma('cache_size = -32000');
 
@@ -81,20 +82,14 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
   }
   // IMMEDIATE takes the write lock first, so two processes starting at once create the schema once.
   db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    // A new database is created at the current version; an older one is migrated step by step.
+    if (current > 0) for (let v = current; v < SQLITE_SCHEMA_VERSION; v++) db.exec(SQLITE_MIGRATIONS[v] ?? '');
     db.exec(SQLITE_SCHEMA);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
 
   const statements = {
-    insertEvent: db.prepare<unknown[]>(
-      `INSERT INTO events (project_id, ${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, event_id) DO NOTHING`,
-    ),
-    insertChunk: db.prepare<unknown[]>(
-      `INSERT INTO recording_chunks (project_id, session_id, event_offset, events, event_count, duration,
-         start_url, user_id, is_final, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
-    ),
     insertProject: db.prepare<unknown[]>(
       'INSERT INTO projects (id, name, created_at, full_ip, cors_origins) VALUES (?, ?, ?, ?, ?)',
     ),
@@ -104,6 +99,12 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
       'INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     findKey: db.prepare<unknown[]>('SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL'),
+    findCredential: db.prepare<unknown[]>(
+      `SELECT k.id, k.project_id, k.kind, k.hash, k.prefix, k.created_at, k.revoked_at,
+         p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins
+       FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.hash = ? AND k.revoked_at IS NULL`,
+    ),
+    authChanges: db.prepare<unknown[]>('SELECT n FROM auth_changes WHERE id = 1').pluck(),
     listKeys: db.prepare<unknown[]>('SELECT * FROM api_keys WHERE project_id = ? ORDER BY created_at, id'),
     revokeKey: db.prepare<unknown[]>('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     listSessions: db.prepare<unknown[]>(LIST_SESSIONS_SQL),
@@ -128,58 +129,16 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
     ping: db.prepare<unknown[]>('SELECT 1').pluck(),
   } satisfies Record<string, Statement>;
 
-  const { insertEvent, insertChunk } = statements;
-  // One transaction per group commit; `.changes` tells inserted (1) from duplicate (0), in batch
-  // order, including a second copy of an id inside the same batch.
-  const write = db.transaction((batch: WriteBatch): WriteResult => {
-    const { events, chunks } = batch;
-    const eventInserted = new Array<boolean>(events.length);
-    for (let i = 0; i < events.length; i++) {
-      const e = events[i];
-      eventInserted[i] =
-        insertEvent.run(
-          cleanText(e.projectId),
-          cleanText(e.eventId),
-          cleanText(e.eventType),
-          cleanNullableText(e.userId),
-          cleanNullableText(e.sessionId),
-          wholeMs(e.timestamp),
-          wholeMsOrNull(e.clientTimestamp),
-          wholeMs(e.receivedAt),
-          cleanJson(JSON.stringify(e.properties)),
-          cleanNullableText(e.userAgent),
-          cleanNullableText(e.ipAddress),
-        ).changes > 0;
-    }
-    const chunkInserted = new Array<boolean>(chunks.length);
-    for (let i = 0; i < chunks.length; i++) {
-      const c = chunks[i];
-      chunkInserted[i] =
-        insertChunk.run(
-          cleanText(c.projectId),
-          cleanText(c.sessionId),
-          c.eventOffset,
-          cleanJson(JSON.stringify(c.events)),
-          c.events.length,
-          c.duration,
-          cleanNullableText(c.startUrl),
-          cleanNullableText(c.userId),
-          c.isFinal ? 1 : 0,
-          wholeMs(c.receivedAt),
-        ).changes > 0;
-    }
-    return { eventInserted, chunkInserted };
-  });
-
-  return { db, statements, write, queryCache: new Map<string, Statement>() };
+  return { db, busyTimeoutMs, statements, queryCache: new Map<string, Statement>() };
 }
 
 /** An open store database. */
 export type OpenDatabase = ReturnType<typeof openDatabase>;
 
 /**
- * Builds (and caches, per combination of filters) the statement of one events page. Conditions
- * are in index order so SQLite reads the matching index range backwards with no sort step.
+ * Builds (and caches, per combination of filters) the statement of one events page. It always reads
+ * the time index backwards (no sort step, and the cursor is a seek into it); filters are checked on
+ * the rows it reads (see `sqlite-schema.ts` for why there is no index per filter).
  */
 export function eventPageStatement(open: OpenDatabase, query: EventQuery): Statement {
   const key = `${+!!query.eventType}${+!!query.userId}${+!!query.sessionId}${+(query.from !== undefined)}${+(query.to !== undefined)}${+!!query.cursor}`;
@@ -193,7 +152,7 @@ export function eventPageStatement(open: OpenDatabase, query: EventQuery): State
     if (query.to !== undefined) where.push('timestamp < ?');
     if (query.cursor) where.push('(timestamp, event_id) < (?, ?)');
     statement = open.db.prepare<unknown[]>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.join(' AND ')}
+      `SELECT ${EVENT_COLUMNS} FROM events INDEXED BY events_by_time WHERE ${where.join(' AND ')}
        ORDER BY timestamp DESC, event_id DESC LIMIT ?`,
     );
     open.queryCache.set(key, statement);

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeEventStore } from './event-store.contract.js';
-import { makeEvent, newProjectId } from './event-store.fixtures.js';
+import { makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
+import { SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-test-'));
@@ -36,10 +37,88 @@ describe('createSqliteStore({ path })', () => {
     await store.close();
     const raw = new Database(path);
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    expect(raw.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     raw.pragma('user_version = 99');
     raw.close();
     await expect(createSqliteStore({ path }).init()).rejects.toThrow(/schema version 99/);
+  });
+
+  it('migrates a version 1 database: drops the per-filter indexes, keeps every event, filters still work', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const path = newPath();
+    const p = newProjectId();
+    const store = createSqliteStore({ path });
+    await store.init();
+    await store.write({ events: [makeEvent(p, 1, { eventType: 'a' }), makeEvent(p, 2, { eventType: 'b' })], chunks: [] });
+    await store.close();
+    // Make it the version 1 layout again.
+    const raw = new Database(path);
+    raw.exec(`CREATE INDEX events_by_type ON events (project_id, event_type, timestamp, event_id);
+      CREATE INDEX events_by_user ON events (project_id, user_id, timestamp, event_id) WHERE user_id IS NOT NULL;
+      CREATE INDEX events_by_session ON events (project_id, session_id, timestamp, event_id) WHERE session_id IS NOT NULL;`);
+    raw.pragma('user_version = 1');
+    raw.close();
+
+    const reopened = createSqliteStore({ path });
+    await reopened.init();
+    expect((await reopened.queryEvents({ projectId: p, eventType: 'b', limit: 10 })).events.map((e) => e.eventType)).toEqual(['b']);
+    expect((await reopened.queryEvents({ projectId: p, limit: 10 })).events).toHaveLength(2);
+    await reopened.close();
+    const check = new Database(path, { readonly: true });
+    const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[]).sort();
+    expect(indexes).toEqual(['events_by_time']);
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    check.close();
+  });
+
+  it('stops authenticating a key at once when another connection (the CLI, another process) revokes it', async () => {
+    const path = newPath();
+    const [server, cli] = [createSqliteStore({ path }), createSqliteStore({ path })];
+    await Promise.all([server.init(), cli.init()]);
+    const p = makeProject(newProjectId());
+    await cli.createProject(p);
+    const key = makeKey(p.id);
+    await cli.createKey(key);
+    expect(await server.findCredential(key.hash)).toEqual({ key, project: p });
+    expect(await server.findCredential(key.hash)).toEqual({ key, project: p });
+    await cli.revokeKey(key.id, Date.now());
+    expect(await server.findCredential(key.hash)).toBeNull();
+    await Promise.all([server.close(), cli.close()]);
+  });
+
+  it('commits every group handed to the writer thread before close() resolves', async () => {
+    const path = newPath();
+    const p = newProjectId();
+    const store = createSqliteStore({ path });
+    await store.init();
+    const writes = Array.from({ length: 20 }, (_, g) =>
+      store.write({ events: Array.from({ length: 50 }, (_, i) => makeEvent(p, g * 50 + i)), chunks: [] }),
+    );
+    const closed = store.close();
+    expect((await Promise.all(writes)).every((r) => r.eventInserted.every(Boolean))).toBe(true);
+    await closed;
+    const reopened = createSqliteStore({ path });
+    await reopened.init();
+    let count = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await reopened.queryEvents({ projectId: p, limit: 500, cursor });
+      count += page.events.length;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(count).toBe(1000);
+    await reopened.close();
+  });
+
+  it('fails only the group the writer thread could not commit, with its SQLite code, and keeps writing', async () => {
+    const store = createSqliteStore({ path: newPath() });
+    await store.init();
+    const p = newProjectId();
+    // NOT NULL on timestamp (NaN binds as NULL): the whole group rolls back, the event before it too.
+    const bad = { ...makeEvent(p, 2), timestamp: Number.NaN };
+    await expect(store.write({ events: [makeEvent(p, 1), bad], chunks: [] })).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_NOTNULL' });
+    expect((await store.write({ events: [makeEvent(p, 1)], chunks: [] })).eventInserted).toEqual([true]);
+    await store.close();
   });
 
   it('deletes a retention backlog larger than one delete slice, across projects', async () => {

@@ -1,8 +1,11 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
 import { clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
-import type { ApiKeyRecord, EventPage, EventRow, EventStore, Project, Recording, SessionSummary } from './event-store.js';
+import type { ApiKeyRecord, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
 import { assembleRecording } from './recording-assembly.js';
+import { cleanJson, cleanText } from './sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase, type SqliteStoreOptions } from './sqlite-database.js';
+import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
+import { startSqliteWriter } from './sqlite-writer.js';
 import { StoreError } from './store-error.js';
 
 export type { SqliteStoreOptions } from './sqlite-database.js';
@@ -36,6 +39,13 @@ interface KeyDbRow {
   prefix: string;
   created_at: number;
   revoked_at: number | null;
+}
+
+interface CredentialDbRow extends KeyDbRow {
+  project_name: string;
+  project_created_at: number;
+  full_ip: number;
+  cors_origins: string;
 }
 
 interface SessionDbRow {
@@ -98,15 +108,45 @@ function constraintError(error: unknown, what: string): unknown {
   return error;
 }
 
+function toCredential(row: CredentialDbRow): Credential {
+  return {
+    key: toKey(row),
+    project: toProject({
+      id: row.project_id,
+      name: row.project_name,
+      created_at: row.project_created_at,
+      full_ip: row.full_ip,
+      cors_origins: row.cors_origins,
+    }),
+  };
+}
+
+/** Credentials remembered at most; past it the cache starts over (a flood of wrong keys cannot grow it). */
+const CREDENTIAL_CACHE_SIZE = 1000;
+
+/** A database only this connection can see: no writer thread can share it. */
+function isPrivateDatabase(path: string): boolean {
+  return path === '' || path === ':memory:' || path.startsWith('file::memory:') || path.includes('mode=memory');
+}
+
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * The SQLite store (better-sqlite3): the default, embedded, zero set-up. Calls run synchronously
- * on the caller's thread; the Promise interface is for parity with PostgreSQL.
+ * The SQLite store (better-sqlite3): the default, embedded, zero set-up. Group commits run on a
+ * writer thread (`sqlite-writer.ts`; in the caller's thread for an in-memory database); everything
+ * else runs synchronously on the caller's thread, on a connection of its own.
+ *
+ * Credentials are cached per key hash and dropped whenever a key or project changed, by any
+ * connection of any process (the `auth_changes` count that triggers keep, `sqlite-schema.ts`), so a
+ * revoked key stops working at once while event writes never empty the cache.
  */
 export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let open: OpenDatabase | null = null;
   let closed = false;
+  let write: ((batch: WriteBatch) => Promise<WriteResult>) | null = null;
+  let closeWriter: () => Promise<void> = async () => {};
+  const credentials = new Map<string, Credential | null>();
+  let credentialsVersion = -1;
 
   const use = (): OpenDatabase => {
     if (open) return open;
@@ -118,15 +158,28 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
 
     async init() {
       if (closed) throw new StoreError('NOT_OPEN', 'The SQLite store is closed.');
-      open ??= openDatabase(options);
+      if (open) return;
+      const db = openDatabase(options);
+      try {
+        if (isPrivateDatabase(options.path)) {
+          const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
+          write = async (batch) => commit(encodeBatch(batch));
+        } else {
+          const writer = await startSqliteWriter({ path: options.path, busyTimeoutMs: db.busyTimeoutMs });
+          write = (batch) => writer.write(batch);
+          closeWriter = () => writer.close();
+        }
+      } catch (error) {
+        db.db.close();
+        throw error;
+      }
+      open = db;
     },
 
     async write(batch) {
-      if (batch.events.length === 0 && batch.chunks.length === 0) {
-        use();
-        return { eventInserted: [], chunkInserted: [] };
-      }
-      return use().write(batch);
+      use();
+      if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
+      return (write as (batch: WriteBatch) => Promise<WriteResult>)(batch);
     },
 
     async createProject(project) {
@@ -163,6 +216,22 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     async findKeyByHash(hash) {
       const row = use().statements.findKey.get(hash) as KeyDbRow | undefined;
       return row ? toKey(row) : null;
+    },
+
+    async findCredential(hash) {
+      const current = use();
+      const version = current.statements.authChanges.get() as number;
+      if (version !== credentialsVersion) {
+        credentials.clear();
+        credentialsVersion = version;
+      }
+      const cached = credentials.get(hash);
+      if (cached !== undefined) return cached;
+      const row = current.statements.findCredential.get(hash) as CredentialDbRow | undefined;
+      const found = row ? toCredential(row) : null;
+      if (credentials.size >= CREDENTIAL_CACHE_SIZE) credentials.clear();
+      credentials.set(hash, found);
+      return found;
     },
 
     async listKeys(projectId) {
@@ -258,9 +327,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async close() {
+      if (closed) return;
       closed = true;
       const current = open;
       open = null;
+      // Groups already handed to the writer commit before its connection closes.
+      await closeWriter();
       current?.db.close();
     },
   };

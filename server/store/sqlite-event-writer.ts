@@ -1,0 +1,129 @@
+import type Database from 'better-sqlite3';
+import type { WriteBatch, WriteResult } from './event-store.js';
+
+/** The text cleaners of `sanitize.ts` the writer applies, passed in rather than imported (see below). */
+export interface Cleaners {
+  cleanText(value: string): string;
+  cleanJson(json: string): string;
+}
+
+/** Columns of one event in {@link EncodedBatch.events}, in insert order. */
+const EVENT_FIELDS = 11;
+/** Columns of one recording chunk in {@link EncodedBatch.chunks}, in insert order. */
+const CHUNK_FIELDS = 10;
+
+/**
+ * A group commit as flat column values: what the request thread hands to the writer thread.
+ * Primitives only, because a structured clone of strings and numbers is a copy, while one of
+ * event objects walks every property (measured: ~2.9 µs per event against ~1.3 µs for
+ * serializing the properties here and cloning the flat values).
+ */
+export interface EncodedBatch {
+  /** {@link EVENT_FIELDS} values per event: ids, times and the properties as JSON text. */
+  events: Array<string | number | null>;
+  /** {@link CHUNK_FIELDS} values per chunk, the recorded events as JSON text. */
+  chunks: Array<string | number | null>;
+}
+
+/** Flattens a group commit for {@link prepareEventWriter}; JSON is serialized here, cleaned in the writer. */
+export function encodeBatch(batch: WriteBatch): EncodedBatch {
+  const { events, chunks } = batch;
+  const ev = new Array<string | number | null>(events.length * EVENT_FIELDS);
+  let j = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    ev[j++] = e.projectId;
+    ev[j++] = e.eventId;
+    ev[j++] = e.eventType;
+    ev[j++] = e.userId;
+    ev[j++] = e.sessionId;
+    ev[j++] = e.timestamp;
+    ev[j++] = e.clientTimestamp;
+    ev[j++] = e.receivedAt;
+    ev[j++] = JSON.stringify(e.properties);
+    ev[j++] = e.userAgent;
+    ev[j++] = e.ipAddress;
+  }
+  const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
+  j = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i];
+    ch[j++] = c.projectId;
+    ch[j++] = c.sessionId;
+    ch[j++] = c.eventOffset;
+    ch[j++] = JSON.stringify(c.events);
+    ch[j++] = c.events.length;
+    ch[j++] = c.duration;
+    ch[j++] = c.startUrl;
+    ch[j++] = c.userId;
+    ch[j++] = c.isFinal ? 1 : 0;
+    ch[j++] = c.receivedAt;
+  }
+  return { events: ev, chunks: ch };
+}
+
+/**
+ * Prepares the group-commit transaction of the SQLite store on `db`: every event and recording
+ * chunk of an {@link EncodedBatch} in one transaction, `.changes` telling inserted (true) from
+ * duplicate (false) in batch order, including a second copy of an id inside the same group.
+ *
+ * It runs in the writer thread (`sqlite-writer.ts`), which receives it as source text, and in the
+ * calling thread for an in-memory database. It must therefore stay self-contained: no reference to
+ * anything outside its own body and parameters (TypeScript types are fine; they are erased).
+ * Times are rounded to whole milliseconds like `wholeMs` (PostgreSQL stores BIGINT).
+ */
+export function prepareEventWriter(db: Database.Database, clean: Cleaners): (batch: EncodedBatch) => WriteResult {
+  const insertEvent = db.prepare<unknown[]>(
+    `INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
+       received_at, properties, user_agent, ip_address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, event_id) DO NOTHING`,
+  );
+  const insertChunk = db.prepare<unknown[]>(
+    `INSERT INTO recording_chunks (project_id, session_id, event_offset, events, event_count, duration,
+       start_url, user_id, is_final, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
+  );
+  const { cleanText, cleanJson } = clean;
+  const text = (v: string | number | null): string => cleanText(v as string);
+  const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
+  const ms = (v: string | number | null): number => Math.round(v as number);
+  // 11 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as source.
+  return db.transaction((batch: EncodedBatch): WriteResult => {
+    const ev = batch.events;
+    const eventInserted = new Array<boolean>(ev.length / 11);
+    for (let i = 0, j = 0; j < ev.length; i++, j += 11) {
+      eventInserted[i] =
+        insertEvent.run(
+          text(ev[j]),
+          text(ev[j + 1]),
+          text(ev[j + 2]),
+          textOrNull(ev[j + 3]),
+          textOrNull(ev[j + 4]),
+          ms(ev[j + 5]),
+          ev[j + 6] === null ? null : ms(ev[j + 6]),
+          ms(ev[j + 7]),
+          cleanJson(ev[j + 8] as string),
+          textOrNull(ev[j + 9]),
+          textOrNull(ev[j + 10]),
+        ).changes > 0;
+    }
+    const ch = batch.chunks;
+    const chunkInserted = new Array<boolean>(ch.length / 10);
+    for (let i = 0, j = 0; j < ch.length; i++, j += 10) {
+      chunkInserted[i] =
+        insertChunk.run(
+          text(ch[j]),
+          text(ch[j + 1]),
+          ch[j + 2],
+          cleanJson(ch[j + 3] as string),
+          ch[j + 4],
+          ch[j + 5],
+          textOrNull(ch[j + 6]),
+          textOrNull(ch[j + 7]),
+          ch[j + 8],
+          ms(ch[j + 9]),
+        ).changes > 0;
+    }
+    return { eventInserted, chunkInserted };
+  });
+}
