@@ -8,6 +8,10 @@
 import { toBackendEvent } from '../worker/event-mapping.js';
 import type { AnalyticsEvent } from '../worker/types.js';
 
+// The facade keeps unacknowledged events in columns; objects are made only here, at pagehide, so
+// the code that makes them stays out of the facade's bundle.
+export { eventsOf } from './event-objects.js';
+
 /**
  * Largest beacon body: LIMITS.maxBeaconBytes of protocol/limits.ts (a test keeps them equal). A
  * copy, because importing LIMITS would put the whole limits object in the facade's bundle.

@@ -94,11 +94,9 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     userId?: string,
     context?: EventContext,
     at?: number,
-  ): AnalyticsEvent | undefined {
-    if (closed) {
-      log.debug(`${name ?? type}: the client was shut down; event dropped`);
-      return undefined;
-    }
+    previousId?: string,
+  ): void {
+    if (closed) return log.debug(`${name ?? type}: the client was shut down; event dropped`);
     // `at`: the time of a call replayed once a lazily loaded module arrived (business-operations.ts).
     const timestamp = at ?? now();
     const event: AnalyticsEvent = {
@@ -112,12 +110,13 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       sessionId: session.touch(timestamp),
       context: context ?? pageContext.get(),
     };
+    // Set before the push: the event is copied into the post's columns there.
+    if (previousId !== undefined) event.previousId = previousId;
     session.recordEvent(
       name ?? (type === 'page' ? 'page_view' : type === 'identify' ? 'user_identify' : 'user_alias'),
       type === 'page' ? 'page' : name === 'click' ? 'click' : 'other',
     );
     delivery.push(event);
-    return event;
   }
 
   const send = (name: string, properties: EventProperties | undefined, at?: number): void =>
@@ -204,9 +203,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       if (typeof newId !== 'string' || newId === '') return log.warn('alias() needs the new id');
       const previous = previousId ?? identity.userId() ?? identity.anonymousId();
       identity.setUserId(newId);
-      const event = emit('alias', undefined, undefined, newId);
-      // Set before the end of the task, when the event is posted.
-      if (event !== undefined) event.previousId = String(previous);
+      emit('alias', undefined, undefined, newId, undefined, undefined, String(previous));
     },
     reset() {
       identity.reset();

@@ -49,10 +49,11 @@ export function startUnloadPath(
         log.error('cannot persist the session', error);
       }
       const pending = delivery.pending();
-      if (pending.length === 0) return;
-      if (beacon === undefined) return log.debug(`no sendBeacon here; ${pending.length} unacknowledged event(s) may be lost`);
-      if (beaconSender === undefined) return log.debug(`the beacon sender is not loaded yet; ${pending.length} unacknowledged event(s) may be lost`);
-      const { sent, unsent } = beaconSender.sendByBeacon(pending, {
+      const count = pending.reduce((n, columns) => n + columns.ids.length, 0);
+      if (count === 0) return;
+      if (beacon === undefined) return log.debug(`no sendBeacon here; ${count} unacknowledged event(s) may be lost`);
+      if (beaconSender === undefined) return log.debug(`the beacon sender is not loaded yet; ${count} unacknowledged event(s) may be lost`);
+      const { sent, unsent } = beaconSender.sendByBeacon(beaconSender.eventsOf(...pending), {
         endpoint: config.endpoint,
         apiKey: config.apiKey,
         projectId: config.projectId,

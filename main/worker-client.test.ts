@@ -47,14 +47,14 @@ describe('worker start', () => {
     expect(await analytics.getDeliveryStats()).toMatchObject({ mode: 'worker', strategy: 'worker-url', restarts: 0 });
     expect(workers.created).toHaveLength(1);
     expect(workers.created[0]!.url).toBe('/assets/analytics-worker.js');
-    const posts = workers.created[0]!.received.filter((m) => m.t === 'events');
+    const posts = workers.created[0]!.received.filter((m) => m.t === 'event-columns');
     expect(posts).toHaveLength(1);
     expect(posts[0]).toMatchObject({ seq: 5 });
-    expect(posts[0]!.t === 'events' && posts[0]!.events.map((e) => e.properties?.i)).toEqual([0, 1, 2, 3, 4]);
+    expect(posts[0]!.t === 'event-columns' && posts[0]!.columns.properties.map((p) => p?.i)).toEqual([0, 1, 2, 3, 4]);
     expect(receivedEvents(fetches[0]!)).toHaveLength(5);
     analytics.track('next');
     await analytics.flush();
-    expect(workers.created[0]!.received.filter((m) => m.t === 'events').at(-1)).toMatchObject({ seq: 6 });
+    expect(workers.created[0]!.received.filter((m) => m.t === 'event-columns').at(-1)).toMatchObject({ seq: 6 });
   });
 
   it('tries the worker file beside the library next, as a module worker', async () => {

@@ -2,16 +2,21 @@
  * The facade's side of the delivery core (DESIGN.md "The worker boundary"):
  *
  * - Capture starts at once into a main-thread buffer; what one task produces is posted as one
- *   array at the end of the task, with `seq` = running count of events posted to this core.
+ *   message at the end of the task, in columns (`event-buffer.ts`: a tenth of the structured-clone
+ *   cost of event objects), with `seq` = running count of events posted to this core.
  * - The core is started by the strategies in order; nothing captured before the handshake is lost.
  * - A worker that dies is restarted once with its unacknowledged events replayed; after that, the
  *   core runs in-process. The host app never sees any of it.
- * - Status posts keep a mirror for the synchronous `getQueueSize()`, and a bounded map of events
- *   not yet acknowledged by the server, which the unload path sends by beacon.
+ * - Status posts keep a mirror for the synchronous `getQueueSize()`, and a bounded mirror of events
+ *   not yet acknowledged by the server, which the unload path sends by beacon. The mirror is the
+ *   posted columns themselves plus a set of the ids settled since (acknowledged, discarded or sent
+ *   by beacon): remembering a post costs nothing per event, and the columns are compacted when
+ *   everything in them is settled (after a burst drained) or when they outgrow `maxQueueSize`.
  */
-import type { AnalyticsEvent, DiscardReason, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
+import type { AnalyticsEvent, DiscardReason, EventColumns, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
 import type { DiscardInfo } from './config.js';
 import type { DeliveryLink } from './delivery-link.js';
+import { appendEvent, createColumns, filterColumns } from './event-buffer.js';
 import { AnalyticsError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { StartStrategy } from './transport-options.js';
@@ -53,8 +58,11 @@ export interface DeliveryClient {
   mode(): DeliveryMode;
   /** Waits for the start, then asks the core. */
   stats(): Promise<DeliveryStats>;
-  /** Unacknowledged and buffered events, oldest first (for beacons). */
-  pending(): AnalyticsEvent[];
+  /**
+   * Unacknowledged and buffered events, oldest first (for beacons), in columns: `eventsOf()` of
+   * `event-buffer.ts` makes objects of them, in the lazily loaded beacon chunk.
+   */
+  pending(): EventColumns[];
   /** Forgets events sent by other means (a beacon). */
   forget(ids: readonly string[]): void;
   /** Lets the core send what it can within `timeoutMs`, then stops it. */
@@ -73,7 +81,7 @@ export interface DeliveryClientOptions {
 export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
   const { context, logger } = options;
   const cap = context.config.maxQueueSize;
-  let buffer: AnalyticsEvent[] = [];
+  let buffer = createColumns();
   let messages: Array<Exclude<ToWorkerMessage, { t: 'events' }>> = [];
   let scheduled = false;
   let link: DeliveryLink | undefined;
@@ -91,7 +99,12 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   let mirror = { queueSize: 0, receivedSeq: 0 };
   /** The core's `recordingQueued`, plus the recorded events posted since its last status. */
   let recording = 0;
-  const unacked = new Map<string, AnalyticsEvent>();
+  /** Columns posted to the core (this one and, replayed, earlier ones) not yet compacted. */
+  let posted: EventColumns[] = [];
+  /** Events in `posted`. */
+  let postedCount = 0;
+  /** Ids in `posted` that need no beacon any more: acknowledged, discarded, or sent by beacon. */
+  const settled = new Set<string>();
   /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
   const beaconed = new Set<string>();
 
@@ -112,10 +125,10 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       case 'status':
         mirror = { queueSize: message.queueSize, receivedSeq: message.receivedSeq };
         recording = message.recordingQueued;
-        for (const id of message.acked) unacked.delete(id);
+        settle(message.acked);
         break;
       case 'discarded':
-        for (const id of message.ids) unacked.delete(id);
+        settle(message.ids);
         notifyDiscard(message.ids, message.reason, message.detail);
         break;
       case 'log':
@@ -125,7 +138,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
-  async function start(strategies: readonly StartStrategy[], replay: AnalyticsEvent[]): Promise<DeliveryLink | undefined> {
+  async function start(strategies: readonly StartStrategy[], replay: EventColumns[]): Promise<DeliveryLink | undefined> {
     const gen = generation;
     const current = (): boolean => !closed && gen === generation;
     const handlers = {
@@ -136,8 +149,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     try {
       // The start machinery (comlink, worker and in-process links) is its own chunk: the facade's
       // bundle stays small, and capture does not wait for it (events are buffered meanwhile).
-      const { startFirst } = await import('./worker-start.js');
-      started = await startFirst(strategies, context, replay, handlers, current, logger);
+      const { startFirst, eventsOf } = await import('./worker-start.js');
+      started = await startFirst(strategies, context, eventsOf(...replay), handlers, current, logger);
     } catch (error) {
       logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
     }
@@ -163,22 +176,49 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     link = undefined;
     restarts++;
     state = 'starting';
-    const replay = [...unacked.values()];
-    mirror = { queueSize: replay.length, receivedSeq: 0 };
+    compact();
+    // A copy: the start expands it after an await, and new posts may be remembered by then.
+    const replay = [...posted];
+    mirror = { queueSize: postedCount, receivedSeq: 0 };
     recording = 0;
     seq = 0;
     const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
-    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${replay.length} unacknowledged event(s)`);
+    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${postedCount} unacknowledged event(s)`);
     starting = start(next, replay);
   }
 
-  function remember(event: AnalyticsEvent): void {
-    if (beaconed.size > 0 && beaconed.delete(event.id)) return;
-    unacked.set(event.id, event);
-    if (unacked.size > cap) {
+  /** Keeps posted `columns` for a beacon until the core acknowledges them. */
+  function remember(columns: EventColumns): void {
+    if (beaconed.size > 0) for (const id of columns.ids) if (beaconed.delete(id)) settled.add(id);
+    posted.push(columns);
+    postedCount += columns.ids.length;
+    if (postedCount - settled.size > cap) {
       // Bounded like the core's queue: the core drops its oldest too, and says so.
-      const oldest = unacked.keys().next();
-      if (oldest.done !== true) unacked.delete(oldest.value);
+      compact();
+      const over = postedCount - cap;
+      if (over > 0) {
+        posted = [filterColumns(posted, (_, n) => n >= over)];
+        postedCount = cap;
+      }
+    }
+  }
+
+  function settle(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) settled.add(id);
+    // Typically once a burst is fully acknowledged: the mirror empties, whatever its size.
+    if (settled.size >= postedCount) compact();
+  }
+
+  /** Drops settled events from the mirror; afterwards `postedCount` is exact and `settled` empty. */
+  function compact(): void {
+    if (settled.size > 0) {
+      let live = 0;
+      for (const columns of posted) for (const id of columns.ids) if (!settled.has(id)) live++;
+      if (live === 0) posted = [];
+      else if (live < postedCount) posted = [filterColumns(posted, (id) => !settled.has(id))];
+      postedCount = live;
+      settled.clear();
     }
   }
 
@@ -187,15 +227,16 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     scheduled = false;
     const current = link;
     if (current === undefined || holds > 0) return;
-    if (buffer.length > 0) {
-      const events = buffer;
-      buffer = [];
+    if (buffer.ids.length > 0) {
+      const columns = buffer;
+      buffer = createColumns();
       try {
-        current.post({ t: 'events', seq: seq + events.length, events });
-        seq += events.length;
-        for (const event of events) remember(event);
+        current.post({ t: 'event-columns', seq: seq + columns.ids.length, columns });
+        seq += columns.ids.length;
+        remember(columns);
       } catch (error) {
-        postOneByOne(current, events, error);
+        logger.error('posting events failed; retrying in parts', error);
+        notifyDiscard(postInParts(current, columns), 'rejected', 'the event could not be posted to the delivery core');
       }
     }
     if (messages.length > 0) {
@@ -213,20 +254,24 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     }
   }
 
-  /** A post that threw (DataCloneError): find the event that cannot be posted, keep the rest. */
-  function postOneByOne(current: DeliveryLink, events: AnalyticsEvent[], cause: unknown): void {
-    logger.error('posting events failed; retrying one by one', cause);
+  /**
+   * A post that threw (DataCloneError): posts the halves, and their halves, down to the events that
+   * cannot be posted; returns those ids. O(n log n) even for one bad event in a large burst.
+   */
+  function postInParts(current: DeliveryLink, columns: EventColumns): string[] {
+    if (columns.ids.length === 1) return columns.ids;
+    const half = columns.ids.length >> 1;
     const dropped: string[] = [];
-    for (const event of events) {
+    for (const part of [filterColumns([columns], (_, i) => i < half), filterColumns([columns], (_, i) => i >= half)]) {
       try {
-        current.post({ t: 'events', seq: seq + 1, events: [event] });
-        seq += 1;
-        remember(event);
+        current.post({ t: 'event-columns', seq: seq + part.ids.length, columns: part });
+        seq += part.ids.length;
+        remember(part);
       } catch {
-        dropped.push(event.id);
+        dropped.push(...postInParts(current, part));
       }
     }
-    notifyDiscard(dropped, 'rejected', 'the event could not be posted to the delivery core');
+    return dropped;
   }
 
   function schedule(): void {
@@ -246,18 +291,21 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   function unavailable(message: string): AnalyticsError {
-    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.length + unacked.size });
+    compact();
+    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.ids.length + postedCount });
   }
 
   return {
     push(event) {
       if (closed) return;
-      buffer.push(event);
-      if (buffer.length > cap) {
+      appendEvent(buffer, event);
+      if (buffer.ids.length > cap) {
         // Only while no core runs can the buffer grow; keep it bounded like the queue.
-        const dropped = buffer.splice(0, buffer.length - cap);
+        const over = buffer.ids.length - cap;
+        const dropped = buffer.ids.slice(0, over);
+        buffer = filterColumns([buffer], (_, n) => n >= over);
         notifyDiscard(
-          dropped.map((e) => e.id),
+          dropped,
           'overflow',
           `the queue holds at most ${cap} events (maxQueueSize); the oldest were dropped`,
         );
@@ -299,9 +347,11 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     clear() {
-      const dropped = buffer.map((e) => e.id);
-      buffer = [];
-      unacked.clear();
+      const dropped = buffer.ids;
+      buffer = createColumns();
+      posted = [];
+      postedCount = 0;
+      settled.clear();
       beaconed.clear();
       notifyDiscard(dropped, 'cleared', 'clearQueue()');
       holds++;
@@ -320,7 +370,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     queueSize() {
-      return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.length;
+      return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.ids.length;
     },
 
     recordingQueued() {
@@ -335,19 +385,26 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       const current = await ready();
       const base: QueueStats =
         current === undefined
-          ? { queueSize: buffer.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'in-process' }
+          ? { queueSize: buffer.ids.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'in-process' }
           : await current.stats();
-      return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: unacked.size };
+      compact();
+      return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: postedCount };
     },
 
     pending() {
-      const posted = [...unacked.values()];
-      if (buffer.length === 0) return posted;
-      return posted.concat(beaconed.size === 0 ? buffer : buffer.filter((e) => !beaconed.has(e.id)));
+      compact();
+      if (buffer.ids.length === 0) return [...posted];
+      return [...posted, beaconed.size === 0 ? buffer : filterColumns([buffer], (id) => !beaconed.has(id))];
     },
 
     forget(ids) {
-      for (const id of ids) if (!unacked.delete(id)) beaconed.add(id);
+      const buffered = buffer.ids.length === 0 ? undefined : new Set(buffer.ids);
+      const sent: string[] = [];
+      for (const id of ids) {
+        if (buffered?.has(id) === true) beaconed.add(id);
+        else sent.push(id);
+      }
+      settle(sent);
     },
 
     async shutdown(timeoutMs) {

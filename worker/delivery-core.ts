@@ -15,6 +15,7 @@
  */
 import type { BackendEvent } from '../protocol/backend-event.js';
 import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
+import { expandColumns } from './event-columns.js';
 import { toBackendEvent } from './event-mapping.js';
 import { createFlushTracker, flushFailure } from './flush-tracker.js';
 import { createOutbox } from './outbox.js';
@@ -282,12 +283,15 @@ export function createDeliveryCore(
       }
       switch (message.t) {
         case 'events':
+        case 'event-columns': {
+          const events = message.t === 'events' ? message.events : expandColumns(message.columns);
           receivedSeq = Math.max(receivedSeq, message.seq);
-          if (loading) held.push(message.events);
-          else enqueue(message.events, false);
+          if (loading) held.push(events);
+          else enqueue(events, false);
           startFlushes();
           statusChanged();
           break;
+        }
         case 'page-hidden':
           queue.expedite();
           draining = true;

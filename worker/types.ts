@@ -140,10 +140,44 @@ export interface RecordingMeta {
   offset?: number;
 }
 
+/**
+ * Fields shared by a run of consecutive events in {@link EventColumns}: everything but the id,
+ * timestamp, name and properties, which in a burst are all that changes from event to event.
+ */
+export interface EventRun {
+  /** Index in the columns of the run's first event; the run ends where the next one starts. */
+  start: number;
+  type: AnalyticsEventType;
+  userId?: string;
+  anonymousId: string;
+  sessionId: string;
+  context: EventContext;
+  previousId?: string;
+}
+
+/**
+ * The events of one task, column by column: the form the facade posts them in. Structured clone
+ * writes every key of every object it copies, so 10,000 event objects took ≈ 29 ms to post to the
+ * worker in Chromium on this machine, and the same events as these columns ≈ 3 ms; the facade also
+ * keeps these arrays as they are (no copy per event) for its mirror of unacknowledged events.
+ * Event `i` is `ids[i]`, `timestamps[i]`, `names[i]`, `properties[i]` plus the fields of the run
+ * that holds `i`.
+ */
+export interface EventColumns {
+  ids: string[];
+  timestamps: number[];
+  names: Array<string | undefined>;
+  properties: Array<EventProperties | undefined>;
+  /** Ordered by `start`; the first starts at 0 (none when there are no events). */
+  runs: EventRun[];
+}
+
 /** Data-plane messages from the facade to the core. */
 export type ToWorkerMessage =
   /** Events made in one task; `seq` is the running count of events posted so far, this post included. */
   | { t: 'events'; seq: number; events: AnalyticsEvent[] }
+  /** The same as `events`, in the compact form the facade posts ({@link EventColumns}). */
+  | { t: 'event-columns'; seq: number; columns: EventColumns }
   | { t: 'recording'; sessionId: string; meta: RecordingMeta; events: RecordedEvent[] }
   /** Recording stopped: upload the rest with `is_final: true`. */
   | { t: 'recording-stop'; sessionId: string }
@@ -175,7 +209,7 @@ export interface WorkerHello {
 }
 
 /** The current version of this boundary's protocol. */
-export const WORKER_PROTOCOL_VERSION = 1;
+export const WORKER_PROTOCOL_VERSION = 2;
 
 /**
  * The control plane, exposed by `worker/entry.ts` through comlink. Each method takes and returns

@@ -6,6 +6,7 @@
 import { type Endpoint, expose } from 'comlink';
 import type { CoreDeps } from './core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
+import { isEventColumns } from './event-columns.js';
 import {
   type AnalyticsEvent,
   type DeliveryConfig,
@@ -90,6 +91,7 @@ export function exposeWorkerApi(endpoint: Endpoint, deps: Partial<CoreDeps> = {}
 
 const MESSAGE_TYPES: ReadonlySet<string> = new Set([
   'events',
+  'event-columns',
   'recording',
   'recording-stop',
   'recording-pause',
@@ -103,5 +105,6 @@ function isToWorkerMessage(data: unknown): data is ToWorkerMessage {
   const t = (data as { t?: unknown }).t;
   if (typeof t !== 'string' || !MESSAGE_TYPES.has(t)) return false;
   if (t === 'events' || t === 'recording') return Array.isArray((data as { events?: unknown }).events);
+  if (t === 'event-columns') return isEventColumns((data as { columns?: unknown }).columns);
   return true;
 }

@@ -5,6 +5,11 @@
  * sends them in batches of 20 (at most 4 requests at once) to our server. No ids beyond a counter,
  * no session, no acknowledgements back to the page, no retries, no beacon: what is left is the
  * least any worker-based client must do on the main thread.
+ *
+ * {@link FLOOR_WORKER_SILENT} is the same worker with the requests left out: the difference
+ * between the two columns is what Chromium charges the page's main thread for the requests a
+ * dedicated worker makes (per request, the worker's fetch context reports the load to its parent
+ * frame: `blink.mojom.ResourceLoadInfoNotifier` messages handled on the page's main thread).
  */
 
 /** The worker script, served at `/bench/floor-worker.js`. */
@@ -37,11 +42,22 @@ function pump() {
 }
 `;
 
-/** The page script: `track(name, properties)` on the main thread. Sets `bench.track`. */
-export function floorPage(config: { endpoint: string; apiKey: string; projectId: string }): string {
+/** {@link FLOOR_WORKER} without requests: it maps the events and drops them. */
+export const FLOOR_WORKER_SILENT = FLOOR_WORKER.replace(
+  /fetch\(config\.endpoint[^]*?body: JSON\.stringify\(batch\),\n    \}\)/,
+  'Promise.resolve(JSON.stringify(batch))',
+);
+if (FLOOR_WORKER_SILENT === FLOOR_WORKER) throw new Error('floor.ts: the silent floor worker could not be derived');
+
+/**
+ * The page script: `track(name, properties)` on the main thread. Sets `bench.track`.
+ *
+ * @param workerUrl - `/bench/floor-worker.js` ({@link FLOOR_WORKER}) or the silent one
+ */
+export function floorPage(config: { endpoint: string; apiKey: string; projectId: string }, workerUrl = '/bench/floor-worker.js'): string {
   return `<script>
 {
-  const worker = new Worker('/bench/floor-worker.js');
+  const worker = new Worker(${JSON.stringify(workerUrl)});
   worker.postMessage({ config: ${JSON.stringify(config)} });
   const prefix = crypto.randomUUID().slice(0, 24);
   const anonymousId = crypto.randomUUID();

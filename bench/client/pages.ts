@@ -28,6 +28,11 @@ export interface BenchApi {
   started: boolean;
   /** Messages received through `MessagePort.onmessage` handlers (only on pages made with `countPortMessages`). */
   portMessages: number;
+  /**
+   * Uncaught errors and unhandled rejections on the page. Collected by the page itself: the
+   * benchmark enables no Runtime domain (bench/client/cdp.ts), so it sees no console or exceptions.
+   */
+  errors: string[];
 }
 
 export interface BenchWindow {
@@ -40,6 +45,7 @@ window.bench = {
   longTasks: [],
   started: false,
   portMessages: 0,
+  errors: [],
   track() { throw new Error('no client on this page'); },
   ready: async () => 'none',
   strategy: async () => '-',
@@ -76,6 +82,8 @@ window.bench = {
     });
   },
 };
+addEventListener('error', (event) => bench.errors.push(String(event.message)));
+addEventListener('unhandledrejection', (event) => bench.errors.push(String(event.reason)));
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) bench.longTasks.push({ start: entry.startTime, duration: entry.duration });
 }).observe({ type: 'longtask', buffered: true });

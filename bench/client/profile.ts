@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { join } from 'node:path';
-import type { CDPSession } from 'playwright-core';
 
 /** The parts of a CDP `Profiler.Profile` used here. */
 export interface CpuProfile {
@@ -27,15 +26,20 @@ export interface HotSpot {
   selfMs: number;
 }
 
+/** What profiling needs of a CDP session to the page (bench/client/cdp.ts `CdpPage`). */
+export interface CdpSender {
+  send<T = Record<string, unknown>>(method: string, params?: Record<string, unknown>): Promise<T>;
+}
+
 /** Starts sampling every `intervalMicros` µs; resolves with a function that stops and returns the profile. */
-export async function startProfile(session: CDPSession, intervalMicros = 50): Promise<() => Promise<CpuProfile>> {
+export async function startProfile(session: CdpSender, intervalMicros = 50): Promise<() => Promise<CpuProfile>> {
   await session.send('Profiler.enable');
   await session.send('Profiler.setSamplingInterval', { interval: intervalMicros });
   await session.send('Profiler.start');
   return async () => {
-    const { profile } = await session.send('Profiler.stop');
+    const { profile } = await session.send<{ profile: CpuProfile }>('Profiler.stop');
     await session.send('Profiler.disable');
-    return profile as CpuProfile;
+    return profile;
   };
 }
 

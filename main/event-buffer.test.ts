@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { expandColumns } from '../worker/event-columns.js';
+import type { AnalyticsEvent, EventContext } from '../worker/types.js';
+import { appendEvent, createColumns, filterColumns } from './event-buffer.js';
+import { eventsOf } from './event-objects.js';
+
+const context: EventContext = { userAgent: 'test' };
+const otherContext: EventContext = { userAgent: 'test', page: { url: 'https://example.test/next' } };
+
+function event(i: number, over: Partial<AnalyticsEvent> = {}): AnalyticsEvent {
+  return { id: `id-${i}`, timestamp: 1000 + i, type: 'track', event: `e${i}`, properties: { i }, userId: undefined, anonymousId: 'anon', sessionId: 's1', context, ...over };
+}
+
+const mixed = (): AnalyticsEvent[] => [
+  event(0),
+  event(1),
+  event(2, { sessionId: 's2' }),
+  event(3, { sessionId: 's2', context: otherContext }),
+  event(4, { type: 'alias', event: undefined, properties: undefined, userId: 'u1', previousId: 'anon' }),
+  event(5, { userId: 'u1' }),
+];
+
+describe('appendEvent(columns, event)', () => {
+  it('starts a run only when a shared field changes', () => {
+    const columns = createColumns();
+    for (const e of [event(0), event(1), event(2)]) appendEvent(columns, e);
+    expect(columns.runs).toHaveLength(1);
+    expect(columns.ids).toEqual(['id-0', 'id-1', 'id-2']);
+    const more = createColumns();
+    for (const e of mixed()) appendEvent(more, e);
+    expect(more.runs.map((r) => r.start)).toEqual([0, 2, 3, 4, 5]);
+  });
+
+  it('keeps every field: the facade and the worker make the same events back', () => {
+    const columns = createColumns();
+    for (const e of mixed()) appendEvent(columns, e);
+    const cloned = structuredClone(columns);
+    expect(eventsOf(columns)).toEqual(mixed());
+    expect(expandColumns(cloned)).toEqual(mixed());
+    expect(expandColumns(cloned)[4]!.previousId).toBe('anon');
+  });
+});
+
+describe('filterColumns(chunks, keep)', () => {
+  it('keeps the accepted events of several chunks in order, with their runs', () => {
+    const a = createColumns();
+    const b = createColumns();
+    mixed().forEach((e, i) => appendEvent(i < 3 ? a : b, e));
+    const kept = filterColumns([a, b], (id, n) => id !== 'id-1' && n !== 5);
+    expect(eventsOf(kept)).toEqual(mixed().filter((e) => e.id !== 'id-1' && e.id !== 'id-5'));
+    expect(filterColumns([a, b], () => false)).toEqual(createColumns());
+  });
+});
