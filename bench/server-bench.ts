@@ -517,6 +517,8 @@ function report(rows: Row[], settings: Settings, bodyBytes: number, started: Dat
     aims.push(`${LABELS[row.target]} ≥ ${aim * 100}% of the limit: ${Math.round(share * 100)}% — ${share >= aim ? 'met' : 'NOT met'}`);
   }
   if (aims.length > 0) lines.push(`Aims (reported, not enforced): ${aims.join('; ')}.`, '');
+  const budgets = cpuBudgets(rows, bare);
+  if (budgets.length > 0) lines.push(...budgets, '');
 
   lines.push(`Where the time went during the measured window${settings.rounds > 1 ? ' (mean of rounds)' : ''} (CPU: 1.00 = one core busy all the time):`, '');
   lines.push(
@@ -546,18 +548,49 @@ function report(rows: Row[], settings: Settings, bodyBytes: number, started: Dat
     'Notes: "% of bare limit" is events/s against the bare node:http row of the same run. The no-op row is our ' +
       'whole server (Koa, auth, body reading, validation, group commit) with a store whose writes go nowhere: the gap ' +
       'between it and a database row is the database write path. SQLite runs in WAL mode with synchronous=NORMAL ' +
-      'on a temp file (disk); PostgreSQL 15 is the test server (test-support/postgres-server.ts: fsync=off, ' +
+      'on a temp file (disk), its group commits on a writer thread and its checkpoints on a third thread ' +
+      '("server CPU" counts every thread of the process, "event loop busy" only the request thread); ' +
+      'PostgreSQL 15 is the test server (test-support/postgres-server.ts: fsync=off, ' +
       'synchronous_commit=off) on the same machine, so its processes share the two cores with the server and the ' +
       'load generator. "stored / acknowledged" counts the events in the database after the server closed against ' +
       'the events its 2xx answers acknowledged over the whole run (warm-up included); ids are fresh UUIDv7, so ' +
       'nothing is deduplicated. "Event loop busy" counts synchronous work, including SQLite\'s blocking I/O; ' +
       '"waiting for a core" is time the server was ready to run while other processes (PostgreSQL, the load, ' +
       'anything else on the machine) held both cores. "CPU µs per event" is the CPU the server (and PostgreSQL) ' +
-      'spent per event acknowledged, steadier than events/s when other processes take cores. "Time in commits" ' +
-      'can pass 100% with two PostgreSQL connections. Numbers on a shared 2-core machine are noisy; compare rows ' +
+      'spent per event acknowledged, steadier than events/s when other processes take cores. "ms / commit" runs ' +
+      'from handing a group to the store until its answer is back on the request thread, and "time in commits" ' +
+      'can pass 100% because two groups are in flight at once. Numbers on a shared 2-core machine are noisy; compare rows ' +
       'of one run, not runs.',
   );
   return lines.join('\n');
+}
+
+/**
+ * What an aim asks of the CPU: at the aimed rate, the machine's cores divided by the events per
+ * second, less what the load generator spends per event, is all the server (and PostgreSQL) may
+ * spend per event. Set beside what they spent, it tells whether the aim is reachable on this machine
+ * with any amount of overlap, or only by doing less work per event.
+ */
+function cpuBudgets(rows: readonly Row[], bare: Row | undefined): string[] {
+  if (!bare) return [];
+  const cores = cpus().length;
+  const out: string[] = [];
+  for (const row of rows) {
+    const aim = AIMS[row.target];
+    const c = row.cpu;
+    if (aim === undefined || !c || row.eventsPerSecond <= 0) continue;
+    const rate = aim * bare.eventsPerSecond;
+    const loadPerEvent = (c.load * 1e6) / row.eventsPerSecond;
+    const budget = (cores * 1e6) / rate - loadPerEvent;
+    const spent = ((c.server + (c.db ?? 0)) * 1e6) / row.eventsPerSecond;
+    out.push(
+      `CPU budget of the aim, ${LABELS[row.target]}: ${fmtInt(rate)} events/s on ${cores} cores leaves at most ` +
+        `${budget.toFixed(1)} µs of CPU per event for the server${c.db === null ? '' : ' and PostgreSQL together'} ` +
+        `(after the load generator's ${loadPerEvent.toFixed(1)} µs, and only if every core were busy all the time); ` +
+        `they spent ${spent.toFixed(1)} µs (the bare server ${bare.cpu && bare.eventsPerSecond > 0 ? ((bare.cpu.server * 1e6) / bare.eventsPerSecond).toFixed(1) : '—'} µs, with no store).`,
+    );
+  }
+  return out;
 }
 
 function writeResults(section: string): void {
