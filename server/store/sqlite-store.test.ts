@@ -110,6 +110,22 @@ describe('createSqliteStore({ path })', () => {
     await reopened.close();
   });
 
+  it('opens once when init() is called again before the first finished, and refuses use after a close during init', async () => {
+    const store = createSqliteStore({ path: newPath() });
+    const [a, b] = [store.init(), store.init()];
+    expect(a).toBe(b);
+    await a;
+    const p = newProjectId();
+    expect((await store.write({ events: [makeEvent(p, 1)], chunks: [] })).eventInserted).toEqual([true]);
+    await store.close();
+
+    const early = createSqliteStore({ path: newPath() });
+    const opening = early.init();
+    await early.close();
+    await expect(opening).rejects.toMatchObject({ code: 'NOT_OPEN' });
+    await expect(early.write({ events: [makeEvent(p, 2)], chunks: [] })).rejects.toMatchObject({ code: 'NOT_OPEN' });
+  });
+
   it('fails only the group the writer thread could not commit, with its SQLite code, and keeps writing', async () => {
     const store = createSqliteStore({ path: newPath() });
     await store.init();

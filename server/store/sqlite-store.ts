@@ -147,6 +147,31 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let closeWriter: () => Promise<void> = async () => {};
   const credentials = new Map<string, Credential | null>();
   let credentialsVersion = -1;
+  let initializing: Promise<void> | null = null;
+
+  async function openAll(): Promise<void> {
+    const db = openDatabase(options);
+    try {
+      if (isPrivateDatabase(options.path)) {
+        const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
+        write = async (batch) => commit(encodeBatch(batch));
+      } else {
+        const writer = await startSqliteWriter({ path: options.path, busyTimeoutMs: db.busyTimeoutMs });
+        write = (batch) => writer.write(batch);
+        closeWriter = () => writer.close();
+      }
+    } catch (error) {
+      db.db.close();
+      throw error;
+    }
+    if (closed) {
+      // close() came while the writer started: it found nothing open, so this must not stay open.
+      await closeWriter();
+      db.db.close();
+      throw new StoreError('NOT_OPEN', 'The SQLite store was closed while it opened.');
+    }
+    open = db;
+  }
 
   const use = (): OpenDatabase => {
     if (open) return open;
@@ -156,24 +181,14 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   return {
     kind: 'sqlite',
 
-    async init() {
-      if (closed) throw new StoreError('NOT_OPEN', 'The SQLite store is closed.');
-      if (open) return;
-      const db = openDatabase(options);
-      try {
-        if (isPrivateDatabase(options.path)) {
-          const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
-          write = async (batch) => commit(encodeBatch(batch));
-        } else {
-          const writer = await startSqliteWriter({ path: options.path, busyTimeoutMs: db.busyTimeoutMs });
-          write = (batch) => writer.write(batch);
-          closeWriter = () => writer.close();
-        }
-      } catch (error) {
-        db.db.close();
+    init() {
+      if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
+      // One opening, however many callers: a second writer thread must never start.
+      initializing ??= openAll().catch((error: unknown) => {
+        initializing = null;
         throw error;
-      }
-      open = db;
+      });
+      return initializing;
     },
 
     async write(batch) {
