@@ -59,6 +59,16 @@ describe.each(STORE_KINDS)('GET /api/v1/events on %s', (kind) => {
     expect(bySession.body.events).toHaveLength(9);
   });
 
+  it('matches a filter holding NUL to the event stored with the same text (PostgreSQL refuses NUL)', async () => {
+    const res = await server.postBatch([makeEvent({ event_type: 'odd\u0000type' })]);
+    expect(res.status).toBe(200);
+    const { status, body } = await get(`?event_type=${encodeURIComponent('odd\u0000type')}`);
+    expect(status).toBe(200);
+    expect(body.events.map((e) => e.event_type)).toEqual(['odd\uFFFDtype']);
+    const none = await get('?user_id=%00&session_id=%00');
+    expect([none.status, none.body.events]).toEqual([200, []]);
+  });
+
   it('filters by time with from (inclusive) and to (exclusive), as ISO or ms', async () => {
     const { body } = await get(`?from=${new Date(base + 5000).toISOString()}&to=${base + 10_000}&limit=100`);
     expect(body.events).toHaveLength(10);

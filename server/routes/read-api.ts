@@ -3,6 +3,7 @@ import { SESSION_ID_PATTERN } from '../../protocol/index.js';
 import { HttpError } from '../http-error.js';
 import { authenticate } from '../middleware/authenticate.js';
 import type { EventQuery, EventRow, SessionSummary } from '../store/event-store.js';
+import { cleanText } from '../store/sanitize.js';
 import { isStoreError } from '../store/store-error.js';
 import type { RouteContext } from './route-context.js';
 
@@ -25,9 +26,11 @@ export function listEventsRoute(rc: RouteContext): Middleware {
     const cursor = param(ctx, 'cursor');
     const from = param(ctx, 'from');
     const to = param(ctx, 'to');
-    if (eventType) query.eventType = eventType;
-    if (userId) query.userId = userId;
-    if (sessionId) query.sessionId = sessionId;
+    // Stored text had NUL and lone surrogates replaced (store/sanitize.ts); a filter is compared
+    // with what was stored, and PostgreSQL refuses a NUL in any text parameter.
+    if (eventType) query.eventType = cleanText(eventType);
+    if (userId) query.userId = cleanText(userId);
+    if (sessionId) query.sessionId = cleanText(sessionId);
     if (cursor) query.cursor = cursor;
     if (from) query.from = parseTime('from', from);
     if (to) query.to = parseTime('to', to);
