@@ -7,10 +7,10 @@
  */
 import { toBackendEvent } from '../worker/event-mapping.js';
 import type { AnalyticsEvent } from '../worker/types.js';
-
-// The facade keeps unacknowledged events in columns; objects are made only here, at pagehide, so
-// the code that makes them stays out of the facade's bundle.
-export { eventsOf } from './event-objects.js';
+import { eventsOf } from './event-objects.js';
+import { filterColumns, liveColumns, rangesOfIds } from './mirror-columns.js';
+import type { Logger } from './logger.js';
+import type { DeliveryClient } from './worker-client.js';
 
 /**
  * Largest beacon body: LIMITS.maxBeaconBytes of protocol/limits.ts (a test keeps them equal). A
@@ -109,4 +109,37 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   }
   send(chunk);
   return result;
+}
+
+/** What {@link beaconPending} needs besides the client's delivery. */
+export interface PagehideBeacon {
+  win: Window;
+  config: Pick<BeaconTarget, 'endpoint' | 'apiKey' | 'projectId'>;
+  /** @default `navigator.sendBeacon` of `win` */
+  sendBeacon: BeaconTarget['sendBeacon'] | undefined;
+  now: () => number;
+  log: Logger;
+}
+
+/**
+ * The pagehide beacon of one client (`unload-path.ts`): the events `delivery` holds unacknowledged
+ * (its mirror) and buffered, less those already beaconed, sent by {@link sendByBeacon}; what went
+ * out is forgotten, so a later pagehide (a page restored from the bfcache) does not send it again.
+ * The facade keeps these events in columns; objects are made only here, so that code stays out of
+ * its bundle. Never throws.
+ */
+export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
+  const { posted, buffer, beaconed } = delivery.pending();
+  const events = eventsOf(liveColumns(posted), filterColumns([buffer], (id) => !beaconed.has(id)));
+  if (events.length === 0) return;
+  const nav = win.navigator;
+  const send = sendBeacon ?? (typeof nav?.sendBeacon === 'function' ? (url: string, body: string) => nav.sendBeacon(url, body) : undefined);
+  if (send === undefined) return log.debug(`no sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
+  const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now });
+  const sent = new Set(result.sent);
+  delivery.forget(
+    rangesOfIds(posted, sent),
+    buffer.ids.filter((id) => sent.has(id)),
+  );
+  log.debug(`pagehide: ${sent.size} event(s) sent by beacon${result.unsent.length > 0 ? `, ${result.unsent.length} could not be` : ''}`);
 }

@@ -101,7 +101,7 @@ describe('the built worker (worker.js)', () => {
     const link = await startWorkerLink({
       create: () => fakeWorker,
       config: testConfig(),
-      replay: [],
+      replay: null,
       handlers: { onMessage: (message) => messages.push(message), onDeath: () => {} },
       timers: globalTimers,
       startTimeoutMs: 5000,

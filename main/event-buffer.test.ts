@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { expandColumns } from '../worker/event-columns.js';
-import type { AnalyticsEvent, EventContext } from '../worker/types.js';
-import { appendEvent, createColumns, filterColumns } from './event-buffer.js';
+import type { AnalyticsEvent, EventColumns, EventContext } from '../worker/types.js';
+import { appendEvent, createColumns, sliceColumns } from './event-buffer.js';
+import { filterColumns } from './mirror-columns.js';
 import { eventsOf } from './event-objects.js';
+
+/** Appends an event object, field by field, as the facade's funnel does. */
+function add(columns: EventColumns, e: AnalyticsEvent): void {
+  appendEvent(columns, e.id, e.timestamp, e.type, e.event, e.properties, e.userId, e.anonymousId, e.sessionId, e.context, e.previousId);
+}
 
 const context: EventContext = { userAgent: 'test' };
 const otherContext: EventContext = { userAgent: 'test', page: { url: 'https://example.test/next' } };
@@ -20,20 +26,20 @@ const mixed = (): AnalyticsEvent[] => [
   event(5, { userId: 'u1' }),
 ];
 
-describe('appendEvent(columns, event)', () => {
+describe('add(columns, event)', () => {
   it('starts a run only when a shared field changes', () => {
     const columns = createColumns();
-    for (const e of [event(0), event(1), event(2)]) appendEvent(columns, e);
+    for (const e of [event(0), event(1), event(2)]) add(columns, e);
     expect(columns.runs).toHaveLength(1);
     expect(columns.ids).toEqual(['id-0', 'id-1', 'id-2']);
     const more = createColumns();
-    for (const e of mixed()) appendEvent(more, e);
+    for (const e of mixed()) add(more, e);
     expect(more.runs.map((r) => r.start)).toEqual([0, 2, 3, 4, 5]);
   });
 
   it('keeps every field: the facade and the worker make the same events back', () => {
     const columns = createColumns();
-    for (const e of mixed()) appendEvent(columns, e);
+    for (const e of mixed()) add(columns, e);
     const cloned = structuredClone(columns);
     expect(eventsOf(columns)).toEqual(mixed());
     expect(expandColumns(cloned)).toEqual(mixed());
@@ -45,9 +51,19 @@ describe('filterColumns(chunks, keep)', () => {
   it('keeps the accepted events of several chunks in order, with their runs', () => {
     const a = createColumns();
     const b = createColumns();
-    mixed().forEach((e, i) => appendEvent(i < 3 ? a : b, e));
+    mixed().forEach((e, i) => add(i < 3 ? a : b, e));
     const kept = filterColumns([a, b], (id, n) => id !== 'id-1' && n !== 5);
     expect(eventsOf(kept)).toEqual(mixed().filter((e) => e.id !== 'id-1' && e.id !== 'id-5'));
     expect(filterColumns([a, b], () => false)).toEqual(createColumns());
+  });
+});
+
+describe('sliceColumns(columns, from, to)', () => {
+  it('keeps the events from … to − 1 with the runs that reach into them', () => {
+    const columns = createColumns();
+    for (const e of mixed()) add(columns, e);
+    expect(eventsOf(sliceColumns(columns, 1, 4))).toEqual(mixed().slice(1, 4));
+    expect(eventsOf(sliceColumns(columns, 4, 6))).toEqual(mixed().slice(4));
+    expect(sliceColumns(columns, 3, 3)).toEqual(createColumns());
   });
 });

@@ -1,16 +1,15 @@
 /**
- * Event objects from the facade's columns ({@link EventColumns}), for the rare paths: a beacon at
- * pagehide (`beacon.ts`) and a worker restart (`worker-start.ts`). A module of its own, imported
- * only by those lazily loaded chunks, so that this code stays out of the facade's bundle (the
- * bundler splits by module).
+ * Event objects from the facade's columns ({@link EventColumns}), for the rare path that needs
+ * them: a beacon at pagehide (`beacon.ts`; a restart replays columns as they are). A module of its
+ * own, imported only by that lazily loaded chunk, so that this code stays out of the facade's
+ * bundle (the bundler splits by module).
  */
 import type { AnalyticsEvent, EventColumns } from '../worker/types.js';
 
 /** The events of `chunks`, in order, as objects. */
 export function eventsOf(...chunks: EventColumns[]): AnalyticsEvent[] {
   const events: AnalyticsEvent[] = [];
-  // Not event-buffer.ts's `each`: an import of it from here would split that module into a chunk
-  // of its own, shared with the facade's bundle, at a cost in bytes.
+  // Not mirror-columns.ts's `each`: a few lines, and this module stays independent of that one.
   for (const c of chunks) {
     for (let r = 0; r < c.runs.length; r++) {
       const { start, previousId, ...shared } = c.runs[r]!;

@@ -4,14 +4,14 @@
  * so it stays out of the facade's bundle until it is needed (DESIGN.md "Layout").
  */
 import type { CoreDeps } from '../worker/delivery-core.js';
-import type { AnalyticsEvent, DeliveryConfig } from '../worker/types.js';
+import type { DeliveryConfig, EventColumns } from '../worker/types.js';
 import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
 
 /** Loads the core and starts it with `replay` queued first. */
 export async function startInProcessLink(
   config: DeliveryConfig,
   deps: Partial<CoreDeps> | undefined,
-  replay: AnalyticsEvent[],
+  replay: EventColumns | null,
   handlers: LinkHandlers,
 ): Promise<DeliveryLink> {
   const { createDeliveryCore } = await import('../worker/delivery-core.js');
@@ -19,7 +19,8 @@ export async function startInProcessLink(
   // worker boundary"); in-process it cost the page more main-thread time than it saved.
   const core = createDeliveryCore({ ...config, compress: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
-  if (replay.length > 0) core.receive({ t: 'events', seq: 0, events: replay });
+  // Numbered 0 … n − 1: the facade numbers its next post after them (worker/types.ts).
+  if (replay !== null && replay.ids.length > 0) core.receive({ t: 'event-columns', seq: replay.ids.length, columns: replay });
   return {
     mode: 'in-process',
     post: (message) => core.receive(message),

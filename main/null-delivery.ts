@@ -1,4 +1,5 @@
 /** Delivery outside a browser: accepts everything, sends and keeps nothing. */
+import { createColumns } from './event-buffer.js';
 import type { Logger } from './logger.js';
 import type { DeliveryClient } from './worker-client.js';
 
@@ -33,7 +34,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
         restarts: 0,
         unacknowledged: 0,
       }),
-    pending: () => [],
+    pending: () => ({ posted: [], buffer: createColumns(), beaconed: new Set() }),
     forget: () => {},
     shutdown: () => Promise.resolve(),
   };

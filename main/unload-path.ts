@@ -28,10 +28,6 @@ export function startUnloadPath(
     (module) => (beaconSender = module),
     (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),
   );
-  const beacon =
-    sendBeacon ??
-    (typeof win.navigator?.sendBeacon === 'function' ? (url: string, body: string) => win.navigator.sendBeacon(url, body) : undefined);
-
   return watchUnload(win, {
     onHidden() {
       try {
@@ -48,20 +44,8 @@ export function startUnloadPath(
       } catch (error) {
         log.error('cannot persist the session', error);
       }
-      const pending = delivery.pending();
-      const count = pending.reduce((n, columns) => n + columns.ids.length, 0);
-      if (count === 0) return;
-      if (beacon === undefined) return log.debug(`no sendBeacon here; ${count} unacknowledged event(s) may be lost`);
-      if (beaconSender === undefined) return log.debug(`the beacon sender is not loaded yet; ${count} unacknowledged event(s) may be lost`);
-      const { sent, unsent } = beaconSender.sendByBeacon(beaconSender.eventsOf(...pending), {
-        endpoint: config.endpoint,
-        apiKey: config.apiKey,
-        projectId: config.projectId,
-        sendBeacon: beacon,
-        now,
-      });
-      delivery.forget(sent);
-      log.debug(`pagehide: ${sent.length} event(s) sent by beacon${unsent.length > 0 ? `, ${unsent.length} could not be` : ''}`);
+      if (beaconSender === undefined) return log.debug('the beacon sender is not loaded yet; unacknowledged events may be lost');
+      beaconSender.beaconPending(delivery, { win, config, sendBeacon, now, log });
     },
   });
 }

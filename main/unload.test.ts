@@ -1,6 +1,7 @@
 /** The unload path through the facade: page-hidden posts and pagehide beacons. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from './analytics.js';
+import { createFakeFetch } from '../worker/testing.js';
 import { endOfTask, inProcessClient, receivedEvents } from './testing.js';
 
 const clients: Analytics[] = [];
@@ -50,6 +51,19 @@ describe('pagehide', () => {
     // Beaconed events are not sent again by a later pagehide (bfcache).
     window.dispatchEvent(new Event('pagehide'));
     expect(sendBeacon).toHaveBeenCalledTimes(1);
+  });
+
+  it('sends exactly the events not acknowledged when a later batch was acknowledged first', async () => {
+    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const server = createFakeFetch(['network-error']); // the first batch fails and waits a minute
+    const made = inProcessClient({ batchSize: 2, retryDelay: 60_000 }, { sendBeacon, coreDeps: { fetch: server.fetch, compress: undefined } });
+    clients.push(made.analytics);
+    for (const name of ['a', 'b', 'c', 'd', 'e']) made.analytics.track(name);
+    await vi.waitFor(() => expect(made.analytics.getQueueSize()).toBe(3));
+    expect(receivedEvents(server).map((e) => e.event_type)).toEqual(['a', 'b', 'c', 'd']);
+    window.dispatchEvent(new Event('pagehide'));
+    const body = JSON.parse(sendBeacon.mock.calls[0]![1]) as Array<{ event_type: string }>;
+    expect(body.map((e) => e.event_type)).toEqual(['a', 'b', 'e']);
   });
 
   it('sends nothing when everything was acknowledged', async () => {

@@ -132,6 +132,28 @@ describe('a worker that dies', () => {
     expect(workers.created).toHaveLength(2);
   });
 
+  it('replays exactly the unacknowledged events, and numbers the next posts after them', async () => {
+    const { analytics, fetches, workers } = setup(['ok', 'ok'], { workerUrl: '/w.js' });
+    analytics.track('acked');
+    await analytics.flush();
+    await vi.waitFor(async () => expect((await analytics.getDeliveryStats()).unacknowledged).toBe(0));
+    fetches[0]!.state.hold = true;
+    analytics.track('x');
+    analytics.track('y');
+    const flushed = analytics.flush();
+    await vi.waitFor(() => expect(fetches[0]!.requests).toHaveLength(2));
+    workers.created[0]!.fail('uncaught');
+    await flushed;
+    expect(receivedEvents(fetches[1]!).map((e) => e.event_type)).toEqual(['x', 'y']);
+    analytics.track('z');
+    expect(analytics.getQueueSize()).toBe(1);
+    await analytics.flush();
+    // The replay was events 0 and 1 of the new worker; the next post is event 2.
+    expect(workers.created[1]!.received.filter((m) => m.t === 'event-columns')).toEqual([expect.objectContaining({ seq: 3 })]);
+    await vi.waitFor(() => expect(analytics.getQueueSize()).toBe(0));
+    expect((await analytics.getDeliveryStats()).unacknowledged).toBe(0);
+  });
+
   it('counts as dead when a control call times out', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { analytics, workers } = setup(['ok', 'ok'], { workerUrl: '/w.js' });

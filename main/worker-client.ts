@@ -8,15 +8,15 @@
  * - A worker that dies is restarted once with its unacknowledged events replayed; after that, the
  *   core runs in-process. The host app never sees any of it.
  * - Status posts keep a mirror for the synchronous `getQueueSize()`, and a bounded mirror of events
- *   not yet acknowledged by the server, which the unload path sends by beacon. The mirror is the
- *   posted columns themselves plus a set of the ids settled since (acknowledged, discarded or sent
- *   by beacon): remembering a post costs nothing per event, and the columns are compacted when
- *   everything in them is settled (after a burst drained) or when they outgrow `maxQueueSize`.
+ *   not yet acknowledged by the server, which the unload path sends by beacon (`ack-mirror.ts`):
+ *   the posted columns themselves, numbered by `seq`, settled by the core's ranges of numbers, so
+ *   neither remembering a post nor settling an ack costs the main thread anything per event.
  */
-import type { AnalyticsEvent, DiscardReason, EventColumns, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
+import type { DiscardReason, EventColumns, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
+import { type MirrorChunk, createAckMirror } from './ack-mirror.js';
 import type { DiscardInfo } from './config.js';
 import type { DeliveryLink } from './delivery-link.js';
-import { appendEvent, createColumns, filterColumns } from './event-buffer.js';
+import { appendEvent, createColumns, sliceColumns } from './event-buffer.js';
 import { AnalyticsError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { StartStrategy } from './transport-options.js';
@@ -39,8 +39,11 @@ export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
 
 /** The delivery side of the facade. */
 export interface DeliveryClient {
-  /** Buffers one event; the buffer is posted at the end of the task. */
-  push(event: AnalyticsEvent): void;
+  /**
+   * Buffers one event, its fields as {@link appendEvent} takes them (no event object is made on
+   * the hot path); the buffer is posted at the end of the task.
+   */
+  push(...event: EventFields): void;
   /** Posts a non-event data-plane message after the buffered events (dropped while no core runs). */
   send(message: Exclude<ToWorkerMessage, { t: 'events' }>): void;
   /** Resolves when everything queued now is accepted; rejects with an AnalyticsError otherwise. */
@@ -59,14 +62,30 @@ export interface DeliveryClient {
   /** Waits for the start, then asks the core. */
   stats(): Promise<DeliveryStats>;
   /**
-   * Unacknowledged and buffered events, oldest first (for beacons), in columns: `eventsOf()` of
-   * `event-buffer.ts` makes objects of them, in the lazily loaded beacon chunk.
+   * Unacknowledged and buffered events (for beacons), as held: the lazily loaded beacon chunk
+   * reads them out (`beacon.ts`), so the facade's bundle does not carry that code.
    */
-  pending(): EventColumns[];
-  /** Forgets events sent by other means (a beacon). */
-  forget(ids: readonly string[]): void;
+  pending(): PendingEvents;
+  /**
+   * Forgets events sent by other means (a beacon): posted ones by their numbers (`ranges`, flat
+   * `[from, to, …]`), buffered ones by id (they are still posted to the core, not beaconed again).
+   */
+  forget(ranges: readonly number[], buffered: readonly string[]): void;
   /** Lets the core send what it can within `timeoutMs`, then stops it. */
   shutdown(timeoutMs: number): Promise<void>;
+}
+
+/** The fields of one event, in {@link appendEvent}'s order after its columns. */
+export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, ...infer Rest] ? Rest : never;
+
+/** What {@link DeliveryClient.pending} returns. */
+export interface PendingEvents {
+  /** Posted events and which of them are settled, oldest first. */
+  posted: readonly MirrorChunk[];
+  /** Events not posted yet. */
+  buffer: EventColumns;
+  /** Ids of buffered events already sent by beacon. */
+  beaconed: ReadonlySet<string>;
 }
 
 /** Options of {@link createDeliveryClient}. */
@@ -94,17 +113,13 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   let holds = 0;
   /** clear() calls in progress; a flush() waits for them, so it also sends what they held. */
   const clearing = new Set<Promise<void>>();
-  /** Events posted to the current core. */
+  /** Events posted to the current core (a replay included): the next post's first number. */
   let seq = 0;
   let mirror = { queueSize: 0, receivedSeq: 0 };
   /** The core's `recordingQueued`, plus the recorded events posted since its last status. */
   let recording = 0;
-  /** Columns posted to the core (this one and, replayed, earlier ones) not yet compacted. */
-  let posted: EventColumns[] = [];
-  /** Events in `posted`. */
-  let postedCount = 0;
-  /** Ids in `posted` that need no beacon any more: acknowledged, discarded, or sent by beacon. */
-  const settled = new Set<string>();
+  /** Events posted to the current core that need a beacon still (not acknowledged, discarded or beaconed). */
+  const unacked = createAckMirror();
   /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
   const beaconed = new Set<string>();
 
@@ -125,10 +140,10 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       case 'status':
         mirror = { queueSize: message.queueSize, receivedSeq: message.receivedSeq };
         recording = message.recordingQueued;
-        settle(message.acked);
+        unacked.settle(message.acked);
         break;
       case 'discarded':
-        settle(message.ids);
+        unacked.settle(message.ranges);
         notifyDiscard(message.ids, message.reason, message.detail);
         break;
       case 'log':
@@ -138,7 +153,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
-  async function start(strategies: readonly StartStrategy[], replay: EventColumns[]): Promise<DeliveryLink | undefined> {
+  async function start(strategies: readonly StartStrategy[], replay: readonly MirrorChunk[]): Promise<DeliveryLink | undefined> {
     const gen = generation;
     const current = (): boolean => !closed && gen === generation;
     const handlers = {
@@ -149,8 +164,17 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     try {
       // The start machinery (comlink, worker and in-process links) is its own chunk: the facade's
       // bundle stays small, and capture does not wait for it (events are buffered meanwhile).
-      const { startFirst, eventsOf } = await import('./worker-start.js');
-      started = await startFirst(strategies, context, eventsOf(...replay), handlers, current, logger);
+      const { startFirst, liveColumns } = await import('./worker-start.js');
+      let columns: EventColumns | null = null;
+      if (replay.length > 0 && current()) {
+        // The next core numbers the replay 0 … n − 1 and the next post after it (worker/types.ts).
+        // Nothing was posted since the death (no link), so the mirror is renumbered as a whole.
+        columns = liveColumns(replay);
+        unacked.clear();
+        unacked.add(0, columns);
+        seq = columns.ids.length;
+      }
+      started = await startFirst(strategies, context, columns, handlers, current, logger);
     } catch (error) {
       logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
     }
@@ -176,50 +200,25 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     link = undefined;
     restarts++;
     state = 'starting';
-    compact();
-    // A copy: the start expands it after an await, and new posts may be remembered by then.
-    const replay = [...posted];
-    mirror = { queueSize: postedCount, receivedSeq: 0 };
+    // The unacknowledged events count as posted to the next core, not yet received (start() renumbers them).
+    const replay = unacked.chunks();
+    mirror = { queueSize: 0, receivedSeq: 0 };
     recording = 0;
-    seq = 0;
+    seq = unacked.size;
     const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
-    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${postedCount} unacknowledged event(s)`);
+    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${seq} unacknowledged event(s)`);
     starting = start(next, replay);
   }
 
-  /** Keeps posted `columns` for a beacon until the core acknowledges them. */
-  function remember(columns: EventColumns): void {
-    if (beaconed.size > 0) for (const id of columns.ids) if (beaconed.delete(id)) settled.add(id);
-    posted.push(columns);
-    postedCount += columns.ids.length;
-    if (postedCount - settled.size > cap) {
-      // Bounded like the core's queue: the core drops its oldest too, and says so.
-      compact();
-      const over = postedCount - cap;
-      if (over > 0) {
-        posted = [filterColumns(posted, (_, n) => n >= over)];
-        postedCount = cap;
-      }
-    }
-  }
-
-  function settle(ids: readonly string[]): void {
-    if (ids.length === 0) return;
-    for (const id of ids) settled.add(id);
-    // Typically once a burst is fully acknowledged: the mirror empties, whatever its size.
-    if (settled.size >= postedCount) compact();
-  }
-
-  /** Drops settled events from the mirror; afterwards `postedCount` is exact and `settled` empty. */
-  function compact(): void {
-    if (settled.size > 0) {
-      let live = 0;
-      for (const columns of posted) for (const id of columns.ids) if (!settled.has(id)) live++;
-      if (live === 0) posted = [];
-      else if (live < postedCount) posted = [filterColumns(posted, (id) => !settled.has(id))];
-      postedCount = live;
-      settled.clear();
-    }
+  /** Posts `columns` as the next events of the current core and keeps them for a beacon until settled. */
+  function post(current: DeliveryLink, columns: EventColumns): void {
+    current.post({ t: 'event-columns', seq: seq + columns.ids.length, columns });
+    unacked.add(seq, columns);
+    // Events beaconed while buffered: settled at once (a few ranges; rare, pagehide then bfcache).
+    if (beaconed.size > 0) columns.ids.forEach((id, i) => beaconed.delete(id) && unacked.settle([seq + i, seq + i + 1]));
+    seq += columns.ids.length;
+    // Bounded like the core's queue: the core drops its oldest too, and says so.
+    if (unacked.size > cap) unacked.trim(cap);
   }
 
   /** Posts the buffer as one message, then the other messages, to the running core. */
@@ -231,9 +230,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       const columns = buffer;
       buffer = createColumns();
       try {
-        current.post({ t: 'event-columns', seq: seq + columns.ids.length, columns });
-        seq += columns.ids.length;
-        remember(columns);
+        post(current, columns);
       } catch (error) {
         logger.error('posting events failed; retrying in parts', error);
         notifyDiscard(postInParts(current, columns), 'rejected', 'the event could not be posted to the delivery core');
@@ -262,11 +259,9 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     if (columns.ids.length === 1) return columns.ids;
     const half = columns.ids.length >> 1;
     const dropped: string[] = [];
-    for (const part of [filterColumns([columns], (_, i) => i < half), filterColumns([columns], (_, i) => i >= half)]) {
+    for (const part of [sliceColumns(columns, 0, half), sliceColumns(columns, half, columns.ids.length)]) {
       try {
-        current.post({ t: 'event-columns', seq: seq + part.ids.length, columns: part });
-        seq += part.ids.length;
-        remember(part);
+        post(current, part);
       } catch {
         dropped.push(...postInParts(current, part));
       }
@@ -291,19 +286,19 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   function unavailable(message: string): AnalyticsError {
-    compact();
-    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.ids.length + postedCount });
+    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.ids.length + unacked.size });
   }
 
   return {
-    push(event) {
+    // Parameters spelled out: a rest parameter would allocate an array per event.
+    push(id, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
       if (closed) return;
-      appendEvent(buffer, event);
+      appendEvent(buffer, id, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
       if (buffer.ids.length > cap) {
         // Only while no core runs can the buffer grow; keep it bounded like the queue.
         const over = buffer.ids.length - cap;
         const dropped = buffer.ids.slice(0, over);
-        buffer = filterColumns([buffer], (_, n) => n >= over);
+        buffer = sliceColumns(buffer, over, buffer.ids.length);
         notifyDiscard(
           dropped,
           'overflow',
@@ -349,9 +344,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     clear() {
       const dropped = buffer.ids;
       buffer = createColumns();
-      posted = [];
-      postedCount = 0;
-      settled.clear();
+      unacked.clear();
       beaconed.clear();
       notifyDiscard(dropped, 'cleared', 'clearQueue()');
       holds++;
@@ -387,24 +380,14 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
         current === undefined
           ? { queueSize: buffer.ids.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'in-process' }
           : await current.stats();
-      compact();
-      return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: postedCount };
+      return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: unacked.size };
     },
 
-    pending() {
-      compact();
-      if (buffer.ids.length === 0) return [...posted];
-      return [...posted, beaconed.size === 0 ? buffer : filterColumns([buffer], (id) => !beaconed.has(id))];
-    },
+    pending: () => ({ posted: unacked.chunks(), buffer, beaconed }),
 
-    forget(ids) {
-      const buffered = buffer.ids.length === 0 ? undefined : new Set(buffer.ids);
-      const sent: string[] = [];
-      for (const id of ids) {
-        if (buffered?.has(id) === true) beaconed.add(id);
-        else sent.push(id);
-      }
-      settle(sent);
+    forget(ranges, buffered) {
+      unacked.settle(ranges);
+      for (const id of buffered) beaconed.add(id);
     },
 
     async shutdown(timeoutMs) {

@@ -6,8 +6,8 @@
  */
 import { type Endpoint, transfer, wrap } from 'comlink';
 import {
-  type AnalyticsEvent,
   type DeliveryConfig,
+  type EventColumns,
   type FlushResult,
   type FromWorkerMessage,
   WORKER_PROTOCOL_VERSION,
@@ -22,8 +22,8 @@ export interface WorkerLinkOptions {
   /** Constructs the worker; may throw (CSP, no Worker, bad URL). */
   create: () => WorkerLike;
   config: DeliveryConfig;
-  /** Unacknowledged events of a worker that died, queued first. */
-  replay: AnalyticsEvent[];
+  /** Unacknowledged events of a worker that died, queued first (numbered 0 … n − 1). */
+  replay: EventColumns | null;
   handlers: LinkHandlers;
   timers: LinkTimers;
   /** Longest wait for the `init` answer. */

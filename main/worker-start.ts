@@ -4,16 +4,16 @@
  * core in-process. Each returns a running {@link DeliveryLink} or rejects with the reason.
  */
 import type { CoreDeps } from '../worker/delivery-core.js';
-import type { AnalyticsEvent, DeliveryConfig } from '../worker/types.js';
+import type { DeliveryConfig, EventColumns } from '../worker/types.js';
 import type { DeliveryLink, LinkHandlers, LinkTimers } from './delivery-link.js';
 import type { Logger } from './logger.js';
 import { startInProcessLink } from './in-process-link.js';
 import type { StartStrategy, WorkerFactory } from './transport-options.js';
 import { startWorkerLink } from './worker-link.js';
 
-// The facade keeps unacknowledged events in columns; a restart replays them as objects, made here
-// so the code that makes them stays out of the facade's bundle.
-export { eventsOf } from './event-objects.js';
+// A restart replays the facade's unacknowledged events: read out of its mirror here, so the code
+// that does it stays out of the facade's bundle.
+export { liveColumns } from './mirror-columns.js';
 
 /** What every start needs. */
 export interface StartContext {
@@ -38,7 +38,7 @@ export const defaultCreateWorker: WorkerFactory = (url, options) => {
 export async function startWith(
   strategy: StartStrategy,
   context: StartContext,
-  replay: AnalyticsEvent[],
+  replay: EventColumns | null,
   handlers: LinkHandlers,
 ): Promise<DeliveryLink> {
   const createWorker = context.createWorker ?? defaultCreateWorker;
@@ -90,7 +90,7 @@ export async function startWith(
 export async function startFirst(
   strategies: readonly StartStrategy[],
   context: StartContext,
-  replay: AnalyticsEvent[],
+  replay: EventColumns | null,
   handlers: LinkHandlers,
   current: () => boolean,
   logger: Logger,

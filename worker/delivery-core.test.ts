@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MAX_IN_FLIGHT, createDeliveryCore } from './delivery-core.js';
-import { type Reply, createFakeFetch, idsOf, makeEvents, testConfig } from './testing.js';
+import { type Reply, createFakeFetch, idsOf, makeEvents, rangeCount, testConfig } from './testing.js';
 import type { AnalyticsEvent, DeliveryConfig, FromWorkerMessage } from './types.js';
 
 beforeEach(() => {
@@ -144,10 +144,11 @@ describe('createDeliveryCore: server answers', () => {
     post(makeEvents(20));
     await advance(60_000);
     expect(fake.requests).toHaveLength(1);
-    expect(of('discarded')).toEqual([expect.objectContaining({ reason: 'rejected', ids: ['evt-000001', 'evt-000005'] })]);
-    const acked = of('status').flatMap((s) => s.acked);
-    expect(acked).toHaveLength(18);
-    expect(acked).not.toContain('evt-000001');
+    // Events are reported by the numbers of their post: the first post's 20 events are 0 … 19.
+    expect(of('discarded')).toEqual([
+      expect.objectContaining({ reason: 'rejected', ids: ['evt-000001', 'evt-000005'], ranges: [1, 2, 5, 6] }),
+    ]);
+    expect(of('status').flatMap((s) => s.acked)).toEqual([0, 1, 2, 5, 6, 20]);
   });
 
   it('posts no log messages when debug is off', async () => {
@@ -227,7 +228,9 @@ describe('createDeliveryCore: driving', () => {
     expect(core.stats()).toMatchObject({ queueSize: 0, sent: 10_000 });
     // Status posts are coalesced: never more than one per completed request plus the post.
     expect(of('status').length).toBeLessThanOrEqual(501);
-    expect(of('status').flatMap((s) => s.acked)).toHaveLength(10_000);
+    expect(of('status').reduce((n, s) => n + rangeCount(s.acked), 0)).toBe(10_000);
+    // Acks are ranges: a batch of 20 events posted together is one range, not 20 numbers.
+    expect(of('status').reduce((n, s) => n + s.acked.length, 0)).toBeLessThanOrEqual(2 * 500);
   });
 
   it('spaces status posts while a burst drains: acks are carried as a union, the empty queue is reported at once', async () => {
@@ -242,12 +245,31 @@ describe('createDeliveryCore: driving', () => {
     }
     // 36 batches (MAX_IN_FLIGHT per release) acked within 90 ms: at most one routine status so far.
     expect(of('status').length - before).toBeLessThanOrEqual(1);
-    expect(of('status').flatMap((s) => s.acked).length).toBeLessThan(9 * MAX_IN_FLIGHT * 20);
+    expect(of('status').reduce((n, s) => n + rangeCount(s.acked), 0)).toBeLessThan(9 * MAX_IN_FLIGHT * 20);
     fake.state.hold = false;
     fake.release();
     await advance(0);
     expect(of('status').at(-1)).toMatchObject({ queueSize: 0 });
-    expect(of('status').flatMap((s) => s.acked)).toHaveLength(2_000);
+    expect(of('status').reduce((n, s) => n + rangeCount(s.acked), 0)).toBe(2_000);
+  });
+
+  it('acks events by the numbers of their posts, in whatever order the batches succeed', async () => {
+    // The first batch fails once and is retried after the second was accepted.
+    const { post, of } = setup({}, ['network-error']);
+    post(makeEvents(20));
+    post(makeEvents(20, 20));
+    await advance(200); // routine status posts are spaced (outbox.ts)
+    expect(of('status').flatMap((s) => s.acked)).toEqual([20, 40]);
+    await advance(1_000);
+    expect(of('status').flatMap((s) => s.acked)).toEqual([20, 40, 0, 20]);
+  });
+
+  it('numbers the events of a post from its seq: seq − length … seq − 1', async () => {
+    const { core, of } = setup();
+    core.receive({ t: 'events', seq: 107, events: makeEvents(7) });
+    await core.flush(107);
+    await advance(0);
+    expect(of('status').flatMap((s) => s.acked)).toEqual([100, 107]);
   });
 
   it('posts one status per received message with the received seq and queue size', async () => {

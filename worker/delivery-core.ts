@@ -22,6 +22,7 @@ import { createOutbox } from './outbox.js';
 import { createIndexedDbJournal, loadJournal } from './queue-journal.js';
 import { type QueueEntry, createEventQueue } from './queue.js';
 import { createRecordingUploader } from './recording-uploader.js';
+import { toRanges } from './seq-ranges.js';
 import { MAX_DEFERRAL_AGE_MS, isDeferral, nextDeferral, nextDelay } from './retry-policy.js';
 import {
   REQUEST_TIMEOUT_MS,
@@ -86,6 +87,13 @@ export function createDeliveryCore(
   });
 
   let receivedSeq = 0;
+  /**
+   * The facade's number of each queued event it posted (worker/types.ts `ToWorkerMessage`), by id:
+   * acks and discards are reported by number. By id, not by object, so that an event queued twice
+   * (journalled, then replayed after a worker restart) is reported under the number it was
+   * replayed with. Journal-restored events have none; the facade does not hold them.
+   */
+  const numbers = new Map<string, number>();
   let sent = 0;
   let discarded = 0;
   let inFlight = 0;
@@ -112,7 +120,19 @@ export function createDeliveryCore(
   let dropLoaded = false;
   if (journal !== undefined) void loadJournal(journal, JOURNAL_LOAD_TIMEOUT_MS, d, log).then(finishLoading);
 
-  function statusChanged(acked?: readonly string[], immediate = false): void {
+  /** The numbers of `ids` (forgotten: each event leaves the queue once). */
+  function numbersOf(ids: readonly string[]): number[] {
+    const out: number[] = [];
+    for (const id of ids) {
+      const n = numbers.get(id);
+      if (n === undefined) continue;
+      numbers.delete(id);
+      out.push(n);
+    }
+    return out;
+  }
+
+  function statusChanged(acked?: readonly number[], immediate = false): void {
     checkIdle();
     outbox.statusChanged(acked, immediate || queue.size === 0);
   }
@@ -123,7 +143,7 @@ export function createDeliveryCore(
     discarded += ids.length;
     if (reason !== 'cleared') journal?.remove(ids);
     flushes.left(ids);
-    outbox.post({ t: 'discarded', ids, reason, detail });
+    outbox.post({ t: 'discarded', ids, ranges: toRanges(numbersOf(ids)), reason, detail });
     log(reason === 'overflow' || reason === 'cleared' ? 'debug' : 'warn', `${ids.length} event(s) discarded (${reason}): ${detail}`);
     statusChanged(undefined, true);
   }
@@ -212,7 +232,7 @@ export function createDeliveryCore(
       const ackedIds = acked.map((e) => e.id);
       journal?.remove(ackedIds);
       flushes.accepted(ackedIds);
-      outbox.statusChanged(ackedIds, queue.size === 0);
+      outbox.statusChanged(numbersOf(ackedIds), queue.size === 0);
     } else {
       const settleFlushes = flushes.failing(ids);
       if (outcome.kind === 'rejected') {
@@ -285,6 +305,8 @@ export function createDeliveryCore(
         case 'events':
         case 'event-columns': {
           const events = message.t === 'events' ? message.events : expandColumns(message.columns);
+          const first = message.seq - events.length;
+          for (let i = 0; i < events.length; i++) numbers.set(events[i]!.id, first + i);
           receivedSeq = Math.max(receivedSeq, message.seq);
           if (loading) held.push(events);
           else enqueue(events, false);

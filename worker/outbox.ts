@@ -1,13 +1,14 @@
 /**
  * The core's outgoing data plane: listeners, `log` posts (only when `debug` is on) and coalesced
  * `status` posts. However many events move in one task, the facade gets at most one status post
- * for it, carrying every id acknowledged since the last one. Beyond that, routine status posts
+ * for it, carrying the numbers of every event acknowledged since the last one, as ranges. Beyond that, routine status posts
  * (acks while a burst drains, events received) go out at most once per {@link STATUS_INTERVAL_MS}:
  * a 10,000-event burst acked in 500 batches costs the main thread a handful of status messages,
  * not 500. An `immediate` change (the queue became empty, a flush settled, a discard) is posted at
  * the end of the current task regardless. Delaying acks only delays trimming the facade's
  * unacknowledged mirror (a beacon may resend them; the server dedupes by event_id).
  */
+import { toRanges } from './seq-ranges.js';
 import type { FromWorkerMessage } from './types.js';
 
 /** Routine status posts are spaced at least this far apart (ms). */
@@ -31,11 +32,11 @@ export interface Outbox {
   /** Posts a `log` message when `debug` is on; otherwise nothing. */
   log(level: 'debug' | 'warn' | 'error', message: string): void;
   /**
-   * Something a status reports changed; `acked` ids are added to the next status post. Posted at
+   * Something a status reports changed; `acked` event numbers are added to the next status post. Posted at
    * the end of the current task when `immediate` or when no status went out for
    * {@link STATUS_INTERVAL_MS}; otherwise once that interval is over.
    */
-  statusChanged(acked?: readonly string[], immediate?: boolean): void;
+  statusChanged(acked?: readonly number[], immediate?: boolean): void;
   /** Stops status posts (shutdown). */
   close(): void;
 }
@@ -55,7 +56,7 @@ export function createOutbox(
   intervalMs = STATUS_INTERVAL_MS,
 ): Outbox {
   const listeners = new Set<(message: FromWorkerMessage) => void>();
-  let acked: string[] = [];
+  let acked: number[] = [];
   /** A microtask is pending to post (or schedule) the status. */
   let queued = false;
   /** The pending change must not wait for the interval. */
@@ -72,7 +73,7 @@ export function createOutbox(
     }
     urgent = false;
     lastPost = timers.now();
-    const status: FromWorkerMessage = { t: 'status', ...snapshot(), acked };
+    const status: FromWorkerMessage = { t: 'status', ...snapshot(), acked: toRanges(acked) };
     acked = [];
     post(status);
   }
@@ -96,8 +97,8 @@ export function createOutbox(
     log(level, message) {
       if (debug) post({ t: 'log', level, message });
     },
-    statusChanged(ids, immediate = false) {
-      if (ids !== undefined) for (const id of ids) acked.push(id);
+    statusChanged(numbers, immediate = false) {
+      if (numbers !== undefined) for (const n of numbers) acked.push(n);
       if (closed) return;
       if (immediate) urgent = true;
       // A pending microtask decides for this change too; a pending timer carries a routine one.

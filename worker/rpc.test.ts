@@ -5,7 +5,18 @@
  */
 import { type Endpoint, type Remote, releaseProxy, transfer, wrap } from 'comlink';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ServerRequest, type TestServer, defaultReply, idsOf, makeEvents, startTestServer, testConfig } from './testing.js';
+import { toRanges } from './seq-ranges.js';
+import {
+  type ServerRequest,
+  type TestServer,
+  columnsOf,
+  defaultReply,
+  idsOf,
+  makeEvents,
+  rangeCount,
+  startTestServer,
+  testConfig,
+} from './testing.js';
 import { type FromWorkerMessage, WORKER_PROTOCOL_VERSION, type WorkerApi } from './types.js';
 import { exposeWorkerApi } from './worker-api.js';
 
@@ -44,26 +55,27 @@ afterEach(async () => {
 });
 
 /** Sends `init` with the data port transferred, as the facade does. */
-function init(replay = makeEvents(0), overrides = {}) {
+function init(replay: ReturnType<typeof columnsOf> | null = null, overrides = {}) {
   const config = testConfig({ endpoint: server.url, compress: true, retryDelay: 60_000, ...overrides });
   return api.init(config, transfer(data.port1, [data.port1]) as unknown as MessagePort, replay);
 }
 
-/** Waits until a status post has acknowledged `count` events in all. */
-async function ackedCount(count: number): Promise<string[]> {
+/** Waits until status posts have acknowledged `count` events in all; resolves with their ranges. */
+async function ackedCount(count: number): Promise<number[][]> {
   for (;;) {
-    const acked = received.flatMap((m) => (m.t === 'status' ? m.acked : []));
-    if (acked.length >= count) return acked;
+    const acked = received.flatMap((m) => (m.t === 'status' && m.acked.length > 0 ? [m.acked] : []));
+    if (acked.reduce((n, ranges) => n + rangeCount(ranges), 0) >= count) return acked;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
 describe('WorkerApi over MessageChannel (comlink)', () => {
-  it('init answers the handshake and replays unacknowledged events first', async () => {
-    expect(await init(makeEvents(2, 100))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
-    data.port2.postMessage({ t: 'events', seq: 1, events: makeEvents(1) });
-    expect(await api.flush(1)).toEqual({ ok: true, sent: 3 });
+  it('init answers the handshake and replays unacknowledged events first, numbered before the first post', async () => {
+    expect(await init(columnsOf(makeEvents(2, 100)))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
+    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(makeEvents(1)) });
+    expect(await api.flush(3)).toEqual({ ok: true, sent: 3 });
     expect(server.requests.flatMap(idsOf)).toEqual(['evt-000100', 'evt-000101', 'evt-000000']);
+    expect(toRanges((await ackedCount(3)).flatMap((r) => expandRanges(r)))).toEqual([0, 3]);
   });
 
   it('carries events over the data port, flushes them to the server and posts acks back', async () => {
@@ -75,7 +87,9 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
     expect(server.requests.flatMap(idsOf).sort()).toEqual(events.map((e) => e.id));
     expect(server.requests.every((r) => r.headers.authorization === 'ApiKey test-key')).toBe(true);
     expect(server.requests.some((r) => r.gzipped)).toBe(true);
-    expect((await ackedCount(45)).sort()).toEqual(events.map((e) => e.id));
+    // Numbers 0 … 44, each acknowledged once, as ranges.
+    const acked = (await ackedCount(45)).flatMap((r) => expandRanges(r));
+    expect(acked.sort((a, b) => a - b)).toEqual(events.map((_, i) => i));
     expect(await api.stats()).toMatchObject({ queueSize: 0, receivedSeq: 45, sent: 45, mode: 'worker' });
   });
 
@@ -88,13 +102,13 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
   });
 
   it('clear() discards and reports; stats() mirrors it', async () => {
-    await init(makeEvents(0), { batchSize: 100 });
+    await init(null, { batchSize: 100 });
     data.port2.postMessage({ t: 'events', seq: 3, events: makeEvents(3) });
     while ((await api.stats()).receivedSeq < 3) await new Promise((resolve) => setTimeout(resolve, 5));
     await api.clear();
     expect(await api.stats()).toMatchObject({ queueSize: 0, discarded: 3 });
     await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(received).toContainEqual(expect.objectContaining({ t: 'discarded', reason: 'cleared' }));
+    expect(received).toContainEqual(expect.objectContaining({ t: 'discarded', reason: 'cleared', ranges: [0, 3] }));
   });
 
   it('uploads recorder output posted on the data port when recording stops', async () => {
@@ -116,3 +130,10 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
     expect(await api.flush(0)).toMatchObject({ ok: false, code: 'WORKER_UNAVAILABLE' });
   });
 });
+
+/** The numbers in flat `[from, to, …]` ranges. */
+function expandRanges(ranges: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < ranges.length; k += 2) for (let n = ranges[k]!; n < ranges[k + 1]!; n++) out.push(n);
+  return out;
+}

@@ -7,7 +7,7 @@ import { type IncomingHttpHeaders, type ServerResponse, createServer } from 'nod
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { FetchFn } from './sender.js';
-import type { AnalyticsEvent, DeliveryConfig } from './types.js';
+import type { AnalyticsEvent, DeliveryConfig, EventColumns } from './types.js';
 
 /** A config with SPEC.md's defaults, compression and journal off. */
 export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
@@ -25,6 +25,26 @@ export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryCon
     compress: false,
     ...overrides,
   };
+}
+
+/** `events` as columns, one run per event (valid, if not as compact as the facade's). */
+export function columnsOf(events: readonly AnalyticsEvent[]): EventColumns {
+  const columns: EventColumns = { ids: [], timestamps: [], names: [], properties: [], runs: [] };
+  for (const { id, timestamp, event, properties, ...shared } of events) {
+    columns.runs.push({ ...shared, start: columns.ids.length });
+    columns.ids.push(id);
+    columns.timestamps.push(timestamp);
+    columns.names.push(event);
+    columns.properties.push(properties);
+  }
+  return columns;
+}
+
+/** How many numbers flat `[from, to, …]` ranges cover. */
+export function rangeCount(ranges: readonly number[]): number {
+  let count = 0;
+  for (let k = 0; k < ranges.length; k += 2) count += ranges[k + 1]! - ranges[k]!;
+  return count;
 }
 
 /** A `track` event numbered `n`. */

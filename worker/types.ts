@@ -172,7 +172,13 @@ export interface EventColumns {
   runs: EventRun[];
 }
 
-/** Data-plane messages from the facade to the core. */
+/**
+ * Data-plane messages from the facade to the core.
+ *
+ * Events are numbered by the facade: the events of a post with `seq` S and L events are numbers
+ * S − L … S − 1 of this core (a replay at `init` is numbers 0 … its length − 1). The core reports
+ * events that left its queue by these numbers, as ranges ({@link FromWorkerMessage}).
+ */
 export type ToWorkerMessage =
   /** Events made in one task; `seq` is the running count of events posted so far, this post included. */
   | { t: 'events'; seq: number; events: AnalyticsEvent[] }
@@ -195,10 +201,22 @@ export type FromWorkerMessage =
       queueSize: number;
       receivedSeq: number;
       recordingQueued: number;
-      /** Ids of events the server accepted since the last status. */
-      acked: string[];
+      /**
+       * Numbers of the events the server accepted since the last status, as ascending half-open
+       * ranges, flat: `[from0, to0, from1, to1, …]` (worker/seq-ranges.ts). Events the facade did
+       * not number (restored from the journal) are left out.
+       */
+      acked: number[];
     }
-  | { t: 'discarded'; ids: string[]; reason: DiscardReason; detail: string }
+  | {
+      t: 'discarded';
+      /** For the facade's `onDiscard`. */
+      ids: string[];
+      /** Their numbers, as in `acked`. */
+      ranges: number[];
+      reason: DiscardReason;
+      detail: string;
+    }
   | { t: 'log'; level: 'debug' | 'warn' | 'error'; message: string };
 
 /** The handshake answer of `init`. */
@@ -209,7 +227,7 @@ export interface WorkerHello {
 }
 
 /** The current version of this boundary's protocol. */
-export const WORKER_PROTOCOL_VERSION = 2;
+export const WORKER_PROTOCOL_VERSION = 3;
 
 /**
  * The control plane, exposed by `worker/entry.ts` through comlink. Each method takes and returns
@@ -219,9 +237,10 @@ export interface WorkerApi {
   /**
    * Starts the core. `port` (transferred) is the data plane: the core reads
    * {@link ToWorkerMessage}s from it and posts {@link FromWorkerMessage}s to it.
-   * `replay` are events to enqueue first (unacknowledged events of a worker that died).
+   * `replay` are events to enqueue first (unacknowledged events of a worker that died), numbered
+   * 0 … their count − 1; the port's first post continues the numbering after them.
    */
-  init(config: DeliveryConfig, port: MessagePort, replay: AnalyticsEvent[]): Promise<WorkerHello>;
+  init(config: DeliveryConfig, port: MessagePort, replay: EventColumns | null): Promise<WorkerHello>;
   /**
    * Sends everything posted up to data-plane sequence `seq` (waiting for those posts to arrive),
    * resolving when the server accepted it or with the failure; failed events stay queued.

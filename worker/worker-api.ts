@@ -8,8 +8,8 @@ import type { CoreDeps } from './core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
 import { isEventColumns } from './event-columns.js';
 import {
-  type AnalyticsEvent,
   type DeliveryConfig,
+  type EventColumns,
   type DeliveryCore,
   type FlushResult,
   type QueueStats,
@@ -35,16 +35,18 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
   }
 
   return {
-    async init(config: DeliveryConfig, dataPort: MessagePort, replay: AnalyticsEvent[]): Promise<WorkerHello> {
+    async init(config: DeliveryConfig, dataPort: MessagePort, replay: EventColumns | null): Promise<WorkerHello> {
       if (core !== undefined) await core.shutdown(0);
       detach();
       const current = createDeliveryCore(config, deps, 'worker');
       core = current;
       port = dataPort;
       current.onMessage((message) => dataPort.postMessage(message));
-      // Unacknowledged events of a worker that died go first. They are outside the new port's
-      // sequence numbering, hence seq 0.
-      if (replay.length > 0) current.receive({ t: 'events', seq: 0, events: replay });
+      // Unacknowledged events of a worker that died go first, numbered 0 … n − 1: the facade
+      // numbers its next post after them.
+      if (replay !== null && isEventColumns(replay) && replay.ids.length > 0) {
+        current.receive({ t: 'event-columns', seq: replay.ids.length, columns: replay });
+      }
       dataPort.addEventListener('message', (event: MessageEvent<unknown>) => {
         if (!isToWorkerMessage(event.data)) return;
         try {

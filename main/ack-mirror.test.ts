@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { AnalyticsEvent, EventColumns } from '../worker/types.js';
+import { createAckMirror } from './ack-mirror.js';
+import { appendEvent, createColumns } from './event-buffer.js';
+import { liveColumns, rangesOfIds } from './mirror-columns.js';
+
+/** Appends an event object, field by field, as the facade's funnel does. */
+function add(columns: EventColumns, e: AnalyticsEvent): void {
+  appendEvent(columns, e.id, e.timestamp, e.type, e.event, e.properties, e.userId, e.anonymousId, e.sessionId, e.context, e.previousId);
+}
+
+/** Columns of `count` events with ids `e<from>` … */
+function columns(count: number, from = 0): EventColumns {
+  const c = createColumns();
+  for (let i = from; i < from + count; i++) {
+    add(c, { id: `e${i}`, timestamp: i, type: 'track', event: 'x', anonymousId: 'a', sessionId: 's', context: {} });
+  }
+  return c;
+}
+
+describe('createAckMirror()', () => {
+  it('settles ranges in any order, overlapping or repeated, and counts each event once', () => {
+    const mirror = createAckMirror();
+    mirror.add(0, columns(10));
+    mirror.add(10, columns(5, 10));
+    expect(mirror.size).toBe(15);
+    mirror.settle([4, 6, 8, 12]); // across both chunks
+    expect(mirror.size).toBe(9);
+    mirror.settle([0, 2, 5, 9]); // overlaps what is settled: 0, 1, 6, 7 are new
+    expect(mirror.size).toBe(5);
+    mirror.settle([5, 9]); // repeated
+    expect(mirror.size).toBe(5);
+    expect(liveColumns(mirror.chunks()).ids).toEqual(['e2', 'e3', 'e12', 'e13', 'e14']);
+  });
+
+  it('ignores numbers it does not hold and drops a chunk once all of it is settled', () => {
+    const mirror = createAckMirror();
+    mirror.add(5, columns(3, 5));
+    mirror.settle([0, 5, 8, 100]);
+    expect(mirror.size).toBe(3);
+    mirror.settle([7, 8, 5, 6]);
+    mirror.settle([6, 7]);
+    expect(mirror.size).toBe(0);
+    expect(mirror.chunks()).toEqual([]);
+  });
+
+  it('trim(cap) settles the oldest unsettled events beyond cap', () => {
+    const mirror = createAckMirror();
+    mirror.add(0, columns(4));
+    mirror.add(4, columns(4, 4));
+    mirror.settle([1, 2]);
+    mirror.trim(3);
+    expect(mirror.size).toBe(3);
+    expect(liveColumns(mirror.chunks()).ids).toEqual(['e5', 'e6', 'e7']);
+  });
+
+  it('clear() forgets everything', () => {
+    const mirror = createAckMirror();
+    mirror.add(0, columns(3));
+    mirror.clear();
+    mirror.settle([0, 3]);
+    expect(mirror.size).toBe(0);
+    expect(mirror.chunks()).toEqual([]);
+  });
+});
+
+describe('rangesOfIds(chunks, ids)', () => {
+  it('numbers the events with those ids as ranges, adjacent ones merged', () => {
+    const mirror = createAckMirror();
+    mirror.add(0, columns(3));
+    mirror.add(10, columns(3, 3));
+    expect(rangesOfIds(mirror.chunks(), new Set(['e0', 'e1', 'e3', 'e5', 'nope']))).toEqual([0, 2, 10, 11, 12, 13]);
+  });
+});
