@@ -73,6 +73,8 @@ export interface CaptureEndpoint {
   url: string;
   /** Events received by name. */
   count(event: string): number;
+  /** Forgets the counts, so that each round's page is counted on its own. */
+  reset(): void;
   /** Requests received (preflights excluded), by path. */
   readonly requests: Map<string, number>;
   close(): Promise<void>;
@@ -115,6 +117,7 @@ export async function startCaptureEndpoint(): Promise<CaptureEndpoint> {
   return {
     url: `http://127.0.0.1:${port}`,
     count: (event) => counts.get(event) ?? 0,
+    reset: () => counts.clear(),
     requests,
     close: () =>
       new Promise((resolve) => {
