@@ -7,10 +7,11 @@
 //   npm run bench:server -- --duration=20 --rounds=3 --targets=bare,sqlite
 //   npm run bench:server -- --cpu-prof         # V8 CPU profiles of each server → bench/.out/profiles
 //   npm run bench:server -- --client=http      # load from node:http + keep-alive Agent instead of the raw client
+//   npm run bench:server -- --store-alone=false  # skip the stores' own ceilings (bench/store-alone.ts)
 //
 // Every setting also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY,
 // BENCH_BATCH, BENCH_ROUNDS, BENCH_TARGETS, BENCH_CLIENT, BENCH_CPU_PROF=1, BENCH_WRITE=0 (do not touch
-// bench/RESULTS.md).
+// bench/RESULTS.md), BENCH_STORE_ALONE=0.
 //
 // Targets: `bare` (the limit), `noop` (our server with a store whose writes go nowhere: a diagnostic
 // that separates HTTP + auth + validation from the database), `sqlite`, `postgres`. Each runs in
@@ -18,7 +19,8 @@
 // this one (two cores: one each). The load uses a hand-written keep-alive HTTP/1.1 client
 // (bench/load.ts) because node:http's client costs about as much CPU per request as the bare
 // server and would set the limit itself. Rounds alternate the target order, so that noise from a
-// shared machine spreads over all targets. The table is printed and written to bench/RESULTS.md
+// shared machine spreads over all targets. After the rounds, each store of the targets is measured
+// alone (no HTTP, bench/store-alone.ts): a ceiling that no server on that store can pass here. The table is printed and written to bench/RESULTS.md
 // under "## Server ingest" (other sections are kept). Aims are reported, never enforced.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,6 +35,7 @@ import pg from 'pg';
 import { type PostgresServer, startPostgres } from '../test-support/postgres-server.js';
 import { type ClientKind, type LoadResult, quantile, runLoad } from './load.js';
 import type { TargetMark, TargetReady } from './server-target.js';
+import { type StoreAloneResult, measureStoreAlone } from './store-alone.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -68,6 +71,7 @@ interface Settings {
   client: ClientKind;
   cpuProf: boolean;
   write: boolean;
+  storeAlone: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
@@ -101,6 +105,7 @@ function readSettings(argv: string[]): Settings {
     client,
     cpuProf: get('cpu-prof', 'BENCH_CPU_PROF', 'false') === 'true' || process.env.BENCH_CPU_PROF === '1',
     write: get('write', 'BENCH_WRITE', 'true') !== 'false' && process.env.BENCH_WRITE !== '0',
+    storeAlone: get('store-alone', 'BENCH_STORE_ALONE', 'true') !== 'false' && process.env.BENCH_STORE_ALONE !== '0',
   };
 }
 
@@ -153,7 +158,8 @@ interface CpuSample {
   at: number;
 }
 
-function sampleCpu(server: TargetMark, postmaster: number | null): CpuSample {
+/** CPU seconds so far of each process of a PostgreSQL server; empty without one. */
+function postgresCpu(postmaster: number | null): Map<number, number> {
   const db = new Map<number, number>();
   if (postmaster !== null) {
     for (const pid of postgresPids(postmaster)) {
@@ -161,10 +167,23 @@ function sampleCpu(server: TargetMark, postmaster: number | null): CpuSample {
       if (s !== null) db.set(pid, s);
     }
   }
+  return db;
+}
+
+/** PostgreSQL's CPU between two {@link postgresCpu} readings, cores; null without a server. */
+function postgresShare(a: Map<number, number>, b: Map<number, number>, seconds: number): number | null {
+  if (b.size === 0) return null;
+  let db = 0;
+  // Backends started inside the window count from zero.
+  for (const [pid, s] of b) db += s - (a.get(pid) ?? 0);
+  return db / seconds;
+}
+
+function sampleCpu(server: TargetMark, postmaster: number | null): CpuSample {
   const usage = process.cpuUsage();
   return {
     server,
-    db,
+    db: postgresCpu(postmaster),
     load: (usage.user + usage.system) / 1e6,
     machine: machineTicks(),
     at: performance.now(),
@@ -192,13 +211,7 @@ interface CpuShares {
 
 function cpuShares(a: CpuSample, b: CpuSample): CpuShares {
   const seconds = (b.at - a.at) / 1000;
-  let db: number | null = null;
-  if (b.db.size > 0) {
-    db = 0;
-    // Backends started inside the window count from zero.
-    for (const [pid, s] of b.db) db += s - (a.db.get(pid) ?? 0);
-    db /= seconds;
-  }
+  const db = postgresShare(a.db, b.db, seconds);
   const serverMs = b.server.at - a.server.at;
   const commits = b.server.commits - a.server.commits;
   const commitSeconds = b.server.commitSeconds - a.server.commitSeconds;
@@ -406,6 +419,49 @@ async function runTarget(target: TargetName, settings: Settings, bundle: string,
   }
 }
 
+type StoreTarget = 'sqlite' | 'postgres';
+
+interface StoreAloneRow {
+  target: StoreTarget;
+  result: StoreAloneResult;
+  /** PostgreSQL's CPU over the window, cores; null for SQLite. */
+  db: number | null;
+}
+
+/** Measures a store alone (bench/store-alone.ts) on a fresh database, in this process. */
+async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<StoreAloneRow> {
+  let location: string;
+  let cleanup: () => Promise<void>;
+  let postmaster: number | null = null;
+  if (target === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), 'service-analytics-bench-'));
+    location = join(dir, 'events.db');
+    cleanup = () => rm(dir, { recursive: true, force: true });
+  } else {
+    const db = await freshPostgresDatabase();
+    location = db.url;
+    cleanup = () => db.drop();
+    postmaster = await postmasterPid(db.url);
+  }
+  try {
+    let a = new Map<number, number>();
+    let b = new Map<number, number>();
+    let opened = 0;
+    let closed = 0;
+    const result = await measureStoreAlone({
+      location,
+      seconds: settings.durationSeconds,
+      onWindow(edge) {
+        if (edge === 'open') [a, opened] = [postgresCpu(postmaster), performance.now()];
+        else [b, closed] = [postgresCpu(postmaster), performance.now()];
+      },
+    });
+    return { target, result, db: postgresShare(a, b, (closed - opened) / 1000) };
+  } finally {
+    await cleanup();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Report.
 
@@ -480,7 +536,7 @@ function storedText(runs: RunResult[]): string {
   return `${fmtInt(stored)} / ${fmtInt(acked)} ${stored === acked ? '✓' : '✗ MISMATCH'}`;
 }
 
-function report(rows: Row[], settings: Settings, bodyBytes: number, started: Date, load0: number[]): string {
+function report(rows: Row[], alone: StoreAloneRow[], settings: Settings, bodyBytes: number, started: Date, load0: number[]): string {
   const bare = rows.find((r) => r.target === 'bare');
   const lines: string[] = [];
   lines.push(
@@ -514,9 +570,14 @@ function report(rows: Row[], settings: Settings, bodyBytes: number, started: Dat
       continue;
     }
     const share = row.eventsPerSecond / bare.eventsPerSecond;
-    aims.push(`${LABELS[row.target]} ≥ ${aim * 100}% of the limit: ${Math.round(share * 100)}% — ${share >= aim ? 'met' : 'NOT met'}`);
+    const ceiling = alone.find((a) => a.target === row.target);
+    aims.push(
+      `${LABELS[row.target]} ≥ ${aim * 100}% of the limit: ${Math.round(share * 100)}% — ${share >= aim ? 'met' : 'NOT met'}` +
+        (ceiling ? ` (its store alone, with no HTTP at all, takes ${Math.round((ceiling.result.eventsPerSecond / bare.eventsPerSecond) * 100)}%)` : ''),
+    );
   }
   if (aims.length > 0) lines.push(`Aims (reported, not enforced): ${aims.join('; ')}.`, '');
+  if (alone.length > 0) lines.push(...storeAloneTable(alone, bare), ...partsBounds(rows, alone, bare), '');
   const budgets = cpuBudgets(rows, bare);
   if (budgets.length > 0) lines.push(...budgets, '');
 
@@ -593,6 +654,66 @@ function cpuBudgets(rows: readonly Row[], bare: Row | undefined): string[] {
   return out;
 }
 
+/**
+ * The stores' own ceilings beside the limit. The server does everything the store-alone writer
+ * does (and HTTP, Koa, auth and validation besides) on the same cores, so its events/s stay below.
+ */
+function storeAloneTable(alone: readonly StoreAloneRow[], bare: Row | undefined): string[] {
+  const lines = [
+    `What each store takes alone, with no HTTP (bench/store-alone.ts: groups of ${alone[0]?.result.groupSize ?? 250} of the same events written back to ` +
+      'back through the store\'s write path, 2 in flight, from the benchmark\'s process while nothing else runs; the ceiling ' +
+      'of any server on that store on this machine):',
+    '',
+    '| store alone | events/s | % of bare limit | commits | CPU of the writing process | PostgreSQL CPU | CPU µs per event |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const { target, result, db } of alone) {
+    const eps = result.eventsPerSecond;
+    lines.push(
+      `| ${target === 'sqlite' ? 'SQLite (writer thread + checkpointer)' : 'PostgreSQL (pool)'} | ${fmtInt(eps)} | ` +
+        `${bare ? fmtPct(eps / bare.eventsPerSecond) : '—'} | ${fmtInt(result.commits)} | ${result.processCpu.toFixed(2)} | ` +
+        `${db === null ? '—' : db.toFixed(2)} | ${eps > 0 ? (((result.processCpu + (db ?? 0)) * 1e6) / eps).toFixed(1) : '—'} |`,
+    );
+  }
+  return lines;
+}
+
+/** CPU µs per event a row's server (and PostgreSQL) spent, and its load generator; null without CPU figures. */
+function cpuPerEvent(row: Row | undefined): { server: number; load: number } | null {
+  const c = row?.cpu;
+  if (!row || !c || row.eventsPerSecond <= 0) return null;
+  return { server: ((c.server + (c.db ?? 0)) * 1e6) / row.eventsPerSecond, load: (c.load * 1e6) / row.eventsPerSecond };
+}
+
+/**
+ * The most a server on each store could ingest on this machine, from the CPU its parts cost per
+ * event in the same run: everything but the write (the no-op row), the write (the store alone) and
+ * the load generator, added up and divided into the cores. It assumes perfect overlap and no
+ * contention, so the real server stays below it; an aim above it cannot be met here by overlapping
+ * work better, only by doing less work per event.
+ */
+function partsBounds(rows: readonly Row[], alone: readonly StoreAloneRow[], bare: Row | undefined): string[] {
+  const noop = cpuPerEvent(rows.find((r) => r.target === 'noop'));
+  if (!noop || !bare) return [];
+  const cores = cpus().length;
+  const out: string[] = [];
+  for (const { target, result, db } of alone) {
+    const row = rows.find((r) => r.target === target);
+    const served = cpuPerEvent(row);
+    if (!row || !served || result.eventsPerSecond <= 0) continue;
+    const store = ((result.processCpu + (db ?? 0)) * 1e6) / result.eventsPerSecond;
+    const total = noop.server + store + served.load;
+    const bound = (cores * 1e6) / total;
+    out.push(
+      `Bound from the parts, ${LABELS[target]}: the no-op server's ${noop.server.toFixed(1)} µs + the store alone's ${store.toFixed(1)} µs + ` +
+        `the load generator's ${served.load.toFixed(1)} µs of CPU per event = ${total.toFixed(1)} µs; ${cores} cores allow at most ` +
+        `${fmtInt(bound)} events/s, ${fmtPct(bound / bare.eventsPerSecond)} of the limit (the server reached ` +
+        `${fmtPct(row.eventsPerSecond / bare.eventsPerSecond)}${AIMS[target] === undefined ? '' : `; the aim is ${(AIMS[target] as number) * 100}%`}).`,
+    );
+  }
+  return out.length > 0 ? ['', ...out] : [];
+}
+
 function writeResults(section: string): void {
   let text: string;
   try {
@@ -637,9 +758,18 @@ async function main(): Promise<void> {
     }
   }
   const rows = settings.targets.map((t) => summarise(t, runs.get(t) ?? [], settings.batchSize));
+  const alone: StoreAloneRow[] = [];
+  if (settings.storeAlone) {
+    for (const target of settings.targets) {
+      if (target !== 'sqlite' && target !== 'postgres') continue;
+      process.stderr.write(`server bench: ${LABELS[target]}, its store alone… `);
+      alone.push(await runStoreAlone(target, settings));
+      process.stderr.write(`${fmtInt(alone[alone.length - 1]?.result.eventsPerSecond ?? 0)} events/s\n`);
+    }
+  }
   const allRuns = [...runs.values()].flat();
   const bodyBytes = allRuns.reduce((a, r) => a + r.load.meanBodyBytes, 0) / Math.max(1, allRuns.length);
-  const table = report(rows, settings, bodyBytes, started, load0);
+  const table = report(rows, alone, settings, bodyBytes, started, load0);
   console.log(`\n${SECTION}\n\n${table}\n`);
   if (settings.write) {
     writeResults(table);
