@@ -99,12 +99,12 @@ export async function measureStoreAlone(options: StoreAloneOptions): Promise<Sto
     await Promise.all(writers);
 
     const seconds = (b.at - a.at) / 1000;
-    const cpu = process.cpuUsage(a.cpu);
+    const cpuMicros = b.cpu.user + b.cpu.system - (a.cpu.user + a.cpu.system);
     return {
       eventsPerSecond: (b.events - a.events) / seconds,
       commits: b.commits - a.commits,
       groupSize,
-      processCpu: (cpu.user + cpu.system) / 1e6 / seconds,
+      processCpu: cpuMicros / 1e6 / seconds,
     };
   } finally {
     await store.close();
