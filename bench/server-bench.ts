@@ -365,24 +365,31 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<v
   return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
+type StoreTarget = 'sqlite' | 'postgres';
+
+/** An empty database for a store: where it is, its postmaster (PostgreSQL, for CPU accounting), and its removal. */
+async function freshDatabase(target: StoreTarget): Promise<{ location: string; postmaster: number | null; cleanup(): Promise<void> }> {
+  if (target === 'sqlite') {
+    const dir = await mkdtemp(join(tmpdir(), 'service-analytics-bench-'));
+    return { location: join(dir, 'events.db'), postmaster: null, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  }
+  const db = await freshPostgresDatabase();
+  return { location: db.url, postmaster: await postmasterPid(db.url), cleanup: () => db.drop() };
+}
+
 async function runTarget(target: TargetName, settings: Settings, bundle: string, cpuProfDir: string | null): Promise<RunResult> {
   let args: string[];
   let count: ((projectId: string) => Promise<number>) | null = null;
   let cleanup = async (): Promise<void> => {};
   let postmaster: number | null = null;
   if (target === 'bare' || target === 'noop') args = [target];
-  else if (target === 'sqlite') {
-    const dir = await mkdtemp(join(tmpdir(), 'service-analytics-bench-'));
-    const file = join(dir, 'events.db');
-    args = ['sqlite', file];
-    count = (projectId) => countSqlite(file, projectId);
-    cleanup = () => rm(dir, { recursive: true, force: true });
-  } else {
-    const db = await freshPostgresDatabase();
-    args = ['postgres', db.url];
-    count = (projectId) => countPostgres(db.url, projectId);
-    cleanup = () => db.drop();
-    postmaster = await postmasterPid(db.url);
+  else {
+    const db = await freshDatabase(target);
+    args = [target, db.location];
+    const countIn = target === 'sqlite' ? countSqlite : countPostgres;
+    count = (projectId) => countIn(db.location, projectId);
+    cleanup = db.cleanup;
+    postmaster = db.postmaster;
   }
 
   try {
@@ -419,8 +426,6 @@ async function runTarget(target: TargetName, settings: Settings, bundle: string,
   }
 }
 
-type StoreTarget = 'sqlite' | 'postgres';
-
 interface StoreAloneRow {
   target: StoreTarget;
   result: StoreAloneResult;
@@ -430,19 +435,7 @@ interface StoreAloneRow {
 
 /** Measures a store alone (bench/store-alone.ts) on a fresh database, in this process. */
 async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<StoreAloneRow> {
-  let location: string;
-  let cleanup: () => Promise<void>;
-  let postmaster: number | null = null;
-  if (target === 'sqlite') {
-    const dir = await mkdtemp(join(tmpdir(), 'service-analytics-bench-'));
-    location = join(dir, 'events.db');
-    cleanup = () => rm(dir, { recursive: true, force: true });
-  } else {
-    const db = await freshPostgresDatabase();
-    location = db.url;
-    cleanup = () => db.drop();
-    postmaster = await postmasterPid(db.url);
-  }
+  const { location, postmaster, cleanup } = await freshDatabase(target);
   try {
     let a = new Map<number, number>();
     let b = new Map<number, number>();
