@@ -122,6 +122,26 @@ export interface PagehideBeacon {
 }
 
 /**
+ * The client's `pagehide` (`unload-path.ts`): {@link beaconPending} now, and at the end of every
+ * task until the page is shown again. Listeners run in the order they were added, so a `pagehide`
+ * or `visibilitychange` listener added after the client's (performance tracking's, the app's) may
+ * still make events, and the worker may be stopped at any moment.
+ */
+export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBeacon): void {
+  const beacon = (): void => {
+    try {
+      beaconPending(delivery, target);
+    } catch (error) {
+      target.log.error('the pagehide beacon failed', error); // The worker's send may still go out.
+    }
+  };
+  beacon();
+  delivery.atTaskEnd(beacon);
+  // After pagehide, a pageshow is a restore from the back/forward cache: the worker runs again.
+  target.win.addEventListener('pageshow', () => delivery.atTaskEnd(undefined), { once: true });
+}
+
+/**
  * The pagehide beacon of one client (`unload-path.ts`): the events `delivery` holds unacknowledged
  * (its mirror) and buffered, less those already beaconed, sent by {@link sendByBeacon}; what went
  * out is forgotten, so a later pagehide (a page restored from the bfcache) does not send it again.

@@ -36,6 +36,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
       }),
     pending: () => ({ posted: [], buffer: createColumns(), beaconed: new Set() }),
     forget: () => {},
+    atTaskEnd: () => {},
     shutdown: () => Promise.resolve(),
   };
 }

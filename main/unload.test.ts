@@ -77,6 +77,53 @@ describe('pagehide', () => {
     expect(sendBeacon).not.toHaveBeenCalled();
   });
 
+  it('sends by beacon, at the end of their task, events made after its beacon by later pagehide and visibilitychange listeners', async () => {
+    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const made = inProcessClient({}, { sendBeacon });
+    clients.push(made.analytics);
+    made.server.state.hold = true;
+    made.analytics.track('early');
+    await endOfTask();
+    // Added after the client's own listeners, so they run after its pagehide beacon.
+    const late = (): void => made.analytics.track('late_pagehide');
+    const hidden = (): void => made.analytics.track('late_hidden');
+    window.addEventListener('pagehide', late);
+    document.addEventListener('visibilitychange', hidden);
+    try {
+      window.dispatchEvent(new Event('pagehide'));
+      expect(sendBeacon).toHaveBeenCalledTimes(1);
+      await Promise.resolve(); // the end of the listener's task: its microtasks
+      setVisibility('hidden');
+      await Promise.resolve();
+      const bodies = sendBeacon.mock.calls.map(([, body]) => (JSON.parse(body) as Array<{ event_type: string }>).map((e) => e.event_type));
+      expect(bodies).toEqual([['early'], ['late_pagehide'], ['late_hidden']]);
+    } finally {
+      window.removeEventListener('pagehide', late);
+      document.removeEventListener('visibilitychange', hidden);
+    }
+  });
+
+  it('goes back to the worker alone once the page is restored from the back/forward cache', async () => {
+    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const made = inProcessClient({}, { sendBeacon });
+    clients.push(made.analytics);
+    made.server.state.hold = true;
+    made.analytics.track('before');
+    await endOfTask();
+    window.dispatchEvent(new Event('pagehide'));
+    expect(sendBeacon).toHaveBeenCalledTimes(1);
+    made.analytics.track('still_going');
+    await endOfTask();
+    expect(sendBeacon).toHaveBeenCalledTimes(2);
+    window.dispatchEvent(Object.assign(new Event('pageshow'), { persisted: true }));
+    made.analytics.track('after_restore');
+    await endOfTask();
+    expect(sendBeacon).toHaveBeenCalledTimes(2);
+    setVisibility('hidden'); // hidden again, without pagehide: the worker sends
+    await vi.waitFor(() => expect(receivedEvents(made.server).map((e) => e.event_type)).toContain('after_restore'));
+    expect(sendBeacon).toHaveBeenCalledTimes(2);
+  });
+
   it('shutdown() removes the listeners', async () => {
     const sendBeacon = vi.fn(() => true);
     const made = inProcessClient({}, { sendBeacon });

@@ -71,6 +71,13 @@ export interface DeliveryClient {
    * `[from, to, …]`), buffered ones by id (they are still posted to the core, not beaconed again).
    */
   forget(ranges: readonly number[], buffered: readonly string[]): void;
+  /**
+   * Runs `hook` at the end of each task that buffered events or messages, before they are posted
+   * (`undefined` removes it). The unload path sets it from `pagehide` to `pageshow`: an event made
+   * after its beacon, by a `pagehide` listener that runs after the client's, goes by beacon too.
+   * The hook must not throw.
+   */
+  atTaskEnd(hook: (() => void) | undefined): void;
   /** Lets the core send what it can within `timeoutMs`, then stops it. */
   shutdown(timeoutMs: number): Promise<void>;
 }
@@ -122,6 +129,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   const unacked = createAckMirror();
   /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
   const beaconed = new Set<string>();
+  let taskEnd: (() => void) | undefined;
 
   let starting = start(options.strategies, []);
 
@@ -224,6 +232,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   /** Posts the buffer as one message, then the other messages, to the running core. */
   function drain(): void {
     scheduled = false;
+    taskEnd?.();
     const current = link;
     if (current === undefined || holds > 0) return;
     if (buffer.ids.length > 0) {
@@ -388,6 +397,10 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     forget(ranges, buffered) {
       unacked.settle(ranges);
       for (const id of buffered) beaconed.add(id);
+    },
+
+    atTaskEnd(hook) {
+      taskEnd = hook;
     },
 
     async shutdown(timeoutMs) {

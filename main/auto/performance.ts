@@ -15,8 +15,10 @@
  *
  * Observers use `buffered: true`, so entries from before this chunk loaded count. The event is
  * sent once, when the values are final: when the page is first hidden (`visibilitychange` to
- * hidden, or `pagehide`; listened to in the capture phase on the window so it is queued before the
- * unload path flushes), or {@link PERFORMANCE_SETTLE_MS} after `load`, whichever comes first.
+ * hidden, or `pagehide`, whichever comes first), or {@link PERFORMANCE_SETTLE_MS} after `load`.
+ * On a navigation Chromium fires `pagehide` first, and on the window, its target, the listeners run
+ * in the order they were added, so this one runs after the unload path's beacon: the unload path
+ * beacons what is made after it at the end of the task (`unload-path.ts`).
  * After it is sent, every observer and listener is removed.
  */
 import type { EventProperties } from '../../worker/types.js';
