@@ -110,7 +110,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       userId ?? identity.userId() ?? undefined,
       identity.anonymousId(),
       session.touch(timestamp),
-      context ?? pageContext.get(),
+      context ?? pageContext.get(timestamp),
       previousId,
     );
     session.recordEvent(

@@ -54,6 +54,22 @@ describe('createPageContext', () => {
     expect(reads.href).toBe(readsAfterFirst + 1);
   });
 
+  it("get(time) rechecks on the caller's clock reading and does not read its own", () => {
+    let clockReads = 0;
+    const { win, go, reads } = fakeWindow();
+    const context = createPageContext(win, () => {
+      clockReads++;
+      return 0;
+    });
+    const first = context.get(0);
+    const readsAfterFirst = reads.href;
+    go('/later');
+    clockReads = 0;
+    for (let i = 0; i < 100; i++) expect(context.get(RECHECK_MS - 1)).toBe(first);
+    expect([clockReads, reads.href]).toEqual([0, readsAfterFirst]);
+    expect(context.get(RECHECK_MS).page).toMatchObject({ path: '/later' });
+  });
+
   it('href() (the navigation hook) refreshes the context: the next get() carries the new page', () => {
     const { win, go } = fakeWindow();
     const context = createPageContext(win, () => 0);

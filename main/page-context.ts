@@ -20,8 +20,8 @@ export const RECHECK_MS = 1_000;
 
 /** Gives the context of an event made now. */
 export interface PageContext {
-  /** The shared context for the current URL. */
-  get(): EventContext;
+  /** The shared context for the current URL; `now`: the event's time, if the caller has read the clock. */
+  get(now?: number): EventContext;
   /** SPEC.md PageProperties of the page as it is now (title read fresh). */
   page(): PageProperties;
   /** The current URL, or '' outside a browser. */
@@ -89,8 +89,8 @@ export function createPageContext(win: Window | undefined, now: () => number = (
     return context;
   }
 
-  function get(): EventContext {
-    return now() - checkedAt >= RECHECK_MS ? refresh() : context;
+  function get(time = now()): EventContext {
+    return time - checkedAt >= RECHECK_MS ? refresh() : context;
   }
 
   // Both read the URL anyway, so both refresh the context: the facade's navigation hook calls

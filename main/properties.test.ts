@@ -25,11 +25,26 @@ describe('cleanProperties()', () => {
     expect(() => structuredClone(copy)).not.toThrow();
   });
 
+  it('copies own properties only, of class instances and arrays too', () => {
+    class Plan {
+      name = 'pro';
+      get price(): number {
+        return 10;
+      }
+    }
+    expect(cleanProperties(new Plan())).toEqual({ name: 'pro' });
+    expect(cleanProperties(['a', 1])).toEqual({ 0: 'a', 1: 1 });
+    const inherited = Object.assign(Object.create({ nested: { x: 1 }, flat: 'p' }) as object, { own: 1 });
+    expect(cleanProperties(inherited)).toEqual({ own: 1 });
+  });
+
   it('ignores non-objects and __proto__', () => {
     expect(cleanProperties(undefined)).toBeUndefined();
     expect(cleanProperties('x')).toBeUndefined();
     const copy = cleanProperties(JSON.parse('{"__proto__":{"polluted":1},"ok":1}'));
     expect(copy).toEqual({ ok: 1 });
+    expect(Object.hasOwn(copy!, '__proto__')).toBe(false);
+    expect(Object.hasOwn(cleanProperties(JSON.parse('{"__proto__":"text","ok":1}'))!, '__proto__')).toBe(false);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -38,6 +38,24 @@ describe('createUuidV7Generator()', () => {
     expect(a(5)).not.toBe(b(5));
   });
 
+  it('holds the counter bit for bit across its 16- and 30-bit carries (against a BigInt layout)', () => {
+    const reference = (ms: number, counter: number, tail: string): string => {
+      const bits = (BigInt(ms) << 80n) | (7n << 76n) | (BigInt(Math.floor(counter / 2 ** 30)) << 64n) | (2n << 62n) | (BigInt(counter % 2 ** 30) << 32n);
+      const h = bits.toString(16).padStart(32, '0').slice(0, 24) + tail;
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+    };
+    // Without counterStart: the tail from random bytes 0–3, the start from bytes 4–9 (below 2^41).
+    const seeded = createUuidV7Generator({ randomBytes: (bytes) => bytes.set([1, 2, 3, 4, 0xff, 5, 6, 7, 8, 9]) });
+    expect(seeded(1_700_000_000_000)).toBe(reference(1_700_000_000_000, 0x0105_0607_0809 + 1, '01020304'));
+    for (const start of [2 ** 16 - 3, 2 ** 30 - 3, 2 ** 41 - 3, 5 * 2 ** 30 + 7 * 2 ** 16 - 2]) {
+      const next = createUuidV7Generator({ counterStart: start, randomBytes: (bytes) => bytes.fill(0xab) });
+      for (let i = 1; i <= 6; i++) {
+        const ms = 1_700_000_000_000 + (i >> 1); // the ms changes between some ids, not all
+        expect(next(ms)).toBe(reference(ms, start + i, 'abababab'));
+      }
+    }
+  });
+
   it('borrows the next millisecond when the counter is spent', () => {
     const next = createUuidV7Generator({ counterStart: 2 ** 42 - 2 });
     const last = next(10);

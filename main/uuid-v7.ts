@@ -14,7 +14,6 @@
 export type IdGenerator = (now: number) => string;
 
 const TWO_POW_16 = 0x1_0000;
-const TWO_POW_30 = 0x4000_0000;
 const COUNTER_LIMIT = 2 ** 42;
 
 /** Options of {@link createUuidV7Generator}. */
@@ -27,14 +26,23 @@ export interface UuidV7Options {
 
 /** Creates a generator of monotonic UUIDv7 strings. */
 export function createUuidV7Generator(options: UuidV7Options = {}): IdGenerator {
+  const HEX = Array.from({ length: 256 }, (_, byte) => hex(byte, 2));
   const seed = new Uint8Array(10);
   (options.randomBytes ?? defaultRandomBytes)(seed);
-  // 32 bits fixed for the page, as 8 hex digits.
-  const tail = hex(seed[0]! * 0x100_0000 + seed[1]! * 0x1_0000 + seed[2]! * 0x100 + seed[3]!, 8);
-  // Counter start below 2^41: the leading zero bit is RFC 9562's rollover guard.
-  let counter = options.counterStart ?? (seed[4]! & 0x01) * 2 ** 40 + seed[5]! * 2 ** 32 + ((seed[6]! << 24) >>> 0) + seed[7]! * 0x1_0000 + seed[8]! * 0x100 + seed[9]!;
+  // 32 bits fixed for the page (bytes 0–3), as 8 hex digits; the counter's start from bytes 4–9,
+  // below 2^41: the leading zero bit is RFC 9562's rollover guard.
+  let tail = '';
+  let start = 0;
+  seed.forEach((byte, i) => {
+    if (i < 4) tail += HEX[byte];
+    else start = start * 256 + (i === 4 ? byte & 1 : byte);
+  });
+  let counter = options.counterStart ?? start;
   let lastMs = -1;
-  let timeHex = '';
+  // Everything up to the last group's 4 counter digits, for this ms and counter / 2^16: per id,
+  // only those 4 digits are new (two table lookups; no number formatting).
+  let prefix = '';
+  let prefixOf = -1;
 
   return (now: number): string => {
     let ms = Math.floor(now);
@@ -45,15 +53,15 @@ export function createUuidV7Generator(options: UuidV7Options = {}): IdGenerator 
       counter = 0;
       ms = lastMs + 1;
     }
-    if (ms !== lastMs) {
+    const upper = Math.floor(counter / TWO_POW_16); // 12 bits → rand_a, then 14 after the variant
+    if (ms !== lastMs || upper !== prefixOf) {
       lastMs = ms;
+      prefixOf = upper;
       const t = hex(ms, 12);
-      timeHex = `${t.slice(0, 8)}-${t.slice(8)}-7`;
+      prefix = `${t.slice(0, 8)}-${t.slice(8)}-7${hex(Math.floor(upper / 0x4000), 3)}-${hex(0x8000 + (upper % 0x4000), 4)}-`;
     }
-    const high = Math.floor(counter / TWO_POW_30); // 12 bits → rand_a
-    const mid = Math.floor(counter / TWO_POW_16) % 0x4000; // 14 bits after the variant
-    const low = counter % TWO_POW_16; // 16 bits → start of the last group
-    return `${timeHex}${hex(high, 3)}-${hex(0x8000 + mid, 4)}-${hex(low, 4)}${tail}`;
+    const low = counter - upper * TWO_POW_16; // 16 bits → start of the last group
+    return prefix + HEX[low >> 8]! + HEX[low & 0xff]! + tail;
   };
 }
 
