@@ -1,20 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { AnalyticsEvent, EventColumns } from '../worker/types.js';
+import type { EventColumns } from '../worker/types.js';
 import { createAckMirror } from './ack-mirror.js';
 import { appendEvent, createColumns } from './event-buffer.js';
-import { liveColumns, rangesOfIds } from './mirror-columns.js';
+import { liveColumns, rangesOfCounters } from './mirror-columns.js';
 
-/** Appends an event object, field by field, as the facade's funnel does. */
-function add(columns: EventColumns, e: AnalyticsEvent): void {
-  appendEvent(columns, e.id, e.timestamp, e.type, e.event, e.properties, e.userId, e.anonymousId, e.sessionId, e.context, e.previousId);
-}
-
-/** Columns of `count` events with ids `e<from>` … */
+/** Columns of `count` events with id counters `from` … */
 function columns(count: number, from = 0): EventColumns {
-  const c = createColumns();
-  for (let i = from; i < from + count; i++) {
-    add(c, { id: `e${i}`, timestamp: i, type: 'track', event: 'x', anonymousId: 'a', sessionId: 's', context: {} });
-  }
+  const c = createColumns('0e0e0e0e');
+  for (let i = from; i < from + count; i++) appendEvent(c, i, i, i, 'track', 'x', undefined, undefined, 'a', 's', {}, undefined);
   return c;
 }
 
@@ -30,7 +23,7 @@ describe('createAckMirror()', () => {
     expect(mirror.size).toBe(5);
     mirror.settle([5, 9]); // repeated
     expect(mirror.size).toBe(5);
-    expect(liveColumns(mirror.chunks()).ids).toEqual(['e2', 'e3', 'e12', 'e13', 'e14']);
+    expect(liveColumns(mirror.chunks()).idCounters).toEqual([2, 3, 12, 13, 14]);
   });
 
   it('ignores numbers it does not hold and drops a chunk once all of it is settled', () => {
@@ -51,7 +44,7 @@ describe('createAckMirror()', () => {
     mirror.settle([1, 2]);
     mirror.trim(3);
     expect(mirror.size).toBe(3);
-    expect(liveColumns(mirror.chunks()).ids).toEqual(['e5', 'e6', 'e7']);
+    expect(liveColumns(mirror.chunks()).idCounters).toEqual([5, 6, 7]);
   });
 
   it('clear() forgets everything', () => {
@@ -64,11 +57,11 @@ describe('createAckMirror()', () => {
   });
 });
 
-describe('rangesOfIds(chunks, ids)', () => {
-  it('numbers the events with those ids as ranges, adjacent ones merged', () => {
+describe('rangesOfCounters(chunks, counters)', () => {
+  it('numbers the events with those id counters as ranges, adjacent ones merged', () => {
     const mirror = createAckMirror();
     mirror.add(0, columns(3));
     mirror.add(10, columns(3, 3));
-    expect(rangesOfIds(mirror.chunks(), new Set(['e0', 'e1', 'e3', 'e5', 'nope']))).toEqual([0, 2, 10, 11, 12, 13]);
+    expect(rangesOfCounters(mirror.chunks(), new Set([0, 1, 3, 5, 999]))).toEqual([0, 2, 10, 11, 12, 13]);
   });
 });

@@ -48,7 +48,7 @@ export function createAckMirror(): AckMirror {
 
   /** Settles [from, to) of `chunk`, clipped to it; drops fully settled chunks later. */
   function mark(chunk: MirrorChunk, from: number, to: number): void {
-    const end = chunk.first + chunk.columns.ids.length;
+    const end = chunk.first + chunk.columns.timestamps.length;
     const a = Math.max(from, chunk.first);
     const b = Math.min(to, end);
     if (a >= b) return;
@@ -70,14 +70,14 @@ export function createAckMirror(): AckMirror {
   }
 
   function prune(): void {
-    chunks = chunks.filter((c) => c.done < c.columns.ids.length);
+    chunks = chunks.filter((c) => c.done < c.columns.timestamps.length);
   }
 
   return {
     add(first, columns) {
-      if (columns.ids.length === 0) return;
+      if (columns.timestamps.length === 0) return;
       chunks.push({ first, columns, settled: [], done: 0 });
-      size += columns.ids.length;
+      size += columns.timestamps.length;
     },
 
     settle(ranges) {
@@ -86,7 +86,7 @@ export function createAckMirror(): AckMirror {
       for (let k = 0; k < ranges.length; k += 2) {
         const from = ranges[k]!;
         const to = ranges[k + 1]!;
-        while (j < chunks.length && chunks[j]!.first + chunks[j]!.columns.ids.length <= from) j++;
+        while (j < chunks.length && chunks[j]!.first + chunks[j]!.columns.timestamps.length <= from) j++;
         for (let i = j; i < chunks.length && chunks[i]!.first < to; i++) mark(chunks[i]!, from, to);
       }
       prune();
@@ -95,7 +95,7 @@ export function createAckMirror(): AckMirror {
     trim(cap) {
       for (const c of chunks) {
         // Each step settles the next `size − cap` numbers; those already settled count for nothing.
-        for (let n = c.first, m; size > cap && n < c.first + c.columns.ids.length; n = m) mark(c, n, (m = n + size - cap));
+        for (let n = c.first, m; size > cap && n < c.first + c.columns.timestamps.length; n = m) mark(c, n, (m = n + size - cap));
       }
       prune();
     },

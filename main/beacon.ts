@@ -8,7 +8,7 @@
 import { toBackendEvent } from '../worker/event-mapping.js';
 import type { AnalyticsEvent } from '../worker/types.js';
 import { eventsOf } from './event-objects.js';
-import { filterColumns, liveColumns, rangesOfIds } from './mirror-columns.js';
+import { filterColumns, liveColumns, rangesOfCounters } from './mirror-columns.js';
 import type { Logger } from './logger.js';
 import type { DeliveryClient } from './worker-client.js';
 
@@ -150,16 +150,21 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
   const { posted, buffer, beaconed } = delivery.pending();
-  const events = eventsOf(liveColumns(posted), filterColumns([buffer], (id) => !beaconed.has(id)));
+  const live = liveColumns(posted);
+  const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
+  const events = eventsOf(live, fresh);
   if (events.length === 0) return;
   const nav = win.navigator;
   const send = sendBeacon ?? (typeof nav?.sendBeacon === 'function' ? (url: string, body: string) => nav.sendBeacon(url, body) : undefined);
   if (send === undefined) return log.debug(`no sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
   const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now });
-  const sent = new Set(result.sent);
+  const sentIds = new Set(result.sent);
+  // The events are in the columns' order: event k's id counter is the k-th of live, then fresh.
+  const counters = [...live.idCounters, ...fresh.idCounters];
+  const sent = new Set(counters.filter((_, k) => sentIds.has(events[k]!.id)));
   delivery.forget(
-    rangesOfIds(posted, sent),
-    buffer.ids.filter((id) => sent.has(id)),
+    rangesOfCounters(posted, sent),
+    buffer.idCounters.filter((counter) => sent.has(counter)),
   );
   log.debug(`pagehide: ${sent.size} event(s) sent by beacon${result.unsent.length > 0 ? `, ${result.unsent.length} could not be` : ''}`);
 }

@@ -24,7 +24,7 @@ import { createSessionManager } from './session.js';
 import { browserLocalStorage, createSafeStorage } from './storage.js';
 import { ALL_STRATEGIES } from './transport-options.js';
 import { startUnloadPath } from './unload-path.js';
-import { createUuidV7Generator } from './uuid-v7.js';
+import { createUuidV7Clock, createUuidV7Generator } from './uuid-v7.js';
 import { type DeliveryClient, createDeliveryClient } from './worker-client.js';
 
 /**
@@ -51,7 +51,9 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   if (config.apiKey === '' || config.projectId === '') log.warn('apiKey and projectId are required; the server will refuse events');
 
   const now = transport.now ?? (() => Date.now());
-  const nextId = createUuidV7Generator({ randomBytes: transport.randomBytes });
+  // One clock for every id of the page: events take its numbers, the other ids its text.
+  const ids = createUuidV7Clock({ randomBytes: transport.randomBytes });
+  const nextId = createUuidV7Generator(ids);
   const newId = (): string => nextId(now());
   const store = createSafeStorage(win === undefined ? () => undefined : (transport.storage ?? browserLocalStorage));
   const keyPrefix = `service-analytics:${config.projectId}:`;
@@ -83,6 +85,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
           strategies: (transport.strategies ?? ALL_STRATEGIES).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
           logger: log,
           onDiscard: config.onDiscard,
+          idTail: ids.tail,
         });
 
   let closed = false;
@@ -101,8 +104,10 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     // `at`: the time of a call replayed once a lazily loaded module arrived (business-operations.ts).
     const timestamp = at ?? now();
     // Straight into the post's columns, field by field: no event object per call.
+    ids.tick(timestamp);
     delivery.push(
-      nextId(timestamp),
+      ids.ms,
+      ids.counter,
       timestamp,
       type,
       name,

@@ -15,12 +15,13 @@ export interface AnalyticsErrorOptions {
 
 /** The rejection of `flush()` and the other asynchronous operations. */
 export class AnalyticsError extends Error {
+  // Declared only (set in the constructor): no field definitions in the facade's bundle.
   /** What went wrong, as a stable machine code. */
-  readonly code: AnalyticsErrorCode;
+  declare readonly code: AnalyticsErrorCode;
   /** HTTP status of the failed request, when there was one. */
-  readonly status: number | undefined;
+  declare readonly status: number | undefined;
   /** Events still queued, kept for the next attempt. */
-  readonly queued: number | undefined;
+  declare readonly queued: number | undefined;
 
   constructor(code: AnalyticsErrorCode, message: string, options: AnalyticsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });

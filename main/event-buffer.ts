@@ -1,17 +1,26 @@
 /**
  * The facade's events in columns ({@link EventColumns}, worker/types.ts): appended one by one at
- * the cost of four array pushes and a few compares, with no event object made (a new run only when the type, user, session,
- * context or alias changes), posted as they are, and kept as they are in the mirror of
+ * the cost of six array pushes and a few compares, with no event object and no id text made (a
+ * new run only when the type, user, session, context or alias changes), posted as they are, and
+ * kept as they are in the mirror of
  * unacknowledged events. Filtering them (`mirror-columns.ts`) and turning them back into objects
  * (`event-objects.ts`) is for the rare paths, a beacon at pagehide and a worker restart, in chunks
  * loaded lazily; this module is part of the facade's bundle and must not be imported by those
  * chunks (a module shared with them becomes a chunk of its own, at a cost in bytes).
  */
+import { formatEventId } from '../worker/event-id.js';
 import type { AnalyticsEventType, EventColumns, EventContext, EventProperties } from '../worker/types.js';
 
-/** Empty columns. */
-export function createColumns(): EventColumns {
-  return { ids: [], timestamps: [], names: [], properties: [], runs: [] };
+/** Empty columns for the ids ending in `idTail` (the page's, `uuid-v7.ts`). */
+export function createColumns(idTail: string): EventColumns {
+  return { idMs: [], idCounters: [], idTail, timestamps: [], names: [], properties: [], runs: [] };
+}
+
+/** The ids of events `from` … `to − 1` of `columns`, as text (for the rare paths that report ids). */
+export function idsOf(columns: EventColumns, from = 0, to = columns.timestamps.length): string[] {
+  const ids: string[] = [];
+  for (let i = from; i < to; i++) ids.push(formatEventId(columns.idMs[i]!, columns.idCounters[i]!, columns.idTail));
+  return ids;
 }
 
 /**
@@ -20,7 +29,8 @@ export function createColumns(): EventColumns {
  */
 export function appendEvent(
   columns: EventColumns,
-  id: string,
+  idMs: number,
+  idCounter: number,
   timestamp: number,
   type: AnalyticsEventType,
   name: string | undefined,
@@ -31,7 +41,7 @@ export function appendEvent(
   context: EventContext,
   previousId: string | undefined,
 ): void {
-  const { runs, ids } = columns;
+  const { runs, timestamps } = columns;
   const run = runs[runs.length - 1];
   if (
     run === undefined ||
@@ -42,25 +52,28 @@ export function appendEvent(
     run.anonymousId !== anonymousId ||
     run.previousId !== previousId
   ) {
-    runs.push({ start: ids.length, type, userId, anonymousId, sessionId, context, previousId });
+    runs.push({ start: timestamps.length, type, userId, anonymousId, sessionId, context, previousId });
   }
-  ids.push(id);
-  columns.timestamps.push(timestamp);
+  columns.idMs.push(idMs);
+  columns.idCounters.push(idCounter);
+  timestamps.push(timestamp);
   columns.names.push(name);
   columns.properties.push(properties);
 }
 
 /** Events `from` … `to − 1` of `columns`, as columns of their own (array slices; no event objects). */
 export function sliceColumns(columns: EventColumns, from: number, to: number): EventColumns {
-  const { ids, timestamps, names, properties, runs } = columns;
+  const { idMs, idCounters, idTail, timestamps, names, properties, runs } = columns;
   return {
-    ids: ids.slice(from, to),
+    idMs: idMs.slice(from, to),
+    idCounters: idCounters.slice(from, to),
+    idTail,
     timestamps: timestamps.slice(from, to),
     names: names.slice(from, to),
     properties: properties.slice(from, to),
     // The runs that reach into the slice, each starting at its first event there.
     runs: runs
-      .filter((run, r) => run.start < to && (runs[r + 1]?.start ?? ids.length) > from)
+      .filter((run, r) => run.start < to && (runs[r + 1]?.start ?? timestamps.length) > from)
       .map((run) => ({ ...run, start: Math.max(run.start, from) - from })),
   };
 }

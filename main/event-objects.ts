@@ -4,6 +4,7 @@
  * own, imported only by that lazily loaded chunk, so that this code stays out of the facade's
  * bundle (the bundler splits by module).
  */
+import { formatEventId } from '../worker/event-id.js';
 import type { AnalyticsEvent, EventColumns } from '../worker/types.js';
 
 /** The events of `chunks`, in order, as objects. */
@@ -13,9 +14,10 @@ export function eventsOf(...chunks: EventColumns[]): AnalyticsEvent[] {
   for (const c of chunks) {
     for (let r = 0; r < c.runs.length; r++) {
       const { start, previousId, ...shared } = c.runs[r]!;
-      const end = r + 1 < c.runs.length ? c.runs[r + 1]!.start : c.ids.length;
+      const end = r + 1 < c.runs.length ? c.runs[r + 1]!.start : c.timestamps.length;
       for (let i = start; i < end; i++) {
-        const event: AnalyticsEvent = { ...shared, id: c.ids[i]!, timestamp: c.timestamps[i]!, event: c.names[i], properties: c.properties[i] };
+        const id = formatEventId(c.idMs[i]!, c.idCounters[i]!, c.idTail);
+        const event: AnalyticsEvent = { ...shared, id, timestamp: c.timestamps[i]!, event: c.names[i], properties: c.properties[i] };
         if (previousId !== undefined) event.previousId = previousId;
         events.push(event);
       }

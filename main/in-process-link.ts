@@ -20,7 +20,7 @@ export async function startInProcessLink(
   const core = createDeliveryCore({ ...config, compress: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
   // Numbered 0 … n − 1: the facade numbers its next post after them (worker/types.ts).
-  if (replay !== null && replay.ids.length > 0) core.receive({ t: 'event-columns', seq: replay.ids.length, columns: replay });
+  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
   return {
     mode: 'in-process',
     post: (message) => core.receive(message),

@@ -12,27 +12,29 @@ function each(chunks: readonly EventColumns[], visit: (columns: EventColumns, i:
   for (const columns of chunks) {
     const { runs } = columns;
     for (let r = 0; r < runs.length; r++) {
-      const end = r + 1 < runs.length ? runs[r + 1]!.start : columns.ids.length;
+      const end = r + 1 < runs.length ? runs[r + 1]!.start : columns.timestamps.length;
       for (let i = runs[r]!.start; i < end; i++) visit(columns, i, runs[r]!, n++);
     }
   }
 }
 
 /**
- * The events of `chunks` that `keep` accepts (by id, overall index, index in its columns and those
- * columns), in order, as one set of columns; no event objects are made.
+ * The events of `chunks` that `keep` accepts (by id counter, overall index, index in its columns
+ * and those columns), in order, as one set of columns; no event objects are made. The chunks are
+ * one client's, so their ids share one tail.
  */
 export function filterColumns(
   chunks: readonly EventColumns[],
-  keep: (id: string, n: number, i: number, columns: EventColumns) => boolean,
+  keep: (idCounter: number, n: number, i: number, columns: EventColumns) => boolean,
 ): EventColumns {
-  const out: EventColumns = { ids: [], timestamps: [], names: [], properties: [], runs: [] };
+  const out: EventColumns = { idMs: [], idCounters: [], idTail: chunks[0]?.idTail ?? '', timestamps: [], names: [], properties: [], runs: [] };
   let last: EventRun | undefined;
   each(chunks, (c, i, run, n) => {
-    if (!keep(c.ids[i]!, n, i, c)) return;
-    if (last !== run) out.runs.push({ ...run, start: out.ids.length });
+    if (!keep(c.idCounters[i]!, n, i, c)) return;
+    if (last !== run) out.runs.push({ ...run, start: out.timestamps.length });
     last = run;
-    out.ids.push(c.ids[i]!);
+    out.idMs.push(c.idMs[i]!);
+    out.idCounters.push(c.idCounters[i]!);
     out.timestamps.push(c.timestamps[i]!);
     out.names.push(c.names[i]);
     out.properties.push(c.properties[i]);
@@ -64,12 +66,12 @@ export function liveColumns(chunks: readonly MirrorChunk[]): EventColumns {
   );
 }
 
-/** The numbers, as ascending ranges (`[from, to, …]`), of the events of `chunks` whose id is in `ids`. */
-export function rangesOfIds(chunks: readonly MirrorChunk[], ids: ReadonlySet<string>): number[] {
+/** The numbers, as ascending ranges (`[from, to, …]`), of the events of `chunks` whose id counter is in `counters`. */
+export function rangesOfCounters(chunks: readonly MirrorChunk[], counters: ReadonlySet<number>): number[] {
   const ranges: number[] = [];
   for (const { first, columns } of chunks) {
-    columns.ids.forEach((id, i) => {
-      if (!ids.has(id)) return;
+    columns.idCounters.forEach((counter, i) => {
+      if (!counters.has(counter)) return;
       // Extends the last range when adjacent: a beacon sends runs of consecutive events.
       if (ranges[ranges.length - 1] === first + i) ranges[ranges.length - 1]++;
       else ranges.push(first + i, first + i + 1);

@@ -34,7 +34,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
         restarts: 0,
         unacknowledged: 0,
       }),
-    pending: () => ({ posted: [], buffer: createColumns(), beaconed: new Set() }),
+    pending: () => ({ posted: [], buffer: createColumns(''), beaconed: new Set() }),
     forget: () => {},
     atTaskEnd: () => {},
     shutdown: () => Promise.resolve(),

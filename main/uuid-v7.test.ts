@@ -1,21 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { createUuidV7Generator } from './uuid-v7.js';
+import { type UuidV7Options, createUuidV7Clock, createUuidV7Generator } from './uuid-v7.js';
+
+/** Id text from a fresh clock, as the facade makes the ids of sessions and users. */
+const generator = (options?: UuidV7Options) => createUuidV7Generator(createUuidV7Clock(options));
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe('createUuidV7Generator()', () => {
+describe('createUuidV7Clock() and createUuidV7Generator()', () => {
   it('makes RFC 9562 version 7 ids with the variant bits 10', () => {
-    const next = createUuidV7Generator();
+    const next = generator();
     for (let i = 0; i < 1000; i++) expect(next(1_700_000_000_000 + i)).toMatch(UUID_V7);
   });
 
   it('puts the timestamp in the first 48 bits', () => {
-    const id = createUuidV7Generator()(0x0189_abcd_ef01);
+    const id = generator()(0x0189_abcd_ef01);
     expect(id.slice(0, 13)).toBe('0189abcd-ef01');
   });
 
   it('is unique and sorts in creation order over 100k ids, also within one millisecond', () => {
-    const next = createUuidV7Generator();
+    const next = generator();
     const ids: string[] = [];
     for (let i = 0; i < 100_000; i++) ids.push(next(1_700_000_000_000 + Math.floor(i / 1000)));
     expect(new Set(ids).size).toBe(ids.length);
@@ -24,7 +27,7 @@ describe('createUuidV7Generator()', () => {
   });
 
   it('stays monotonic when the clock goes backwards', () => {
-    const next = createUuidV7Generator();
+    const next = generator();
     const a = next(2_000_000);
     const b = next(1_000_000);
     const c = next(Number.NaN);
@@ -33,8 +36,8 @@ describe('createUuidV7Generator()', () => {
   });
 
   it('keeps two pages apart by their random part', () => {
-    const a = createUuidV7Generator({ randomBytes: (bytes) => bytes.fill(1) });
-    const b = createUuidV7Generator({ randomBytes: (bytes) => bytes.fill(2) });
+    const a = generator({ randomBytes: (bytes) => bytes.fill(1) });
+    const b = generator({ randomBytes: (bytes) => bytes.fill(2) });
     expect(a(5)).not.toBe(b(5));
   });
 
@@ -45,10 +48,10 @@ describe('createUuidV7Generator()', () => {
       return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
     };
     // Without counterStart: the tail from random bytes 0–3, the start from bytes 4–9 (below 2^41).
-    const seeded = createUuidV7Generator({ randomBytes: (bytes) => bytes.set([1, 2, 3, 4, 0xff, 5, 6, 7, 8, 9]) });
+    const seeded = generator({ randomBytes: (bytes) => bytes.set([1, 2, 3, 4, 0xff, 5, 6, 7, 8, 9]) });
     expect(seeded(1_700_000_000_000)).toBe(reference(1_700_000_000_000, 0x0105_0607_0809 + 1, '01020304'));
     for (const start of [2 ** 16 - 3, 2 ** 30 - 3, 2 ** 41 - 3, 5 * 2 ** 30 + 7 * 2 ** 16 - 2]) {
-      const next = createUuidV7Generator({ counterStart: start, randomBytes: (bytes) => bytes.fill(0xab) });
+      const next = generator({ counterStart: start, randomBytes: (bytes) => bytes.fill(0xab) });
       for (let i = 1; i <= 6; i++) {
         const ms = 1_700_000_000_000 + (i >> 1); // the ms changes between some ids, not all
         expect(next(ms)).toBe(reference(ms, start + i, 'abababab'));
@@ -57,7 +60,7 @@ describe('createUuidV7Generator()', () => {
   });
 
   it('borrows the next millisecond when the counter is spent', () => {
-    const next = createUuidV7Generator({ counterStart: 2 ** 42 - 2 });
+    const next = generator({ counterStart: 2 ** 42 - 2 });
     const last = next(10);
     const borrowed = next(10);
     expect(last.slice(0, 13)).toBe('00000000-000a');

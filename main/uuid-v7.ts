@@ -1,22 +1,24 @@
 /**
- * Time-ordered UUIDv7 ids (RFC 9562 §5.7) at the cost of a counter and a string.
+ * Time-ordered UUIDv7 ids (RFC 9562 §5.7) at the cost of a counter: the clock gives each id as two
+ * numbers, its millisecond and its counter, and the text is made where it is needed
+ * (`worker/event-id.ts`). Events carry the numbers to the worker, which makes the text there.
  *
  * Layout: 48-bit Unix ms timestamp | version 7 | 42-bit counter (12 bits of `rand_a`, then 30 of
  * `rand_b` after the variant) | 32 random bits fixed for the page. The counter follows RFC 9562
  * §6.2 method 1 (fixed-length dedicated counter): it starts at a random value below 2^41, so it
- * cannot overflow in practice, and it keeps counting across milliseconds, so ids from one
- * generator sort in creation order. The per-page random part keeps two pages apart; random bytes
- * are drawn once, not per id (DESIGN.md "Measured facts": per-event work stays at a counter and a
- * string). The timestamp never goes backwards: a clock set back reuses the last millisecond.
+ * cannot overflow in practice, and it keeps counting across milliseconds, so ids from one clock
+ * sort in creation order and no two share a counter. The per-page random part keeps two pages
+ * apart; random bytes are drawn once, not per id (DESIGN.md "Measured facts"). The timestamp never
+ * goes backwards: a clock set back reuses the last millisecond.
  */
+import { formatEventId, hex } from '../worker/event-id.js';
 
 /** Makes one id per call; `now` is the event's timestamp in ms. */
 export type IdGenerator = (now: number) => string;
 
-const TWO_POW_16 = 0x1_0000;
 const COUNTER_LIMIT = 2 ** 42;
 
-/** Options of {@link createUuidV7Generator}. */
+/** Options of {@link createUuidV7Clock}. */
 export interface UuidV7Options {
   /** Fills an array with random bytes. @default `crypto.getRandomValues`, else `Math.random` */
   randomBytes?: (bytes: Uint8Array) => void;
@@ -24,9 +26,20 @@ export interface UuidV7Options {
   counterStart?: number;
 }
 
-/** Creates a generator of monotonic UUIDv7 strings. */
-export function createUuidV7Generator(options: UuidV7Options = {}): IdGenerator {
-  const HEX = Array.from({ length: 256 }, (_, byte) => hex(byte, 2));
+/** The numbers of the ids of one page: {@link UuidV7Clock.tick} moves them to the next id. */
+export interface UuidV7Clock {
+  /** The last id's millisecond. */
+  ms: number;
+  /** The last id's counter. */
+  counter: number;
+  /** The page's fixed random part, 8 hex digits. */
+  readonly tail: string;
+  /** Moves to the next id, for an event made at `now` (ms); read {@link ms} and {@link counter} after. */
+  tick(now: number): void;
+}
+
+/** Creates the id clock of one page. */
+export function createUuidV7Clock(options: UuidV7Options = {}): UuidV7Clock {
   const seed = new Uint8Array(10);
   (options.randomBytes ?? defaultRandomBytes)(seed);
   // 32 bits fixed for the page (bytes 0–3), as 8 hex digits; the counter's start from bytes 4–9,
@@ -34,40 +47,32 @@ export function createUuidV7Generator(options: UuidV7Options = {}): IdGenerator 
   let tail = '';
   let start = 0;
   seed.forEach((byte, i) => {
-    if (i < 4) tail += HEX[byte];
+    if (i < 4) tail += hex(byte, 2);
     else start = start * 256 + (i === 4 ? byte & 1 : byte);
   });
-  let counter = options.counterStart ?? start;
-  let lastMs = -1;
-  // Everything up to the last group's 4 counter digits, for this ms and counter / 2^16: per id,
-  // only those 4 digits are new (two table lookups; no number formatting).
-  let prefix = '';
-  let prefixOf = -1;
-
-  return (now: number): string => {
-    let ms = Math.floor(now);
-    if (!(ms > lastMs)) ms = lastMs; // NaN, a repeated or a backwards clock: keep the last ms.
-    counter++;
-    if (counter >= COUNTER_LIMIT) {
-      // Spent counter: borrow the next millisecond, as RFC 9562 §6.2 allows.
-      counter = 0;
-      ms = lastMs + 1;
-    }
-    const upper = Math.floor(counter / TWO_POW_16); // 12 bits → rand_a, then 14 after the variant
-    if (ms !== lastMs || upper !== prefixOf) {
-      lastMs = ms;
-      prefixOf = upper;
-      const t = hex(ms, 12);
-      prefix = `${t.slice(0, 8)}-${t.slice(8)}-7${hex(Math.floor(upper / 0x4000), 3)}-${hex(0x8000 + (upper % 0x4000), 4)}-`;
-    }
-    const low = counter - upper * TWO_POW_16; // 16 bits → start of the last group
-    return prefix + HEX[low >> 8]! + HEX[low & 0xff]! + tail;
+  return {
+    ms: -1,
+    counter: options.counterStart ?? start,
+    tail,
+    tick(now) {
+      let ms = Math.floor(now);
+      if (!(ms > this.ms)) ms = this.ms; // NaN, a repeated or a backwards clock: keep the last ms.
+      if (++this.counter >= COUNTER_LIMIT) {
+        // Spent counter: borrow the next millisecond, as RFC 9562 §6.2 allows.
+        this.counter = 0;
+        ms = this.ms + 1;
+      }
+      this.ms = ms;
+    },
   };
 }
 
-/** `value` in lower-case hex, zero-padded to `digits`. */
-function hex(value: number, digits: number): string {
-  return value.toString(16).padStart(digits, '0');
+/** Id text from `clock`, one per call: for the ids other than events' (sessions, anonymous ids). */
+export function createUuidV7Generator(clock: UuidV7Clock): IdGenerator {
+  return (now) => {
+    clock.tick(now);
+    return formatEventId(clock.ms, clock.counter, clock.tail);
+  };
 }
 
 function defaultRandomBytes(bytes: Uint8Array): void {

@@ -16,7 +16,7 @@ import type { DiscardReason, EventColumns, FromWorkerMessage, QueueStats, ToWork
 import { type MirrorChunk, createAckMirror } from './ack-mirror.js';
 import type { DiscardInfo } from './config.js';
 import type { DeliveryLink } from './delivery-link.js';
-import { appendEvent, createColumns, sliceColumns } from './event-buffer.js';
+import { appendEvent, createColumns, idsOf, sliceColumns } from './event-buffer.js';
 import { AnalyticsError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { StartStrategy } from './transport-options.js';
@@ -68,9 +68,10 @@ export interface DeliveryClient {
   pending(): PendingEvents;
   /**
    * Forgets events sent by other means (a beacon): posted ones by their numbers (`ranges`, flat
-   * `[from, to, …]`), buffered ones by id (they are still posted to the core, not beaconed again).
+   * `[from, to, …]`), buffered ones by id counter (they are still posted to the core, not beaconed
+   * again).
    */
-  forget(ranges: readonly number[], buffered: readonly string[]): void;
+  forget(ranges: readonly number[], buffered: readonly number[]): void;
   /**
    * Runs `hook` at the end of each task that buffered events or messages, before they are posted
    * (`undefined` removes it). The unload path sets it from `pagehide` to `pageshow`: an event made
@@ -91,8 +92,8 @@ export interface PendingEvents {
   posted: readonly MirrorChunk[];
   /** Events not posted yet. */
   buffer: EventColumns;
-  /** Ids of buffered events already sent by beacon. */
-  beaconed: ReadonlySet<string>;
+  /** Id counters of buffered events already sent by beacon. */
+  beaconed: ReadonlySet<number>;
 }
 
 /** Options of {@link createDeliveryClient}. */
@@ -101,13 +102,16 @@ export interface DeliveryClientOptions {
   strategies: readonly StartStrategy[];
   logger: Logger;
   onDiscard: ((info: DiscardInfo) => void) | undefined;
+  /** The random end of the page's event ids (`uuid-v7.ts`), carried by every post's columns. */
+  idTail: string;
 }
 
 /** Creates the client and starts the core at once. */
 export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
   const { context, logger } = options;
   const cap = context.config.maxQueueSize;
-  let buffer = createColumns();
+  const { idTail } = options;
+  let buffer = createColumns(idTail);
   let messages: Array<Exclude<ToWorkerMessage, { t: 'events' }>> = [];
   let scheduled = false;
   let link: DeliveryLink | undefined;
@@ -128,7 +132,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   /** Events posted to the current core that need a beacon still (not acknowledged, discarded or beaconed). */
   const unacked = createAckMirror();
   /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
-  const beaconed = new Set<string>();
+  const beaconed = new Set<number>();
   let taskEnd: (() => void) | undefined;
 
   let starting = start(options.strategies, []);
@@ -180,7 +184,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
         columns = liveColumns(replay);
         unacked.clear();
         unacked.add(0, columns);
-        seq = columns.ids.length;
+        seq = columns.timestamps.length;
       }
       started = await startFirst(strategies, context, columns, handlers, current, logger);
     } catch (error) {
@@ -220,11 +224,11 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
 
   /** Posts `columns` as the next events of the current core and keeps them for a beacon until settled. */
   function post(current: DeliveryLink, columns: EventColumns): void {
-    current.post({ t: 'event-columns', seq: seq + columns.ids.length, columns });
+    current.post({ t: 'event-columns', seq: seq + columns.timestamps.length, columns });
     unacked.add(seq, columns);
     // Events beaconed while buffered: settled at once (a few ranges; rare, pagehide then bfcache).
-    if (beaconed.size > 0) columns.ids.forEach((id, i) => beaconed.delete(id) && unacked.settle([seq + i, seq + i + 1]));
-    seq += columns.ids.length;
+    if (beaconed.size > 0) columns.idCounters.forEach((c, i) => beaconed.delete(c) && unacked.settle([seq + i, seq + i + 1]));
+    seq += columns.timestamps.length;
     // Bounded like the core's queue: the core drops its oldest too, and says so.
     if (unacked.size > cap) unacked.trim(cap);
   }
@@ -235,9 +239,9 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     taskEnd?.();
     const current = link;
     if (current === undefined || holds > 0) return;
-    if (buffer.ids.length > 0) {
+    if (buffer.timestamps.length > 0) {
       const columns = buffer;
-      buffer = createColumns();
+      buffer = createColumns(idTail);
       try {
         post(current, columns);
       } catch (error) {
@@ -265,10 +269,10 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
    * cannot be posted; returns those ids. O(n log n) even for one bad event in a large burst.
    */
   function postInParts(current: DeliveryLink, columns: EventColumns): string[] {
-    if (columns.ids.length === 1) return columns.ids;
-    const half = columns.ids.length >> 1;
+    if (columns.timestamps.length === 1) return idsOf(columns);
+    const half = columns.timestamps.length >> 1;
     const dropped: string[] = [];
-    for (const part of [sliceColumns(columns, 0, half), sliceColumns(columns, half, columns.ids.length)]) {
+    for (const part of [sliceColumns(columns, 0, half), sliceColumns(columns, half, columns.timestamps.length)]) {
       try {
         post(current, part);
       } catch {
@@ -295,19 +299,19 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   function unavailable(message: string): AnalyticsError {
-    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.ids.length + unacked.size });
+    return new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', message, { queued: buffer.timestamps.length + unacked.size });
   }
 
   return {
     // Parameters spelled out: a rest parameter would allocate an array per event.
-    push(id, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
+    push(idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
       if (closed) return;
-      appendEvent(buffer, id, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
-      if (buffer.ids.length > cap) {
+      appendEvent(buffer, idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
+      if (buffer.timestamps.length > cap) {
         // Only while no core runs can the buffer grow; keep it bounded like the queue.
-        const over = buffer.ids.length - cap;
-        const dropped = buffer.ids.slice(0, over);
-        buffer = sliceColumns(buffer, over, buffer.ids.length);
+        const over = buffer.timestamps.length - cap;
+        const dropped = idsOf(buffer, 0, over);
+        buffer = sliceColumns(buffer, over, buffer.timestamps.length);
         notifyDiscard(
           dropped,
           'overflow',
@@ -351,8 +355,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     clear() {
-      const dropped = buffer.ids;
-      buffer = createColumns();
+      const dropped = idsOf(buffer);
+      buffer = createColumns(idTail);
       unacked.clear();
       beaconed.clear();
       notifyDiscard(dropped, 'cleared', 'clearQueue()');
@@ -372,7 +376,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     queueSize() {
-      return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.ids.length;
+      return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.timestamps.length;
     },
 
     recordingQueued() {
@@ -387,7 +391,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       const current = await ready();
       const base: QueueStats =
         current === undefined
-          ? { queueSize: buffer.ids.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'in-process' }
+          ? { queueSize: buffer.timestamps.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'in-process' }
           : await current.stats();
       return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: unacked.size };
     },
@@ -396,7 +400,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
 
     forget(ranges, buffered) {
       unacked.settle(ranges);
-      for (const id of buffered) beaconed.add(id);
+      for (const counter of buffered) beaconed.add(counter);
     },
 
     atTaskEnd(hook) {

@@ -1,20 +1,22 @@
 /**
  * The core's side of {@link EventColumns}: the events of one post, expanded back into the
- * AnalyticsEvent objects the queue holds. The work of building objects happens here, in the
- * worker, instead of on the page's main thread (DESIGN.md "The worker boundary").
+ * AnalyticsEvent objects the queue holds. The work of building objects and id texts happens here,
+ * in the worker, instead of on the page's main thread (DESIGN.md "The worker boundary").
  */
+import { createEventIdFormatter } from './event-id-formatter.js';
 import type { AnalyticsEvent, EventColumns } from './types.js';
 
 /** The events of `columns`, in order. */
 export function expandColumns(columns: EventColumns): AnalyticsEvent[] {
-  const { ids, timestamps, names, properties, runs } = columns;
-  const events: AnalyticsEvent[] = new Array<AnalyticsEvent>(ids.length);
+  const { idMs, idCounters, idTail, timestamps, names, properties, runs } = columns;
+  const format = createEventIdFormatter();
+  const events: AnalyticsEvent[] = new Array<AnalyticsEvent>(timestamps.length);
   for (let r = 0; r < runs.length; r++) {
     const run = runs[r]!;
-    const end = r + 1 < runs.length ? runs[r + 1]!.start : ids.length;
+    const end = r + 1 < runs.length ? runs[r + 1]!.start : timestamps.length;
     for (let i = run.start; i < end; i++) {
       const event: AnalyticsEvent = {
-        id: ids[i]!,
+        id: format(idMs[i]!, idCounters[i]!, idTail),
         timestamp: timestamps[i]!,
         type: run.type,
         event: names[i],
@@ -35,9 +37,17 @@ export function expandColumns(columns: EventColumns): AnalyticsEvent[] {
 export function isEventColumns(value: unknown): value is EventColumns {
   if (typeof value !== 'object' || value === null) return false;
   const c = value as Partial<Record<keyof EventColumns, unknown>>;
-  if (!Array.isArray(c.ids) || !Array.isArray(c.timestamps) || !Array.isArray(c.names) || !Array.isArray(c.properties) || !Array.isArray(c.runs)) return false;
-  const n = c.ids.length;
-  if (c.timestamps.length !== n || c.names.length !== n || c.properties.length !== n) return false;
+  if (typeof c.idTail !== 'string' || !/^[0-9a-f]{8}$/.test(c.idTail)) return false;
+  if (!Array.isArray(c.idMs) || !Array.isArray(c.idCounters) || !Array.isArray(c.timestamps) || !Array.isArray(c.names) || !Array.isArray(c.properties) || !Array.isArray(c.runs)) return false;
+  const n = c.timestamps.length;
+  if (c.idMs.length !== n || c.idCounters.length !== n || c.names.length !== n || c.properties.length !== n) return false;
+  // Numbers an id can be made of: whole, a 48-bit ms and a 42-bit counter.
+  for (let i = 0; i < n; i++) {
+    const ms = c.idMs[i] as unknown;
+    const counter = c.idCounters[i] as unknown;
+    if (!Number.isSafeInteger(ms) || (ms as number) < 0 || (ms as number) >= 2 ** 48) return false;
+    if (!Number.isSafeInteger(counter) || (counter as number) < 0 || (counter as number) >= 2 ** 42) return false;
+  }
   // Every event belongs to a run: the first run starts at 0, starts ascend and stay in range.
   if (n > 0 && (c.runs.length === 0 || (c.runs[0] as { start?: unknown }).start !== 0)) return false;
   let previous = -1;

@@ -10,6 +10,7 @@ import {
   type ServerRequest,
   type TestServer,
   columnsOf,
+  uuidEvents,
   defaultReply,
   idsOf,
   makeEvents,
@@ -71,10 +72,11 @@ async function ackedCount(count: number): Promise<number[][]> {
 
 describe('WorkerApi over MessageChannel (comlink)', () => {
   it('init answers the handshake and replays unacknowledged events first, numbered before the first post', async () => {
-    expect(await init(columnsOf(makeEvents(2, 100)))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
-    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(makeEvents(1)) });
+    const [replayed, posted] = [uuidEvents(2, 100), uuidEvents(1)];
+    expect(await init(columnsOf(replayed))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
+    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(posted) });
     expect(await api.flush(3)).toEqual({ ok: true, sent: 3 });
-    expect(server.requests.flatMap(idsOf)).toEqual(['evt-000100', 'evt-000101', 'evt-000000']);
+    expect(server.requests.flatMap(idsOf)).toEqual([...replayed, ...posted].map((e) => e.id));
     expect(toRanges((await ackedCount(3)).flatMap((r) => expandRanges(r)))).toEqual([0, 3]);
   });
 

@@ -6,6 +6,7 @@
 import { type IncomingHttpHeaders, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+import { formatEventId } from './event-id.js';
 import type { FetchFn } from './sender.js';
 import type { AnalyticsEvent, DeliveryConfig, EventColumns } from './types.js';
 
@@ -27,12 +28,32 @@ export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryCon
   };
 }
 
-/** `events` as columns, one run per event (valid, if not as compact as the facade's). */
+/** The ms, counter and tail of UUIDv7 text as the facade makes it (`event-id.ts`); throws on other text. */
+export function parseEventId(id: string): { ms: number; counter: number; tail: string } {
+  const m = /^([0-9a-f]{8})-([0-9a-f]{4})-7([0-9a-f]{3})-([89ab][0-9a-f]{3})-([0-9a-f]{4})([0-9a-f]{8})$/.exec(id);
+  if (m === null) throw new Error(`not a UUIDv7 of ours: ${id}`);
+  const [, msHigh, msLow, upper, mid, low, tail] = m as unknown as string[];
+  const counter = parseInt(upper!, 16) * 2 ** 30 + (parseInt(mid!, 16) - 0x8000) * 2 ** 16 + parseInt(low!, 16);
+  return { ms: parseInt(msHigh! + msLow!, 16), counter, tail: tail! };
+}
+
+/** The random end of the ids of {@link uuidEvents}. */
+export const TEST_ID_TAIL = '0e0e0e0e';
+
+/** {@link makeEvents} with UUIDv7 ids (counter = the event's number), as {@link columnsOf} needs. */
+export function uuidEvents(count: number, from = 0): AnalyticsEvent[] {
+  return makeEvents(count, from).map((event, i) => ({ ...event, id: formatEventId(event.timestamp, from + i, TEST_ID_TAIL) }));
+}
+
+/** `events` (UUIDv7 ids of one tail) as columns, one run per event (valid, if not as compact as the facade's). */
 export function columnsOf(events: readonly AnalyticsEvent[]): EventColumns {
-  const columns: EventColumns = { ids: [], timestamps: [], names: [], properties: [], runs: [] };
+  const columns: EventColumns = { idMs: [], idCounters: [], idTail: TEST_ID_TAIL, timestamps: [], names: [], properties: [], runs: [] };
   for (const { id, timestamp, event, properties, ...shared } of events) {
-    columns.runs.push({ ...shared, start: columns.ids.length });
-    columns.ids.push(id);
+    const { ms, counter, tail } = parseEventId(id);
+    columns.idTail = tail;
+    columns.runs.push({ ...shared, start: columns.timestamps.length });
+    columns.idMs.push(ms);
+    columns.idCounters.push(counter);
     columns.timestamps.push(timestamp);
     columns.names.push(event);
     columns.properties.push(properties);

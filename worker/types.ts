@@ -160,11 +160,17 @@ export interface EventRun {
  * writes every key of every object it copies, so 10,000 event objects took ≈ 29 ms to post to the
  * worker in Chromium on this machine, and the same events as these columns ≈ 3 ms; the facade also
  * keeps these arrays as they are (no copy per event) for its mirror of unacknowledged events.
- * Event `i` is `ids[i]`, `timestamps[i]`, `names[i]`, `properties[i]` plus the fields of the run
- * that holds `i`.
+ * Event `i` is `timestamps[i]`, `names[i]`, `properties[i]` plus the fields of the run that holds
+ * `i`; its id is the UUIDv7 of `idMs[i]`, `idCounters[i]` and `idTail` (`formatEventId` in
+ * `event-id.ts`): numbers, so that making and posting an id allocates nothing on the main thread.
  */
 export interface EventColumns {
-  ids: string[];
+  /** Each event id's millisecond. */
+  idMs: number[];
+  /** Each event id's counter: unique among the ids with this tail. */
+  idCounters: number[];
+  /** The random end of every id here: 8 hex digits, fixed for the page. */
+  idTail: string;
   timestamps: number[];
   names: Array<string | undefined>;
   properties: Array<EventProperties | undefined>;
@@ -226,8 +232,8 @@ export interface WorkerHello {
   mode: 'worker' | 'in-process';
 }
 
-/** The current version of this boundary's protocol. */
-export const WORKER_PROTOCOL_VERSION = 3;
+/** The current version of this boundary's protocol (4: event ids posted as numbers, {@link EventColumns}). */
+export const WORKER_PROTOCOL_VERSION = 4;
 
 /**
  * The control plane, exposed by `worker/entry.ts` through comlink. Each method takes and returns

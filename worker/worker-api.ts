@@ -44,8 +44,8 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
       current.onMessage((message) => dataPort.postMessage(message));
       // Unacknowledged events of a worker that died go first, numbered 0 … n − 1: the facade
       // numbers its next post after them.
-      if (replay !== null && isEventColumns(replay) && replay.ids.length > 0) {
-        current.receive({ t: 'event-columns', seq: replay.ids.length, columns: replay });
+      if (replay !== null && isEventColumns(replay) && replay.timestamps.length > 0) {
+        current.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
       }
       dataPort.addEventListener('message', (event: MessageEvent<unknown>) => {
         if (!isToWorkerMessage(event.data)) return;

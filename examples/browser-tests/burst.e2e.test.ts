@@ -39,6 +39,12 @@ describe('a burst of 10,000 track() calls', () => {
       const indices = new Set(rows.map((row) => row.properties.i));
       expect(indices.size).toBe(BURST);
       for (let i = 0; i < BURST; i++) expect(indices.has(i)).toBe(true);
+      // The worker made the ids' text from the facade's numbers: UUIDv7s of one page (one random
+      // end), in creation order.
+      expect(rows.every((row) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(row.eventId))).toBe(true);
+      expect(new Set(rows.map((row) => row.eventId.slice(-8))).size).toBe(1);
+      const byId = [...rows].sort((a, b) => (a.eventId < b.eventId ? -1 : 1));
+      expect(byId.map((row) => row.properties.i)).toEqual(Array.from({ length: BURST }, (_, i) => i));
 
       const stats = await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats());
       expect(stats).toMatchObject({ mode: 'worker', queueSize: 0, discarded: 0, restarts: 0 });

@@ -32,6 +32,7 @@ export function createOwnDelivery(input: AnalyticsConfig, href: string, log: Log
     strategies: (transport.strategies ?? entry.strategies).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
     logger: log,
     onDiscard: undefined,
+    idTail: '', // Recording only: it carries no events.
   });
   const shutdown = (): Promise<void> => delivery.shutdown(OWN_DELIVERY_SHUTDOWN_MS);
   return {
