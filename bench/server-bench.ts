@@ -631,17 +631,17 @@ function cpuBudgets(rows: readonly Row[], bare: Row | undefined): string[] {
   const out: string[] = [];
   for (const row of rows) {
     const aim = AIMS[row.target];
-    const c = row.cpu;
-    if (aim === undefined || !c || row.eventsPerSecond <= 0) continue;
+    const perEvent = cpuPerEvent(row);
+    if (aim === undefined || !perEvent) continue;
     const rate = aim * bare.eventsPerSecond;
-    const loadPerEvent = (c.load * 1e6) / row.eventsPerSecond;
+    const { server: spent, load: loadPerEvent } = perEvent;
     const budget = (cores * 1e6) / rate - loadPerEvent;
-    const spent = ((c.server + (c.db ?? 0)) * 1e6) / row.eventsPerSecond;
+    const bareServer = cpuPerEvent(bare)?.server;
     out.push(
       `CPU budget of the aim, ${LABELS[row.target]}: ${fmtInt(rate)} events/s on ${cores} cores leaves at most ` +
-        `${budget.toFixed(1)} µs of CPU per event for the server${c.db === null ? '' : ' and PostgreSQL together'} ` +
+        `${budget.toFixed(1)} µs of CPU per event for the server${row.cpu?.db == null ? '' : ' and PostgreSQL together'} ` +
         `(after the load generator's ${loadPerEvent.toFixed(1)} µs, and only if every core were busy all the time); ` +
-        `they spent ${spent.toFixed(1)} µs (the bare server ${bare.cpu && bare.eventsPerSecond > 0 ? ((bare.cpu.server * 1e6) / bare.eventsPerSecond).toFixed(1) : '—'} µs, with no store).`,
+        `they spent ${spent.toFixed(1)} µs (the bare server ${bareServer?.toFixed(1) ?? '—'} µs, with no store).`,
     );
   }
   return out;
