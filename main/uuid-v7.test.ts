@@ -59,6 +59,14 @@ describe('createUuidV7Clock() and createUuidV7Generator()', () => {
     }
   });
 
+  it('never gives a negative millisecond, even from a first reading that is NaN or negative', () => {
+    expect(generator()(Number.NaN).slice(0, 13)).toBe('00000000-0000');
+    expect(generator()(-5).slice(0, 13)).toBe('00000000-0000');
+    const clock = createUuidV7Clock();
+    clock.tick(Number.NaN);
+    expect(clock.ms).toBe(0);
+  });
+
   it('borrows the next millisecond when the counter is spent', () => {
     const next = generator({ counterStart: 2 ** 42 - 2 });
     const last = next(10);

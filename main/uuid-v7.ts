@@ -51,7 +51,8 @@ export function createUuidV7Clock(options: UuidV7Options = {}): UuidV7Clock {
     else start = start * 256 + (i === 4 ? byte & 1 : byte);
   });
   return {
-    ms: -1,
+    // Not below 0: a first reading that is NaN or negative gives the epoch, still a valid id.
+    ms: 0,
     counter: options.counterStart ?? start,
     tail,
     tick(now) {

@@ -8,8 +8,9 @@ import { hex, prefixOf } from './event-id.js';
 const TWO_POW_16 = 0x1_0000;
 
 /**
- * `formatEventId` (`event-id.ts`) for many ids in creation order: the text up to the last 4 counter digits
- * is made once per millisecond and per 2^16 counter values, and those 4 digits come from a table.
+ * `formatEventId` (`event-id.ts`) for many ids in creation order: the text up to the last 4
+ * counter digits is made once per millisecond and per 2^16 counter values, and those 4 digits come
+ * from a table.
  */
 export function createEventIdFormatter(): (ms: number, counter: number, tail: string) => string {
   const HEX = Array.from({ length: 256 }, (_, byte) => hex(byte, 2));
