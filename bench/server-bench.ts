@@ -8,6 +8,7 @@
 //   npm run bench:server -- --cpu-prof         # V8 CPU profiles of each server → bench/.out/profiles
 //   npm run bench:server -- --client=http      # load from node:http + keep-alive Agent instead of the raw client
 //   npm run bench:server -- --store-alone=false  # skip the stores' own ceilings (bench/store-alone.ts)
+//   npm run bench:server -- --quick --no-write   # print only; bench/RESULTS.md is left as it is
 //
 // Every setting also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY,
 // BENCH_BATCH, BENCH_ROUNDS, BENCH_TARGETS, BENCH_CLIENT, BENCH_CPU_PROF=1, BENCH_WRITE=0 (do not touch
@@ -74,13 +75,18 @@ interface Settings {
   storeAlone: boolean;
 }
 
+const KNOWN_ARGS = ['quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
+
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
   for (const arg of argv) {
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new Error(`unknown argument ${arg} (see the header of bench/server-bench.ts)`);
+    if (!KNOWN_ARGS.includes(m[1] as string)) throw new Error(`unknown argument --${m[1]} (see the header of bench/server-bench.ts)`);
     args.set(m[1] as string, m[2] ?? 'true');
   }
+  // As in bench/client-bench.ts.
+  if (args.get('no-write') === 'true') args.set('write', 'false');
   const quick = args.get('quick') === 'true';
   const get = (name: string, env: string, fallback: string): string => args.get(name) ?? process.env[env] ?? fallback;
   const num = (name: string, env: string, fallback: number): number => {
