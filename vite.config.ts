@@ -13,7 +13,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['protocol/**/*.test.ts', 'server/**/*.test.ts', 'worker/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: ['protocol/**/*.test.ts', 'server/**/*.test.ts', 'worker/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts'],
           globalSetup: ['test-support/postgres-global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,

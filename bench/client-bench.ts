@@ -17,7 +17,7 @@
 // minified + gzipped. The table is printed and written to bench/RESULTS.md under
 // "## Client main thread" (other sections are kept). Aims are reported, never enforced.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -30,6 +30,7 @@ import { FLOOR_WORKER, FLOOR_WORKER_SILENT, floorPage } from './client/floor.js'
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
 import { type CaptureEndpoint, bundlePosthog, posthogOptions, startCaptureEndpoint } from './client/posthog.js';
 import { type HotSpot, hotSpots, sourceMapResolver, startProfile } from './client/profile.js';
+import { writeResultsSection } from './results-file.js';
 
 const ROOT = projectRoot();
 const RESULTS_PATH = join(ROOT, 'bench', 'RESULTS.md');
@@ -426,22 +427,6 @@ function aimsLine(m: Measurement, net: number | undefined, charge: number | unde
   };
 }
 
-function writeSection(body: string): void {
-  const existing = existsSync(RESULTS_PATH) ? readFileSyncUtf8(RESULTS_PATH) : '# Benchmark results\n\nWritten by `npm run bench`.\n';
-  const start = existing.indexOf(`\n${SECTION}\n`);
-  let next: string;
-  if (start < 0) next = `${existing.trimEnd()}\n\n${body.trimEnd()}\n`;
-  else {
-    const after = existing.indexOf('\n## ', start + SECTION.length + 1);
-    next = `${existing.slice(0, start)}\n${body.trimEnd()}\n${after < 0 ? '' : existing.slice(after)}`;
-  }
-  writeFileSync(RESULTS_PATH, next);
-}
-
-function readFileSyncUtf8(path: string): string {
-  return readFileSync(path, 'utf8');
-}
-
 // ---- main ---------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -493,7 +478,7 @@ async function main(): Promise<void> {
     const results = new Map<TargetName, Measurement>([...runs].map(([t, list]) => [t, pooled(list)]));
 
     const facadeRow = rows.find((r) => r.name.startsWith('main-thread entry'));
-    const lines: string[] = [SECTION, ''];
+    const lines: string[] = [];
     lines.push(
       `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${browser.version} (headless, ${CHROMIUM_PATH}), ` +
         `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${load}.`,
@@ -592,9 +577,9 @@ async function main(): Promise<void> {
     }
 
     const body = lines.join('\n');
-    console.log(`\n${body}\n`);
+    console.log(`\n${SECTION}\n\n${body}\n`);
     if (settings.write) {
-      writeSection(body);
+      writeResultsSection(RESULTS_PATH, SECTION, body);
       console.log(`written to ${RESULTS_PATH} (${SECTION})`);
     }
   } finally {
@@ -606,7 +591,7 @@ async function main(): Promise<void> {
 
 function posthogVersion(): string {
   try {
-    return (JSON.parse(readFileSyncUtf8(join(ROOT, 'node_modules', 'posthog-js', 'package.json'))) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', 'posthog-js', 'package.json'), 'utf8')) as { version: string }).version;
   } catch {
     return '?';
   }
