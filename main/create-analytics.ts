@@ -58,7 +58,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   const store = createSafeStorage(win === undefined ? () => undefined : (transport.storage ?? browserLocalStorage));
   const keyPrefix = `service-analytics:${config.projectId}:`;
   const identity = createIdentity({ store, keyPrefix, newId, initialUserId: config.userId });
-  const pageContext = createPageContext(win);
+  const pageContext = createPageContext(win, now);
   const session = createSessionManager({
     store,
     key: `${keyPrefix}session`,

@@ -116,6 +116,22 @@ describe('createPageContext', () => {
     expect(context.get().page).toMatchObject({ path: '/now' });
   });
 
+  it("facade: the unwatched-URL recheck runs on the client's clock (transport.now), not on Date.now()", async () => {
+    let time = 5;
+    const made = inProcessClient({}, { now: () => time });
+    clients.push(made.analytics);
+    made.analytics.track('first');
+    // A URL change none of the navigation hooks sees: the prototype's method, not the patched one.
+    History.prototype.pushState.call(history, {}, '', '/unwatched-by-hooks');
+    time += RECHECK_MS - 1;
+    made.analytics.track('too soon');
+    time += 1;
+    made.analytics.track('rechecked');
+    await made.analytics.flush();
+    const paths = receivedEvents(made.server).map((e) => (JSON.parse((e.properties as Record<string, string>).page!) as { path: string }).path);
+    expect(paths).toEqual(['/', '/', '/unwatched-by-hooks']);
+  });
+
   for (const enableAutoPageTracking of [true, false]) {
     it(`facade: track() right after pushState() carries the new page (enableAutoPageTracking ${enableAutoPageTracking})`, async () => {
       const made = inProcessClient({ enableAutoPageTracking });

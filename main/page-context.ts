@@ -31,9 +31,9 @@ export interface PageContext {
 /**
  * Creates the context source for `win`; without a window the context holds the library only.
  *
- * @param now - the clock of the periodic recheck; @default `Date.now()`
+ * @param now - the clock of the periodic recheck: the client's, which also times the events
  */
-export function createPageContext(win: Window | undefined, now: () => number = () => Date.now()): PageContext {
+export function createPageContext(win: Window | undefined, now: () => number): PageContext {
   if (win === undefined) {
     const context: EventContext = { library: LIBRARY };
     return { get: () => context, page: () => ({}), href: () => '' };

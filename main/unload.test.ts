@@ -74,6 +74,9 @@ describe('pagehide', () => {
     await made.analytics.flush();
     await vi.waitFor(() => expect(made.analytics.getQueueSize()).toBe(0));
     window.dispatchEvent(new Event('pagehide'));
+    // Not later either: the beacon chunk may still be loading, and the task-end hook is armed.
+    await endOfTask();
+    await endOfTask();
     expect(sendBeacon).not.toHaveBeenCalled();
   });
 
@@ -122,6 +125,15 @@ describe('pagehide', () => {
     setVisibility('hidden'); // hidden again, without pagehide: the worker sends
     await vi.waitFor(() => expect(receivedEvents(made.server).map((e) => e.event_type)).toContain('after_restore'));
     expect(sendBeacon).toHaveBeenCalledTimes(2);
+    // Leaving the restored page arms the beacon at each task's end again.
+    setVisibility('visible');
+    window.dispatchEvent(new Event('pagehide'));
+    const beacons = sendBeacon.mock.calls.length;
+    made.analytics.track('after_second_hide');
+    await endOfTask();
+    expect(sendBeacon).toHaveBeenCalledTimes(beacons + 1);
+    const last = JSON.parse(sendBeacon.mock.calls.at(-1)![1]) as Array<{ event_type: string }>;
+    expect(last.map((e) => e.event_type)).toContain('after_second_hide');
   });
 
   it('shutdown() removes the listeners', async () => {
@@ -131,6 +143,9 @@ describe('pagehide', () => {
     made.analytics.track('x');
     await made.analytics.shutdown(0);
     window.dispatchEvent(new Event('pagehide'));
+    // Not later either (a chunk still loading, a task-end hook).
+    await endOfTask();
+    await endOfTask();
     expect(sendBeacon).not.toHaveBeenCalled();
   });
 });

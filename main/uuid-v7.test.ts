@@ -67,6 +67,16 @@ describe('createUuidV7Clock() and createUuidV7Generator()', () => {
     expect(clock.ms).toBe(0);
   });
 
+  it('keeps the last millisecond through a reading of Infinity or past 48 bits, and goes on after it', () => {
+    const next = generator();
+    const first = next(1_000);
+    expect(next(Number.POSITIVE_INFINITY).slice(0, 13)).toBe(first.slice(0, 13));
+    expect(next(2 ** 48).slice(0, 13)).toBe(first.slice(0, 13));
+    const later = next(2_000);
+    expect(later.slice(0, 13)).toBe('00000000-07d0');
+    expect(later).toMatch(UUID_V7);
+  });
+
   it('borrows the next millisecond when the counter is spent', () => {
     const next = generator({ counterStart: 2 ** 42 - 2 });
     const last = next(10);

@@ -17,6 +17,8 @@ import { formatEventId, hex } from '../worker/event-id.js';
 export type IdGenerator = (now: number) => string;
 
 const COUNTER_LIMIT = 2 ** 42;
+/** The first millisecond a UUIDv7's 48 bits cannot hold (year 10889). */
+const MS_LIMIT = 2 ** 48;
 
 /** Options of {@link createUuidV7Clock}. */
 export interface UuidV7Options {
@@ -57,7 +59,9 @@ export function createUuidV7Clock(options: UuidV7Options = {}): UuidV7Clock {
     tail,
     tick(now) {
       let ms = Math.floor(now);
-      if (!(ms > this.ms)) ms = this.ms; // NaN, a repeated or a backwards clock: keep the last ms.
+      // NaN, a repeated, a backwards or an impossible clock (Infinity, past 48 bits): keep the last
+      // ms, so that one bad reading cannot fix every later id beyond what the worker accepts.
+      if (!(ms > this.ms && ms < MS_LIMIT)) ms = this.ms;
       if (++this.counter >= COUNTER_LIMIT) {
         // Spent counter: borrow the next millisecond, as RFC 9562 §6.2 allows.
         this.counter = 0;

@@ -42,6 +42,9 @@ describe('isEventColumns(value)', () => {
     expect(isEventColumns({ ...columns(), runs: [{ start: 1 }] })).toBe(false);
     expect(isEventColumns({ ...columns(), runs: [{ start: 0 }, { start: 0 }] })).toBe(false);
     expect(isEventColumns({ ...columns(), runs: [{ start: 0 }, { start: 3 }] })).toBe(false);
+    // Starts that are no index: every comparison with NaN is false, and 1.5 falls between events.
+    expect(isEventColumns({ ...columns(), runs: [{ start: 0 }, { start: Number.NaN }] })).toBe(false);
+    expect(isEventColumns({ ...columns(), runs: [{ start: 0 }, { start: 1.5 }] })).toBe(false);
     expect(isEventColumns(null)).toBe(false);
   });
 

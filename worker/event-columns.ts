@@ -52,8 +52,11 @@ export function isEventColumns(value: unknown): value is EventColumns {
   if (n > 0 && (c.runs.length === 0 || (c.runs[0] as { start?: unknown }).start !== 0)) return false;
   let previous = -1;
   for (const run of c.runs as Array<{ start?: unknown }>) {
-    if (typeof run !== 'object' || run === null || typeof run.start !== 'number' || run.start <= previous || run.start >= n) return false;
-    previous = run.start;
+    if (typeof run !== 'object' || run === null) return false;
+    const start = run.start;
+    // An index: NaN would pass every comparison below, and 1.5 falls between two events.
+    if (!Number.isInteger(start) || (start as number) <= previous || (start as number) >= n) return false;
+    previous = start as number;
   }
   return true;
 }

@@ -128,6 +128,29 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
     }
   });
 
+  it('refuses a malformed post with a log message, and goes on with the next posts', async () => {
+    await init();
+    const [bad, good] = [uuidEvents(2, 10), uuidEvents(1, 20)];
+    data.port2.postMessage({ t: 'event-columns', seq: 2, columns: { ...columnsOf(bad), runs: [{ ...columnsOf(bad).runs[0], start: Number.NaN }] } });
+    data.port2.postMessage({ t: 'no-such-message' });
+    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(good) });
+    expect(await api.flush(3)).toMatchObject({ sent: 1 });
+    expect(server.requests.flatMap(idsOf)).toEqual(good.map((e) => e.id));
+    const logs = received.flatMap((m) => (m.t === 'log' ? [m.message] : []));
+    expect(logs).toEqual([
+      'the worker refused a malformed post ("event-columns"); its contents are lost',
+      'the worker refused a malformed post ("no-such-message"); its contents are lost',
+    ]);
+  });
+
+  it('answers the handshake when the replayed events are malformed, and says so', async () => {
+    const replay = { ...columnsOf(uuidEvents(1, 30)), idTail: 'not-hex!' };
+    expect(await init(replay)).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
+    await waitFor(() => received.some((m) => m.t === 'log'));
+    expect(received.find((m) => m.t === 'log')).toMatchObject({ level: 'error', message: 'the worker refused the replayed events: malformed columns' });
+    expect(await api.stats()).toMatchObject({ queueSize: 0 });
+  });
+
   it('flush before init answers WORKER_UNAVAILABLE as data', async () => {
     expect(await api.flush(0)).toMatchObject({ ok: false, code: 'WORKER_UNAVAILABLE' });
   });
@@ -138,4 +161,9 @@ function expandRanges(ranges: readonly number[]): number[] {
   const out: number[] = [];
   for (let k = 0; k < ranges.length; k += 2) for (let n = ranges[k]!; n < ranges[k + 1]!; n++) out.push(n);
   return out;
+}
+
+/** Resolves once `condition` holds (status and log posts arrive asynchronously). */
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }

@@ -44,16 +44,28 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
       current.onMessage((message) => dataPort.postMessage(message));
       // Unacknowledged events of a worker that died go first, numbered 0 … n − 1: the facade
       // numbers its next post after them.
-      if (replay !== null && isEventColumns(replay) && replay.timestamps.length > 0) {
-        current.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
+      // Reported as data: a throw would surface as the worker's `error` event, or fail the handshake.
+      const report = (message: string): void => dataPort.postMessage({ t: 'log', level: 'error', message });
+      if (replay !== null) {
+        if (!isEventColumns(replay)) report('the worker refused the replayed events: malformed columns');
+        else if (replay.timestamps.length > 0) {
+          try {
+            current.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
+          } catch (error) {
+            report(`delivery core failed on the replayed events: ${String(error)}`);
+          }
+        }
       }
       dataPort.addEventListener('message', (event: MessageEvent<unknown>) => {
-        if (!isToWorkerMessage(event.data)) return;
+        const data = event.data;
+        if (!isToWorkerMessage(data)) {
+          const t = typeof data === 'object' && data !== null ? String((data as { t?: unknown }).t) : typeof data;
+          return report(`the worker refused a malformed post ("${t}"); its contents are lost`);
+        }
         try {
-          current.receive(event.data);
+          current.receive(data);
         } catch (error) {
-          // A throw here would surface as the worker's `error` event; report it as data instead.
-          dataPort.postMessage({ t: 'log', level: 'error', message: `delivery core failed on "${event.data.t}": ${String(error)}` });
+          report(`delivery core failed on "${data.t}": ${String(error)}`);
         }
       });
       dataPort.start();
