@@ -7,6 +7,7 @@ import { ensureDemoProject } from './demo-project.js';
 import { randomId } from './ids.js';
 import { type LogLevel, createJsonLogger } from './logger.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit } from './middleware/rate-limit.js';
+import { pruneOlderThanDays } from './retention.js';
 import { serve } from './serve.js';
 import { browserUrl } from './static-files.js';
 import type { EventStore, KeyKind } from './store/event-store.js';
@@ -275,8 +276,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const days = positiveInt(values, 'retention-days');
     if (days === undefined) throw new UsageError('--retention-days is required.');
     return withStore(values, async (store) => {
-      const n = await store.deleteOlderThan(Date.now() - days * 86_400_000);
-      print(json ? JSON.stringify(n) : `Deleted ${n.events} events and ${n.chunks} recording chunks older than ${days} days.`);
+      const n = await pruneOlderThanDays(store, days, Date.now());
+      const cutoff = new Date(n.cutoff).toISOString();
+      print(json ? JSON.stringify({ events: n.events, chunks: n.chunks, cutoff }) : `Deleted ${n.events} events and ${n.chunks} recording chunks older than ${days} days (before ${cutoff}).`);
       return 0;
     });
   }

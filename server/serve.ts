@@ -2,6 +2,7 @@ import { type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AppOptions, type AnalyticsApp, createApp } from './app.js';
 import type { Logger } from './logger.js';
+import { pruneOlderThanDays } from './retention.js';
 import type { EventStore } from './store/event-store.js';
 
 /** Options of {@link serve}. */
@@ -61,8 +62,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   if (options.retentionDays !== undefined) {
     const days = options.retentionDays;
     const prune = (): void => {
-      store.deleteOlderThan(Date.now() - days * 86_400_000).then(
-        (n) => logger.info('retention', { days, events: n.events, chunks: n.chunks }),
+      pruneOlderThanDays(store, days, Date.now()).then(
+        (n) => logger.info('retention', { days, cutoff: new Date(n.cutoff).toISOString(), events: n.events, chunks: n.chunks }),
         (error: unknown) => logger.error('retention failed', { error: String(error) }),
       );
     };
