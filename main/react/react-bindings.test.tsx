@@ -210,6 +210,32 @@ describe('TrackForm', () => {
     await flush();
     expect(receivedEvents(server).filter((e) => String(e.event_type).startsWith('form_'))).toEqual([]);
   });
+  it('forwards the app’s own onChange and onSubmit, with the event, as well as tracking', async () => {
+    const { server, config } = setup();
+    const onChange = vi.fn<(event: React.ChangeEvent<HTMLFormElement>) => void>();
+    const onSubmit = vi.fn((event: React.SubmitEvent<HTMLFormElement>) => event.preventDefault());
+    const { flush } = await renderAndFlush(
+      <TrackForm formName="own" trackFieldChanges onChange={onChange} onSubmit={onSubmit}>
+        <input name="city" aria-label="city" />
+      </TrackForm>,
+      config,
+    );
+    const input = screen.getByLabelText('city');
+    const form = input.closest('form') as HTMLFormElement;
+    fireEvent.change(input, { target: { value: 'Oslo' } });
+    fireEvent.submit(form);
+    expect(onChange).toHaveBeenCalledTimes(1);
+    expect(onChange.mock.calls[0]![0]).toMatchObject({ type: 'change', target: input });
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![0]).toMatchObject({ type: 'submit', target: form });
+    expect(onSubmit.mock.calls[0]![0].isDefaultPrevented()).toBe(true);
+    await flush();
+    const events = receivedEvents(server).filter((e) => String(e.event_type).startsWith('form_'));
+    expect(events.map((e) => [e.event_type, e.properties])).toEqual([
+      ['form_field_change', expect.objectContaining({ form: 'own', field: 'city', change_count: 1 })],
+      ['form_submit', expect.objectContaining({ form: 'own', field_count: 1, changed_fields: 1 })],
+    ]);
+  });
 });
 
 describe('TrackView', () => {
@@ -236,6 +262,12 @@ describe('TrackView', () => {
     }
   }
 
+  /** Events named `name` the fake server holds after a flush. */
+  async function sent(server: ReturnType<typeof setup>['server'], flush: () => Promise<void>, name: string) {
+    await flush();
+    return receivedEvents(server).filter((e) => e.event_type === name);
+  }
+
   it('tracks once per mount after the child stayed visible above the threshold for the delay', async () => {
     vi.stubGlobal('IntersectionObserver', FakeIntersectionObserver);
     FakeIntersectionObserver.instances = [];
@@ -248,20 +280,40 @@ describe('TrackView', () => {
     );
     const observer = FakeIntersectionObserver.instances.at(-1) as FakeIntersectionObserver;
     expect(observer.options.threshold).toEqual([0.6]);
-    observer.show(0.3); // below the threshold
-    await new Promise((r) => setTimeout(r, 80));
-    observer.show(0.7);
-    observer.show(0); // hidden before the delay: no event
-    await new Promise((r) => setTimeout(r, 80));
-    observer.show(0.9);
-    await new Promise((r) => setTimeout(r, 80));
-    observer.show(0.9);
-    await new Promise((r) => setTimeout(r, 80));
-    await flush();
-    const seen = receivedEvents(server).filter((e) => e.event_type === 'pricing_seen');
-    expect(seen).toHaveLength(1);
-    expect(seen[0]?.properties).toMatchObject({ plan: 'pro' });
-    expect(observer.disconnected).toBe(true);
+    // Timers faked from here on, so that "before the delay" and "when it passed" are exact; the
+    // client delivers on a flush, which needs no timer.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      observer.show(0.3); // below the threshold: never a view
+      vi.advanceTimersByTime(100);
+      // A glimpse: visible, then hidden 20 ms later, before the 50 ms delay.
+      observer.show(0.7);
+      vi.advanceTimersByTime(20);
+      observer.show(0);
+      vi.advanceTimersByTime(30); // the moment the delay would have passed since the glimpse began
+      expect(await sent(server, flush, 'pricing_seen')).toEqual([]);
+      vi.advanceTimersByTime(100);
+      expect(await sent(server, flush, 'pricing_seen')).toEqual([]);
+      expect(observer.disconnected).toBe(false);
+
+      // A full view: visible for the whole delay, counted when the delay has passed, not before.
+      observer.show(0.9);
+      vi.advanceTimersByTime(49);
+      expect(await sent(server, flush, 'pricing_seen')).toEqual([]);
+      vi.advanceTimersByTime(1);
+      const seen = await sent(server, flush, 'pricing_seen');
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.properties).toMatchObject({ plan: 'pro' });
+      expect(observer.disconnected).toBe(true);
+
+      // Once per mount: later views (were the observer still to report them) add nothing.
+      observer.show(0);
+      observer.show(0.9);
+      vi.advanceTimersByTime(200);
+      expect(await sent(server, flush, 'pricing_seen')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
