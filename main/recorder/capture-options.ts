@@ -1,10 +1,11 @@
 /**
  * RecordingConfig with its defaults applied, and the options rrweb's `record()` is given for it.
  * Every field of RecordingConfig reaches rrweb (or the engine: `maxDuration`,
- * `maxMutationsPerSecond`); `maskAllInputs` is explicit, never rrweb's own default.
+ * `maxMutationsPerSecond`); `maskAllInputs` is explicit, never rrweb's own default, and the text
+ * of editable regions is masked whatever the configuration (privacy.ts).
  */
 import type { RecordedEvent } from '../../protocol/recording.js';
-import { createInputMasking } from './privacy.js';
+import { createInputMasking, createTextMasking } from './privacy.js';
 import type { CaptureOptions, RecordingConfig, RecordingSampling } from './types.js';
 
 /** RecordingConfig with every default applied. */
@@ -20,6 +21,8 @@ export const RECORDING_DEFAULTS: ResolvedRecordingConfig = {
   ignoreClass: 'sa-ignore',
   maskAllInputs: true,
   maskTextClass: 'sa-mask',
+  maskAllText: false,
+  unmaskClass: 'sa-unmask',
   inlineStylesheet: true,
   collectFonts: false,
   sampling: { mousemove: 50, mouseInteraction: true, scroll: 150, input: 'last' },
@@ -46,6 +49,8 @@ export function resolveRecordingConfig(config: RecordingConfig | undefined): Res
     ignoreClass: pick(given, 'ignoreClass', d.ignoreClass, string),
     maskAllInputs: pick(given, 'maskAllInputs', d.maskAllInputs, boolean),
     maskTextClass: pick(given, 'maskTextClass', d.maskTextClass, string),
+    maskAllText: pick(given, 'maskAllText', d.maskAllText, boolean),
+    unmaskClass: pick(given, 'unmaskClass', d.unmaskClass, string),
     inlineStylesheet: pick(given, 'inlineStylesheet', d.inlineStylesheet, boolean),
     collectFonts: pick(given, 'collectFonts', d.collectFonts, boolean),
     maxMutationsPerSecond: pick(given, 'maxMutationsPerSecond', d.maxMutationsPerSecond, positive),
@@ -65,12 +70,16 @@ export function captureOptions(
   onError: (error: unknown) => void,
 ): CaptureOptions {
   const masking = createInputMasking(config.maskAllInputs, config.maskTextClass);
+  const text = createTextMasking(config);
   return {
     emit,
     checkoutEveryNms: config.checkoutEveryNms,
     blockClass: config.blockClass,
     ignoreClass: config.ignoreClass,
     maskTextClass: config.maskTextClass,
+    // Every text reaches maskTextFn, which decides (editable regions, maskAllText: privacy.ts).
+    maskTextSelector: text.maskTextSelector,
+    maskTextFn: text.maskTextFn,
     // `maskAllInputs` itself is not passed: rrweb would then ignore maskInputOptions (privacy.ts).
     maskInputOptions: masking.maskInputOptions,
     maskInputFn: masking.maskInputFn,

@@ -24,7 +24,7 @@ export interface RecordingSampling {
   input?: 'last' | 'all';
 }
 
-/** SPEC.md "RecordingConfig": how the session is recorded. Every field is optional. */
+/** How the session is recorded (README "Session recording"). Every field is optional. */
 export interface RecordingConfig {
   /**
    * Recording time (ms) after which recording stops by itself, with the final upload (as `stop()`).
@@ -45,8 +45,28 @@ export interface RecordingConfig {
    * @default true
    */
   maskAllInputs?: boolean;
-  /** Text of elements with this class, and of their descendants, is masked. @default 'sa-mask' */
+  /**
+   * Text of elements with this class, and of their descendants, is masked (also under
+   * `unmaskClass`). Text in editable regions (`contenteditable`, `designMode` documents) is masked
+   * whatever the configuration.
+   * @default 'sa-mask'
+   */
   maskTextClass?: string;
+  /**
+   * Mask the text of the whole page (each character other than whitespace recorded as `*`),
+   * except under `unmaskClass`. Element attributes (`title`, `alt`, `placeholder`, …) are not text
+   * and are recorded as they are.
+   * @default false
+   */
+  maskAllText?: boolean;
+  /**
+   * With `maskAllText`, text of elements with this class, and of their descendants, is recorded as
+   * it is: for parts of the page known to hold nothing personal. Text in editable regions and
+   * under `maskTextClass` stays masked under it, and input values follow `maskAllInputs` as
+   * everywhere. Without `maskAllText` it does nothing.
+   * @default 'sa-unmask'
+   */
+  unmaskClass?: string;
   /** Inline the page's stylesheets into snapshots, so a replay looks right after they change. @default true */
   inlineStylesheet?: boolean;
   /** Record the web fonts the page loads. @default false */
@@ -83,6 +103,9 @@ export interface CaptureOptions {
   blockClass: string;
   ignoreClass: string;
   maskTextClass: string;
+  /** Which elements' text rrweb passes to `maskTextFn`: all of them; the function decides. */
+  maskTextSelector: string;
+  maskTextFn(text: string, element: HTMLElement | null): string;
   /** Which inputs rrweb passes to `maskInputFn`: all of them; the function decides. */
   maskInputOptions: Record<string, boolean>;
   maskInputFn(text: string, element: HTMLElement): string;
