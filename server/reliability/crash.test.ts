@@ -1,11 +1,13 @@
 /**
- * Crash safety (DESIGN.md "Bars" → Reliability: "a server killed mid-load loses no event that it
- * acknowledged"): a real `service-analytics-server start` process under sustained load is killed
- * with SIGKILL, restarted on the same database, killed again, restarted; every event it answered
- * 200 for must be in the database. On SQLite and on PostgreSQL.
+ * Crash safety, "a server killed mid-load loses no event that it acknowledged": a real
+ * `service-analytics-server start` process under sustained load is killed with SIGKILL, restarted
+ * on the same database, killed again, and so on for several cycles; every event it answered 200
+ * for must be in the database. On SQLite and on PostgreSQL.
  *
- * CRASH_LOAD_MS (default 2500) sets how long each cycle runs before the kill; CRASH_CYCLES
- * (default 2) how many kills.
+ * Each kill lands at another moment of its cycle's load (half, once, one and a half times
+ * CRASH_LOAD_MS, in turn), so that over the cycles it meets the writer in different states, and
+ * every restart starts on a database left by a kill. CRASH_LOAD_MS (default 1000) scales the
+ * cycles; CRASH_CYCLES (default 6) sets how many kills.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoadResult, percentile, startLoad } from '../../test-support/load-generator.js';
@@ -14,8 +16,10 @@ import { openStoredRows } from '../testing/stored-rows.js';
 import { STORE_KINDS, makeEvent } from '../testing/test-server.js';
 import { createCliProject, dbArgs, envNumber, exitWithin, freshLocation, report, sleep, waitFor } from './support.js';
 
-const LOAD_MS = envNumber('CRASH_LOAD_MS', 2500);
-const CYCLES = envNumber('CRASH_CYCLES', 2);
+const LOAD_MS = envNumber('CRASH_LOAD_MS', 1000);
+const CYCLES = envNumber('CRASH_CYCLES', 6);
+/** How long cycle `n` runs under load before its kill. */
+const killAfterMs = (n: number): number => LOAD_MS * (0.5 + (n % 3) / 2);
 
 let cli: string;
 beforeAll(async () => {
@@ -29,7 +33,7 @@ describe.each(STORE_KINDS)('a server process killed with SIGKILL under load, on 
   });
   afterAll(() => db.dispose());
 
-  it('loses no event it acknowledged, across kills and restarts', { timeout: 60_000 + CYCLES * LOAD_MS * 2 }, async () => {
+  it('loses no event it acknowledged, across kills and restarts', { timeout: 60_000 + CYCLES * (2 * LOAD_MS + 10_000) }, async () => {
     const project = await createCliProject(cli, db.location);
     const args = ['--no-rate-limit', ...dbArgs(db.location)];
     const results: LoadResult[] = [];
@@ -37,7 +41,7 @@ describe.each(STORE_KINDS)('a server process killed with SIGKILL under load, on 
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       const server = await startServerProcess(cli, args);
       const load = startLoad({ url: server.url, projectId: project.projectId, writeKey: project.apiKey, concurrency: 8, runId: `crash-${kind}-${cycle}` });
-      await sleep(LOAD_MS);
+      await sleep(killAfterMs(cycle));
       await waitFor(() => load.progress().acknowledged > 0, 20_000, 'the first acknowledged batch');
       server.child.kill('SIGKILL');
       await server.exited;
