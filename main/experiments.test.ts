@@ -124,8 +124,10 @@ describe('createExperiments(): getVariant(key)', () => {
   });
 
   it('sends no exposure with exposureEvent: false', () => {
-    const { experiments, send } = setup({ config: { experiments: [CHECKOUT], exposureEvent: false } });
-    expect(experiments.getVariant('checkout')).not.toBeNull();
+    const id = idIn(CHECKOUT, 'one_page');
+    const { experiments, send } = setup({ unit: { id }, config: { experiments: [CHECKOUT], exposureEvent: false } });
+    expect(experiments.getVariant('checkout')).toBe('one_page');
+    expect(experiments.isInVariant('checkout', 'one_page')).toBe(true);
     expect(send).not.toHaveBeenCalled();
   });
 });
@@ -182,8 +184,9 @@ describe('createExperiments().getExperimentAssignments()', () => {
 describe('createExperiments(): configuration', () => {
   it('ignores experiments without a key or variants, and a list that is not an array', () => {
     const bad = [{ key: 'no_variants' }, null, { variants: [] }, CHECKOUT] as unknown as Experiment[];
-    const { experiments, log } = setup({ config: { experiments: bad } });
-    expect(experiments.getVariant('checkout')).not.toBeNull();
+    const { experiments, log } = setup({ unit: { id: idIn(CHECKOUT, 'control') }, config: { experiments: bad } });
+    expect(experiments.getVariant('checkout')).toBe('control');
+    expect(experiments.getExperimentAssignments().map((a) => [a.experimentId, a.variantKey])).toEqual([['exp_checkout', 'control']]);
     expect(log.warn).toHaveBeenCalledTimes(3);
     const notArray = setup({ config: { experiments: 'checkout' as unknown as Experiment[] } });
     expect(notArray.experiments.getVariant('checkout')).toBeNull();
@@ -193,7 +196,9 @@ describe('createExperiments(): configuration', () => {
   it('assigns afresh over a corrupt stored entry', () => {
     const store = memoryStore();
     store.set(KEY, '{oops');
-    expect(setup({ store }).experiments.getVariant('checkout')).not.toBeNull();
+    expect(setup({ store, unit: { id: idIn(CHECKOUT, 'control') } }).experiments.getVariant('checkout')).toBe('control');
+    // The corrupt entry was replaced by a readable one holding the new assignment.
+    expect(setup({ store, unit: { id: idIn(CHECKOUT, 'one_page') } }).experiments.getVariant('checkout')).toBe('control');
     store.set(KEY, JSON.stringify({ checkout: { v: 'control' } })); // no assignment time
     expect(setup({ store, unit: { id: idIn(CHECKOUT, 'one_page') } }).experiments.getVariant('checkout')).toBe('one_page');
   });
@@ -222,9 +227,11 @@ describe('createExperiments(): experimentsUrl', () => {
     ['a body that is not an array', () => json({ experiments: [] })],
     ['a network error', () => Promise.reject(new TypeError('Failed to fetch'))],
   ])('keeps the inline experiments after %s', async (_name, answer) => {
-    const { experiments, log } = setup({ fetch: answer, config: { experiments: [CHECKOUT], experimentsUrl: url } });
+    const id = idIn(CHECKOUT, 'one_page');
+    const { experiments, log } = setup({ unit: { id }, fetch: answer, config: { experiments: [CHECKOUT], experimentsUrl: url } });
     await settle();
-    expect(experiments.getVariant('checkout')).not.toBeNull();
+    expect(experiments.getVariant('checkout')).toBe('one_page');
+    expect(experiments.getExperimentAssignments().map((a) => a.experiment)).toEqual([CHECKOUT]);
     expect(log.warn).toHaveBeenCalledWith(expect.stringContaining('could not be loaded'), expect.anything());
   });
 

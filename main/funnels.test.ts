@@ -161,6 +161,8 @@ describe('createFunnels().getFunnelState(name)', () => {
     const { funnels } = setup();
     for (let i = 0; i <= 100; i++) funnels.startFunnel(`f${i}`);
     expect(funnels.getFunnelState('f0')).toBeUndefined();
-    expect(funnels.getFunnelState('f100')).toBeDefined();
+    const kept = { status: 'started', startedAt: 1000, steps: [], currentStep: null, currentStepIndex: -1 };
+    expect(funnels.getFunnelState('f1')).toEqual({ name: 'f1', ...kept });
+    expect(funnels.getFunnelState('f100')).toEqual({ name: 'f100', ...kept });
   });
 });

@@ -89,8 +89,9 @@ describe('createSessionManager()', () => {
       isActive: true,
       channel: 'direct',
     });
-    expect(data.engagementScore).toBeGreaterThanOrEqual(0);
-    expect(data.bounceLikelihood).toBeLessThanOrEqual(100);
+    // time 30 × 400/300000 + clicks 20 × 1/10 + scroll 20 × 40/100 + events 10 × 2/20 = 11.04
+    expect(data.engagementScore).toBe(11);
+    expect(data.bounceLikelihood).toBe(89);
     const later = session.data(1_000_400 + TIMEOUT + 1);
     expect(later.isActive).toBe(false);
     expect(later.endTime).toBe(1_000_400);

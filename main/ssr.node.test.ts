@@ -3,11 +3,19 @@
  * Server rendering: importing the library in Node has no side effect, and every operation of a
  * client made there works without throwing, sends nothing and starts no timers.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+const NOW = Date.parse('2026-05-01T10:00:00.000Z');
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('the library outside a browser', () => {
   it('imports without touching globals and serves every operation', async () => {
     expect(typeof (globalThis as { window?: unknown }).window).toBe('undefined');
+    // Only Date is faked (timers stay real and spied on): session times become exact.
+    vi.useFakeTimers({ toFake: ['Date'], now: NOW });
     const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
     const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
     const fetchSpy = vi.spyOn(globalThis, 'fetch');
@@ -31,9 +39,26 @@ describe('the library outside a browser', () => {
     expect(analytics.getUserId()).toBe('u3');
     expect(analytics.getAnonymousId()).not.toBe('');
     expect(analytics.getSessionId()).not.toBe('');
-    expect(analytics.getSessionData()).toMatchObject({ isActive: true, pageViews: 1 });
+    // The whole state: no DOM, so no clicks, scrolls or page changes; the clock stood still.
+    expect(analytics.getSessionData()).toEqual({
+      sessionId: analytics.getSessionId(),
+      startTime: NOW,
+      duration: 0,
+      isActive: true,
+      pageViews: 1,
+      clicks: 0,
+      clickEvents: 0,
+      scrollEvents: 0,
+      scrollDepth: 0,
+      maxScrollDepth: 0,
+      pageChanges: 0,
+      events: ['ssr_event', 'page_view', 'user_identify', 'user_alias'],
+      // Only the events part scores: 10 × 4/20.
+      engagementScore: 2,
+      bounceLikelihood: 98,
+    });
     expect(analytics.getActiveSession().sessionId).toBe(analytics.getSessionId());
-    expect(analytics.calculateEngagementScore()).toBeGreaterThanOrEqual(0);
+    expect(analytics.calculateEngagementScore()).toBe(2);
     expect(analytics.getQueueSize()).toBe(0);
     analytics.clearQueue();
     analytics.trackCustomError(new Error('e'));
