@@ -29,6 +29,9 @@ window.rejectSoon = function () {
 };
 `;
 
+/** How long the test button's click handler keeps the main thread busy (ms). */
+const BUSY_CLICK_MS = 60;
+
 /** Waits until the lazily loaded error tracking listens on the window (read through DevTools). */
 async function waitForErrorTracking(page: Page): Promise<void> {
   const cdp = await page.context().newCDPSession(page);
@@ -62,7 +65,15 @@ describe('automatic tracking, every flag on', () => {
         }),
       });
       await page.addScriptTag({ url: '/app/script.js' });
-      await page.evaluate(() => document.body.insertAdjacentHTML('beforeend', '<main><button id="buy">Buy</button></main>'));
+      // The button's handler keeps the main thread busy for BUSY_CLICK_MS: an interaction long
+      // enough that Chromium reports it in event timing (the client observes events of 16 ms or more).
+      await page.evaluate((busy) => {
+        document.body.insertAdjacentHTML('beforeend', '<main><button id="buy">Buy</button></main>');
+        document.getElementById('buy')!.addEventListener('click', () => {
+          const until = window.performance.now() + busy;
+          while (window.performance.now() < until);
+        });
+      }, BUSY_CLICK_MS);
       await waitForErrorTracking(page);
 
       // SPA navigation: two pushes (one repeated to the same URL), a state-only replace, then back.
@@ -128,12 +139,31 @@ describe('automatic tracking, every flag on', () => {
 
       const performance = rows.filter((row) => row.eventType === 'performance').map(props);
       expect(performance).toHaveLength(1);
-      const timings = performance[0]!;
-      for (const field of ['loadTime', 'domReady', 'firstContentfulPaint', 'cumulativeLayoutShift', 'timeToInteractive']) {
-        expect(timings[field], field).toEqual(expect.any(Number));
-      }
-      const known = ['firstPaint', 'largestContentfulPaint', 'firstInputDelay', 'interactionToNextPaint'];
-      for (const field of known) if (field in timings) expect(timings[field], field).toEqual(expect.any(Number));
+      const timings = performance[0]! as Record<string, number>;
+      // Every field, each a number: Chromium reports all of them for this page, which painted text
+      // (paint, largest-contentful-paint), was clicked (first-input) and had a long interaction.
+      const fields = [
+        'cumulativeLayoutShift',
+        'domReady',
+        'firstContentfulPaint',
+        'firstInputDelay',
+        'firstPaint',
+        'interactionToNextPaint',
+        'largestContentfulPaint',
+        'loadTime',
+        'timeToInteractive',
+      ];
+      for (const field of fields) expect(timings[field], field).toEqual(expect.any(Number));
+      // Their order, which holds for any page: the first paint is no later than the first
+      // contentful one, the largest contentful paint no earlier; time to interactive starts at
+      // max(FCP, DOMContentLoaded).
+      expect(timings.firstPaint).toBeLessThanOrEqual(timings.firstContentfulPaint!);
+      expect(timings.largestContentfulPaint).toBeGreaterThanOrEqual(timings.firstContentfulPaint!);
+      expect(timings.timeToInteractive).toBeGreaterThanOrEqual(Math.max(timings.firstContentfulPaint!, timings.domReady!));
+      // The click's handler ran BUSY_CLICK_MS, so the interaction lasted at least that long
+      // (event timing rounds durations to 8 ms).
+      expect(timings.interactionToNextPaint).toBeGreaterThanOrEqual(BUSY_CLICK_MS - 8);
+      expect(timings.cumulativeLayoutShift).toBe(0);
     } finally {
       await context.close();
     }
