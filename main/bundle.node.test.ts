@@ -1,11 +1,13 @@
 // @vitest-environment node
 /**
- * The build's output (scripts/build-client.mjs, in memory): what the main-thread entry may
- * contain, the size budgets, and the built worker answering the real protocol over comlink.
+ * The build's output (scripts/build-client.mjs, in memory): what the main-thread entry must not
+ * contain, and the built worker answering the real protocol over comlink. Its size in bytes is
+ * checked by the build's size report (`npm run size`), which prints the headroom and fails over
+ * the budget.
  */
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUDGETS, buildClient } from '../scripts/build-client.mjs';
+import { buildClient } from '../scripts/build-client.mjs';
 import { createFakeFetch, makeEvents, testConfig } from '../worker/testing.js';
 import type { FromWorkerMessage } from '../worker/types.js';
 import type { WorkerLike } from './transport-options.js';
@@ -20,17 +22,13 @@ beforeAll(async () => {
 describe('the main-thread entry', () => {
   it('contains neither superstruct, React, rrweb, comlink nor the delivery core', () => {
     const inputs = built.facadeInputs;
-    expect(inputs.length).toBeGreaterThan(0);
+    expect(inputs).toContain('main/index.ts');
     for (const banned of ['node_modules/superstruct', 'node_modules/react', 'node_modules/rrweb', 'node_modules/comlink', 'worker/delivery-core.ts', 'protocol/backend-event.ts']) {
       expect(inputs.filter((input) => input.includes(banned))).toEqual([]);
     }
-  });
-
-  it('stays within the size budgets', () => {
-    const facade = built.rows.find((row) => row.name.startsWith('main-thread entry'))!;
-    const worker = built.rows.find((row) => row.name.startsWith('worker'))!;
-    expect(facade.gzip).toBeLessThanOrEqual(BUDGETS.facade);
-    expect(worker.gzip).toBeLessThanOrEqual(BUDGETS.worker);
+    // Of the delivery core and the wire protocol, only the event id counter (a few lines, which
+    // the facade numbers its events with) is in the entry; the rest loads with the worker or lazily.
+    expect(inputs.filter((input) => input.startsWith('worker/') || input.startsWith('protocol/'))).toEqual(['worker/event-id.ts']);
   });
 
   it('finds the worker beside itself and carries the inline worker in a lazy chunk', () => {

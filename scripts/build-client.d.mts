@@ -16,6 +16,9 @@ export interface SizeRow {
   budget?: number;
 }
 
+/** One sentence per row over its budget; empty when every budgeted row fits. */
+export declare function overBudget(rows: readonly SizeRow[]): string[];
+
 /** Builds the client in memory. */
 export declare function buildClient(): Promise<{
   /** Output files by path relative to dist/client. */
