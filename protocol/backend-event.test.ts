@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { is } from 'superstruct';
 import { describe, expect, it } from 'vitest';
-import { BackendEventLean, BackendEventStruct, explainInvalidEvent, isBackendEvent, isIsoTimestamp } from './backend-event.js';
+import { BackendEventLean, BackendEventStruct, explainInvalidEvent, isBackendEvent } from './backend-event.js';
+import { isIsoTimestamp } from './iso-timestamp.js';
 import { LIMITS } from './limits.js';
 
 const valid = {

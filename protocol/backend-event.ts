@@ -14,15 +14,9 @@ import {
   union,
   validate,
 } from 'superstruct';
+import { isIsoTimestamp } from './iso-timestamp.js';
 import { LIMITS } from './limits.js';
 
-/** ISO 8601 date-time with an explicit offset, e.g. `2026-11-22T10:00:00.000Z`. */
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
-
-/** True when `value` is an ISO 8601 date-time string that names a real instant. */
-export function isIsoTimestamp(value: unknown): value is string {
-  return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
-}
 
 /** A property value on the wire: a scalar. Objects travel JSON-encoded as strings (SPEC.md). */
 export type PropertyValue = string | number | boolean | null;
@@ -38,7 +32,7 @@ const FiniteNumber = refine(number(), 'FiniteNumber', (n) => Number.isFinite(n) 
 const Id = size(string(), 1, LIMITS.maxIdLength);
 
 const IsoTimestamp = define<string>('IsoTimestamp', (value) =>
-  isIsoTimestamp(value) || 'expected an ISO 8601 date-time such as 2026-11-22T10:00:00.000Z',
+  isIsoTimestamp(value) || 'expected an ISO 8601 date-time of a real day and time, such as 2026-11-22T10:00:00.000Z',
 );
 
 const PropertyValueStruct = union([
@@ -157,7 +151,9 @@ export function explainInvalidEvent(value: unknown): string {
   if (!error) return 'invalid event';
   const failure = error.failures()[0] ?? error;
   const path = failure.path.join('.');
-  const message = failure.refinement ? failure.message : describeFailure(failure.type, failure.value);
+  // Refinements and our own defined types carry a message of their own; superstruct's built-in
+  // types get one phrased like the rest.
+  const message = failure.refinement || failure.type === 'IsoTimestamp' ? failure.message : describeFailure(failure.type, failure.value);
   return path ? `${path}: ${message}` : message;
 }
 

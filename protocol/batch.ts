@@ -12,7 +12,12 @@ export type BatchCheck =
  * in order; each invalid one is listed by index with the reason, so one bad event never costs the
  * good ones (DESIGN.md, "A partly invalid batch").
  */
-export function checkBatch(body: unknown, maxEvents: number = LIMITS.maxEventsPerBatch): BatchCheck {
+export function checkBatch(
+  body: unknown,
+  maxEvents: number = LIMITS.maxEventsPerBatch,
+  /** A further rule of the caller's (e.g. the server's time window): the reason to refuse, or null. */
+  refuse?: (event: BackendEvent) => string | null,
+): BatchCheck {
   if (!Array.isArray(body)) {
     return { ok: false, code: 'INVALID_BATCH', error: 'The body must be a JSON array of events.' };
   }
@@ -27,8 +32,13 @@ export function checkBatch(body: unknown, maxEvents: number = LIMITS.maxEventsPe
   const rejected: RejectedEvent[] = [];
   for (let i = 0; i < body.length; i++) {
     const item: unknown = body[i];
-    if (isBackendEvent(item)) events.push(item);
-    else rejected.push({ index: i, error: explainInvalidEvent(item) });
+    if (!isBackendEvent(item)) {
+      rejected.push({ index: i, error: explainInvalidEvent(item) });
+      continue;
+    }
+    const reason = refuse === undefined ? null : refuse(item);
+    if (reason === null) events.push(item);
+    else rejected.push({ index: i, error: reason });
   }
   return { ok: true, events, rejected };
 }

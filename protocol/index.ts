@@ -4,8 +4,8 @@ export {
   FORBIDDEN_PROPERTY_KEYS,
   explainInvalidEvent,
   isBackendEvent,
-  isIsoTimestamp,
 } from './backend-event.js';
+export { isIsoTimestamp, parseIsoTimestamp } from './iso-timestamp.js';
 export type { BackendEvent, PropertyValue } from './backend-event.js';
 export { checkBatch } from './batch.js';
 export type { BatchCheck } from './batch.js';
@@ -13,10 +13,13 @@ export { ERROR_STATUS, isRetryableStatus } from './error-codes.js';
 export type { BatchResponse, ErrorBody, ErrorCode, RecordingResponse, RejectedEvent } from './error-codes.js';
 export { LIMITS, SESSION_ID_PATTERN } from './limits.js';
 export {
+  RECORDING_LIMITS,
   RecordedEventStruct,
   RecordingUploadLean,
   RecordingUploadStruct,
   explainInvalidRecording,
   isRecordingUpload,
+  recordedDataProblem,
+  recordingUploadProblem,
 } from './recording.js';
-export type { RecordedEvent, RecordingUpload } from './recording.js';
+export type { RecordedEvent, RecordingLimits, RecordingUpload } from './recording.js';

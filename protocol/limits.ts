@@ -11,6 +11,13 @@ export const LIMITS = {
   maxEventsPerBatch: 1000,
   /** Most recorded events in one chunk. */
   maxRecordedEventsPerChunk: 50_000,
+  /**
+   * Deepest nesting inside one recorded event's `data`. rrweb's snapshots nest two levels per DOM
+   * level, so this allows DOM trees 250 deep while keeping JSON work far from the stack limit.
+   */
+  maxRecordedDataDepth: 500,
+  /** Longest `start_url` of a recording chunk. */
+  maxStartUrlLength: 4096,
   /** Longest `event_type`. */
   maxEventTypeLength: 200,
   /** Longest `event_id`, `user_id`, `session_id`. */

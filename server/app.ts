@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { LIMITS } from '../protocol/index.js';
 import { createBodyReader } from './body.js';
+import { createByteBudget } from './byte-budget.js';
 import { DEFAULT_SKEW_THRESHOLD_MS } from './clock-skew.js';
 import { type DemoProject, demoConfigRoute } from './demo-project.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -12,6 +13,7 @@ import { type RateLimitOptions, createRateLimiter } from './middleware/rate-limi
 import { eventsBatchRoute } from './routes/events-batch.js';
 import { healthzRoute, metricsRoute, readyzRoute } from './routes/operations.js';
 import { getRecordingRoute, listEventsRoute, listSessionsRoute } from './routes/read-api.js';
+import { createRecordingParser } from './recording-parser.js';
 import { recordingsRoute } from './routes/recordings.js';
 import type { RouteContext } from './routes/route-context.js';
 import { type StaticFilesOptions, staticFiles } from './static-files.js';
@@ -36,6 +38,13 @@ export interface AppOptions {
   maxBatchBodyBytes?: number;
   /** Largest decompressed recording chunk, bytes. @default 16 MiB */
   maxRecordingBodyBytes?: number;
+  /**
+   * Memory that recording chunks may hold between reading and committing, bytes (a JavaScript
+   * string holds two per character). A chunk that does not fit is answered 503
+   * `STORAGE_UNAVAILABLE` with `Retry-After`; one chunk alone always fits.
+   * @default 128 MiB (four chunks of the largest size)
+   */
+  maxRecordingBytesInFlight?: number;
   /** Most events in one batch. @default 1000 */
   maxEventsPerBatch?: number;
   /** A recorded session with no final chunk is reported finished after this much silence, ms. @default 30 minutes */
@@ -67,6 +76,8 @@ export interface AppOptions {
 export interface AnalyticsApp extends Koa {
   /** Resolves when every write accepted so far is committed. */
   drain(): Promise<void>;
+  /** Ends the app's threads (the recording parser); call after the server stopped taking requests. */
+  close(): Promise<void>;
   readonly metrics: Metrics;
   readonly writeQueue: WriteQueue;
 }
@@ -81,6 +92,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
   const writeQueue = createWriteQueue(options.store, logger, metrics, options.writeQueue);
   const now = options.now ?? (() => Date.now());
   const rateLimiter = createRateLimiter(options.rateLimit ?? false, metrics, now);
+  const recordingParser = createRecordingParser();
   const rc: RouteContext = {
     store: options.store,
     writeQueue,
@@ -91,16 +103,21 @@ export function createApp(options: AppOptions): AnalyticsApp {
     skewThresholdMs: options.skewThresholdMs ?? DEFAULT_SKEW_THRESHOLD_MS,
     readBatchBody: createBodyReader(options.maxBatchBodyBytes ?? LIMITS.maxBatchBodyBytes),
     readRecordingBody: createBodyReader(options.maxRecordingBodyBytes ?? LIMITS.maxRecordingBodyBytes),
+    recordingParser,
+    recordingBudget: createByteBudget(options.maxRecordingBytesInFlight ?? 128 * 1024 * 1024),
     maxEventsPerBatch: options.maxEventsPerBatch ?? LIMITS.maxEventsPerBatch,
     sessionIdleMs: options.sessionIdleMs ?? 30 * 60_000,
   };
 
   const router = new Router();
-  router.post('/api/v1/events/batch', eventsBatchRoute(rc));
-  router.post('/api/v1/sessions/:sessionId/recordings', recordingsRoute(rc));
-  router.get('/api/v1/events', listEventsRoute(rc));
-  router.get('/api/v1/sessions', listSessionsRoute(rc));
-  router.get('/api/v1/sessions/:sessionId/recording', getRecordingRoute(rc));
+  // The per-address limit sits on each API route rather than before the router, so that the two
+  // cannot disagree on which spellings of a path are API requests.
+  const limited = rateLimiter.byIp;
+  router.post('/api/v1/events/batch', limited, eventsBatchRoute(rc));
+  router.post('/api/v1/sessions/:sessionId/recordings', limited, recordingsRoute(rc));
+  router.get('/api/v1/events', limited, listEventsRoute(rc));
+  router.get('/api/v1/sessions', limited, listSessionsRoute(rc));
+  router.get('/api/v1/sessions/:sessionId/recording', limited, getRecordingRoute(rc));
   router.get('/healthz', healthzRoute());
   router.get('/readyz', readyzRoute(rc));
   router.get('/metrics', metricsRoute(rc));
@@ -111,9 +128,9 @@ export function createApp(options: AppOptions): AnalyticsApp {
   koa.use(errorHandler(logger, metrics));
   // Before CORS: the demo keys must never be readable cross-origin.
   if (options.demo !== undefined) koa.use(demoConfigRoute(options.demo));
+  // Before the routes and their rate limit, so a browser can read a 429 and its Retry-After
+  // cross-origin.
   koa.use(cors(options.corsOrigins ?? ['*']));
-  // After CORS, so a browser can read the 429 and its Retry-After cross-origin.
-  koa.use(rateLimiter.byIp);
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));
   // Last: only what no API route answered falls back to files.
@@ -121,6 +138,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
 
   return Object.assign(koa, {
     drain: () => writeQueue.drain(),
+    close: () => recordingParser.close(),
     metrics,
     writeQueue,
   });

@@ -28,8 +28,13 @@ export function createBodyReader(limitBytes: number): BodyReader {
   });
   const noop = async (): Promise<void> => {};
   return async (ctx) => {
-    if (ctx.get('content-encoding')) keepInflateErrorsHeard(ctx.req);
     try {
+      const encoding = normalizeEncoding(ctx.get('content-encoding'));
+      if (encoding === 'identity') delete ctx.req.headers['content-encoding'];
+      else {
+        ctx.req.headers['content-encoding'] = encoding;
+        keepInflateErrorsHeard(ctx.req);
+      }
       await parse(ctx, noop);
     } catch (error) {
       // The rest of a refused body (over the limit, corrupt gzip) is still coming. Read it into
@@ -39,7 +44,7 @@ export function createBodyReader(limitBytes: number): BodyReader {
         ctx.req.unpipe();
         ctx.req.resume();
       }
-      throw mapParserError(error as BodyParserError, limitBytes);
+      throw error instanceof HttpError ? error : mapParserError(error as BodyParserError, limitBytes);
     }
     const body = ctx.request.body;
     return typeof body === 'string' ? body : '';
@@ -47,6 +52,31 @@ export function createBodyReader(limitBytes: number): BodyReader {
 }
 
 const ignore = (): void => {};
+
+/** The body encodings the server inflates, as named in the 415 answer. */
+const ENCODINGS_ACCEPTED = 'gzip (or x-gzip), deflate, br or identity';
+
+/**
+ * The one encoding a request names, lower-cased (RFC 9110 makes codings case-insensitive, and
+ * `x-gzip` an alias of gzip), so the inflater below, which compares exactly, understands it.
+ * A list of several codings, or an unknown one, is refused with 415 before anything is read.
+ */
+function normalizeEncoding(header: string): 'gzip' | 'deflate' | 'br' | 'identity' {
+  const coding = header.trim().toLowerCase();
+  switch (coding) {
+    case '':
+    case 'identity':
+      return 'identity';
+    case 'gzip':
+    case 'x-gzip':
+      return 'gzip';
+    case 'deflate':
+    case 'br':
+      return coding;
+    default:
+      throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding must be ${ENCODINGS_ACCEPTED}.`);
+  }
+}
 
 /**
  * co-body pipes the request into a zlib stream (inflation) and reads that with raw-body. Once
@@ -68,7 +98,7 @@ function mapParserError(error: BodyParserError, limitBytes: number): HttpError {
     case 'entity.too.large':
       return new HttpError('PAYLOAD_TOO_LARGE', `The body is larger than ${limitBytes} bytes (after decompression).`);
     case 'encoding.unsupported':
-      return new HttpError('UNSUPPORTED_MEDIA_TYPE', 'Content-Encoding must be gzip, deflate or identity.');
+      return new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding must be ${ENCODINGS_ACCEPTED}.`);
     default:
       if (error.status === 415) return new HttpError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding.');
       // Truncated or corrupt gzip, a length that does not match the body, an aborted upload.

@@ -14,6 +14,8 @@ export interface Metrics {
   rateLimited(scope: 'project' | 'ip'): void;
   /** Sets the gauge of items waiting in the write queue. */
   setQueueDepth(depth: number): void;
+  /** Sets the gauge of memory held by recording chunks between reading and committing. */
+  setRecordingBytesInFlight(bytes: number): void;
   render(): string;
 }
 
@@ -32,6 +34,7 @@ export function createMetrics(): Metrics {
   let commitSeconds = 0;
   let committedItems = 0;
   let queueDepth = 0;
+  let recordingBytes = 0;
 
   return {
     request(route, status) {
@@ -50,6 +53,7 @@ export function createMetrics(): Metrics {
     },
     rateLimited: (scope) => void rateLimited[scope]++,
     setQueueDepth: (depth) => void (queueDepth = depth),
+    setRecordingBytesInFlight: (bytes) => void (recordingBytes = bytes),
     render() {
       const lines: string[] = [
         '# HELP sa_http_requests_total HTTP requests answered, by route and status.',
@@ -76,6 +80,9 @@ export function createMetrics(): Metrics {
         '# HELP sa_write_queue_depth Items waiting for the next group commit.',
         '# TYPE sa_write_queue_depth gauge',
         `sa_write_queue_depth ${queueDepth}`,
+        '# HELP sa_recording_bytes_in_flight Memory held by recording chunks between reading and committing.',
+        '# TYPE sa_recording_bytes_in_flight gauge',
+        `sa_recording_bytes_in_flight ${recordingBytes}`,
         '# HELP sa_commit_items_total Items written by group commits.',
         '# TYPE sa_commit_items_total counter',
         `sa_commit_items_total ${committedItems}`,

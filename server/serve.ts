@@ -85,6 +85,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       await closed;
       clearTimeout(grace);
       await app.drain();
+      await app.close();
       await store.close();
     })();
     return closing;

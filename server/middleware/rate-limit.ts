@@ -17,7 +17,7 @@ export interface RateLimitOptions {
   project?: RateLimit | false;
   /**
    * Per client address (IPv6 by its /64 prefix), counted before authentication on every
-   * `/api/` request. Behind a proxy, set `trustProxy` or every client shares the proxy's bucket.
+   * request that reaches an API route. Behind a proxy, set `trustProxy` or every client shares the proxy's bucket.
    * @default { ratePerSecond: 200, burst: 400 }
    */
   ip?: RateLimit | false;
@@ -31,7 +31,11 @@ export const DEFAULT_RATE_LIMITS: { readonly project: RateLimit; readonly ip: Ra
 
 /** The two checks of {@link createRateLimiter}. */
 export interface RateLimiter {
-  /** Koa middleware: 429 `RATE_LIMITED` when the client address is over its limit. */
+  /**
+   * Koa middleware: 429 `RATE_LIMITED` when the client address is over its limit. It limits every
+   * request it sees, so the app mounts it on each API route: whatever path spelling the router
+   * matches (`/API/v1/events` as well) is limited, by construction.
+   */
   readonly byIp: Middleware;
   /** Throws 429 `RATE_LIMITED` when the project's bucket for this key kind is empty. */
   checkProject(projectId: string, kind: KeyKind): void;
@@ -49,7 +53,7 @@ export function createRateLimiter(options: RateLimitOptions | false, metrics: Me
 
   return {
     byIp: async (ctx, next) => {
-      if (ipBuckets !== undefined && ctx.path.startsWith('/api/')) {
+      if (ipBuckets !== undefined) {
         const waitMs = ipBuckets.take(addressKey(ctx.ip));
         if (waitMs > 0) {
           metrics.rateLimited('ip');

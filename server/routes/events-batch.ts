@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
-import { type BackendEvent, type BatchResponse, checkBatch } from '../../protocol/index.js';
+import { type BackendEvent, type BatchResponse, checkBatch, parseIsoTimestamp } from '../../protocol/index.js';
 import { parseJson, requireIngestType } from '../body.js';
-import { measureSkew } from '../clock-skew.js';
+import { acceptedTimeWindow, measureSkew, outsideWindow } from '../clock-skew.js';
 import { HttpError } from '../http-error.js';
 import { uuidV7 } from '../ids.js';
 import { normalizeIp, truncateIp } from '../ip-address.js';
@@ -20,16 +20,18 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const body = parseJson(await rc.readBatchBody(ctx));
-    const check = checkBatch(body, rc.maxEventsPerBatch);
+    const receivedAt = rc.now();
+    const sentAt = beacon ? queryString(ctx.query.sent_at) : ctx.get('x-sent-at') || undefined;
+    const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);
+    const window = acceptedTimeWindow(receivedAt);
+    const check = checkBatch(body, rc.maxEventsPerBatch, (e) =>
+      e.timestamp ? outsideWindow(parseIsoTimestamp(e.timestamp) + offsetMs, window) : null,
+    );
     if (!check.ok) throw new HttpError(check.code, check.error);
     if (check.rejected.length > 0) rc.metrics.eventsRejected(check.rejected.length);
     if (check.events.length === 0 && check.rejected.length > 0) {
       throw new HttpError('VALIDATION_ERROR', 'No event of the batch is valid.', { details: { errors: check.rejected } });
     }
-
-    const receivedAt = rc.now();
-    const sentAt = beacon ? queryString(ctx.query.sent_at) : ctx.get('x-sent-at') || undefined;
-    const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);
     const rawIp = normalizeIp(ctx.ip);
     const ipAddress = rawIp && !caller.project.fullIp ? truncateIp(rawIp) : rawIp;
     const projectId = caller.project.id;
@@ -56,7 +58,7 @@ function toStoredEvent(
   ipAddress: string | null,
   requestAgent: string | null,
 ): StoredEvent {
-  const clientTime = e.timestamp ? Date.parse(e.timestamp) : null;
+  const clientTime = e.timestamp ? parseIsoTimestamp(e.timestamp) : null;
   return {
     projectId,
     eventId: e.event_id ?? uuidV7(receivedAt),

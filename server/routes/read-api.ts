@@ -104,15 +104,24 @@ function parseTime(name: string, raw: string): number {
   return ms;
 }
 
+/**
+ * A stored time as ISO text, or null for one no Date can hold. New rows are always inside the
+ * accepted window (`clock-skew.ts`), but a listing must not fail on any row a store holds.
+ */
+function isoTime(ms: number): string | null {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
+
 function eventToWire(e: EventRow): Record<string, unknown> {
   return {
     event_id: e.eventId,
     event_type: e.eventType,
     user_id: e.userId,
     session_id: e.sessionId,
-    timestamp: new Date(e.timestamp).toISOString(),
-    client_timestamp: e.clientTimestamp === null ? null : new Date(e.clientTimestamp).toISOString(),
-    received_at: new Date(e.receivedAt).toISOString(),
+    timestamp: isoTime(e.timestamp),
+    client_timestamp: e.clientTimestamp === null ? null : isoTime(e.clientTimestamp),
+    received_at: isoTime(e.receivedAt),
     properties: e.properties,
     user_agent: e.userAgent,
     ip_address: e.ipAddress,
@@ -128,8 +137,8 @@ function sessionToWire(s: SessionSummary, now: number, idleMs: number): Record<s
     duration: s.duration,
     chunk_count: s.chunkCount,
     event_count: s.eventCount,
-    first_received_at: new Date(s.firstReceivedAt).toISOString(),
-    last_received_at: new Date(s.lastReceivedAt).toISOString(),
+    first_received_at: isoTime(s.firstReceivedAt),
+    last_received_at: isoTime(s.lastReceivedAt),
     // A session whose final chunk never came is closed after a period of silence (DESIGN.md).
     finished: s.finished || idle,
     closed_by: s.finished ? 'final_chunk' : idle ? 'inactivity' : null,

@@ -1,7 +1,9 @@
 import type { BodyReader } from '../body.js';
+import type { ByteBudget } from '../byte-budget.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
+import type { RecordingParser } from '../recording-parser.js';
 import type { EventStore } from '../store/event-store.js';
 import type { WriteQueue } from '../write-queue.js';
 
@@ -18,6 +20,10 @@ export interface RouteContext {
   skewThresholdMs: number;
   readBatchBody: BodyReader;
   readRecordingBody: BodyReader;
+  /** Parses and checks recording chunks off the request thread. */
+  recordingParser: RecordingParser;
+  /** Bounds the memory of recording chunks between reading and committing. */
+  recordingBudget: ByteBudget;
   maxEventsPerBatch: number;
   /** A recorded session without a final chunk counts as finished after this much silence, ms. */
   sessionIdleMs: number;

@@ -56,8 +56,13 @@ export interface StoredRecordingChunk {
   projectId: string;
   sessionId: string;
   eventOffset: number;
-  /** Recorded events of the chunk, timestamps already corrected for clock skew. */
-  events: RecordedEvent[];
+  /**
+   * The chunk's recorded events as a JSON array, timestamps already corrected for clock skew.
+   * Text, not objects: a chunk may be megabytes, and text crosses to a writer thread as one copy.
+   */
+  eventsJson: string;
+  /** How many events `eventsJson` holds. */
+  eventCount: number;
   /** Recording duration in seconds as the client reported it. */
   duration: number;
   startUrl: string | null;

@@ -21,8 +21,10 @@
  * - Triggers NOTIFY CREDENTIALS_CHANNEL in every transaction that changes `projects` or
  *   `api_keys`, from any process or tool: the credential cache of every server process listens and
  *   forgets what it knew (postgres-credentials.ts).
+ * - Version 3 moves event times outside the window the server now accepts (`clock-skew.ts`) to
+ *   their arrival time, keeping the client's in `client_timestamp`.
  */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** Key of the transaction-level advisory lock taken around schema changes. */
 export const SCHEMA_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-analytics:schema'))";
@@ -119,4 +121,7 @@ DROP INDEX IF EXISTS events_by_type;
 DROP INDEX IF EXISTS events_by_user;
 DROP INDEX IF EXISTS events_by_session;
 ${CREDENTIAL_TRIGGERS}`,
+  3: `
+UPDATE events SET client_timestamp = COALESCE(client_timestamp, timestamp), timestamp = received_at
+WHERE timestamp < 946684800000 OR timestamp > received_at + 86400000;`,
 };

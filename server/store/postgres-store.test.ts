@@ -6,6 +6,7 @@ import type { Credential, EventStore, StoredEvent } from './event-store.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
 import { LISTENER_APPLICATION_NAME, createCredentialCache } from './postgres-credentials.js';
 import { createPostgresStore } from './postgres-store.js';
+import { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 
 let database: TestDatabase;
 
@@ -299,7 +300,7 @@ describe('schema migration', () => {
         await Promise.all(stores.map((s) => s.init()));
         await Promise.all(stores.map((s) => s.close()));
         const version = await admin.query('SELECT version FROM schema_version');
-        expect(version.rows).toEqual([{ version: 2 }]);
+        expect(version.rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
         const indexes = await admin.query("SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname");
         expect(indexes.rows.map((row: { indexname: string }) => row.indexname)).toEqual(['events_by_time', 'events_project_id_event_id_key']);
         const triggers = await admin.query('SELECT tgname FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname');

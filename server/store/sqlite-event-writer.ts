@@ -51,8 +51,8 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     ch[j++] = c.projectId;
     ch[j++] = c.sessionId;
     ch[j++] = c.eventOffset;
-    ch[j++] = JSON.stringify(c.events);
-    ch[j++] = c.events.length;
+    ch[j++] = c.eventsJson;
+    ch[j++] = c.eventCount;
     ch[j++] = c.duration;
     ch[j++] = c.startUrl;
     ch[j++] = c.userId;

@@ -10,15 +10,19 @@
  * events/s with the two indexes above, 70k with all five), i.e. half of SQLite's ingest rate, to
  * speed up filtered reads that SQLite's single-machine users run rarely; a filtered page now reads
  * the time range until it has its rows. PostgreSQL keeps its own choice (`postgres-schema.ts`).
- * Version 2 also adds `auth_changes` (see below).
+ * Version 2 also adds `auth_changes` (see below). Version 3 moves event times that lie outside the
+ * window the server now accepts (`clock-skew.ts`: from 2000 to a day after arrival) to their
+ * arrival time, keeping the client's in `client_timestamp`: such rows broke listings and retention.
  */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /** Statements that bring a database of version `n` (the key) to `n + 1`. */
 export const SQLITE_MIGRATIONS: Readonly<Record<number, string>> = {
   1: `DROP INDEX IF EXISTS events_by_type;
 DROP INDEX IF EXISTS events_by_user;
 DROP INDEX IF EXISTS events_by_session;`,
+  2: `UPDATE events SET client_timestamp = COALESCE(client_timestamp, timestamp), timestamp = received_at
+WHERE timestamp < 946684800000 OR timestamp > received_at + 86400000;`,
 };
 
 export const SQLITE_SCHEMA = `
