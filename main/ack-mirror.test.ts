@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventColumns } from '../worker/types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 import { createAckMirror } from './ack-mirror.js';
 import { appendEvent, createColumns } from './event-buffer.js';
 import { liveColumns, rangesOfCounters } from './mirror-columns.js';

@@ -9,7 +9,7 @@
  * the unsettled events back out (at pagehide, or for a restart) is `mirror-columns.ts`, loaded
  * lazily, so the facade's bundle carries only what every page runs.
  */
-import type { EventColumns } from '../worker/types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /** Posted columns, numbered from `first`, and which of their numbers are settled. */
 export interface MirrorChunk {

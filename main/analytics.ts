@@ -1,5 +1,5 @@
 /** The client's public interface: every operation of SPEC.md "Client library operations". */
-import type { EventProperties, PageProperties } from '../worker/types.js';
+import type { EventProperties, PageProperties } from '../protocol/event-model/analytics-event.js';
 import type { ResolvedConfig } from './config.js';
 import type { ExperimentOperations } from './experiments.js';
 import type { FunnelOperations } from './funnels.js';

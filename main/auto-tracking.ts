@@ -6,7 +6,7 @@
  * on, so the facade's bundle carries none of it. Errors in the moments before the chunk arrives
  * are not seen; page timings are (their observers are buffered).
  */
-import type { EventProperties } from '../worker/types.js';
+import type { EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { ResolvedConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { trackErrors } from './auto/error-tracking.js';

@@ -5,9 +5,9 @@
  * most 60 KB; a larger set is split, and a refused beacon is split in halves and retried, down to
  * one event. The server dedupes on `event_id`, so a beacon that repeats a worker send is harmless.
  */
-import { toBackendEvent } from '../worker/event-mapping.js';
-import type { AnalyticsEvent } from '../worker/types.js';
-import { eventsOf } from './event-objects.js';
+import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
+import { expandColumns } from '../protocol/event-model/event-columns.js';
 import { filterColumns, liveColumns, rangesOfCounters } from './mirror-columns.js';
 import type { Logger } from './logger.js';
 import type { DeliveryClient } from './worker-client.js';
@@ -152,7 +152,7 @@ export function beaconPending(delivery: DeliveryClient, { win, config, sendBeaco
   const { posted, buffer, beaconed } = delivery.pending();
   const live = liveColumns(posted);
   const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
-  const events = eventsOf(live, fresh);
+  const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;
   const nav = win.navigator;
   const send = sendBeacon ?? (typeof nav?.sendBeacon === 'function' ? (url: string, body: string) => nav.sendBeacon(url, body) : undefined);

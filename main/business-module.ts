@@ -3,7 +3,7 @@
  * subscriptions, payments and churn risk (`subscriptions.ts`, with `subscription-validation.ts`
  * and `churn-risk.ts`).
  */
-import type { EventProperties } from '../worker/types.js';
+import type { EventProperties } from '../protocol/event-model/analytics-event.js';
 import { createFunnels, type FunnelOperations } from './funnels.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage.js';

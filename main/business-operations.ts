@@ -8,7 +8,7 @@
  * `getFunnelState()` answers undefined, `getSubscriptionData()` null and `calculateChurnRisk()`
  * the neutral `{ risk_score: 0, risk_category: 'low', factors: {} }`.
  */
-import type { EventProperties } from '../worker/types.js';
+import type { EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { BusinessModule } from './business-module.js';
 import { createDeferredModule } from './deferred-module.js';
 import type { FunnelOperations } from './funnels.js';

@@ -4,7 +4,7 @@
  * per-event work is a counter, a string, a few compares and four array pushes, with no event object
  * made (DESIGN.md "Measured facts").
  */
-import type { AnalyticsEventType, EventContext, EventProperties } from '../worker/types.js';
+import type { AnalyticsEventType, EventContext, EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { Analytics } from './analytics.js';
 import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from './config.js';
 import { globalTimers } from './delivery-link.js';
@@ -18,7 +18,7 @@ import { createLogger } from './logger.js';
 import { createNullDelivery } from './null-delivery.js';
 import { createPageContext } from './page-context.js';
 import { watchNavigation } from './page-tracking.js';
-import { cleanProperties } from './properties.js';
+import { cleanProperties } from '../protocol/event-model/properties.js';
 import { createFacadeRecorder } from './recorder/facade-recorder.js';
 import { createSessionManager } from './session.js';
 import { browserLocalStorage, createSafeStorage } from './storage.js';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { expandColumns } from '../worker/event-columns.js';
-import type { AnalyticsEvent, EventColumns, EventContext } from '../worker/types.js';
-import { formatEventId } from '../worker/event-id.js';
+import { expandColumns } from '../protocol/event-model/event-columns.js';
+import type { AnalyticsEvent, EventContext } from '../protocol/event-model/analytics-event.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
+import { formatEventId } from '../protocol/event-model/event-id.js';
 import { TEST_ID_TAIL, parseEventId } from '../worker/testing.js';
 import { appendEvent, createColumns, idsOf, sliceColumns } from './event-buffer.js';
 import { filterColumns } from './mirror-columns.js';
-import { eventsOf } from './event-objects.js';
 
 /** Appends an event object, field by field, as the facade's funnel does. */
 function add(columns: EventColumns, e: AnalyticsEvent): void {
@@ -45,7 +45,7 @@ describe('add(columns, event)', () => {
     const columns = createColumns(TEST_ID_TAIL);
     for (const e of mixed()) add(columns, e);
     const cloned = structuredClone(columns);
-    expect(eventsOf(columns)).toEqual(mixed());
+    expect(expandColumns(columns)).toEqual(mixed());
     expect(expandColumns(cloned)).toEqual(mixed());
     expect(expandColumns(cloned)[4]!.previousId).toBe('anon');
   });
@@ -57,7 +57,7 @@ describe('filterColumns(chunks, keep)', () => {
     const b = createColumns(TEST_ID_TAIL);
     mixed().forEach((e, i) => add(i < 3 ? a : b, e));
     const kept = filterColumns([a, b], (counter, n) => counter !== 51 && n !== 5);
-    expect(eventsOf(kept)).toEqual(mixed().filter((e) => e.id !== event(1).id && e.id !== event(5).id));
+    expect(expandColumns(kept)).toEqual(mixed().filter((e) => e.id !== event(1).id && e.id !== event(5).id));
     expect(filterColumns([a, b], () => false)).toEqual(createColumns(TEST_ID_TAIL));
   });
 });
@@ -66,8 +66,8 @@ describe('sliceColumns(columns, from, to)', () => {
   it('keeps the events from … to − 1 with the runs that reach into them', () => {
     const columns = createColumns(TEST_ID_TAIL);
     for (const e of mixed()) add(columns, e);
-    expect(eventsOf(sliceColumns(columns, 1, 4))).toEqual(mixed().slice(1, 4));
-    expect(eventsOf(sliceColumns(columns, 4, 6))).toEqual(mixed().slice(4));
+    expect(expandColumns(sliceColumns(columns, 1, 4))).toEqual(mixed().slice(1, 4));
+    expect(expandColumns(sliceColumns(columns, 4, 6))).toEqual(mixed().slice(4));
     expect(sliceColumns(columns, 3, 3)).toEqual(createColumns(TEST_ID_TAIL));
   });
 });

@@ -1,15 +1,16 @@
 /**
- * The facade's events in columns ({@link EventColumns}, worker/types.ts): appended one by one at
+ * The facade's events in columns ({@link EventColumns}, `protocol/event-model/event-columns.ts`): appended one by one at
  * the cost of six array pushes and a few compares, with no event object and no id text made (a
  * new run only when the type, user, session, context or alias changes), posted as they are, and
  * kept as they are in the mirror of
  * unacknowledged events. Filtering them (`mirror-columns.ts`) and turning them back into objects
- * (`event-objects.ts`) is for the rare paths, a beacon at pagehide and a worker restart, in chunks
+ * (`expandColumns`) is for the rare paths, a beacon at pagehide and a worker restart, in chunks
  * loaded lazily; this module is part of the facade's bundle and must not be imported by those
  * chunks (a module shared with them becomes a chunk of its own, at a cost in bytes).
  */
-import { formatEventId } from '../worker/event-id.js';
-import type { AnalyticsEventType, EventColumns, EventContext, EventProperties } from '../worker/types.js';
+import { formatEventId } from '../protocol/event-model/event-id.js';
+import type { AnalyticsEventType, EventContext, EventProperties } from '../protocol/event-model/analytics-event.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /** Empty columns for the ids ending in `idTail` (the page's, `uuid-v7.ts`). */
 export function createColumns(idTail: string): EventColumns {

@@ -18,7 +18,7 @@
  * - An experiment that is not `RUNNING` (or not known yet, e.g. before `experimentsUrl` arrived)
  *   answers null and sends nothing; a stored assignment is kept, so resuming it keeps the variant.
  */
-import type { EventProperties } from '../worker/types.js';
+import type { EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { LinkTimers } from './delivery-link.js';
 import { assignVariant } from './experiment-assignment.js';
 import { fetchExperiments } from './experiments-fetch.js';

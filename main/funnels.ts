@@ -26,7 +26,7 @@
  * step name, a step index that is not a non-negative integer. An invalid call sends nothing, leaves
  * the state as it was, never throws, and says why in the debug log.
  */
-import type { EventProperties } from '../worker/types.js';
+import type { EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { Logger } from './logger.js';
 
 /** Where a funnel is: only a `started` funnel accepts steps. */

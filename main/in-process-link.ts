@@ -4,7 +4,8 @@
  * so it stays out of the facade's bundle until it is needed (DESIGN.md "Layout").
  */
 import type { CoreDeps } from '../worker/delivery-core.js';
-import type { DeliveryConfig, EventColumns } from '../worker/types.js';
+import type { DeliveryConfig } from '../worker/types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
 
 /** Loads the core and starts it with `replay` queued first. */

@@ -3,7 +3,7 @@
  * paths: the pagehide beacon (`beacon.ts`) and a worker restart (`worker-start.ts`). Imported only
  * by those lazily loaded chunks, so that this code stays out of the facade's bundle.
  */
-import type { EventColumns, EventRun } from '../worker/types.js';
+import type { EventColumns, EventRun } from '../protocol/event-model/event-columns.js';
 import type { MirrorChunk } from './ack-mirror.js';
 
 /** Calls `visit` for every event of `chunks` in order: its columns, its index there, its run, its overall index. */

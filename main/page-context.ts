@@ -12,7 +12,7 @@
  * new page. As a fallback for a change no hook saw, `get()` reads the URL at most once per
  * {@link RECHECK_MS}. This module adds no listener of its own (shutdown removes every listener).
  */
-import type { EventContext, PageProperties } from '../worker/types.js';
+import type { EventContext, PageProperties } from '../protocol/event-model/analytics-event.js';
 import { LIBRARY } from './version.js';
 
 /** Without a navigation hook call, `get()` reads the URL again at most this often (ms). */

@@ -1,5 +1,5 @@
 /** Subscription, payment and churn shapes (SPEC.md "SubscriptionProperties" and following). */
-import type { EventPropertyValue } from '../worker/types.js';
+import type { EventPropertyValue } from '../protocol/event-model/analytics-event.js';
 
 /** SPEC.md "SubscriptionProperties" `status`. */
 export type SubscriptionStatus =

@@ -21,7 +21,7 @@
  *   19 digits, spaces or dashes between them allowed, passing the Luhn check) is dropped, so a card
  *   number given by mistake (in `payment_method_last4` or any other field) is never sent.
  */
-import type { EventPropertyValue } from '../worker/types.js';
+import type { EventPropertyValue } from '../protocol/event-model/analytics-event.js';
 
 /** Properties that passed validation: scalar values only. */
 export type ValidProperties = Record<string, EventPropertyValue>;

@@ -17,7 +17,7 @@
  * - Recency: the UTC day of the last page load is stored; `days_since_last_active` is the number of
  *   days between the stored day and the day of this page load (0 on a first visit).
  */
-import type { EventProperties } from '../worker/types.js';
+import type { EventProperties } from '../protocol/event-model/analytics-event.js';
 import { calculateChurnRisk } from './churn-risk.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage.js';

@@ -5,16 +5,8 @@
  */
 import type { SubscriptionProperties } from './subscription-types.js';
 
-export type {
-  AnalyticsEvent,
-  AnalyticsEventType,
-  DiscardReason,
-  EventContext,
-  EventProperties,
-  EventPropertyValue,
-  PageProperties,
-  QueueStats,
-} from '../worker/types.js';
+export type { DiscardReason, QueueStats } from '../worker/types.js';
+export type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties, EventPropertyValue, PageProperties } from '../protocol/event-model/analytics-event.js';
 export type { FunnelState, FunnelStatus, FunnelStep } from './funnels.js';
 
 /** A value of {@link UserProperties}: a scalar, or the user's subscription. */

@@ -11,7 +11,7 @@
  * apart; random bytes are drawn once, not per id (DESIGN.md "Measured facts"). The timestamp never
  * goes backwards: a clock set back reuses the last millisecond.
  */
-import { formatEventId, hex } from '../worker/event-id.js';
+import { formatEventId, hex } from '../protocol/event-model/event-id.js';
 
 /** Makes one id per call; `now` is the event's timestamp in ms. */
 export type IdGenerator = (now: number) => string;

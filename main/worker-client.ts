@@ -12,7 +12,8 @@
  *   the posted columns themselves, numbered by `seq`, settled by the core's ranges of numbers, so
  *   neither remembering a post nor settling an ack costs the main thread anything per event.
  */
-import type { DiscardReason, EventColumns, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
+import type { DiscardReason, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../worker/types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 import { type MirrorChunk, createAckMirror } from './ack-mirror.js';
 import type { DiscardInfo } from './config.js';
 import type { DeliveryLink } from './delivery-link.js';

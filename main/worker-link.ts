@@ -5,14 +5,8 @@
  * within the timeout; later, an `error` event or a control call that times out counts as death.
  */
 import { type Endpoint, transfer, wrap } from 'comlink';
-import {
-  type DeliveryConfig,
-  type EventColumns,
-  type FlushResult,
-  type FromWorkerMessage,
-  WORKER_PROTOCOL_VERSION,
-  type WorkerApi,
-} from '../worker/types.js';
+import { type DeliveryConfig, type FlushResult, type FromWorkerMessage, WORKER_PROTOCOL_VERSION, type WorkerApi } from '../worker/types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers, LinkTimers } from './delivery-link.js';
 import { AnalyticsError } from './errors.js';
 import type { WorkerLike } from './transport-options.js';

@@ -4,7 +4,8 @@
  * core in-process. Each returns a running {@link DeliveryLink} or rejects with the reason.
  */
 import type { CoreDeps } from '../worker/delivery-core.js';
-import type { DeliveryConfig, EventColumns } from '../worker/types.js';
+import type { DeliveryConfig } from '../worker/types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers, LinkTimers } from './delivery-link.js';
 import type { Logger } from './logger.js';
 import { startInProcessLink } from './in-process-link.js';

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MAX_IN_FLIGHT, createDeliveryCore } from './delivery-core.js';
 import { type Reply, createFakeFetch, idsOf, makeEvents, rangeCount, testConfig } from './testing.js';
-import type { AnalyticsEvent, DeliveryConfig, FromWorkerMessage } from './types.js';
+import type { DeliveryConfig, FromWorkerMessage } from './types.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ now: Date.UTC(2026, 10, 22, 10, 0, 0) });

@@ -15,8 +15,8 @@
  */
 import type { BackendEvent } from '../protocol/backend-event.js';
 import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
-import { expandColumns } from './event-columns.js';
-import { toBackendEvent } from './event-mapping.js';
+import { expandColumns } from '../protocol/event-model/event-columns.js';
+import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
 import { createFlushTracker, flushFailure } from './flush-tracker.js';
 import { createOutbox } from './outbox.js';
 import { createIndexedDbJournal, loadJournal } from './queue-journal.js';
@@ -32,7 +32,8 @@ import {
   sendBatch,
   sendRecordingChunk,
 } from './sender.js';
-import type { AnalyticsEvent, DeliveryConfig, DeliveryCore, DiscardReason, FlushResult } from './types.js';
+import type { DeliveryConfig, DeliveryCore, DiscardReason, FlushResult } from './types.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 export type { CoreDeps } from './core-deps.js';
 

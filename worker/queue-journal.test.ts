@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeliveryCore } from './delivery-core.js';
 import { type QueueJournal, createIndexedDbJournal } from './queue-journal.js';
 import { type Reply, createFakeFetch, idsOf, makeEvents, testConfig } from './testing.js';
-import type { AnalyticsEvent } from './types.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 beforeEach(() => {
   vi.useFakeTimers();

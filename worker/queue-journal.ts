@@ -6,7 +6,7 @@
  * of something already stored harmless.
  */
 import type { TimerDeps } from './sender.js';
-import type { AnalyticsEvent } from './types.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 /** Where the core journals its queue. Writes are fire-and-forget: a journal handles its own errors. */
 export interface QueueJournal {

@@ -19,7 +19,8 @@
  * oldest event is first, a removal is O(1), a failed event keeps its place (order is kept across
  * retries), and an event enqueued twice (a replay after a worker restart) is kept once.
  */
-import type { AnalyticsEvent, QueuedEvent } from './types.js';
+import type { QueuedEvent } from './types.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 /** A queued event with its delivery state. */
 export interface QueueEntry extends QueuedEvent {

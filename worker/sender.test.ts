@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { toBackendEvent } from './event-mapping.js';
+import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
 import { type SenderDeps, platformGzip, sendBatch, sendRecordingChunk } from './sender.js';
 import { type Reply, type TestServer, makeEvents, startTestServer, testConfig } from './testing.js';
 

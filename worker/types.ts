@@ -7,60 +7,8 @@
  * into the worker; {@link FromWorkerMessage} carries status (queue size, acks, discards) back.
  */
 import type { RecordedEvent } from '../protocol/index.js';
-
-/** Values of EventProperties (SPEC.md "Property shapes"). */
-export type EventPropertyValue = string | number | boolean | null | undefined;
-
-/** A key/value map of event properties. */
-export type EventProperties = Record<string, EventPropertyValue>;
-
-/** SPEC.md "PageProperties". */
-export interface PageProperties {
-  title?: string;
-  url?: string;
-  path?: string;
-  referrer?: string;
-  search?: string;
-}
-
-/** What the facade knows about the page and device when an event is made. */
-export interface EventContext {
-  page?: PageProperties;
-  userAgent?: string;
-  screen?: { width: number; height: number };
-  /** Library name and version, so the server can tell client versions apart. */
-  library?: { name: string; version: string };
-  locale?: string;
-  timezone?: string;
-}
-
-/**
- * The kinds of internal event. Every automatic and helper event (click, performance, funnel_step,
- * subscription_started, …) is a `track` whose `event` is its backend `event_type`.
- */
-export type AnalyticsEventType = 'track' | 'page' | 'identify' | 'alias';
-
-/** SPEC.md "Internal event (AnalyticsEvent, client side)". */
-export interface AnalyticsEvent {
-  /** Time-ordered UUIDv7, made on the main thread; the server dedupes on it. */
-  id: string;
-  /** Unix time in ms. */
-  timestamp: number;
-  type: AnalyticsEventType;
-  /** Event name for `track`. */
-  event?: string;
-  properties?: EventProperties;
-  userId?: string;
-  anonymousId: string;
-  sessionId: string;
-  /**
-   * Page and device context. The facade reuses one object while the page does not change, so a
-   * post of many events clones it once.
-   */
-  context: EventContext;
-  /** For `alias`: the id being aliased. */
-  previousId?: string;
-}
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /** SPEC.md "QueuedEvent". */
 export interface QueuedEvent {
@@ -138,44 +86,6 @@ export interface RecordingMeta {
    * numbers the session's events itself, from 0 (`recording-uploader.ts`).
    */
   offset?: number;
-}
-
-/**
- * Fields shared by a run of consecutive events in {@link EventColumns}: everything but the id,
- * timestamp, name and properties, which in a burst are all that changes from event to event.
- */
-export interface EventRun {
-  /** Index in the columns of the run's first event; the run ends where the next one starts. */
-  start: number;
-  type: AnalyticsEventType;
-  userId?: string;
-  anonymousId: string;
-  sessionId: string;
-  context: EventContext;
-  previousId?: string;
-}
-
-/**
- * The events of one task, column by column: the form the facade posts them in. Structured clone
- * writes every key of every object it copies, so 10,000 event objects took ≈ 29 ms to post to the
- * worker in Chromium on this machine, and the same events as these columns ≈ 3 ms; the facade also
- * keeps these arrays as they are (no copy per event) for its mirror of unacknowledged events.
- * Event `i` is `timestamps[i]`, `names[i]`, `properties[i]` plus the fields of the run that holds
- * `i`; its id is the UUIDv7 of `idMs[i]`, `idCounters[i]` and `idTail` (`formatEventId` in
- * `event-id.ts`): numbers, so that making and posting an id allocates nothing on the main thread.
- */
-export interface EventColumns {
-  /** Each event id's millisecond. */
-  idMs: number[];
-  /** Each event id's counter: unique among the ids with this tail. */
-  idCounters: number[];
-  /** The random end of every id here: 8 hex digits, fixed for the page. */
-  idTail: string;
-  timestamps: number[];
-  names: Array<string | undefined>;
-  properties: Array<EventProperties | undefined>;
-  /** Ordered by `start`; the first starts at 0 (none when there are no events). */
-  runs: EventRun[];
 }
 
 /**

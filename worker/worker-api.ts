@@ -6,18 +6,9 @@
 import { type Endpoint, expose } from 'comlink';
 import type { CoreDeps } from './core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
-import { isEventColumns } from './event-columns.js';
-import {
-  type DeliveryConfig,
-  type EventColumns,
-  type DeliveryCore,
-  type FlushResult,
-  type QueueStats,
-  type ToWorkerMessage,
-  WORKER_PROTOCOL_VERSION,
-  type WorkerApi,
-  type WorkerHello,
-} from './types.js';
+import { isEventColumns } from '../protocol/event-model/event-columns.js';
+import { type DeliveryConfig, type DeliveryCore, type FlushResult, type QueueStats, type ToWorkerMessage, WORKER_PROTOCOL_VERSION, type WorkerApi, type WorkerHello } from './types.js';
+import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /**
  * Creates the {@link WorkerApi}. `init` starts a core in 'worker' mode and wires the data-plane

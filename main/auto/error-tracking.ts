@@ -13,7 +13,7 @@
  * module, and `worker.js` beside it), and errors raised while an error is being reported are
  * skipped.
  */
-import type { EventProperties } from '../../worker/types.js';
+import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import type { Logger } from '../logger.js';
 import type { ErrorData } from '../types.js';
 import { isInternal } from './internal-error.js';

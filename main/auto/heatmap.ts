@@ -9,7 +9,7 @@
  * The session's click count is the page observers' (one per click); a heatmap `click` event only
  * counts as a click event (`SessionData.clickEvents`), so one click is never counted twice.
  */
-import type { EventProperties } from '../../worker/types.js';
+import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import type { Logger } from '../logger.js';
 import type { HeatmapData } from '../types.js';
 import { createRateLimit } from './rate-limit.js';

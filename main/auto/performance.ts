@@ -21,7 +21,7 @@
  * beacons what is made after it at the end of the task (`unload-path.ts`).
  * After it is sent, every observer and listener is removed.
  */
-import type { EventProperties } from '../../worker/types.js';
+import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import type { Logger } from '../logger.js';
 import type { PerformanceData } from '../types.js';
 import { createRemovers } from './removers.js';

@@ -1,5 +1,5 @@
 import { type MouseEvent, type ReactElement, type ReactNode, cloneElement, isValidElement } from 'react';
-import type { EventProperties } from '../../worker/types.js';
+import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import { useAnalytics } from './use-analytics.js';
 
 /** Props of {@link TrackClick}. */

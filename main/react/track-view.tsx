@@ -1,5 +1,5 @@
 import { type ReactNode, useEffect, useRef } from 'react';
-import type { EventProperties } from '../../worker/types.js';
+import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import { useAnalytics } from './use-analytics.js';
 
 /** Props of {@link TrackView}. */

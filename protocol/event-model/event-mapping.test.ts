@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { isBackendEvent } from '../protocol/backend-event.js';
+import { isBackendEvent } from '../backend-event.js';
 import { toBackendEvent } from './event-mapping.js';
-import { makeEvent } from './testing.js';
-import type { AnalyticsEvent } from './types.js';
+import { makeEvent } from '../../worker/testing.js';
+import type { AnalyticsEvent } from './analytics-event.js';
 
 const context = {
   page: { title: 'Home', url: 'https://shop.test/?q=1', path: '/', referrer: '', search: '?q=1' },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expandColumns, isEventColumns } from './event-columns.js';
 import { formatEventId } from './event-id.js';
 import { createEventIdFormatter } from './event-id-formatter.js';
-import type { EventColumns } from './types.js';
+import type { EventColumns } from './event-columns.js';
 
 const MS = 1_764_000_000_000;
 const columns = (): EventColumns => ({

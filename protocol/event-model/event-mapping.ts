@@ -1,14 +1,15 @@
 /**
- * Client event → backend event (SPEC.md "Event type mapping", DESIGN.md "Wire mapping").
+ * Client event → backend event: the wire mapping (docs/protocol.md, docs/decisions.md).
  *
- * This file is imported by the main thread too (its `sendBeacon` path), so it must stay free of
- * runtime dependencies: only `import type` below. It runs once per event per send attempt, so it
- * makes one properties object and one result object and nothing else on the common path.
+ * The main thread imports this file too (its `sendBeacon` path), so it depends on nothing but the
+ * property rules beside it. It runs once per event per send attempt, so it makes one properties
+ * object and one result object and nothing else on the common path.
  */
-import type { BackendEvent, PropertyValue } from '../protocol/backend-event.js';
-import type { AnalyticsEvent, AnalyticsEventType } from './types.js';
+import type { BackendEvent, PropertyValue } from '../backend-event.js';
+import { wireValue } from './properties.js';
+import type { AnalyticsEvent, AnalyticsEventType } from './analytics-event.js';
 
-/** `event_type` of each non-`track` kind; a `track` sends its event name (SPEC.md). */
+/** `event_type` of each non-`track` kind; a `track` sends its event name. */
 const EVENT_TYPE: Readonly<Record<Exclude<AnalyticsEventType, 'track'>, string>> = {
   page: 'page_view',
   identify: 'user_identify',
@@ -24,7 +25,7 @@ const EVENT_TYPE: Readonly<Record<Exclude<AnalyticsEventType, 'track'>, string>>
  * - `properties` = the call's properties flattened with the context: `anonymous_id`, `locale`,
  *   `timezone` as they are; `page`, `screen`, `library` as JSON strings. A property the call
  *   gives wins over a context member of the same name, except `page`/`screen` of a `page_view`,
- *   which SPEC.md defines.
+ *   which the protocol defines.
  * - The wire carries scalars only: object values (an identify trait `subscription`) are
  *   JSON-encoded, `undefined` and functions are dropped, non-finite numbers become `null`, and
  *   a `__proto__` key is dropped (the server refuses it, and it must never be assigned).
@@ -68,31 +69,13 @@ export function toBackendEvent(e: AnalyticsEvent): BackendEvent {
   };
 }
 
-/** Copies `source` into `target` as wire scalars (see {@link toBackendEvent}). */
+/** Copies `source` into `target` as wire scalars ({@link wireValue}). */
 function copyProperties(target: Record<string, PropertyValue>, source: Readonly<Record<string, unknown>>): void {
   for (const key in source) {
     // Own keys only, and never `__proto__`: assigning it would replace `target`'s prototype.
     if (key === '__proto__' || !Object.hasOwn(source, key)) continue;
-    const value = source[key];
-    switch (typeof value) {
-      case 'string':
-      case 'boolean':
-        target[key] = value;
-        break;
-      case 'number':
-        // JSON has no NaN/Infinity and the server refuses them; null keeps the key visible.
-        target[key] = Number.isFinite(value) ? value : null;
-        break;
-      case 'bigint':
-        target[key] = value.toString();
-        break;
-      case 'object':
-        if (value === null) target[key] = null;
-        else setEncoded(target, key, value);
-        break;
-      default:
-      // undefined, functions and symbols have no wire form.
-    }
+    const value = wireValue(source[key]);
+    if (value !== undefined) target[key] = value;
   }
 }
 

@@ -1,10 +1,49 @@
 /**
- * The core's side of {@link EventColumns}: the events of one post, expanded back into the
- * AnalyticsEvent objects the queue holds. The work of building objects and id texts happens here,
- * in the worker, instead of on the page's main thread (DESIGN.md "The worker boundary").
+ * The events of one task as columns: the form in which the facade posts events to the delivery
+ * core and keeps its mirror of unacknowledged ones, and their expansion back into
+ * {@link AnalyticsEvent} objects. The core expands every post (in the worker, not on the page's
+ * main thread); the facade expands only on its rare paths (a beacon at pagehide).
  */
+import type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties } from './analytics-event.js';
 import { createEventIdFormatter } from './event-id-formatter.js';
-import type { AnalyticsEvent, EventColumns } from './types.js';
+
+/**
+ * Fields shared by a run of consecutive events in {@link EventColumns}: everything but the id,
+ * timestamp, name and properties, which in a burst are all that changes from event to event.
+ */
+export interface EventRun {
+  /** Index in the columns of the run's first event; the run ends where the next one starts. */
+  start: number;
+  type: AnalyticsEventType;
+  userId?: string;
+  anonymousId: string;
+  sessionId: string;
+  context: EventContext;
+  previousId?: string;
+}
+
+/**
+ * The events of one task, column by column: the form the facade posts them in. Structured clone
+ * writes every key of every object it copies, so posting event objects costs several times what
+ * these columns cost (figures in bench/RESULTS.md); the facade also
+ * keeps these arrays as they are (no copy per event) for its mirror of unacknowledged events.
+ * Event `i` is `timestamps[i]`, `names[i]`, `properties[i]` plus the fields of the run that holds
+ * `i`; its id is the UUIDv7 of `idMs[i]`, `idCounters[i]` and `idTail` (`formatEventId` in
+ * `event-id.ts`): numbers, so that making and posting an id allocates nothing on the main thread.
+ */
+export interface EventColumns {
+  /** Each event id's millisecond. */
+  idMs: number[];
+  /** Each event id's counter: unique among the ids with this tail. */
+  idCounters: number[];
+  /** The random end of every id here: 8 hex digits, fixed for the page. */
+  idTail: string;
+  timestamps: number[];
+  names: Array<string | undefined>;
+  properties: Array<EventProperties | undefined>;
+  /** Ordered by `start`; the first starts at 0 (none when there are no events). */
+  runs: EventRun[];
+}
 
 /** The events of `columns`, in order. */
 export function expandColumns(columns: EventColumns): AnalyticsEvent[] {
