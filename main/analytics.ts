@@ -1,12 +1,12 @@
 /** The client's public interface: every operation of SPEC.md "Client library operations". */
 import type { EventProperties, PageProperties } from '../protocol/event-model/analytics-event.js';
 import type { ResolvedConfig } from './config.js';
-import type { ExperimentOperations } from './experiments.js';
-import type { FunnelOperations } from './funnels.js';
+import type { ExperimentOperations } from './experiments/experiments.js';
+import type { FunnelOperations } from './business/funnels.js';
 import type { RecorderOperations } from './recorder/facade-recorder.js';
-import type { SubscriptionOperations } from './subscriptions.js';
+import type { SubscriptionOperations } from './business/subscriptions.js';
 import type { PerformanceData, SessionData, UserProperties } from './types.js';
-import type { DeliveryStats } from './worker-client.js';
+import type { DeliveryStats } from './delivery/delivery-client.js';
 
 /**
  * An analytics client made by `createAnalytics()`. Every operation returns at once and never

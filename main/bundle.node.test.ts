@@ -10,9 +10,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
 import { createFakeFetch, makeEvents, testConfig } from '../worker/testing.js';
 import type { FromWorkerMessage } from '../worker/types.js';
-import type { WorkerLike } from './transport-options.js';
-import { startWorkerLink } from './worker-link.js';
-import { globalTimers } from './delivery-link.js';
+import type { WorkerLike } from './delivery/transport-options.js';
+import { startWorkerLink } from './delivery/worker-link.js';
+import { globalTimers } from './delivery/delivery-link.js';
 
 let built: Awaited<ReturnType<typeof buildClient>>;
 beforeAll(async () => {

@@ -3,9 +3,9 @@
  * defaults are applied; everything downstream reads a {@link ResolvedConfig}.
  */
 import type { DeliveryConfig, DiscardReason } from '../worker/types.js';
-import type { ABTestConfig } from './experiment-types.js';
+import type { ABTestConfig } from './experiments/experiment-types.js';
 import type { RecordingConfig } from './recorder/types.js';
-import type { TransportOptions } from './transport-options.js';
+import type { TransportOptions } from './delivery/transport-options.js';
 
 /** What `onDiscard` is told when events leave the queue without being accepted by the server. */
 export interface DiscardInfo {

@@ -7,25 +7,25 @@
 import type { AnalyticsEventType, EventContext, EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { Analytics } from './analytics.js';
 import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from './config.js';
-import { globalTimers } from './delivery-link.js';
-import { createBusinessOperations } from './business-operations.js';
+import { globalTimers } from './delivery/delivery-link.js';
+import { createBusinessOperations } from './business/business-operations.js';
 import { AnalyticsError } from './errors.js';
-import { createExperimentOperations } from './experiment-operations.js';
+import { createExperimentOperations } from './experiments/experiment-operations.js';
 import { guardAll } from './guard.js';
 import { OPERATION_FALLBACKS, type SyncOperations } from './operation-fallbacks.js';
-import { createIdentity } from './identity.js';
+import { createIdentity } from './session/identity.js';
 import { createLogger } from './logger.js';
-import { createNullDelivery } from './null-delivery.js';
-import { createPageContext } from './page-context.js';
-import { watchNavigation } from './page-tracking.js';
+import { createNullDelivery } from './delivery/null-delivery.js';
+import { createPageContext } from './session/page-context.js';
+import { watchNavigation } from './auto/page-tracking.js';
 import { cleanProperties } from '../protocol/event-model/properties.js';
 import { createFacadeRecorder } from './recorder/facade-recorder.js';
-import { createSessionManager } from './session.js';
-import { browserLocalStorage, createSafeStorage } from './storage.js';
-import { ALL_STRATEGIES } from './transport-options.js';
-import { startUnloadPath } from './unload-path.js';
-import { createUuidV7Clock, createUuidV7Generator } from './uuid-v7.js';
-import { type DeliveryClient, createDeliveryClient } from './worker-client.js';
+import { createSessionManager } from './session/session.js';
+import { browserLocalStorage, createSafeStorage } from './session/storage.js';
+import { ALL_STRATEGIES } from './delivery/transport-options.js';
+import { startUnloadPath } from './unload/unload-path.js';
+import { createUuidV7Clock, createUuidV7Generator } from './delivery/uuid-v7.js';
+import { type DeliveryClient, createDeliveryClient } from './delivery/delivery-client.js';
 
 /**
  * Creates an analytics client. Capture starts at once; the delivery core starts in a Web Worker
@@ -174,7 +174,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     removers.push(watchNavigation(win, onNavigate));
     let stopObservers: (() => void) | undefined;
     removers.push(() => stopObservers?.());
-    import('./page-observers.js').then(
+    import('./auto/page-observers.js').then(
       ({ observePage }) => {
         if (!closed) stopObservers = observePage(win, { session, now, config, send, log });
       },

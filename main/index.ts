@@ -6,19 +6,19 @@ export { createAnalytics } from './create-analytics.js';
 export { SessionRecorder } from './recorder/session-recorder.js';
 export { AnalyticsError, isAnalyticsError } from './errors.js';
 export { DEFAULTS, resolveConfig } from './config.js';
-export { calculateBounceLikelihood, calculateEngagementScore } from './engagement.js';
+export { calculateBounceLikelihood, calculateEngagementScore } from './session/engagement.js';
 
 export type { Analytics } from './analytics.js';
 export type { AnalyticsConfig, DiscardInfo, ResolvedConfig } from './config.js';
 export type { AnalyticsErrorCode, AnalyticsErrorOptions } from './errors.js';
-export type { EngagementInput } from './engagement.js';
-export type { ExperimentOperations } from './experiments.js';
-export type { FunnelOperations } from './funnels.js';
+export type { EngagementInput } from './session/engagement.js';
+export type { ExperimentOperations } from './experiments/experiments.js';
+export type { FunnelOperations } from './business/funnels.js';
 export type { RecorderOperations } from './recorder/facade-recorder.js';
 export type { RecorderState } from './recorder/session-recorder.js';
 export type { RecordingConfig, RecordingSampling } from './recorder/types.js';
-export type { SubscriptionOperations } from './subscriptions.js';
-export type { DeliveryMode, DeliveryStats } from './worker-client.js';
+export type { SubscriptionOperations } from './business/subscriptions.js';
+export type { DeliveryMode, DeliveryStats } from './delivery/delivery-client.js';
 export type {
   AnalyticsEvent,
   AnalyticsEventType,
@@ -48,5 +48,5 @@ export type {
   PaymentStatus,
   SubscriptionProperties,
   SubscriptionStatus,
-} from './subscription-types.js';
-export type { ABTestConfig, Experiment, ExperimentAssignment, ExperimentStatus, Variant } from './experiment-types.js';
+} from './business/subscription-types.js';
+export type { ABTestConfig, Experiment, ExperimentAssignment, ExperimentStatus, Variant } from './experiments/experiment-types.js';

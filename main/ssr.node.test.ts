@@ -28,7 +28,7 @@ describe('the library outside a browser', () => {
       abTestConfig: { experiments: [ssrExperiment], experimentsUrl: 'https://experiments.example/list.json' },
     });
     // Funnels, subscriptions and experiments live in lazily loaded modules (business-operations.ts).
-    await Promise.all([import('./business-module.js'), import('./experiments.js')]);
+    await Promise.all([import('./business/business-module.js'), import('./experiments/experiments.js')]);
     await new Promise((resolve) => setImmediate(resolve));
 
     analytics.track('ssr_event', { a: 1 });

@@ -10,7 +10,7 @@ import { createWorkerApi } from '../worker/worker-api.js';
 import type { Analytics } from './analytics.js';
 import type { AnalyticsConfig } from './config.js';
 import { createAnalytics } from './create-analytics.js';
-import type { TransportOptions, WorkerLike } from './transport-options.js';
+import type { TransportOptions, WorkerLike } from './delivery/transport-options.js';
 
 /** How a fake worker behaves. */
 export type FakeWorkerBehaviour =
@@ -136,7 +136,7 @@ export const endOfTask = (): Promise<void> => new Promise((resolve) => setTimeou
 
 /** Waits until a client made before the call has its page observers (a lazily imported chunk). */
 export async function pageObserversReady(): Promise<void> {
-  await import('./page-observers.js');
+  await import('./auto/page-observers.js');
   await endOfTask();
 }
 
@@ -145,6 +145,6 @@ export async function pageObserversReady(): Promise<void> {
  * subscriptions (`business-module.ts`) and experiments (`experiments.ts`).
  */
 export async function lazyModulesReady(): Promise<void> {
-  await Promise.all([import('./business-module.js'), import('./experiments.js')]);
+  await Promise.all([import('./business/business-module.js'), import('./experiments/experiments.js')]);
   await endOfTask();
 }

@@ -3,11 +3,11 @@
  * "PerformanceData", "ErrorData", "HeatmapData"). Shapes that cross the worker boundary are defined
  * once in `worker/types.ts` and re-exported here.
  */
-import type { SubscriptionProperties } from './subscription-types.js';
+import type { SubscriptionProperties } from './business/subscription-types.js';
 
 export type { DiscardReason, QueueStats } from '../worker/types.js';
 export type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties, EventPropertyValue, PageProperties } from '../protocol/event-model/analytics-event.js';
-export type { FunnelState, FunnelStatus, FunnelStep } from './funnels.js';
+export type { FunnelState, FunnelStatus, FunnelStep } from './business/funnels.js';
 
 /** A value of {@link UserProperties}: a scalar, or the user's subscription. */
 export type UserPropertyValue = string | number | boolean | null | undefined | SubscriptionProperties;

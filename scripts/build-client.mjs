@@ -64,7 +64,7 @@ export async function buildClient() {
     name: 'inline-worker-source',
     setup(b) {
       // The source tree's placeholder says "no inline worker"; the build puts the worker in.
-      b.onLoad({ filter: /[\\/]main[\\/]inline-worker-source\.ts$/ }, () => ({
+      b.onLoad({ filter: /[\\/]main[\\/]delivery[\\/]inline-worker-source\.ts$/ }, () => ({
         contents: `export const WORKER_SOURCE = ${JSON.stringify(worker.code)};`,
         loader: 'js',
       }));

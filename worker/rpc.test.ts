@@ -18,7 +18,8 @@ import {
   startTestServer,
   testConfig,
 } from './testing.js';
-import { type FromWorkerMessage, WORKER_PROTOCOL_VERSION, type WorkerApi } from './types.js';
+import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
+import type { FromWorkerMessage, WorkerApi } from './types.js';
 import { exposeWorkerApi } from './worker-api.js';
 
 let server: TestServer;

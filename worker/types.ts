@@ -137,13 +137,11 @@ export type FromWorkerMessage =
 
 /** The handshake answer of `init`. */
 export interface WorkerHello {
-  /** Protocol version of the worker build, checked by the facade. */
+  /** Protocol version of the worker build, checked by the facade (`WORKER_PROTOCOL_VERSION`). */
   protocol: number;
   mode: 'worker' | 'in-process';
 }
 
-/** The current version of this boundary's protocol (4: event ids posted as numbers, {@link EventColumns}). */
-export const WORKER_PROTOCOL_VERSION = 4;
 
 /**
  * The control plane, exposed by `worker/entry.ts` through comlink. Each method takes and returns

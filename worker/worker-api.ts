@@ -7,7 +7,8 @@ import { type Endpoint, expose } from 'comlink';
 import type { CoreDeps } from './core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
 import { isEventColumns } from '../protocol/event-model/event-columns.js';
-import { type DeliveryConfig, type DeliveryCore, type FlushResult, type QueueStats, type ToWorkerMessage, WORKER_PROTOCOL_VERSION, type WorkerApi, type WorkerHello } from './types.js';
+import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
+import type { DeliveryConfig, DeliveryCore, FlushResult, QueueStats, ToWorkerMessage, WorkerApi, WorkerHello } from './types.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /**

@@ -17,7 +17,7 @@ let fake: ReturnType<typeof createFakeRrweb>;
 const clients: Analytics[] = [];
 
 beforeAll(async () => {
-  await Promise.all([import('./engine.js'), import('../worker-start.js'), import('../in-process-link.js'), import('../../worker/delivery-core.js')]);
+  await Promise.all([import('./engine.js'), import('../delivery/worker-start.js'), import('../delivery/in-process-link.js'), import('../../worker/delivery-core.js')]);
 });
 beforeEach(() => {
   localStorage.clear();

@@ -7,7 +7,7 @@
  * the entry it needs are handed over ({@link EntryParts}).
  */
 import type { AnalyticsConfig } from '../config.js';
-import type { LinkTimers } from '../delivery-link.js';
+import type { LinkTimers } from '../delivery/delivery-link.js';
 import type { Logger } from '../logger.js';
 import type { EntryParts, OwnDelivery } from './types.js';
 

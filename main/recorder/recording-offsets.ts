@@ -7,7 +7,7 @@
  * session and event_offset) would drop. A reservation is one storage read and write per batch
  * (about one a second while recording), never per event.
  */
-import type { KeyValueStore } from '../storage.js';
+import type { KeyValueStore } from '../session/storage.js';
 
 /** Sessions remembered; the least recently used is forgotten first. */
 export const REMEMBERED_SESSIONS = 8;

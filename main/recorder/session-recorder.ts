@@ -20,11 +20,11 @@
  * | recording | rrweb not there | inactive  | a debug message saying why; kept events get their final upload |
  */
 import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from '../config.js';
-import { globalTimers } from '../delivery-link.js';
+import { globalTimers } from '../delivery/delivery-link.js';
 import { createLogger } from '../logger.js';
-import { browserLocalStorage, createSafeStorage } from '../storage.js';
-import { ALL_STRATEGIES } from '../transport-options.js';
-import { createDeliveryClient } from '../worker-client.js';
+import { browserLocalStorage, createSafeStorage } from '../session/storage.js';
+import { ALL_STRATEGIES } from '../delivery/transport-options.js';
+import { createDeliveryClient } from '../delivery/delivery-client.js';
 import type { RecorderDeps, RecorderEngine, RecordingConfig, StopReason } from './types.js';
 
 /** A recorder's state (SPEC.md "Session recorder"). */

@@ -8,7 +8,7 @@ import type { RecordedEvent, RecordingUpload } from '../../protocol/recording.js
 import { createDeliveryCore } from '../../worker/delivery-core.js';
 import { createFakeFetch, testConfig } from '../../worker/testing.js';
 import type { Logger } from '../logger.js';
-import { createSafeStorage } from '../storage.js';
+import { createSafeStorage } from '../session/storage.js';
 import { SessionRecorder } from './session-recorder.js';
 import type { CaptureOptions, RecordFunction, RecorderDeps, RecorderMessage, RecordingConfig, RecordingSink } from './types.js';
 

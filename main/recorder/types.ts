@@ -6,11 +6,11 @@
 import type { RecordedEvent } from '../../protocol/recording.js';
 import type { ToWorkerMessage } from '../../worker/types.js';
 import type { AnalyticsConfig, resolveConfig, toDeliveryConfig } from '../config.js';
-import type { LinkTimers } from '../delivery-link.js';
+import type { LinkTimers } from '../delivery/delivery-link.js';
 import type { Logger } from '../logger.js';
-import type { KeyValueStore } from '../storage.js';
-import type { StartStrategy } from '../transport-options.js';
-import type { createDeliveryClient } from '../worker-client.js';
+import type { KeyValueStore } from '../session/storage.js';
+import type { StartStrategy } from '../delivery/transport-options.js';
+import type { createDeliveryClient } from '../delivery/delivery-client.js';
 
 /** SPEC.md "RecordingConfig" (sampling). */
 export interface RecordingSampling {

@@ -1,6 +1,6 @@
 /**
  * The text of an event id from its numbers. The facade makes an event's UUIDv7 as two numbers, its
- * millisecond and its counter (`main/uuid-v7.ts`), and posts them in the event columns with the
+ * millisecond and its counter (`main/delivery/uuid-v7.ts`), and posts them in the event columns with the
  * page's fixed random tail: making and posting an id then allocates nothing on the page's main
  * thread. The text is made here: by the facade on its rare paths (a beacon, an id given to
  * `onDiscard`), and by the core in the worker for every event, through the faster

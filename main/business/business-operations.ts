@@ -1,0 +1,73 @@
+/**
+ * Funnel, subscription and payment operations on the main thread. Their logic (state machines,
+ * validation, the churn formula) lives in `business-module.ts`, a chunk loaded when the client
+ * starts, so it stays out of the main-thread bundle; these forward to it (`deferred-module.ts`).
+ *
+ * Until the chunk arrives (normally within the first moments of the page), calls are queued and
+ * applied in order, with their original time, when it arrives (`flush()` waits for them), and
+ * `getFunnelState()` answers undefined, `getSubscriptionData()` null and `calculateChurnRisk()`
+ * the neutral `{ risk_score: 0, risk_category: 'low', factors: {} }`.
+ */
+import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
+import type { BusinessModule } from './business-module.js';
+import { createDeferredModule } from '../deferred-module.js';
+import type { FunnelOperations } from './funnels.js';
+import type { Logger } from '../logger.js';
+import type { KeyValueStore } from '../session/storage.js';
+import type { SubscriptionOperations } from './subscriptions.js';
+import type { ValidProperties } from './subscription-validation.js';
+
+/** The operations plus what the facade needs. */
+export interface Business extends FunnelOperations, SubscriptionOperations {
+  /**
+   * Validates and remembers the subscription given to `identify()` (JSON-encoded, as
+   * `cleanProperties` made it), then calls `then` with the validated copy and the call's time.
+   */
+  remember(encoded: unknown, then: (valid: ValidProperties | undefined, at: number) => void): void;
+  /** Forgets the subscription data (`reset()`, another user). */
+  forget(): void;
+  /** Resolves once the calls made so far were applied; undefined when none wait. */
+  settled(): Promise<void> | undefined;
+}
+
+/** What the business module needs from the facade. */
+export interface BusinessOptions {
+  /** Sends one event through the facade's funnel, stamped with `at` (ms). */
+  send(event: string, properties: EventProperties | undefined, at: number): void;
+  store: KeyValueStore;
+  /** Prefix of the storage keys, per project. */
+  keyPrefix: string;
+  now(): number;
+  /** The current session's engagement score, 0–100. */
+  engagementScore(): number;
+  log: Logger;
+}
+
+/** Starts loading the business module and returns its operations. */
+export function createBusinessOperations(options: BusinessOptions): Business {
+  const deferred = createDeferredModule<BusinessModule>({
+    load: (now) =>
+      import('./business-module.js').then(({ createBusinessModule }) =>
+        createBusinessModule({ ...options, now, send: (event, properties) => options.send(event, properties, now()) }),
+      ),
+    calls: (
+      'trackFunnelStep startFunnel advanceFunnel completeFunnel abandonFunnel forget trackSubscription ' +
+      'trackSubscriptionStarted trackSubscriptionPaused trackSubscriptionReactivated trackSubscriptionUpgraded ' +
+      'trackSubscriptionDowngraded trackSubscriptionCanceled trackTrialStarted trackTrialConverted trackTrialExpired ' +
+      'trackPaymentFailed trackPaymentSucceeded'
+    ).split(' '),
+    reads: {
+      getFunnelState: undefined,
+      getSubscriptionData: null,
+      calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
+    },
+    now: options.now,
+    log: options.log,
+    name: 'funnels and subscriptions',
+  });
+  return {
+    ...deferred.operations,
+    remember: (encoded, then) => deferred.run((m, at) => then(m.rememberEncoded(encoded), at)),
+    settled: deferred.settled,
+  };
+}

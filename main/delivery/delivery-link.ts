@@ -1,0 +1,43 @@
+/**
+ * One started delivery core as the facade talks to it: a worker behind comlink and a
+ * `MessagePort` (`worker-link.ts`), or the same core in-process (`in-process-link.ts`).
+ */
+import type { FlushResult, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../worker/types.js';
+
+/** A running delivery core. */
+export interface DeliveryLink {
+  readonly mode: 'worker' | 'in-process';
+  /** Posts one data-plane message (one structured clone for a worker). */
+  post(message: ToWorkerMessage): void;
+  /**
+   * `flush(seq)` of the core. Rejects only when the core is gone (the facade then replays and
+   * retries); a slow but live worker answers `{ ok: false, code: 'TIMEOUT' }`.
+   */
+  flush(seq: number): Promise<FlushResult>;
+  clear(): Promise<void>;
+  stats(): Promise<QueueStats>;
+  /** Lets the core send what it can within `timeoutMs`, then stops it. */
+  shutdown(timeoutMs: number): Promise<void>;
+  /** Stops at once (terminates a worker). */
+  close(): void;
+}
+
+/** What a link reports to the facade. */
+export interface LinkHandlers {
+  /** A data-plane message from the core. */
+  onMessage(message: FromWorkerMessage): void;
+  /** The core died after a successful start (error event, or a control call timed out). */
+  onDeath(reason: string): void;
+}
+
+/** Timers, injectable so tests control them; default wrappers look the globals up at call time. */
+export interface LinkTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** The platform's timers, looked up when called (never captured at import, STYLE.md 7). */
+export const globalTimers: LinkTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};

@@ -1,0 +1,34 @@
+/**
+ * The delivery core on the main thread: the fallback when no worker can start (CSP, old browsers,
+ * a worker that died twice), and the path of tests. The core is loaded with a dynamic `import()`
+ * so it stays out of the facade's bundle until it is needed (DESIGN.md "Layout").
+ */
+import type { CoreDeps } from '../../worker/delivery-core.js';
+import type { DeliveryConfig } from '../../worker/types.js';
+import type { EventColumns } from '../../protocol/event-model/event-columns.js';
+import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
+
+/** Loads the core and starts it with `replay` queued first. */
+export async function startInProcessLink(
+  config: DeliveryConfig,
+  deps: Partial<CoreDeps> | undefined,
+  replay: EventColumns | null,
+  handlers: LinkHandlers,
+): Promise<DeliveryLink> {
+  const { createDeliveryCore } = await import('../../worker/delivery-core.js');
+  // Never gzip here: compression belongs in the worker, never on the main thread (DESIGN.md "The
+  // worker boundary"); in-process it cost the page more main-thread time than it saved.
+  const core = createDeliveryCore({ ...config, compress: false }, deps, 'in-process');
+  core.onMessage((message) => handlers.onMessage(message));
+  // Numbered 0 … n − 1: the facade numbers its next post after them (worker/types.ts).
+  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
+  return {
+    mode: 'in-process',
+    post: (message) => core.receive(message),
+    flush: (seq) => core.flush(seq),
+    clear: () => core.clear(),
+    stats: () => Promise.resolve(core.stats()),
+    shutdown: (timeoutMs) => core.shutdown(timeoutMs),
+    close: () => void core.shutdown(0).catch(() => undefined),
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * The delivery core in a Web Worker: control plane through comlink (`WorkerApi`), data plane
+ * through a transferred `MessagePort` (DESIGN.md "The worker boundary"). A start fails on a
+ * synchronous throw, an `error` event, a rejected `init`, a protocol mismatch or no handshake
+ * within the timeout; later, an `error` event or a control call that times out counts as death.
+ */
+import { type Endpoint, transfer, wrap } from 'comlink';
+import { WORKER_PROTOCOL_VERSION } from '../../protocol/worker-protocol-version.js';
+import type { DeliveryConfig, FlushResult, FromWorkerMessage, WorkerApi } from '../../worker/types.js';
+import type { EventColumns } from '../../protocol/event-model/event-columns.js';
+import type { DeliveryLink, LinkHandlers, LinkTimers } from './delivery-link.js';
+import { AnalyticsError } from '../errors.js';
+import type { WorkerLike } from './transport-options.js';
+
+/** Options of {@link startWorkerLink}. */
+export interface WorkerLinkOptions {
+  /** Constructs the worker; may throw (CSP, no Worker, bad URL). */
+  create: () => WorkerLike;
+  config: DeliveryConfig;
+  /** Unacknowledged events of a worker that died, queued first (numbered 0 … n − 1). */
+  replay: EventColumns | null;
+  handlers: LinkHandlers;
+  timers: LinkTimers;
+  /** Longest wait for the `init` answer. */
+  startTimeoutMs: number;
+  /** Longest wait for `clear`, `stats`, `shutdown` and the liveness probe. */
+  controlTimeoutMs: number;
+  /** Longest wait for `flush` before the worker is probed for liveness. */
+  flushTimeoutMs: number;
+}
+
+const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/** Starts a worker and resolves once it answered `init`; rejects with the reason it could not. */
+export async function startWorkerLink(options: WorkerLinkOptions): Promise<DeliveryLink> {
+  const { handlers, timers } = options;
+  const worker = options.create();
+  const channel = new MessageChannel();
+  let started = false;
+  let alive = true;
+  let failStart: (error: Error) => void = () => {};
+  const startFailed = new Promise<never>((_, reject) => {
+    failStart = reject;
+  });
+  startFailed.catch(() => undefined);
+  const deathListeners = new Set<(error: Error) => void>();
+
+  const onError = (event: Event): void => {
+    const message = (event as Partial<ErrorEvent>).message || 'the worker script failed to load or threw';
+    if (!started) failStart(new Error(`worker error event: ${message}`));
+    else die(`worker error event: ${message}`);
+  };
+  worker.addEventListener('error', onError);
+  channel.port1.onmessage = (event: MessageEvent<FromWorkerMessage>) => {
+    if (alive) handlers.onMessage(event.data);
+  };
+
+  function stop(): void {
+    alive = false;
+    worker.removeEventListener('error', onError);
+    channel.port1.onmessage = null;
+    for (const close of [() => channel.port1.close(), () => worker.terminate()]) {
+      try {
+        close();
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  function die(reason: string): void {
+    if (!alive) return;
+    stop();
+    const error = new AnalyticsError('WORKER_UNAVAILABLE', `The analytics worker stopped: ${reason}.`);
+    for (const listener of deathListeners) listener(error);
+    deathListeners.clear();
+    handlers.onDeath(reason);
+  }
+
+  /** Runs a control call, settling with TIMED_OUT after `ms` or rejecting when the worker dies. */
+  function call<T>(invoke: () => Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+    if (!alive) return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'The analytics worker is not running.'));
+    return new Promise((resolve, reject) => {
+      const done = (): void => {
+        timers.clearTimeout(timer);
+        deathListeners.delete(onDeath);
+      };
+      const onDeath = (error: Error): void => {
+        done();
+        reject(error);
+      };
+      const timer = timers.setTimeout(() => {
+        done();
+        resolve(TIMED_OUT);
+      }, ms);
+      deathListeners.add(onDeath);
+      invoke().then(
+        (value) => {
+          done();
+          resolve(value);
+        },
+        (error: unknown) => {
+          done();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** A control call whose timeout means the worker is dead. */
+  async function control<T>(what: string, invoke: () => Promise<T>): Promise<T> {
+    const result = await call(invoke, options.controlTimeoutMs);
+    if (result === TIMED_OUT) {
+      die(`${what}() got no answer within ${options.controlTimeoutMs} ms`);
+      throw new AnalyticsError('WORKER_UNAVAILABLE', `The analytics worker did not answer ${what}().`);
+    }
+    return result;
+  }
+
+  const api = wrap<WorkerApi>(worker as unknown as Endpoint);
+  let handshakeTimer: unknown;
+  try {
+    const port = channel.port2;
+    const init = api.init(options.config, transfer(port, [port]), options.replay);
+    init.catch(() => undefined); // It may settle after the race is lost; nobody waits for it then.
+    const hello = await Promise.race([
+      init,
+      startFailed,
+      new Promise<never>((_, reject) => {
+        handshakeTimer = timers.setTimeout(
+          () => reject(new Error(`no handshake within ${options.startTimeoutMs} ms`)),
+          options.startTimeoutMs,
+        );
+      }),
+    ]);
+    if (hello?.protocol !== WORKER_PROTOCOL_VERSION) {
+      throw new Error(
+        `the worker speaks protocol ${String(hello?.protocol)}, this library ${WORKER_PROTOCOL_VERSION} (a stale worker file?)`,
+      );
+    }
+    started = true;
+  } catch (error) {
+    stop();
+    throw error;
+  } finally {
+    timers.clearTimeout(handshakeTimer);
+  }
+
+  return {
+    mode: 'worker',
+    post(message) {
+      if (alive) channel.port1.postMessage(message);
+    },
+    async flush(seq): Promise<FlushResult> {
+      // comlink distributes the union into a union of promises; it is one promise of a FlushResult.
+      const result = await call(() => api.flush(seq) as Promise<FlushResult>, options.flushTimeoutMs);
+      if (result !== TIMED_OUT) return result;
+      // Slow is not dead: a flush may wait out retries. Only a missed probe means death.
+      const stats = await control('stats', () => api.stats());
+      return {
+        ok: false,
+        code: 'TIMEOUT',
+        message: `flush() did not finish within ${options.flushTimeoutMs} ms; the events stay queued`,
+        queued: stats.queueSize,
+      };
+    },
+    clear: () => control('clear', () => api.clear()),
+    stats: () => control('stats', () => api.stats()),
+    async shutdown(timeoutMs) {
+      try {
+        await call(() => api.shutdown(timeoutMs), timeoutMs + options.controlTimeoutMs);
+      } finally {
+        stop();
+      }
+    },
+    close: stop,
+  };
+}

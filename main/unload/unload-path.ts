@@ -1,0 +1,52 @@
+/**
+ * The unload path of one client (DESIGN.md "Unload is the main thread's job"): when the page is
+ * hidden, the session is persisted and the core is asked to send now; on `pagehide`, the events
+ * the server has not acknowledged go out by beacon, and so do those made later in the unload (by
+ * listeners that run after this one) until the page is shown again.
+ *
+ * The beacon sender (with the wire mapping it needs) is a chunk of its own, fetched as this path
+ * starts, so the facade's bundle does not carry it: a page closed in the few milliseconds before
+ * it arrives relies on the worker's send alone.
+ */
+import type { ResolvedConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { SessionManager } from '../session/session.js';
+import { watchUnload } from './unload.js';
+import type { DeliveryClient } from '../delivery/delivery-client.js';
+
+/** Starts the unload hooks; returns the remover. */
+export function startUnloadPath(
+  win: Window,
+  config: ResolvedConfig,
+  delivery: DeliveryClient,
+  session: SessionManager,
+  now: () => number,
+  sendBeacon: ((url: string, body: string) => boolean) | undefined,
+  log: Logger,
+): () => void {
+  let beaconSender: typeof import('./beacon.js') | undefined;
+  import('./beacon.js').then(
+    (module) => (beaconSender = module),
+    (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),
+  );
+  return watchUnload(win, {
+    onHidden() {
+      try {
+        session.persist();
+      } catch (error) {
+        log.error('cannot persist the session', error);
+      }
+      // Posted after the buffered events, at the end of this task.
+      delivery.send({ t: 'page-hidden' });
+    },
+    onPageHide() {
+      try {
+        session.persist();
+      } catch (error) {
+        log.error('cannot persist the session', error);
+      }
+      if (beaconSender === undefined) return log.debug('the beacon sender is not loaded yet; unacknowledged events may be lost');
+      beaconSender.beaconFromPageHide(delivery, { win, config, sendBeacon, now, log });
+    },
+  });
+}

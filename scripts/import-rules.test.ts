@@ -1,0 +1,98 @@
+/**
+ * The layout's rules, read from the import graph of the product code (docs/architecture.md,
+ * "Rooms and the rules between them"):
+ *
+ * - main/ (the page) and server/ never import each other; they meet only in protocol/.
+ * - main/ imports worker/ only for types, and the delivery core once, by a dynamic `import()`
+ *   for the in-process fallback (so it stays out of the facade's bundle).
+ * - worker/ imports neither main/ nor server/; protocol/ imports none of the three.
+ *
+ * Tests are not product code: they may reach across (a facade test drives a real core).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const ROOMS = ['main', 'worker', 'protocol', 'server'] as const;
+type Room = (typeof ROOMS)[number];
+
+interface Import {
+  from: string;
+  to: string;
+  kind: 'static' | 'type' | 'dynamic';
+}
+
+function productFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...productFiles(path));
+    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name) && !/(^|\/)testing\.ts$|\/testing\//.test(path)) out.push(path);
+  }
+  return out;
+}
+
+/** Every relative import of `file`: static, type-only or dynamic, with the file it names. */
+function importsOf(file: string): Import[] {
+  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: Import[] = [];
+  const add = (specifier: string, kind: Import['kind']): void => {
+    if (!specifier.startsWith('.')) return;
+    found.push({ from: file, to: relative(ROOT, resolve(ROOT, dirname(file), specifier)), kind });
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      add(node.moduleSpecifier.text, typeOnly ? 'type' : 'static');
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier.text, node.isTypeOnly ? 'type' : 'static');
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [arg] = node.arguments;
+      if (arg !== undefined && ts.isStringLiteral(arg)) add(arg.text, 'dynamic');
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      add(node.argument.literal.text, 'type');
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function roomOf(path: string): Room | null {
+  const top = path.split('/')[0];
+  return (ROOMS as readonly string[]).includes(top ?? '') ? (top as Room) : null;
+}
+
+const imports = ROOMS.flatMap((room) => productFiles(room)).flatMap(importsOf);
+const across = (from: Room, to: Room) => imports.filter((i) => roomOf(i.from) === from && roomOf(i.to) === to);
+const show = (list: Import[]) => list.map((i) => `${i.from} -> ${i.to} (${i.kind})`);
+
+describe('the import graph of the product code', () => {
+  it('is read: every room has files and imports', () => {
+    for (const room of ROOMS) expect(imports.some((i) => roomOf(i.from) === room)).toBe(true);
+  });
+
+  it('keeps main/ and server/ apart', () => {
+    expect(show([...across('main', 'server'), ...across('server', 'main'), ...across('server', 'worker')])).toEqual([]);
+  });
+
+  it('lets main/ import worker/ only for types, and the delivery core once, dynamically', () => {
+    const runtime = across('main', 'worker').filter((i) => i.kind !== 'type');
+    expect(show(runtime)).toEqual(['main/delivery/in-process-link.ts -> worker/delivery-core.js (dynamic)']);
+  });
+
+  it('keeps worker/ free of main/ and server/, and protocol/ free of all three', () => {
+    const bad = [...across('worker', 'main'), ...across('worker', 'server'), ...across('protocol', 'main'), ...across('protocol', 'worker'), ...across('protocol', 'server')];
+    expect(show(bad)).toEqual([]);
+  });
+});
