@@ -28,7 +28,10 @@ export interface AppOptions {
   logger?: Logger;
   /** Server clock, ms. @default Date.now */
   now?: () => number;
-  /** Take the client address from `X-Forwarded-For` (only behind a proxy you run). @default false */
+  /**
+   * Take the client address from `X-Forwarded-For`, its last entry: the address your proxy saw
+   * (only behind one proxy you run, which appends it). @default false
+   */
   trustProxy?: boolean;
   /** Origins allowed by CORS; `*` allows any. @default ['*'] */
   corsOrigins?: readonly string[];
@@ -122,7 +125,10 @@ export function createApp(options: AppOptions): AnalyticsApp {
   router.get('/readyz', readyzRoute(rc));
   router.get('/metrics', metricsRoute(rc));
 
-  const koa = new Koa({ proxy: options.trustProxy ?? false });
+  // Behind a proxy, the client address is the one that proxy appended: the last entry of
+  // X-Forwarded-For. The entries before it are whatever the client sent, so reading the first
+  // would let a client choose its own address (and rate-limit bucket, and stored IP).
+  const koa = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
   // Errors are answered and logged by errorHandler; Koa's default handler would print them again.
   koa.silent = true;
   koa.use(errorHandler(logger, metrics));

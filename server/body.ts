@@ -118,6 +118,16 @@ export function requireIngestType(ctx: Context): { beacon: boolean } {
   return { beacon: type === 'text/plain' };
 }
 
+/**
+ * The client's clock at sending, for clock-skew correction: the `X-Sent-At` header, or on the
+ * beacon form (which can carry no headers) the `sent_at` query parameter.
+ */
+export function sentAtOf(ctx: Context, beacon: boolean): string | undefined {
+  if (!beacon) return ctx.get('x-sent-at') || undefined;
+  const value = ctx.query.sent_at;
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** Parses JSON text, refusing it with `INVALID_JSON` rather than a 500. */
 export function parseJson(text: string): unknown {
   try {

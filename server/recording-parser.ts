@@ -80,6 +80,11 @@ function parserThreadMain(port: ParserPort, limits: RecordingLimits, uploadProbl
     } catch {
       return { ok: false, code: 'INVALID_JSON', error: 'The body is not valid JSON.' };
     }
+    const events0 = (body as { events?: unknown } | null)?.events;
+    if (Array.isArray(events0) && events0.length > limits.maxEvents) {
+      // Too many, like a batch over its event count: a size limit, not a malformed chunk.
+      return { ok: false, code: 'PAYLOAD_TOO_LARGE', error: `A recording chunk holds at most ${limits.maxEvents} events; this one has ${events0.length}.` };
+    }
     const problem = uploadProblem(body, limits, dataProblem);
     if (problem !== null) return { ok: false, code: 'VALIDATION_ERROR', error: problem };
     const u = body as { events: Array<{ timestamp: number }>; duration: number; start_url?: string | null; user_id?: string | null; is_final?: boolean; event_offset: number };

@@ -39,6 +39,13 @@ export function errorHandler(logger: Logger, metrics: Metrics): Middleware {
         ctx.body = { ...error.details, error: error.message, code: error.code };
       } else {
         const e = error as ExposedError;
+        if (e.status === 501) {
+          // The router's answer to a method no route knows (PROPFIND, MKCOL): the client's error,
+          // not ours, so it gets a 4xx like any other wrong method and is not logged as a failure.
+          ctx.status = ERROR_STATUS.METHOD_NOT_ALLOWED;
+          ctx.body = { error: `Method ${ctx.method} is not supported.`, code: 'METHOD_NOT_ALLOWED' };
+          return;
+        }
         const code = e.expose && e.status ? CODE_OF_STATUS[e.status] : undefined;
         if (code) {
           ctx.status = ERROR_STATUS[code];

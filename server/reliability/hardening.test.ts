@@ -294,6 +294,65 @@ describe.each(STORE_KINDS)('hardening on %s', (kind) => {
     });
   });
 
+  describe('methods, proxies and the beacon form of recordings', () => {
+    it.each([
+      ['PROPFIND', '/api/v1/events/batch', 405],
+      ['PROPFIND', '/nowhere', 405],
+      ['MKCOL', '/api/v1/events', 405],
+      ['PATCH', '/api/v1/events/batch', 405],
+      ['PATCH', '/nowhere', 404],
+    ])('answers %s %s with %i and its code, never a 500', async (method, path, status) => {
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${server.url}${path}`, { method }, (r) => {
+          let body = '';
+          r.on('data', (d: Buffer) => (body += d.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(res.status).toBe(status);
+      expect(JSON.parse(res.body)).toMatchObject({ code: status === 405 ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND' });
+    });
+
+    it('behind a proxy, takes the address the proxy appended, not one the client put first', async () => {
+      const proxied = await startTestServer(kind, { trustProxy: true });
+      try {
+        const project = await proxied.createProject({ fullIp: true });
+        const event = makeEvent();
+        const res = await proxied.postBatch([event], { project, headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' } });
+        expect(res.status).toBe(200);
+        const listed = await fetch(`${proxied.url}/api/v1/events`, { headers: { authorization: `ApiKey ${project.readKey}`, 'x-project-id': project.id } });
+        const { events } = (await listed.json()) as { events: Array<{ event_id: string; ip_address: string }> };
+        expect(events.find((e) => e.event_id === event.event_id)?.ip_address).toBe('203.0.113.9');
+      } finally {
+        await proxied.close();
+      }
+    });
+
+    it('corrects recording times on the beacon form from its sent_at parameter', async () => {
+      const deviceNow = Date.UTC(1970, 0, 2);
+      const body = JSON.stringify({ events: [{ type: 3, data: {}, timestamp: deviceNow - 1_000 }], duration: 0, event_offset: 0 });
+      const url = `${server.url}/api/v1/sessions/beacon-rec/recordings?api_key=${server.project.writeKey}&project_id=${server.project.id}&sent_at=${new Date(deviceNow).toISOString()}`;
+      const before = Date.now();
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+      const after = Date.now();
+      expect(await res.json()).toEqual({ success: true, stored: 1 });
+      const read = await fetch(`${server.url}/api/v1/sessions/beacon-rec/recording`, { headers: headers(server.project.readKey) });
+      const [event] = ((await read.json()) as { events: Array<{ timestamp: number }> }).events;
+      // Made a second before the device sent it: a second before the server received it.
+      expect(event?.timestamp).toBeGreaterThanOrEqual(before - 1_000);
+      expect(event?.timestamp).toBeLessThanOrEqual(after - 1_000);
+    });
+
+    it('refuses a recording chunk of more than 50,000 events with 413, like a batch over its count', async () => {
+      const events = Array.from({ length: 50_001 }, () => ({ type: 3, data: 0, timestamp: Date.now() }));
+      const res = await uploadChunk('too-many', JSON.stringify({ events, duration: 0, event_offset: 0 }));
+      expect(res.status).toBe(413);
+      expect(await res.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', error: expect.stringContaining('at most 50000 events') });
+    });
+  });
+
   describe('interop and data quality', () => {
     it.each(['GZIP', 'Gzip', 'x-gzip', ' gzip '])('reads a body with Content-Encoding %j as gzip', async (encoding) => {
       const event = makeEvent();

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { type BackendEvent, type BatchResponse, checkBatch, parseIsoTimestamp } from '../../protocol/index.js';
-import { parseJson, requireIngestType } from '../body.js';
+import { parseJson, requireIngestType, sentAtOf } from '../body.js';
 import { acceptedTimeWindow, measureSkew, outsideWindow } from '../clock-skew.js';
 import { HttpError } from '../http-error.js';
 import { uuidV7 } from '../ids.js';
@@ -21,7 +21,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const body = parseJson(await rc.readBatchBody(ctx));
     const receivedAt = rc.now();
-    const sentAt = beacon ? queryString(ctx.query.sent_at) : ctx.get('x-sent-at') || undefined;
+    const sentAt = sentAtOf(ctx, beacon);
     const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);
     const window = acceptedTimeWindow(receivedAt);
     const check = checkBatch(body, rc.maxEventsPerBatch, (e) =>
@@ -72,8 +72,4 @@ function toStoredEvent(
     userAgent: e.user_agent ?? requestAgent,
     ipAddress,
   };
-}
-
-function queryString(value: string | string[] | undefined): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { type RecordingResponse, SESSION_ID_PATTERN } from '../../protocol/index.js';
-import { requireIngestType } from '../body.js';
+import { requireIngestType, sentAtOf } from '../body.js';
 import { acceptedTimeWindow, measureSkew } from '../clock-skew.js';
 import { HttpError } from '../http-error.js';
 import { authenticate } from '../middleware/authenticate.js';
@@ -31,7 +31,8 @@ export function recordingsRoute(rc: RouteContext): Middleware {
     rc.metrics.setRecordingBytesInFlight(rc.recordingBudget.inUse);
     try {
       const receivedAt = rc.now();
-      const { offsetMs } = measureSkew(ctx.get('x-sent-at') || undefined, receivedAt, rc.skewThresholdMs);
+      const sentAt = sentAtOf(ctx, beacon);
+      const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);
       const outcome = await rc.recordingParser.parse(text, { offsetMs, ...acceptedTimeWindow(receivedAt) });
       if (!outcome.ok) throw new HttpError(outcome.code, outcome.error);
       const { chunk } = outcome;
