@@ -6,8 +6,12 @@ import { HttpError } from './http-error.js';
 /** The media types the ingestion endpoints take: JSON, and text/plain for the beacon form. */
 const ACCEPTED_TYPES = ['application/json', 'text/plain'];
 
-/** Reads a request body as text, inflating gzip/deflate, refusing more than `limit` bytes. */
-export type BodyReader = (ctx: Context) => Promise<string>;
+/**
+ * Reads a request body as text, inflating gzip/deflate/br, refusing more than `limit` bytes
+ * (decompressed). `beacon` says the request is the beacon form, whose body encoding is named by
+ * the `encoding` query parameter because a beacon can set no header.
+ */
+export type BodyReader = (ctx: Context, beacon: boolean) => Promise<string>;
 
 interface BodyParserError {
   status?: number;
@@ -27,9 +31,9 @@ export function createBodyReader(limitBytes: number): BodyReader {
     textLimit: String(limitBytes),
   });
   const noop = async (): Promise<void> => {};
-  return async (ctx) => {
+  return async (ctx, beacon) => {
     try {
-      const encoding = normalizeEncoding(ctx.get('content-encoding'));
+      const encoding = normalizeEncoding(beacon ? beaconEncoding(ctx) : ctx.get('content-encoding'));
       if (encoding === 'identity') delete ctx.req.headers['content-encoding'];
       else {
         ctx.req.headers['content-encoding'] = encoding;
@@ -52,6 +56,17 @@ export function createBodyReader(limitBytes: number): BodyReader {
 }
 
 const ignore = (): void => {};
+
+/**
+ * The encoding of a beacon's body: the `encoding` query parameter (`?encoding=gzip`), since
+ * `navigator.sendBeacon` sets no `Content-Encoding`; a header, should a client send one, is used
+ * when the parameter is absent. Given twice, the parameter is refused like an unknown coding.
+ */
+function beaconEncoding(ctx: Context): string {
+  const value = ctx.query.encoding;
+  if (value === undefined) return ctx.get('content-encoding');
+  return typeof value === 'string' ? value : 'two encodings';
+}
 
 /** The body encodings the server inflates, as named in the 415 answer. */
 const ENCODINGS_ACCEPTED = 'gzip (or x-gzip), deflate, br or identity';

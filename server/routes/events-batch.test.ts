@@ -165,6 +165,37 @@ describe.each(STORE_KINDS)('POST /api/v1/events/batch on %s', (kind) => {
       expect(row?.clientTimestamp).toBe(hourAgo);
     });
 
+    it('takes a gzip body when the query says encoding=gzip (any case), with the same dedupe', async () => {
+      const project = await server.createProject();
+      const events = Array.from({ length: 500 }, () => makeEvent({ properties: { path: '/pricing', plan: 'pro', count: 3 } }));
+      const body = gzipSync(JSON.stringify(events));
+      for (const encoding of ['gzip', 'GZIP']) {
+        const query = new URLSearchParams({ api_key: project.writeKey, project_id: project.id, encoding });
+        const res = await fetch(`${server.url}/api/v1/events/batch?${query}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+        expect(await res.json()).toEqual({ success: true, processed: 500 });
+      }
+      expect(await storedEvents(server, project.id)).toHaveLength(500);
+    });
+
+    it('limits a gzip beacon by its decompressed size, and refuses an unknown or doubled encoding with 415', async () => {
+      const project = await server.createProject();
+      const credentials = { api_key: project.writeKey, project_id: project.id };
+      const bomb = gzipSync(Buffer.alloc(LIMITS.maxBatchBodyBytes + 1, 0x20));
+      const big = await fetch(`${server.url}/api/v1/events/batch?${new URLSearchParams({ ...credentials, encoding: 'gzip' })}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: bomb,
+      });
+      expect(big.status).toBe(413);
+      expect(await big.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+      for (const query of [`${new URLSearchParams({ ...credentials, encoding: 'zstd' })}`, `${new URLSearchParams(credentials)}&encoding=gzip&encoding=br`]) {
+        const res = await fetch(`${server.url}/api/v1/events/batch?${query}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '[]' });
+        expect(res.status).toBe(415);
+        expect(await res.json()).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE' });
+      }
+      expect(await storedEvents(server, project.id)).toEqual([]);
+    });
+
     it('refuses query credentials on a JSON request', async () => {
       const project = await server.createProject();
       const query = new URLSearchParams({ api_key: project.writeKey, project_id: project.id });

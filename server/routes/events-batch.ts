@@ -19,7 +19,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     const { beacon } = requireIngestType(ctx);
     const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
-    const body = parseJson(await rc.readBatchBody(ctx));
+    const body = parseJson(await rc.readBatchBody(ctx, beacon));
     const receivedAt = rc.now();
     const sentAt = sentAtOf(ctx, beacon);
     const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);

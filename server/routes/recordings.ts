@@ -20,7 +20,7 @@ export function recordingsRoute(rc: RouteContext): Middleware {
     const { beacon } = requireIngestType(ctx);
     const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
-    const text = await rc.readRecordingBody(ctx);
+    const text = await rc.readRecordingBody(ctx, beacon);
     // A JavaScript string holds two bytes per character: count what the text costs in memory.
     const bytes = text.length * 2;
     if (!rc.recordingBudget.take(bytes)) {
