@@ -330,12 +330,25 @@ describe('createDeliveryCore: driving', () => {
     expect(of('status').at(-1)).toMatchObject({ recordingQueued: 1 });
   });
 
-  it('discards a malformed event as rejected without holding up the rest of its batch', async () => {
+  it('discards a batch whose send failed for a reason of its own, logged, without retrying it as a network failure', async () => {
+    const { core, fake, post, of } = setup({ debug: true }, ['internal-error']);
+    post(makeEvents(20));
+    await advance(60_000);
+    expect(fake.requests).toHaveLength(1);
+    expect(of('discarded')).toEqual([expect.objectContaining({ reason: 'rejected', detail: expect.stringContaining('invalid header value') })]);
+    expect(of('log')).toEqual(expect.arrayContaining([expect.objectContaining({ level: 'error', message: expect.stringContaining('could not be made') })]));
+    expect(core.stats()).toMatchObject({ queueSize: 0, sent: 0, discarded: 20 });
+  });
+
+  it('discards a malformed event as rejected when it arrives, and sends the rest', async () => {
     const { core, fake, post, of } = setup();
     const broken = { ...makeEvents(1, 99)[0]!, context: undefined } as unknown as AnalyticsEvent;
     post([...makeEvents(19), broken]);
     await advance();
+    // Mapped once, on arrival: the broken one never enters the queue, and 19 wait for a batch.
     expect(of('discarded')).toEqual([expect.objectContaining({ reason: 'rejected', ids: ['evt-000099'] })]);
+    expect(fake.requests).toHaveLength(0);
+    await advance(10_000);
     expect(idsOf(fake.requests[0]!)).toHaveLength(19);
     expect(core.stats()).toMatchObject({ queueSize: 0, sent: 19 });
   });

@@ -14,26 +14,21 @@
  * use up the batch's `retryAttempts` (`retry-policy.ts`).
  */
 import type { BackendEvent } from '../protocol/backend-event.js';
-import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
+import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../protocol/event-model/event-columns.js';
 import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
+import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
 import { createFlushTracker, flushFailure } from './flush-tracker.js';
+import { createJournalGate } from './journal-gate.js';
 import { createOutbox } from './outbox.js';
 import { createIndexedDbJournal, loadJournal } from './queue-journal.js';
 import { type QueueEntry, createEventQueue } from './queue.js';
 import { createRecordingUploader } from './recording-uploader.js';
+import { MAX_DEFERRAL_AGE_MS, judge, nextDeferral, nextDelay } from './retry-policy.js';
+import { createSendSchedule } from './send-schedule.js';
+import { REQUEST_TIMEOUT_MS, type SendOutcome, type SenderDeps, sendBatch, sendRecordingChunk } from './sender.js';
 import { toRanges } from './seq-ranges.js';
-import { MAX_DEFERRAL_AGE_MS, isDeferral, nextDeferral, nextDelay } from './retry-policy.js';
-import {
-  REQUEST_TIMEOUT_MS,
-  type SendOutcome,
-  type SenderDeps,
-  failureOf,
-  sendBatch,
-  sendRecordingChunk,
-} from './sender.js';
 import type { DeliveryConfig, DeliveryCore, DiscardReason, FlushResult } from './types.js';
-import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 export type { CoreDeps } from './core-deps.js';
 
@@ -47,9 +42,28 @@ export const RETRY_JITTER = 0.1;
 export const JOURNAL_LOAD_TIMEOUT_MS = 5_000;
 
 /**
+ * What the queue holds of one event: its wire form, mapped once when the event is queued and sent
+ * as it is on every attempt, and the facade's number for it, by which acknowledgements and
+ * discards are reported (worker/types.ts `ToWorkerMessage`). Journal-restored events have no
+ * number: the facade does not hold them.
+ */
+interface QueuedItem {
+  id: string;
+  timestamp: number;
+  number: number | undefined;
+  wire: BackendEvent;
+}
+
+/** A batch that arrived while the journal was loading: the events and the number of the first. */
+interface HeldPost {
+  events: AnalyticsEvent[];
+  first: number | undefined;
+}
+
+/**
  * Creates the delivery core.
  *
- * @param config - delivery settings with every default applied (SPEC.md "Configuration")
+ * @param config - delivery settings with every default applied (README, "Using the client library")
  * @param deps - injected clock, timers, fetch, gzip, journal; defaults in `core-deps.ts`
  * @param mode - reported in `stats()`; `'worker'` from `entry.ts`; @default 'in-process'
  */
@@ -67,7 +81,11 @@ export function createDeliveryCore(
     compress: config.compress ? d.compress : undefined,
     timeoutMs: d.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
   };
-  const queue = createEventQueue(config.maxQueueSize);
+  // A replay after a worker restart re-sends events this core may still hold (journalled): they
+  // are reported under the number of the replay.
+  const queue = createEventQueue<QueuedItem>(config.maxQueueSize, (kept, again) => {
+    if (again.number !== undefined) kept.number = again.number;
+  });
   // Status posts are spaced out while a burst drains (outbox.ts); a settled flush, an empty queue
   // and a discard are reported at once.
   const flushes = createFlushTracker(() => outbox.statusChanged(undefined, true));
@@ -86,26 +104,7 @@ export function createDeliveryCore(
     log: (level, message) => log(level, message),
     onChange: () => statusChanged(),
   });
-
-  let receivedSeq = 0;
-  /**
-   * The facade's number of each queued event it posted (worker/types.ts `ToWorkerMessage`), by id:
-   * acks and discards are reported by number. By id, not by object, so that an event queued twice
-   * (journalled, then replayed after a worker restart) is reported under the number it was
-   * replayed with. Journal-restored events have none; the facade does not hold them.
-   */
-  const numbers = new Map<string, number>();
-  let sent = 0;
-  let discarded = 0;
-  let inFlight = 0;
-  let draining = false;
-  let pausedUntil = 0;
-  let closed = false;
-  let intervalTimer: unknown;
-  let wakeTimer: unknown;
-  let wakeAt = Infinity;
-  let idleWaiters: Array<() => void> = [];
-  let shutdownPromise: Promise<void> | undefined;
+  const schedule = createSendSchedule({ ...d, flushInterval: config.flushInterval, wake: () => pump(), hasQueued: () => queue.size > 0 });
 
   // persistQueue: journalled events are loaded first; sending waits for them (bounded).
   const journal = config.persistQueue
@@ -115,177 +114,165 @@ export function createDeliveryCore(
     // Deferred so that a listener added right after creation still hears it.
     queueMicrotask(() => log('debug', 'persistQueue: no IndexedDB here, the queue is kept in memory only'));
   }
-  let loading = journal !== undefined;
-  let held: AnalyticsEvent[][] = [];
-  /** Set by clear() during loading: what the journal held was cleared too. */
-  let dropLoaded = false;
-  if (journal !== undefined) void loadJournal(journal, JOURNAL_LOAD_TIMEOUT_MS, d, log).then(finishLoading);
+  const gate = createJournalGate<AnalyticsEvent, HeldPost>({
+    load: journal === undefined ? undefined : () => loadJournal(journal, JOURNAL_LOAD_TIMEOUT_MS, d, log),
+    opened(restored, held) {
+      if (closed) return;
+      if (restored.length > 0) {
+        log('debug', `${restored.length} event(s) restored from the queue journal`);
+        enqueue(restored, undefined, true);
+      }
+      for (const post of held) enqueue(post.events, post.first, false);
+      startFlushes();
+      pump();
+    },
+  });
 
-  /** The numbers of `ids` (forgotten: each event leaves the queue once). */
-  function numbersOf(ids: readonly string[]): number[] {
-    const out: number[] = [];
-    for (const id of ids) {
-      const n = numbers.get(id);
-      if (n === undefined) continue;
-      numbers.delete(id);
-      out.push(n);
-    }
-    return out;
-  }
+  let receivedSeq = 0;
+  let sent = 0;
+  let discarded = 0;
+  let inFlight = 0;
+  let closed = false;
+  let idleWaiters: Array<() => void> = [];
+  let shutdownPromise: Promise<void> | undefined;
 
   function statusChanged(acked?: readonly number[], immediate = false): void {
     checkIdle();
     outbox.statusChanged(acked, immediate || queue.size === 0);
   }
 
-  function discard(events: readonly AnalyticsEvent[], reason: DiscardReason, detail: string): void {
-    if (events.length === 0) return;
-    const ids = events.map((e) => e.id);
+  function discard(items: ReadonlyArray<{ id: string; number?: number | undefined }>, reason: DiscardReason, detail: string): void {
+    if (items.length === 0) return;
+    const ids = items.map((item) => item.id);
     discarded += ids.length;
     if (reason !== 'cleared') journal?.remove(ids);
     flushes.left(ids);
-    outbox.post({ t: 'discarded', ids, ranges: toRanges(numbersOf(ids)), reason, detail });
+    outbox.post({ t: 'discarded', ids, ranges: toRanges(numbersOf(items)), reason, detail });
     log(reason === 'overflow' || reason === 'cleared' ? 'debug' : 'warn', `${ids.length} event(s) discarded (${reason}): ${detail}`);
     statusChanged(undefined, true);
   }
 
-  function enqueue(events: readonly AnalyticsEvent[], journalled: boolean): void {
-    const { added, dropped } = queue.enqueue(events);
-    if (!journalled && added.length > 0) journal?.append(added);
+  /**
+   * Queues `events`, numbered from `first` by the facade (undefined: restored from the journal).
+   * Each is mapped to its wire form here, once; an event that cannot be mapped (only a malformed
+   * post has one) is discarded rather than left to wedge a batch.
+   */
+  function enqueue(events: readonly AnalyticsEvent[], first: number | undefined, journalled: boolean): void {
+    const items: QueuedItem[] = [];
+    let broken: Array<{ id: string; number: number | undefined }> | undefined;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      const number = first === undefined ? undefined : first + i;
+      try {
+        items.push({ id: event.id, timestamp: event.timestamp, number, wire: toBackendEvent(event) });
+      } catch {
+        (broken ??= []).push({ id: event.id, number });
+      }
+    }
+    if (broken !== undefined) discard(broken, 'rejected', 'malformed event: it cannot be mapped to a backend event');
+    const { added, dropped } = queue.enqueue(items);
+    if (!journalled && added.length > 0 && journal !== undefined) {
+      journal.append(added.length === events.length ? events : journalledOnly(events, added));
+    }
     discard(dropped, 'overflow', `the queue holds at most ${config.maxQueueSize} events (maxQueueSize); the oldest were dropped`);
-    armInterval();
+    schedule.armInterval();
     pump();
   }
 
-  function armInterval(): void {
-    if (intervalTimer !== undefined || queue.size === 0 || closed) return;
-    intervalTimer = d.setTimeout(() => {
-      intervalTimer = undefined;
-      draining = true;
-      pump();
-      armInterval();
-    }, config.flushInterval);
-  }
-
-  function wakeUpAt(at: number): void {
-    if (at >= wakeAt || closed) return;
-    if (wakeTimer !== undefined) d.clearTimeout(wakeTimer);
-    wakeAt = at;
-    wakeTimer = d.setTimeout(() => {
-      wakeTimer = undefined;
-      wakeAt = Infinity;
-      draining = true;
-      pump();
-    }, Math.max(0, at - d.now()));
-  }
-
   function pump(): void {
-    if (closed || loading) return;
+    if (closed || gate.loading) return;
     const now = d.now();
-    if (now < pausedUntil) return wakeUpAt(pausedUntil);
+    const pausedUntil = schedule.pausedAt(now);
+    if (pausedUntil !== undefined) return schedule.wakeAt(pausedUntil);
     while (inFlight < MAX_IN_FLIGHT) {
-      const batch = queue.takeBatch(now, config.batchSize, draining ? 1 : config.batchSize);
+      const batch = queue.takeBatch(now, config.batchSize, schedule.minimumBatch(config.batchSize));
       if (batch.length === 0) {
-        draining = false;
+        schedule.drained();
         break;
       }
       send(batch);
     }
     const retryAt = queue.nextRetryAt(now);
-    if (retryAt !== undefined) wakeUpAt(retryAt);
+    if (retryAt !== undefined) schedule.wakeAt(retryAt);
   }
 
-  function send(batch: QueueEntry[]): void {
-    const ids: string[] = [];
-    const body: BackendEvent[] = [];
-    let broken: string[] | undefined;
-    for (const { event } of batch) {
-      try {
-        body.push(toBackendEvent(event));
-        ids.push(event.id);
-      } catch {
-        // Only a malformed post (no context, say) gets here; it must not wedge the batch.
-        (broken ??= []).push(event.id);
-      }
+  function send(batch: ReadonlyArray<QueueEntry<QueuedItem>>): void {
+    const ids = new Array<string>(batch.length);
+    const body = new Array<BackendEvent>(batch.length);
+    for (let i = 0; i < batch.length; i++) {
+      const item = batch[i]!.event;
+      ids[i] = item.id;
+      body[i] = item.wire;
     }
-    if (broken !== undefined) discard(queue.reject(broken), 'rejected', 'malformed event: it cannot be mapped to a backend event');
-    if (ids.length === 0) return;
     inFlight += 1;
     void sendBatch(body, config, senderDeps).then(
       (outcome) => settle(ids, outcome),
-      (error: unknown) => settle(ids, { kind: 'network', timedOut: false, message: String(error) }),
+      (error: unknown) => settle(ids, { kind: 'failed', message: `sending a batch failed: ${String(error)}` }),
     );
   }
 
   function settle(ids: string[], outcome: SendOutcome): void {
     inFlight -= 1;
     if (closed) return;
-    if (outcome.kind === 'ok') {
-      const refused = new Set<string>();
-      for (const { index } of outcome.rejected) if (ids[index] !== undefined) refused.add(ids[index]);
-      if (refused.size > 0) {
-        const first = outcome.rejected[0];
-        const detail = `the server refused ${refused.size} event(s) as invalid${first ? `, e.g. #${first.index}: ${first.error}` : ''}`;
-        discard(queue.reject([...refused]), 'rejected', detail);
-      }
-      const acked = queue.ack(refused.size > 0 ? ids.filter((id) => !refused.has(id)) : ids);
-      sent += acked.length;
-      const ackedIds = acked.map((e) => e.id);
-      journal?.remove(ackedIds);
-      flushes.accepted(ackedIds);
-      outbox.statusChanged(numbersOf(ackedIds), queue.size === 0);
-    } else {
-      const settleFlushes = flushes.failing(ids);
-      if (outcome.kind === 'rejected') {
-        // SPEC.md "Errors": any other 4xx is logged (by discard) and not retried: the same body
-        // would never succeed.
-        discard(queue.reject(ids), 'rejected', outcome.message);
-      } else {
-        const failure = failureOf(outcome);
-        if (outcome.kind === 'retryable' && outcome.retryAfterMs !== undefined && (outcome.status === 429 || outcome.status === 503)) {
-          pausedUntil = Math.max(pausedUntil, d.now() + outcome.retryAfterMs);
-        }
-        const now = d.now();
-        const jitter = (wait: number | 'give-up'): number | 'give-up' =>
-          wait === 'give-up' ? wait : wait + Math.floor(wait * RETRY_JITTER * d.random());
-        if (isDeferral(failure)) {
-          // The server asked to wait: no retry attempt is used up, or rate limiting would lose data.
-          const result = queue.defer(ids, now, (deferral, createdAt) => jitter(nextDeferral(deferral, createdAt, now, failure, config)));
-          log('debug', `batch of ${ids.length} deferred, ${result.requeued} re-queued: ${outcome.message}`);
-          discard(result.discarded, 'retries-exhausted', `${outcome.message} (still deferred after ${MAX_DEFERRAL_AGE_MS / 3_600_000} h)`);
-        } else {
-          const result = queue.fail(ids, now, (attempt) => jitter(nextDelay(attempt, failure, config)));
-          log('debug', `batch of ${ids.length} failed, ${result.requeued} re-queued: ${outcome.message}`);
-          discard(result.discarded, 'retries-exhausted', `${outcome.message} (after ${config.retryAttempts} retries)`);
-        }
-      }
-      settleFlushes(flushFailure(outcome), queue.size);
-    }
+    if (outcome.kind === 'ok') accepted(ids, outcome.rejected);
+    else failed(ids, outcome);
     statusChanged();
     pump();
   }
 
-  /** Journalled events go first, then what arrived while loading. */
-  function finishLoading(loaded: AnalyticsEvent[]): void {
-    if (closed) return;
-    loading = false;
-    if (loaded.length > 0 && !dropLoaded) {
-      log('debug', `${loaded.length} event(s) restored from the queue journal`);
-      enqueue(loaded, true);
+  function accepted(ids: string[], rejected: ReadonlyArray<{ index: number; error: string }>): void {
+    const refused = new Set<string>();
+    for (const { index } of rejected) if (ids[index] !== undefined) refused.add(ids[index]);
+    if (refused.size > 0) {
+      const first = rejected[0];
+      const detail = `the server refused ${refused.size} event(s) as invalid${first ? `, e.g. #${first.index}: ${first.error}` : ''}`;
+      discard(queue.reject([...refused]), 'rejected', detail);
     }
-    const later = held;
-    held = [];
-    for (const events of later) enqueue(events, false);
-    startFlushes();
-    pump();
+    const acked = queue.ack(refused.size > 0 ? ids.filter((id) => !refused.has(id)) : ids);
+    sent += acked.length;
+    const ackedIds = acked.map((item) => item.id);
+    journal?.remove(ackedIds);
+    flushes.accepted(ackedIds);
+    outbox.statusChanged(numbersOf(acked), queue.size === 0);
+  }
+
+  function failed(ids: string[], outcome: Exclude<SendOutcome, { kind: 'ok' }>): void {
+    const settleFlushes = flushes.failing(ids);
+    const verdict = judge(outcome);
+    const now = d.now();
+    const jitter = (wait: number | 'give-up'): number | 'give-up' =>
+      wait === 'give-up' ? wait : wait + Math.floor(wait * RETRY_JITTER * d.random());
+    switch (verdict.action) {
+      case 'discard':
+        // A 4xx is logged (by discard) and not retried: the same body would never succeed. Nor is
+        // an error of our own: repeating it would only repeat it.
+        if (outcome.kind === 'failed') log('error', outcome.message);
+        discard(queue.reject(ids), 'rejected', outcome.message);
+        break;
+      case 'defer': {
+        // The server asked to wait: no retry attempt is used up, or rate limiting would lose data.
+        if (verdict.pauseMs !== undefined) schedule.pauseUntil(now + verdict.pauseMs);
+        const result = queue.defer(ids, now, (deferral, createdAt) => jitter(nextDeferral(deferral, createdAt, now, verdict.failure, config)));
+        log('debug', `batch of ${ids.length} deferred, ${result.requeued} re-queued: ${outcome.message}`);
+        discard(result.discarded, 'retries-exhausted', `${outcome.message} (still deferred after ${MAX_DEFERRAL_AGE_MS / 3_600_000} h)`);
+        break;
+      }
+      case 'retry': {
+        const result = queue.fail(ids, now, (attempt) => jitter(nextDelay(attempt, verdict.failure, config)));
+        log('debug', `batch of ${ids.length} failed, ${result.requeued} re-queued: ${outcome.message}`);
+        discard(result.discarded, 'retries-exhausted', `${outcome.message} (after ${config.retryAttempts} retries)`);
+        break;
+      }
+    }
+    settleFlushes(flushFailure(outcome), queue.size);
   }
 
   function startFlushes(): void {
-    if (loading) return;
+    if (gate.loading) return;
     const ids = flushes.start(receivedSeq, () => queue.ids());
     if (ids.length === 0) return;
     queue.expedite(ids);
-    draining = true;
+    schedule.drain();
     pump();
   }
 
@@ -307,17 +294,15 @@ export function createDeliveryCore(
         case 'event-columns': {
           const events = message.t === 'events' ? message.events : expandColumns(message.columns);
           const first = message.seq - events.length;
-          for (let i = 0; i < events.length; i++) numbers.set(events[i]!.id, first + i);
           receivedSeq = Math.max(receivedSeq, message.seq);
-          if (loading) held.push(events);
-          else enqueue(events, false);
+          if (!gate.hold({ events, first })) enqueue(events, first, false);
           startFlushes();
           statusChanged();
           break;
         }
         case 'page-hidden':
           queue.expedite();
-          draining = true;
+          schedule.drain();
           pump();
           uploader.uploadNow();
           break;
@@ -336,12 +321,12 @@ export function createDeliveryCore(
     },
 
     async clear() {
-      const events = queue.clear();
-      for (const batch of held) for (const event of batch) events.push(event);
-      held = [];
-      dropLoaded = loading;
+      const items: Array<{ id: string; number: number | undefined }> = queue.clear();
+      for (const post of gate.clear()) {
+        post.events.forEach((event, i) => items.push({ id: event.id, number: post.first === undefined ? undefined : post.first + i }));
+      }
       journal?.clear();
-      discard(events, 'cleared', 'clearQueue()');
+      discard(items, 'cleared', 'clearQueue()');
       statusChanged();
     },
 
@@ -352,7 +337,7 @@ export function createDeliveryCore(
     shutdown(timeoutMs) {
       shutdownPromise ??= (async () => {
         queue.expedite();
-        draining = true;
+        schedule.drain();
         pump();
         uploader.uploadNow(true);
         await new Promise<void>((resolve) => {
@@ -365,7 +350,7 @@ export function createDeliveryCore(
         });
         closed = true;
         outbox.close();
-        for (const timer of [intervalTimer, wakeTimer]) if (timer !== undefined) d.clearTimeout(timer);
+        schedule.close();
         uploader.close();
         flushes.settleAll(shutDownResult());
         log('debug', `shut down with ${queue.size} event(s) still queued`);
@@ -378,4 +363,17 @@ export function createDeliveryCore(
   function shutDownResult(): FlushResult {
     return { ok: false, code: 'SHUT_DOWN', message: 'the delivery core has shut down', queued: queue.size };
   }
+}
+
+/** The facade's numbers of `items`; restored events have none. */
+function numbersOf(items: ReadonlyArray<{ number?: number | undefined }>): number[] {
+  const out: number[] = [];
+  for (const item of items) if (item.number !== undefined) out.push(item.number);
+  return out;
+}
+
+/** The events of `events` that the queue took (`added`): the rest were already queued. */
+function journalledOnly(events: readonly AnalyticsEvent[], added: readonly QueuedItem[]): AnalyticsEvent[] {
+  const ids = new Set(added.map((item) => item.id));
+  return events.filter((event) => ids.has(event.id));
 }

@@ -114,6 +114,7 @@ export function flushFailure(outcome: Exclude<SendOutcome, { kind: 'ok' }>): Flu
   if (outcome.kind === 'network') {
     return { code: outcome.timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', message: outcome.message };
   }
+  if (outcome.kind === 'failed') return { code: 'INTERNAL_ERROR', message: outcome.message };
   const code = outcome.status === 401 ? 'AUTH_ERROR' : outcome.status === 429 ? 'RATE_LIMITED' : 'HTTP_ERROR';
   return { code, message: outcome.message, status: outcome.status };
 }

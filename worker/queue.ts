@@ -19,11 +19,24 @@
  * oldest event is first, a removal is O(1), a failed event keeps its place (order is kept across
  * retries), and an event enqueued twice (a replay after a worker restart) is kept once.
  */
-import type { QueuedEvent } from './types.js';
-import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
+/**
+ * What the queue needs of an event: its id (the queue's key) and when it was made (for the age
+ * limit on deferrals). The core queues the event's wire form with its facade number
+ * (`delivery-core.ts`); the queue itself never looks inside.
+ */
+export interface Queueable {
+  id: string;
+  timestamp: number;
+}
 
 /** A queued event with its delivery state. */
-export interface QueueEntry extends QueuedEvent {
+export interface QueueEntry<T extends Queueable = Queueable> {
+  /** The event. */
+  event: T;
+  /** Retry attempts so far. */
+  retries: number;
+  /** When the event was created (ms). */
+  timestamp: number;
   /** Earliest time (ms) the event may be sent again; 0 when it may go now. */
   notBefore: number;
   /** True while a request carrying the event is outstanding ("sending"). */
@@ -33,19 +46,19 @@ export interface QueueEntry extends QueuedEvent {
 }
 
 /** The outcome of {@link EventQueue.enqueue}. */
-export interface EnqueueResult {
+export interface EnqueueResult<T extends Queueable> {
   /** Events that entered the queue (duplicates of queued ids are left out). */
-  added: AnalyticsEvent[];
+  added: T[];
   /** Oldest events removed to stay within `maxQueueSize` (may include events just added). */
-  dropped: AnalyticsEvent[];
+  dropped: T[];
 }
 
 /** The outcome of {@link EventQueue.fail}. */
-export interface FailResult {
+export interface FailResult<T extends Queueable> {
   /** Events back in the queue, waiting for their retry. */
   requeued: number;
   /** Events whose attempts are used up. */
-  discarded: AnalyticsEvent[];
+  discarded: T[];
 }
 
 /** Decides the wait before retry number `attempt` (1-based), or gives up; see `retry-policy.ts`. */
@@ -58,34 +71,34 @@ export type RetryDecision = (attempt: number) => number | 'give-up';
 export type DeferralDecision = (deferral: number, createdAt: number) => number | 'give-up';
 
 /** The queue's transitions and read-outs; create one with {@link createEventQueue}. */
-export interface EventQueue {
+export interface EventQueue<T extends Queueable> {
   /** Queues new events with retries 0; drops the oldest waiting events above `maxQueueSize`. */
-  enqueue(events: readonly AnalyticsEvent[]): EnqueueResult;
+  enqueue(events: readonly T[]): EnqueueResult<T>;
   /**
    * Marks up to `max` events as sending, oldest first: only events not already sending and whose
    * retry wait has passed at `now`. Takes nothing when fewer than `min` are ready.
    */
-  takeBatch(now: number, max: number, min?: number): QueueEntry[];
+  takeBatch(now: number, max: number, min?: number): Array<QueueEntry<T>>;
   /** Removes events the server accepted; returns those that were still queued. */
-  ack(ids: readonly string[]): AnalyticsEvent[];
+  ack(ids: readonly string[]): T[];
   /**
    * A send failed with a retryable failure: each event is re-queued with `retries + 1` and a wait
    * from `decide(retries + 1)`, or discarded when `decide` gives up.
    */
-  fail(ids: readonly string[], now: number, decide: RetryDecision): FailResult;
+  fail(ids: readonly string[], now: number, decide: RetryDecision): FailResult<T>;
   /**
    * The server asked to wait (429, or 503 with `Retry-After`): each event is re-queued with its
    * retries unchanged and a wait from `decide(deferrals + 1, createdAt)`, or discarded when
    * `decide` gives up (the event is too old). Being rate limited never uses up `retryAttempts`.
    */
-  defer(ids: readonly string[], now: number, decide: DeferralDecision): FailResult;
+  defer(ids: readonly string[], now: number, decide: DeferralDecision): FailResult<T>;
   /** A send was refused for good (4xx, or rejected by index in a 200): the events are discarded. */
-  reject(ids: readonly string[]): AnalyticsEvent[];
+  reject(ids: readonly string[]): T[];
   /**
    * `clearQueue()`: discards every event. A request already carrying some of them still
    * completes; its outcome finds nothing and changes nothing.
    */
-  clear(): AnalyticsEvent[];
+  clear(): T[];
   /** Lets waiting events go now (a `flush()` is not held back by backoff); all when `ids` is omitted. */
   expedite(ids?: Iterable<string>): void;
   /** Earliest retry time among waiting events later than `now`, or `undefined`. */
@@ -101,17 +114,21 @@ export interface EventQueue {
  *
  * @param maxQueueSize - most events held, sending ones included; @default 1000 (SPEC.md)
  */
-export function createEventQueue(maxQueueSize: number): EventQueue {
-  const entries = new Map<string, QueueEntry>();
+export function createEventQueue<T extends Queueable>(
+  maxQueueSize: number,
+  /** Called for an event enqueued again while queued (a replay after a worker restart): `kept` stays queued. */
+  merge?: (kept: T, again: T) => void,
+): EventQueue<T> {
+  const entries = new Map<string, QueueEntry<T>>();
 
   /** The oldest event that is not being sent: dropping one in flight would misreport it. */
-  function oldestWaiting(): QueueEntry | undefined {
+  function oldestWaiting(): QueueEntry<T> | undefined {
     for (const entry of entries.values()) if (!entry.inFlight) return entry;
     return undefined;
   }
 
-  function removeAll(ids: readonly string[]): AnalyticsEvent[] {
-    const removed: AnalyticsEvent[] = [];
+  function removeAll(ids: readonly string[]): T[] {
+    const removed: T[] = [];
     for (const id of ids) {
       const entry = entries.get(id);
       if (entry === undefined) continue;
@@ -123,11 +140,15 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
 
   return {
     enqueue(events) {
-      const added: AnalyticsEvent[] = [];
-      const dropped: AnalyticsEvent[] = [];
+      const added: T[] = [];
+      const dropped: T[] = [];
       const limit = Math.max(1, maxQueueSize);
       for (const event of events) {
-        if (entries.has(event.id)) continue;
+        const kept = entries.get(event.id);
+        if (kept !== undefined) {
+          merge?.(kept.event, event);
+          continue;
+        }
         entries.set(event.id, { event, retries: 0, timestamp: event.timestamp, notBefore: 0, inFlight: false, deferrals: 0 });
         added.push(event);
         if (entries.size > limit) {
@@ -143,7 +164,7 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
     },
 
     takeBatch(now, max, min = 1) {
-      const batch: QueueEntry[] = [];
+      const batch: Array<QueueEntry<T>> = [];
       if (max < 1) return batch;
       for (const entry of entries.values()) {
         if (entry.inFlight || entry.notBefore > now) continue;
@@ -159,7 +180,7 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
 
     fail(ids, now, decide) {
       let requeued = 0;
-      const discarded: AnalyticsEvent[] = [];
+      const discarded: T[] = [];
       for (const id of ids) {
         const entry = entries.get(id);
         if (entry === undefined) continue;
@@ -180,7 +201,7 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
 
     defer(ids, now, decide) {
       let requeued = 0;
-      const discarded: AnalyticsEvent[] = [];
+      const discarded: T[] = [];
       for (const id of ids) {
         const entry = entries.get(id);
         if (entry === undefined) continue;
@@ -201,7 +222,7 @@ export function createEventQueue(maxQueueSize: number): EventQueue {
     reject: removeAll,
 
     clear() {
-      const removed: AnalyticsEvent[] = [];
+      const removed: T[] = [];
       for (const entry of entries.values()) removed.push(entry.event);
       entries.clear();
       return removed;

@@ -133,7 +133,7 @@ describe('createRecordingUploader', () => {
   });
 
   it('retries a failed chunk with the same offset and body before any later chunk', async () => {
-    const failure: SendOutcome = { kind: 'retryable', status: 503, retryAfterMs: undefined, code: undefined, message: 'busy' };
+    const failure: SendOutcome = { kind: 'http', status: 503, retryAfterMs: undefined, code: undefined, message: 'busy' };
     const { uploader, record, uploads, summary } = setup([failure, failure]);
     record(recorded(2));
     await tick(RECORDING_UPLOAD_INTERVAL_MS);
@@ -153,8 +153,28 @@ describe('createRecordingUploader', () => {
     expect(uploads[2]!.body).toEqual(uploads[0]!.body);
   });
 
+  it('waits out 429s without spending its retries, as event batches do, and delivers the chunk', async () => {
+    const busy: SendOutcome = { kind: 'http', status: 429, retryAfterMs: 2_000, code: 'RATE_LIMITED', message: 'slow down' };
+    // Five deferrals: more than retryAttempts (3), none of them an attempt.
+    const { uploader, record, summary } = setup([busy, busy, busy, busy, busy]);
+    record(recorded(2));
+    uploader.receive({ t: 'recording-stop', sessionId: 'sess_1' });
+    await tick(0);
+    for (let i = 0; i < 5; i++) await tick(2_000);
+    expect(summary()).toEqual(Array.from({ length: 6 }, () => ({ offset: 0, count: 2, final: true })));
+  });
+
+  it('does not retry a send that failed for a reason of its own', async () => {
+    const own: SendOutcome = { kind: 'failed', message: 'request could not be made: RangeError' };
+    const { uploader, record, summary } = setup([own]);
+    record(recorded(2));
+    uploader.receive({ t: 'recording-stop', sessionId: 'sess_1' });
+    await tick(10_000);
+    expect(summary()).toEqual([{ offset: 0, count: 2, final: true }]);
+  });
+
   it('drops a chunk the server refuses and never reuses its offset', async () => {
-    const refused: SendOutcome = { kind: 'rejected', status: 400, code: 'VALIDATION_ERROR', message: 'bad' };
+    const refused: SendOutcome = { kind: 'http', status: 400, retryAfterMs: undefined, code: 'VALIDATION_ERROR', message: 'bad' };
     const { uploader, record, summary } = setup([refused]);
     record(recorded(2));
     await tick(RECORDING_UPLOAD_INTERVAL_MS);

@@ -27,8 +27,8 @@
  */
 import { LIMITS } from '../protocol/limits.js';
 import type { RecordedEvent } from '../protocol/recording.js';
-import { type RetrySettings, nextDelay } from './retry-policy.js';
-import { type SendOutcome, type TimerDeps, failureOf } from './sender.js';
+import { type RetrySettings, judge, nextDeferral, nextDelay } from './retry-policy.js';
+import type { SendOutcome, TimerDeps } from './sender.js';
 import type { RecordingMeta, ToWorkerMessage } from './types.js';
 
 /** SPEC.md: "an upload runs every 10 seconds". */
@@ -73,8 +73,12 @@ interface Chunk {
   offset: number;
   count: number;
   body: string;
-  /** Failed sends so far. */
+  /** Failed sends so far, deferrals not counted. */
   attempts: number;
+  /** Deferrals (429, 503 with Retry-After) in a row. */
+  deferrals: number;
+  /** When the chunk was cut, ms: deferrals give up once it is a day old. */
+  createdAt: number;
   notBefore: number;
 }
 
@@ -193,7 +197,7 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
     const body =
       `{"events":[${parts.join(',')}],"duration":${duration},"start_url":${JSON.stringify(meta.startUrl ?? null)},` +
       `"user_id":${JSON.stringify(meta.userId || null)},"is_final":${final},"event_offset":${offset}}`;
-    session.chunks.push({ offset, count: parts.length, body, attempts: 0, notBefore: 0 });
+    session.chunks.push({ offset, count: parts.length, body, attempts: 0, deferrals: 0, createdAt: deps.now(), notBefore: 0 });
     session.nextOffset += parts.length;
   }
 
@@ -214,7 +218,7 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
     session.sending = true;
     void deps.send(session.id, chunk.body).then(
       (outcome) => settle(session, chunk, outcome),
-      (error: unknown) => settle(session, chunk, { kind: 'network', timedOut: false, message: String(error) }),
+      (error: unknown) => settle(session, chunk, { kind: 'failed', message: `sending a recording chunk failed: ${String(error)}` }),
     );
   }
 
@@ -223,14 +227,24 @@ export function createRecordingUploader(deps: RecordingUploaderDeps): RecordingU
     if (outcome.kind === 'ok') {
       dropChunk(session, chunk);
     } else {
-      chunk.attempts += 1;
-      const wait = nextDelay(chunk.attempts, failureOf(outcome), deps.retry);
+      // The same verdict as for event batches (`retry-policy.ts`): a deferral spends no attempt.
+      const verdict = judge(outcome);
+      const now = deps.now();
+      let wait: number | 'give-up' = 'give-up';
+      if (verdict.action === 'retry') {
+        chunk.attempts += 1;
+        chunk.deferrals = 0;
+        wait = nextDelay(chunk.attempts, verdict.failure, deps.retry);
+      } else if (verdict.action === 'defer') {
+        chunk.deferrals += 1;
+        wait = nextDeferral(chunk.deferrals, chunk.createdAt, now, verdict.failure, deps.retry);
+      }
       if (wait === 'give-up') {
         deps.log('warn', `recording chunk at offset ${chunk.offset} of session ${session.id} dropped: ${outcome.message}`);
         dropChunk(session, chunk);
       } else {
         deps.log('debug', `recording chunk at offset ${chunk.offset} of session ${session.id} retried in ${wait} ms: ${outcome.message}`);
-        chunk.notBefore = deps.now() + wait;
+        chunk.notBefore = now + wait;
       }
     }
     pump(session);

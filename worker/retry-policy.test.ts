@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_MS } from './retry-after.js';
-import { MAX_DEFERRAL_AGE_MS, isDeferral, isRetryable, nextDeferral, nextDelay } from './retry-policy.js';
+import { MAX_DEFERRAL_AGE_MS, isDeferral, isRetryable, judge, nextDeferral, nextDelay } from './retry-policy.js';
 
 const defaults = { retryAttempts: 3, retryDelay: 1000 };
 const network = { kind: 'network' } as const;
@@ -65,5 +65,23 @@ describe('deferrals: 429, and 503 with Retry-After (DESIGN.md "429 is the one 4x
     const failure = { kind: 'http', status: 429, retryAfterMs: 1000 } as const;
     expect(nextDeferral(1000, at, at + MAX_DEFERRAL_AGE_MS, failure, defaults)).toBe(1000);
     expect(nextDeferral(1, at, at + MAX_DEFERRAL_AGE_MS + 1, failure, defaults)).toBe('give-up');
+  });
+});
+
+describe('judge(outcome): the one verdict on a failed send', () => {
+  const http = (status: number, retryAfterMs?: number) => ({ kind: 'http', status, retryAfterMs, code: undefined, message: `HTTP ${status}` }) as const;
+  it('retries network failures and 5xx, spending an attempt', () => {
+    expect(judge({ kind: 'network', timedOut: true, message: 'x' })).toEqual({ action: 'retry', failure: { kind: 'network' } });
+    expect(judge(http(502))).toEqual({ action: 'retry', failure: { kind: 'http', status: 502, retryAfterMs: undefined } });
+    expect(judge(http(503))).toMatchObject({ action: 'retry' });
+  });
+  it('defers 429 (with or without Retry-After) and 503 with Retry-After, pausing all sends when a time is named', () => {
+    expect(judge(http(429, 7_000))).toEqual({ action: 'defer', failure: { kind: 'http', status: 429, retryAfterMs: 7_000 }, pauseMs: 7_000 });
+    expect(judge(http(429))).toMatchObject({ action: 'defer', pauseMs: undefined });
+    expect(judge(http(503, 1_000))).toMatchObject({ action: 'defer', pauseMs: 1_000 });
+  });
+  it("discards other 4xx, and an error of the library's own instead of retrying it as a network failure", () => {
+    for (const status of [400, 401, 404, 413, 415]) expect(judge(http(status))).toEqual({ action: 'discard' });
+    expect(judge({ kind: 'failed', message: 'RangeError' })).toEqual({ action: 'discard' });
   });
 });

@@ -17,6 +17,35 @@
  */
 import { isRetryableStatus } from '../protocol/error-codes.js';
 import { MAX_RETRY_AFTER_MS } from './retry-after.js';
+import type { SendOutcome } from './sender.js';
+
+/** A send that did not succeed, as the sender reports it. */
+export type FailedSend = Exclude<SendOutcome, { kind: 'ok' }>;
+
+/**
+ * What a failed send means for what it carried: the one place that decides, for event batches
+ * and recording chunks alike.
+ */
+export type RetryVerdict =
+  /** The same request would fail again (a 4xx other than 429, or the library's own error). */
+  | { action: 'discard' }
+  /** A transient failure (network, 5xx): try again after backoff, spending an attempt. */
+  | { action: 'retry'; failure: SendFailure }
+  /**
+   * The server asked to wait (429, or 503 with `Retry-After`): try again later without spending
+   * an attempt. `pauseMs`, when the server named a time, pauses every send, not just this one:
+   * rate limits apply to the project.
+   */
+  | { action: 'defer'; failure: SendFailure; pauseMs: number | undefined };
+
+/** Judges a failed send; see {@link RetryVerdict}. */
+export function judge(outcome: FailedSend): RetryVerdict {
+  if (outcome.kind === 'failed') return { action: 'discard' };
+  const failure: SendFailure = outcome.kind === 'network' ? { kind: 'network' } : { kind: 'http', status: outcome.status, retryAfterMs: outcome.retryAfterMs };
+  if (!isRetryable(failure)) return { action: 'discard' };
+  if (isDeferral(failure)) return { action: 'defer', failure, pauseMs: failure.kind === 'http' ? failure.retryAfterMs : undefined };
+  return { action: 'retry', failure };
+}
 
 /** Why a send failed, as far as retrying is concerned. */
 export type SendFailure =

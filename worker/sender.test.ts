@@ -72,7 +72,7 @@ describe('sendBatch(events, config, deps) against a node:http server', () => {
   it('classifies 429 as retryable with its Retry-After', async () => {
     const { config } = await serve({ status: 429, headers: { 'retry-after': '7' }, body: { error: 'slow down', code: 'RATE_LIMITED' } });
     expect(await sendBatch([], config, senderDeps())).toEqual({
-      kind: 'retryable',
+      kind: 'http',
       status: 429,
       retryAfterMs: 7000,
       code: 'RATE_LIMITED',
@@ -82,12 +82,23 @@ describe('sendBatch(events, config, deps) against a node:http server', () => {
 
   it('classifies 5xx as retryable', async () => {
     const { config } = await serve({ status: 500, body: { error: 'Internal error', code: 'INTERNAL_ERROR' } });
-    expect(await sendBatch([], config, senderDeps())).toMatchObject({ kind: 'retryable', status: 500, retryAfterMs: undefined });
+    expect(await sendBatch([], config, senderDeps())).toMatchObject({ kind: 'http', status: 500, retryAfterMs: undefined });
   });
 
   it.each([400, 401, 413, 415])('classifies %i as rejected with its code', async (status) => {
     const { config } = await serve({ status, body: { error: 'no', code: 'SOME_CODE' } });
-    expect(await sendBatch([], config, senderDeps())).toMatchObject({ kind: 'rejected', status, code: 'SOME_CODE' });
+    expect(await sendBatch([], config, senderDeps())).toMatchObject({ kind: 'http', status, code: 'SOME_CODE' });
+  });
+
+  it('reports an error thrown by fetch that is no network failure as failed, not as the network', async () => {
+    const deps = senderDeps();
+    const broken: SenderDeps['fetch'] = () => Promise.reject(new RangeError('invalid header value'));
+    expect(await sendBatch([], { endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p' }, { ...deps, fetch: broken })).toMatchObject({
+      kind: 'failed',
+      message: expect.stringContaining('invalid header value'),
+    });
+    const offline: SenderDeps['fetch'] = () => Promise.reject(new TypeError('Failed to fetch'));
+    expect(await sendBatch([], { endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p' }, { ...deps, fetch: offline })).toMatchObject({ kind: 'network' });
   });
 
   it('classifies a dropped connection as a network failure', async () => {

@@ -1,6 +1,6 @@
 /**
- * One HTTP request to the ingestion server and the classification of its outcome. No retry and
- * no queue here: the caller decides what an outcome means (`retry-policy.ts`, `queue.ts`).
+ * One HTTP request to the ingestion server and what came of it. No retry and no queue here: what
+ * an outcome means is decided in one place (`retry-policy.ts`), and the queue (`queue.ts`) acts on it.
  *
  * Wire contract: `POST {endpoint}/api/v1/events/batch` (a bare JSON array of backend events) and
  * `POST {endpoint}/api/v1/sessions/:sessionId/recordings`, each with `Authorization: ApiKey …`,
@@ -9,9 +9,7 @@
  */
 import type { BackendEvent } from '../protocol/backend-event.js';
 import type { RejectedEvent } from '../protocol/error-codes.js';
-import { isRetryableStatus } from '../protocol/error-codes.js';
 import { parseRetryAfter } from './retry-after.js';
-import type { SendFailure } from './retry-policy.js';
 import type { DeliveryConfig } from './types.js';
 
 /** The fetch the sender calls: the platform's `fetch`, or a fake in tests. */
@@ -43,12 +41,18 @@ export type SenderConfig = Pick<DeliveryConfig, 'endpoint' | 'apiKey' | 'project
 export type SendOutcome =
   /** 2xx. `rejected` lists events the server refused as invalid, by index in the body. */
   | { kind: 'ok'; status: number; rejected: RejectedEvent[] }
-  /** 429 or 5xx: worth retrying, after `retryAfterMs` when the server said so. */
-  | { kind: 'retryable'; status: number; retryAfterMs: number | undefined; code: string | undefined; message: string }
-  /** Any other status: the same body will never be accepted. */
-  | { kind: 'rejected'; status: number; code: string | undefined; message: string }
+  /**
+   * Any other status, with the server's `code` and `Retry-After`. Whether it is worth another try
+   * is the retry policy's call (`retry-policy.ts`), not the sender's.
+   */
+  | { kind: 'http'; status: number; retryAfterMs: number | undefined; code: string | undefined; message: string }
   /** No HTTP answer: offline, DNS, reset, CORS, or our timeout (`timedOut`). */
-  | { kind: 'network'; timedOut: boolean; message: string };
+  | { kind: 'network'; timedOut: boolean; message: string }
+  /**
+   * The request could not be made for a reason of our own (a bug, a fetch given bad arguments):
+   * not a network failure, so it is not retried as one (`retry-policy.ts`).
+   */
+  | { kind: 'failed'; message: string };
 
 /** Bodies smaller than this are sent as they are: gzip would cost more than it saves. */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -122,25 +126,35 @@ export async function postJson(url: string, body: string, config: SenderConfig, 
   const controller = new AbortController();
   const timer = deps.setTimeout(() => controller.abort(), deps.timeoutMs);
   try {
-    const response = await deps.fetch(url, {
-      method: 'POST',
-      headers,
-      body: payload as BodyInit,
-      signal: controller.signal,
-      // The server sets no cookies and authenticates by header; sending cookies would only leak.
-      credentials: 'omit',
-    });
+    let response: Response;
+    try {
+      response = await deps.fetch(url, {
+        method: 'POST',
+        headers,
+        body: payload as BodyInit,
+        signal: controller.signal,
+        // The server sets no cookies and authenticates by header; sending cookies would only leak.
+        credentials: 'omit',
+      });
+    } catch (error) {
+      const timedOut = controller.signal.aborted;
+      // fetch reports every network failure as a TypeError (an abort as an AbortError); anything
+      // else thrown here is ours, and retrying it would only repeat it.
+      if (!timedOut && !isFetchFailure(error)) return { kind: 'failed', message: `request to ${url} could not be made: ${describe(error)}` };
+      return {
+        kind: 'network',
+        timedOut,
+        message: timedOut ? `no answer from ${url} within ${deps.timeoutMs} ms` : `request to ${url} failed: ${describe(error)}`,
+      };
+    }
     return await classify(response, deps.now());
-  } catch (error) {
-    const timedOut = controller.signal.aborted;
-    return {
-      kind: 'network',
-      timedOut,
-      message: timedOut ? `no answer from ${url} within ${deps.timeoutMs} ms` : `request to ${url} failed: ${describe(error)}`,
-    };
   } finally {
     deps.clearTimeout(timer);
   }
+}
+
+function isFetchFailure(error: unknown): boolean {
+  return error instanceof TypeError || (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError');
 }
 
 async function maybeCompress(body: string, compress: Compressor | undefined): Promise<string | Uint8Array> {
@@ -160,10 +174,7 @@ async function classify(response: Response, now: number): Promise<SendOutcome> {
   if (response.ok) return { kind: 'ok', status, rejected: rejectedOf(parsed) };
   const code = stringField(parsed, 'code');
   const message = `HTTP ${status}${code ? ` ${code}` : ''}: ${stringField(parsed, 'error') ?? response.statusText}`;
-  if (isRetryableStatus(status)) {
-    return { kind: 'retryable', status, retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), now), code, message };
-  }
-  return { kind: 'rejected', status, code, message };
+  return { kind: 'http', status, retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), now), code, message };
 }
 
 /** The body as JSON, or `undefined` when it is empty, not JSON, or cut off. */
@@ -203,11 +214,4 @@ function describe(error: unknown): string {
     return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
   }
   return String(error);
-}
-
-/** The retry-relevant part of a failed outcome, for `nextDelay`. */
-export function failureOf(outcome: Exclude<SendOutcome, { kind: 'ok' }>): SendFailure {
-  return outcome.kind === 'network'
-    ? { kind: 'network' }
-    : { kind: 'http', status: outcome.status, retryAfterMs: outcome.kind === 'retryable' ? outcome.retryAfterMs : undefined };
 }

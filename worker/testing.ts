@@ -99,8 +99,11 @@ export interface SeenRequest {
   gzipped: boolean;
 }
 
-/** What to answer: a status with a JSON body and headers, or a network failure. */
-export type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | 'network-error';
+/**
+ * What to answer: a status with a JSON body and headers, a network failure, or an error that is
+ * no network failure (`'internal-error'`: a RangeError, as fetch throws for bad arguments).
+ */
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string> } | 'network-error' | 'internal-error';
 
 /** Answers a batch with 200 `{ success, processed }` and a recording chunk with `{ success, stored }`. */
 export function defaultReply(request: SeenRequest): Reply {
@@ -132,6 +135,7 @@ export function createFakeFetch(script: Reply[] = []) {
     const reply = replies.shift() ?? defaultReply(seen);
     if (state.hold) await new Promise<void>((resolve) => held.push(resolve));
     if (reply === 'network-error') throw new TypeError('fetch failed');
+    if (reply === 'internal-error') throw new RangeError('invalid header value');
     return new Response(reply.body === undefined ? null : JSON.stringify(reply.body), {
       status: reply.status,
       headers: { 'content-type': 'application/json', ...reply.headers },

@@ -10,15 +10,6 @@ import type { RecordedEvent } from '../protocol/index.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
-/** SPEC.md "QueuedEvent". */
-export interface QueuedEvent {
-  event: AnalyticsEvent;
-  /** Retry attempts so far. */
-  retries: number;
-  /** When the event was created (ms). */
-  timestamp: number;
-}
-
 /** The part of AnalyticsConfig the delivery core needs, with every default already applied. */
 export interface DeliveryConfig {
   apiKey: string;
@@ -52,7 +43,9 @@ export type DeliveryErrorCode =
   | 'AUTH_ERROR'
   | 'TIMEOUT'
   | 'SHUT_DOWN'
-  | 'WORKER_UNAVAILABLE';
+  | 'WORKER_UNAVAILABLE'
+  /** A send could not be made for a reason of the library's own (a bug); not retried. */
+  | 'INTERNAL_ERROR';
 
 /** The answer to `flush()`: errors cross the boundary as data, never as thrown objects. */
 export type FlushResult =
