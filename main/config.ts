@@ -1,6 +1,6 @@
 /**
- * AnalyticsConfig (SPEC.md "Configuration") and its defaults. `resolveConfig` is the one place
- * defaults are applied; everything downstream reads a {@link ResolvedConfig}.
+ * AnalyticsConfig and its defaults. `resolveConfig` is the one place defaults are applied;
+ * everything downstream reads a {@link ResolvedConfig}.
  */
 import type { DeliveryConfig, DiscardReason } from '../worker/types.js';
 import type { ABTestConfig } from './experiments/experiment-types.js';
@@ -16,7 +16,7 @@ export interface DiscardInfo {
   detail: string;
 }
 
-/** SPEC.md "Configuration (AnalyticsConfig)", plus this library's delivery options. */
+/** The client's configuration, plus this library's delivery options (`persistQueue`, `workerUrl`, `compress`, `onDiscard`). */
 export interface AnalyticsConfig {
   /** Public write key of the project. */
   apiKey: string;

@@ -1,6 +1,6 @@
 /**
  * Operations served by a lazily loaded module but callable at once (the main-thread bundle has a
- * budget, DESIGN.md "Bars"). Loading starts when the client starts.
+ * size budget: docs/architecture.md, "A size budget"). Loading starts when the client starts.
  *
  * - A call (an operation that returns nothing) made before the module arrives is queued, with a
  *   shallow copy of each object argument taken at the call, and replayed in call order when it

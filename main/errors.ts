@@ -1,4 +1,4 @@
-/** The library's one error family (STYLE.md 5): string codes, a `cause`, no subclasses without data. */
+/** The library's one error family (docs/architecture.md, "Conventions"): string codes, a `cause`, no subclasses without data. */
 import type { DeliveryErrorCode } from '../worker/types.js';
 
 /** Machine codes of {@link AnalyticsError}. */

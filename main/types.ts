@@ -1,7 +1,7 @@
 /**
- * Public data shapes of the client library (SPEC.md "Property shapes", "SessionData",
- * "PerformanceData", "ErrorData", "HeatmapData"). Shapes that cross the worker boundary are defined
- * once in `worker/types.ts` and re-exported here.
+ * Public data shapes of the client library: properties, SessionData, PerformanceData, ErrorData,
+ * HeatmapData. Shapes that cross the worker boundary are defined once in `worker/types.ts` and
+ * re-exported here.
  */
 import type { SubscriptionProperties } from './business/subscription-types.js';
 
@@ -12,7 +12,7 @@ export type { FunnelState, FunnelStatus, FunnelStep } from './business/funnels.j
 /** A value of {@link UserProperties}: a scalar, or the user's subscription. */
 export type UserPropertyValue = string | number | boolean | null | undefined | SubscriptionProperties;
 
-/** SPEC.md "UserProperties": traits given to `identify()`. */
+/** UserProperties: traits given to `identify()`. */
 export interface UserProperties {
   /** The user's e-mail address. */
   email?: string;
@@ -33,7 +33,7 @@ export type TrafficChannel =
   | 'affiliate'
   | 'referral';
 
-/** SPEC.md "SessionData": what the facade knows about the current session. */
+/** SessionData: what the facade knows about the current session. */
 export interface SessionData {
   sessionId?: string;
   /** When the session started (ms). */
@@ -68,7 +68,7 @@ export interface SessionData {
   channel?: TrafficChannel;
 }
 
-/** SPEC.md "PerformanceData": page timings in milliseconds (CLS is unitless). */
+/** PerformanceData: page timings in milliseconds (CLS is unitless). */
 export interface PerformanceData {
   loadTime?: number;
   domReady?: number;
@@ -83,7 +83,7 @@ export interface PerformanceData {
 /** Kinds of {@link ErrorData}. */
 export type ErrorType = 'javascript' | 'unhandledrejection' | 'network' | 'custom';
 
-/** SPEC.md "ErrorData": what an `error` event carries. */
+/** ErrorData: what an `error` event carries. */
 export interface ErrorData {
   message: string;
   stack?: string;
@@ -93,7 +93,7 @@ export interface ErrorData {
   type: ErrorType;
 }
 
-/** SPEC.md "HeatmapData": one click, hover or scroll position. */
+/** HeatmapData: one click, hover or scroll position. */
 export interface HeatmapData {
   x: number;
   y: number;

@@ -18,7 +18,7 @@ import { isIsoTimestamp } from './iso-timestamp.js';
 import { LIMITS } from './limits.js';
 
 
-/** A property value on the wire: a scalar. Objects travel JSON-encoded as strings (SPEC.md). */
+/** A property value on the wire: a scalar. Objects travel JSON-encoded as strings (docs/decisions.md, "Properties are scalars"). */
 export type PropertyValue = string | number | boolean | null;
 
 /**
@@ -58,9 +58,9 @@ const Properties = refine(
 );
 
 /**
- * The detailed struct of one backend event (SPEC.md "Backend event"). It names the failing field,
- * so it runs only for events that the lean check refused. Unknown fields are ignored, not refused,
- * so newer clients keep working against an older server.
+ * The detailed struct of one backend event (docs/protocol.md, "Backend event"). It names the
+ * failing field, so it runs only for events that the lean check refused. Unknown fields are
+ * ignored, not refused, so newer clients keep working against an older server.
  */
 export const BackendEventStruct = type({
   event_id: optional(nullable(Id)),
@@ -112,7 +112,8 @@ function isProperties(value: unknown): boolean {
 
 /**
  * The fast check of one backend event: the same rules as {@link BackendEventStruct} in one pass
- * with no allocation. Every event of every batch goes through it (DESIGN.md, "Measured facts").
+ * with no allocation. Every event of every batch goes through it, so it keeps the common case fast
+ * (docs/decisions.md, "Partial batches"; the server's figures in bench/RESULTS.md).
  */
 export function isBackendEvent(value: unknown): value is BackendEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

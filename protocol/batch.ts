@@ -8,9 +8,9 @@ export type BatchCheck =
   | { ok: false; code: 'INVALID_BATCH' | 'PAYLOAD_TOO_LARGE'; error: string };
 
 /**
- * Checks a parsed batch body (SPEC.md: a bare JSON array of backend events). Valid events are kept
- * in order; each invalid one is listed by index with the reason, so one bad event never costs the
- * good ones (DESIGN.md, "A partly invalid batch").
+ * Checks a parsed batch body (a bare JSON array of backend events, docs/protocol.md). Valid events
+ * are kept in order; each invalid one is listed by index with the reason, so one bad event never
+ * costs the good ones (docs/decisions.md, "Partial batches").
  */
 export function checkBatch(
   body: unknown,

@@ -1,6 +1,6 @@
 /**
  * Every `code` the server puts in an error body `{ error, code }`, with its HTTP status
- * (DESIGN.md, "Server behaviour").
+ * (docs/protocol.md, "Errors"; the reasons in docs/decisions.md, "Status codes and error codes").
  */
 export const ERROR_STATUS = {
   INVALID_JSON: 400,
@@ -32,7 +32,7 @@ export interface RejectedEvent {
   error: string;
 }
 
-/** The 200 answer to a batch (SPEC.md "Batch success response", plus the rejected events). */
+/** The 200 answer to a batch (`{ success, processed }`, plus the rejected events: docs/decisions.md, "Partial batches"). */
 export interface BatchResponse {
   success: true;
   /** Events accepted: stored now, or already stored under the same `event_id`. */

@@ -86,8 +86,8 @@ export interface AnalyticsApp extends Koa {
 }
 
 /**
- * Creates the ingestion server as a Koa app without listening (STYLE.md 13): use
- * `http.createServer(app.callback())`, or the CLI's `start`.
+ * Creates the ingestion server as a Koa app without listening (docs/architecture.md,
+ * "Conventions"): use `http.createServer(app.callback())`, or the CLI's `start`.
  */
 export function createApp(options: AppOptions): AnalyticsApp {
   const logger = options.logger ?? silentLogger;

@@ -2,8 +2,9 @@ import { ERROR_STATUS, type ErrorCode } from '../protocol/index.js';
 
 /**
  * An error with a public message and a machine code, answered as `{ error, code }` with the status
- * DESIGN.md gives the code. Only these reach clients; anything else is logged and answered as a
- * generic 500 (koa's `expose` rule, STYLE.md 14).
+ * of its code (`ERROR_STATUS`; docs/decisions.md, "Status codes and error codes"). Only these reach
+ * clients; anything else is logged and answered as a generic 500 (koa's `expose` rule;
+ * docs/architecture.md, "Conventions").
  */
 export class HttpError extends Error {
   readonly status: number;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * A UUIDv7 (RFC 9562) for events that came without an `event_id`: time-ordered, so the dedupe
- * index grows at its end (DESIGN.md "Measured facts").
+ * index grows at its end (docs/decisions.md, "UUIDv7 event ids").
  */
 export function uuidV7(now: number = Date.now()): string {
   const bytes = randomBytes(16);

@@ -1,8 +1,9 @@
 import { isIPv4, isIPv6 } from 'node:net';
 
 /**
- * Truncates an address for privacy (DESIGN.md): the last octet of IPv4, the last 80 bits of IPv6.
- * IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is treated as the IPv4 it carries.
+ * Truncates an address for privacy (docs/decisions.md, "IP address truncation"): the last octet of
+ * IPv4, the last 80 bits of IPv6. IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is treated as the IPv4 it
+ * carries.
  */
 export function truncateIp(address: string): string | null {
   const mapped = address.startsWith('::ffff:') ? address.slice(7) : address;

@@ -4,10 +4,11 @@ import { RECORDING_LIMITS, type RecordingLimits, recordedDataProblem, recordingU
 /*
  * Recording chunks are parsed, checked and re-serialized on a thread of their own. A chunk may be
  * 16 MiB of JSON, and parsing, walking and serializing that on the request thread stopped every
- * other request for seconds (a chunk of `[{},{},…]` about 4 s), health checks and event batches
- * included. On this thread a chunk costs the request thread only the copies of its text in and
- * out. Chunks are handled one at a time, so at most one parsed chunk is in memory, and the thread
- * runs under a heap limit: a chunk too complex to parse ends the thread, not the server.
+ * other request for seconds (a chunk of `[{},{},…]`, for one), health checks and event batches
+ * included (docs/decisions.md, "Recording endpoint: authentication and answer"). On this thread a
+ * chunk costs the request thread only the copies of its text in and out. Chunks are handled one at
+ * a time, so at most one parsed chunk is in memory, and the thread runs under a heap limit: a chunk
+ * too complex to parse ends the thread, not the server.
  */
 
 /** A recording chunk checked and ready to store, its events as JSON text. */

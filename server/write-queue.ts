@@ -14,9 +14,10 @@ export interface WriteQueueOptions {
   /** Largest group written in one transaction. @default 2000 */
   maxGroupItems?: number;
   /**
-   * Groups in flight at once. PostgreSQL gains from a second connection (DESIGN.md "Measured
-   * facts"); SQLite's writer thread commits one at a time, and the second group waits there, ready
-   * to start the moment the first is done instead of after a round trip through this thread.
+   * Groups in flight at once. PostgreSQL gains from a second connection, whose commit overlaps the
+   * first's (the write path's figures are in bench/RESULTS.md, "Server ingest"); SQLite's writer
+   * thread commits one at a time, and the second group waits there, ready to start the moment the
+   * first is done instead of after a round trip through this thread.
    * @default 2
    */
   concurrency?: number;

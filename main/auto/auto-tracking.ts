@@ -1,10 +1,11 @@
 /**
- * The automatic features behind their flags (SPEC.md "Events": they send data only when on):
- * uncaught errors and unhandled rejections (`error`, `auto/error-tracking.ts`), clicks and resting
- * hovers (`click`, `hover`, `auto/heatmap.ts`), and page timings (`performance`, once per page,
- * `auto/performance.ts`). This module is the entry of a lazy chunk, imported only when a flag is
- * on, so the facade's bundle carries none of it. Errors in the moments before the chunk arrives
- * are not seen; page timings are (their observers are buffered).
+ * The automatic features behind their flags (each sends data only when its flag is on; the events
+ * are in docs/decisions.md, "Wire mapping of every client call"): uncaught errors and unhandled
+ * rejections (`error`, `auto/error-tracking.ts`), clicks and resting hovers (`click`, `hover`,
+ * `auto/heatmap.ts`), and page timings (`performance`, once per page, `auto/performance.ts`). This
+ * module is the entry of a lazy chunk, imported only when a flag is on, so the facade's bundle
+ * carries none of it. Errors in the moments before the chunk arrives are not seen; page timings are
+ * (their observers are buffered).
  */
 import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import type { ResolvedConfig } from '../config.js';

@@ -1,6 +1,6 @@
 /**
  * `enableErrorTracking`: uncaught errors and unhandled promise rejections become `error` events
- * with SPEC.md ErrorData (message, stack, filename, lineno, colno, type).
+ * with the fields of ErrorData (message, stack, filename, lineno, colno, type; `main/types.ts`).
  *
  * Limits, so that a page failing in a loop cannot flood the queue:
  * - the same error (message, file and line) at most {@link MAX_SAME_ERROR_PER_MINUTE} times in

@@ -1,6 +1,7 @@
 /**
- * `enableHeatmapTracking`: clicks (`click`) and resting-pointer hovers (`hover`) with SPEC.md
- * HeatmapData: page coordinates, tag, a stable selector (`selector.ts`), action and viewport.
+ * `enableHeatmapTracking`: clicks (`click`) and resting-pointer hovers (`hover`) with the fields of
+ * HeatmapData (`main/types.ts`): page coordinates, tag, a stable selector (`selector.ts`), action
+ * and viewport.
  *
  * Hovers are sampled, not sent per `mousemove`: a move only stores the event; one timer at a
  * time checks whether the pointer has rested {@link HOVER_REST_MS} on an element, which is then

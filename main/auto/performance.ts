@@ -1,7 +1,7 @@
 /**
- * `enablePerformanceTracking`: one `performance` event per page load with SPEC.md
- * PerformanceData. All times are milliseconds from the start of the navigation (rounded);
- * `cumulativeLayoutShift` is unitless.
+ * `enablePerformanceTracking`: one `performance` event per page load with the fields of
+ * PerformanceData (`main/types.ts`). All times are milliseconds from the start of the navigation
+ * (rounded); `cumulativeLayoutShift` is unitless.
  *
  * | Field | Source |
  * |---|---|

@@ -1,9 +1,9 @@
 /**
- * The automatic features' bookkeeping (STYLE.md 11, after rrweb's `record`): every listener,
- * observer and timer they start registers its remover here, and one `stop()` runs them all, a
- * failing one not skipping the rest. Every callback they give the browser goes through
- * {@link Removers.guard}: what it throws is marked as the library's own, logged, and never
- * reaches the host app (or the app's `window.onerror`).
+ * The automatic features' bookkeeping (every start has its stop: docs/architecture.md,
+ * "Conventions"; after rrweb's `record`): every listener, observer and timer they start registers
+ * its remover here, and one `stop()` runs them all, a failing one not skipping the rest. Every
+ * callback they give the browser goes through {@link Removers.guard}: what it throws is marked as
+ * the library's own, logged, and never reaches the host app (or the app's `window.onerror`).
  */
 import type { Logger } from '../logger.js';
 import { markInternal } from './internal-error.js';

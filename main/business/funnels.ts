@@ -1,7 +1,8 @@
 /**
- * Funnels: one small state machine per funnel name, and the `funnel_*` events (DESIGN.md
- * "Decisions"). State lives in memory for the life of the page. Part of the lazily loaded
- * `business-module.ts` chunk (the main thread forwards to it, `business-operations.ts`).
+ * Funnels: one small state machine per funnel name, and the `funnel_*` events (docs/decisions.md,
+ * "Wire mapping of every client call"). State lives in memory for the life of the page. Part of the
+ * lazily loaded `business-module.ts` chunk (the main thread forwards to it,
+ * `business-operations.ts`).
  *
  * Events (each beside the call's own properties; ours win on a clash):
  * - `funnel_started` {funnel}
@@ -42,7 +43,7 @@ export interface FunnelStep {
   timestamp: number;
 }
 
-/** The state of one funnel, returned by `getFunnelState()` (SPEC.md leaves its fields open). */
+/** The state of one funnel, returned by `getFunnelState()` (its fields are this library's choice). */
 export interface FunnelState {
   /** The funnel's name. */
   name: string;
@@ -63,7 +64,7 @@ export interface FunnelState {
   abandonReason?: string;
 }
 
-/** Funnel operations of the client (SPEC.md "Client library operations"). */
+/** Funnel operations of the client. */
 export interface FunnelOperations {
   /**
    * Records step `stepName` at `stepIndex` (a non-negative integer) of `funnelName`, starting the

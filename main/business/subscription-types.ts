@@ -1,7 +1,7 @@
-/** Subscription, payment and churn shapes (SPEC.md "SubscriptionProperties" and following). */
+/** Subscription, payment and churn shapes: SubscriptionProperties, PaymentEventProperties, ChurnRiskMetrics. */
 import type { EventPropertyValue } from '../../protocol/event-model/analytics-event.js';
 
-/** SPEC.md "SubscriptionProperties" `status`. */
+/** `SubscriptionProperties.status`. */
 export type SubscriptionStatus =
   | 'active'
   | 'trialing'
@@ -12,11 +12,11 @@ export type SubscriptionStatus =
   | 'incomplete_expired'
   | 'unpaid';
 
-/** SPEC.md "SubscriptionProperties" `billing_interval`. */
+/** `SubscriptionProperties.billing_interval`. */
 export type BillingInterval = 'day' | 'week' | 'month' | 'year';
 
 /**
- * SPEC.md "SubscriptionProperties". Money values are integers in cents, dates ISO date strings;
+ * A subscription's properties. Money values are integers in cents, dates ISO date strings;
  * any extra scalar key is allowed.
  */
 export interface SubscriptionProperties {
@@ -55,10 +55,10 @@ export interface SubscriptionProperties {
   [key: string]: EventPropertyValue;
 }
 
-/** SPEC.md "PaymentEventProperties" `payment_status`. */
+/** `PaymentEventProperties.payment_status`. */
 export type PaymentStatus = 'succeeded' | 'failed' | 'pending' | 'refunded';
 
-/** SPEC.md "PaymentEventProperties" (extends EventProperties). */
+/** A payment event's properties (extends EventProperties). */
 export interface PaymentEventProperties {
   /** Amount in cents. */
   amount?: number;
@@ -70,10 +70,10 @@ export interface PaymentEventProperties {
   [key: string]: EventPropertyValue;
 }
 
-/** SPEC.md "ChurnRiskMetrics" `risk_category`. */
+/** `ChurnRiskMetrics.risk_category`. */
 export type ChurnRiskCategory = 'low' | 'medium' | 'high' | 'critical';
 
-/** SPEC.md "ChurnRiskMetrics". */
+/** What `calculateChurnRisk()` answers. */
 export interface ChurnRiskMetrics {
   /** 0–100. */
   risk_score: number;

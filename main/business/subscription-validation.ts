@@ -1,8 +1,9 @@
 /**
- * Validation of SubscriptionProperties and PaymentEventProperties (SPEC.md): every property is
- * checked against its rule, and one that fails is dropped, so an invalid value is never sent as
- * is. Pure, no I/O; `validate()` answers `[dropped, value]` rather than throwing (superstruct's
- * convention, STYLE.md).
+ * Validation of SubscriptionProperties and PaymentEventProperties (docs/decisions.md, "Wire mapping
+ * of every client call"): every property is checked against its rule, and one that fails is
+ * dropped, so an invalid value (a card number given by mistake) is never sent as is. Pure, no I/O;
+ * `validate()` answers `[dropped, value]` rather than throwing (superstruct's convention;
+ * docs/architecture.md, "Conventions").
  *
  * Rules:
  * - `status`: active, trialing, past_due, canceled, paused, incomplete, incomplete_expired, unpaid

@@ -1,7 +1,8 @@
 /**
- * Subscription, trial and payment events (DESIGN.md "Decisions" names them), the remembered
- * subscription for `getSubscriptionData()`, and the inputs of `calculateChurnRisk()`. Part of the
- * lazily loaded `business-module.ts` chunk (the main thread forwards to it, `business-operations.ts`).
+ * Subscription, trial and payment events (named in docs/decisions.md, "Wire mapping of every client
+ * call"), the remembered subscription for `getSubscriptionData()`, and the inputs of
+ * `calculateChurnRisk()`. Part of the lazily loaded `business-module.ts` chunk (the main thread
+ * forwards to it, `business-operations.ts`).
  *
  * Decisions:
  * - Properties are validated (`subscription-validation.ts`): a property that breaks its rule is
@@ -24,7 +25,7 @@ import type { KeyValueStore } from '../session/storage.js';
 import type { ChurnRiskMetrics, PaymentEventProperties, SubscriptionProperties } from './subscription-types.js';
 import { type ValidProperties, validate } from './subscription-validation.js';
 
-/** Subscription operations of the client (SPEC.md "Client library operations"). */
+/** Subscription operations of the client. */
 export interface SubscriptionOperations {
   /** Sends `eventName` with the validated properties; remembers them as the subscription when they have a valid `status`. */
   trackSubscription(eventName: string, properties?: Partial<SubscriptionProperties> & EventProperties): void;

@@ -1,13 +1,14 @@
 /**
- * The facade's mirror of events posted to the core and not yet settled (acknowledged by the
- * server, discarded, or sent by beacon), for the pagehide beacon and a worker restart (DESIGN.md
- * "The worker boundary"). The posted columns are kept as they are, each with the number of its
- * first event (worker/types.ts `ToWorkerMessage`); the core settles events by ranges of numbers
- * (worker/seq-ranges.ts), in any order (concurrent batches, retries, rejections by index), and
- * each range costs the main thread a few compares, however many events it covers. A chunk is
- * dropped once all of it is settled: after a burst drained, the mirror is empty again. Reading
- * the unsettled events back out (at pagehide, or for a restart) is `mirror-columns.ts`, loaded
- * lazily, so the facade's bundle carries only what every page runs.
+ * The facade's mirror of events posted to the core and not yet settled (acknowledged by the server,
+ * discarded, or sent by beacon), for the pagehide beacon and a worker restart
+ * (docs/architecture.md, "The worker boundary", "Acknowledgements back to the facade"). The posted
+ * columns are kept as they are, each with the number of its first event (worker/types.ts
+ * `ToWorkerMessage`); the core settles events by ranges of numbers (worker/seq-ranges.ts), in any
+ * order (concurrent batches, retries, rejections by index), and each range costs the main thread a
+ * few compares, however many events it covers. A chunk is dropped once all of it is settled: after
+ * a burst drained, the mirror is empty again. Reading the unsettled events back out (at pagehide,
+ * or for a restart) is `mirror-columns.ts`, loaded lazily, so the facade's bundle carries only what
+ * every page runs.
  */
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 

@@ -36,7 +36,7 @@ export interface LinkTimers {
   clearTimeout(handle: unknown): void;
 }
 
-/** The platform's timers, looked up when called (never captured at import, STYLE.md 7). */
+/** The platform's timers, looked up when called, never captured at import (docs/architecture.md, "Conventions"). */
 export const globalTimers: LinkTimers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),

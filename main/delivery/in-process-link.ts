@@ -1,7 +1,7 @@
 /**
  * The delivery core on the main thread: the fallback when no worker can start (CSP, old browsers,
  * a worker that died twice), and the path of tests. The core is loaded with a dynamic `import()`
- * so it stays out of the facade's bundle until it is needed (DESIGN.md "Layout").
+ * so it stays out of the facade's bundle until it is needed (docs/architecture.md, "The rules").
  */
 import type { CoreDeps } from '../../worker/delivery-core.js';
 import type { DeliveryConfig } from '../../worker/types.js';
@@ -16,8 +16,9 @@ export async function startInProcessLink(
   handlers: LinkHandlers,
 ): Promise<DeliveryLink> {
   const { createDeliveryCore } = await import('../../worker/delivery-core.js');
-  // Never gzip here: compression belongs in the worker, never on the main thread (DESIGN.md "The
-  // worker boundary"); in-process it cost the page more main-thread time than it saved.
+  // Never gzip here: compression belongs in the worker, never on the main thread
+  // (docs/decisions.md, "Compression"); in-process it cost the page more main-thread time than it
+  // saved.
   const core = createDeliveryCore({ ...config, compress: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
   // Numbered 0 … n − 1: the facade numbers its next post after them (worker/types.ts).

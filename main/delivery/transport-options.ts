@@ -4,7 +4,7 @@
  */
 import type { CoreDeps } from '../../worker/delivery-core.js';
 
-/** Ways of starting the delivery core, in the order DESIGN.md "The worker boundary" tries them. */
+/** Ways of starting the delivery core, in the order they are tried (docs/architecture.md, "The worker boundary"). */
 export type StartStrategy = 'worker-url' | 'shipped-worker' | 'inline-worker' | 'in-process';
 
 /** Every strategy, in the order they are tried. */
@@ -28,7 +28,7 @@ export type WorkerFactory = (url: string | URL, options: WorkerOptions) => Worke
 export interface TransportOptions {
   /** Dependencies passed to the in-process delivery core (e.g. a fake `fetch`). @default the core's own defaults */
   coreDeps?: Partial<CoreDeps>;
-  /** Strategies to try, in order. @default all four, in DESIGN.md's order */
+  /** Strategies to try, in order. @default all four, in {@link ALL_STRATEGIES}' order */
   strategies?: StartStrategy[];
   /** Replaces `new Worker(url, options)`. @default `new Worker(url, options)` */
   createWorker?: WorkerFactory;

@@ -8,8 +8,9 @@
  * §6.2 method 1 (fixed-length dedicated counter): it starts at a random value below 2^41, so it
  * cannot overflow in practice, and it keeps counting across milliseconds, so ids from one clock
  * sort in creation order and no two share a counter. The per-page random part keeps two pages
- * apart; random bytes are drawn once, not per id (DESIGN.md "Measured facts"). The timestamp never
- * goes backwards: a clock set back reuses the last millisecond.
+ * apart; random bytes are drawn once, not per id, since an id is made on the main thread for every
+ * event (docs/decisions.md, "UUIDv7 event ids"). The timestamp never goes backwards: a clock set
+ * back reuses the last millisecond.
  */
 import { formatEventId, hex } from '../../protocol/event-model/event-id.js';
 

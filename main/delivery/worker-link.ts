@@ -1,7 +1,7 @@
 /**
  * The delivery core in a Web Worker: control plane through comlink (`WorkerApi`), data plane
- * through a transferred `MessagePort` (DESIGN.md "The worker boundary"). A start fails on a
- * synchronous throw, an `error` event, a rejected `init`, a protocol mismatch or no handshake
+ * through a transferred `MessagePort` (docs/architecture.md, "The worker boundary"). A start fails
+ * on a synchronous throw, an `error` event, a rejected `init`, a protocol mismatch or no handshake
  * within the timeout; later, an `error` event or a control call that times out counts as death.
  */
 import { type Endpoint, transfer, wrap } from 'comlink';

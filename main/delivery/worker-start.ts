@@ -1,7 +1,8 @@
 /**
- * Starting the delivery core, one strategy at a time, in DESIGN.md's order: the `workerUrl`
- * option, the worker file shipped beside the library, an inline worker from a Blob URL, the same
- * core in-process. Each returns a running {@link DeliveryLink} or rejects with the reason.
+ * Starting the delivery core, one strategy at a time, in the order of docs/decisions.md,
+ * "In-process fallback when a worker cannot start": the `workerUrl` option, the worker file shipped
+ * beside the library, an inline worker from a Blob URL, the same core in-process. Each returns a
+ * running {@link DeliveryLink} or rejects with the reason.
  */
 import type { CoreDeps } from '../../worker/delivery-core.js';
 import type { DeliveryConfig } from '../../worker/types.js';

@@ -1,4 +1,4 @@
-/** A/B testing shapes (SPEC.md "Experiment, Variant, ExperimentAssignment"). */
+/** A/B testing shapes: Experiment, Variant, ExperimentAssignment. */
 
 /** Lifecycle of an experiment. */
 export type ExperimentStatus = 'DRAFT' | 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'ARCHIVED';
@@ -55,8 +55,8 @@ export interface ExperimentAssignment {
 }
 
 /**
- * Configuration of A/B testing (`AnalyticsConfig.abTestConfig`; SPEC.md leaves its fields open).
- * Used only when `enableABTesting` is true.
+ * Configuration of A/B testing (`AnalyticsConfig.abTestConfig`; its fields are this library's
+ * choice). Used only when `enableABTesting` is true.
  */
 export interface ABTestConfig {
   /**

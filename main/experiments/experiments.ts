@@ -1,7 +1,8 @@
 /**
- * A/B experiments (`enableABTesting`, `abTestConfig`): variant assignment, its persistence, and
- * the `experiment_exposure` event (DESIGN.md "Decisions"). A lazily loaded chunk, loaded at start
- * only when `enableABTesting` is on; the main thread reaches it through `experiment-operations.ts`.
+ * A/B experiments (`enableABTesting`, `abTestConfig`): variant assignment, its persistence, and the
+ * `experiment_exposure` event (docs/decisions.md, "Wire mapping of every client call"). A lazily
+ * loaded chunk, loaded at start only when `enableABTesting` is on; the main thread reaches it
+ * through `experiment-operations.ts`.
  *
  * Decisions:
  * - Assignment is deterministic (`experiment-assignment.ts`) over the unit id: the user id when

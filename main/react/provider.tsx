@@ -7,7 +7,7 @@ import { type DeferredAnalytics, createDeferredAnalytics } from './deferred-anal
 
 /** Props of {@link ServiceAnalyticsProvider}. */
 export interface ServiceAnalyticsProviderProps {
-  /** The client's configuration (SPEC.md "Configuration"). Read once, when the provider mounts. */
+  /** The client's configuration (`AnalyticsConfig`). Read once, when the provider mounts. */
   config: AnalyticsConfig;
   /**
    * Shown in place of the children until the client exists (after mount, so also during server

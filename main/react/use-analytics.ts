@@ -4,13 +4,13 @@ import { AnalyticsContext } from './context.js';
 
 /**
  * The analytics client of the nearest {@link ServiceAnalyticsProvider}: every operation of
- * SPEC.md "Client library operations". Throws when there is no provider above.
+ * {@link Analytics}. Throws when there is no provider above.
  */
 export function useAnalytics(): Analytics {
   return useClient('useAnalytics');
 }
 
-/** The same as {@link useAnalytics} (SPEC.md names both). */
+/** The same as {@link useAnalytics} (the client's specification names both). */
 export function useServiceAnalytics(): Analytics {
   return useClient('useServiceAnalytics');
 }

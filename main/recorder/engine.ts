@@ -1,7 +1,7 @@
 /**
- * The session recorder's engine (DESIGN.md "The recorder"), loaded lazily by `SessionRecorder`:
- * rrweb capture on the main thread, because it reads the DOM; everything after capture happens in
- * the worker (`worker/recording-uploader.ts`).
+ * The session recorder's engine (docs/architecture.md, "Recordings"), loaded lazily by
+ * `SessionRecorder`: rrweb capture on the main thread, because it reads the DOM; everything after
+ * capture happens in the worker (`worker/recording-uploader.ts`).
  *
  * - rrweb is `import()`ed as a chunk of its own on the first capture; when it cannot be loaded the
  *   recording ends inactive with a debug message saying why.

@@ -1,17 +1,17 @@
 /**
- * The recording operations of the `createAnalytics()` client (SPEC.md "Client library
- * operations"): a {@link SessionRecorder} bound to the client's delivery, storage, identity and
- * current session. A recording belongs to one session: `startRecording()` in a session other than
- * the recorder's stops that recording (final upload) and starts one for the current session, and
- * `reset()` (a new session) does the same for a recording in progress.
+ * The recording operations of the `createAnalytics()` client: a {@link SessionRecorder} bound to
+ * the client's delivery, storage, identity and current session. A recording belongs to one session:
+ * `startRecording()` in a session other than the recorder's stops that recording (final upload) and
+ * starts one for the current session, and `reset()` (a new session) does the same for a recording
+ * in progress.
  */
 import type { ResolvedConfig } from '../config.js';
 import { SessionRecorder } from './session-recorder.js';
 import type { RecorderDeps } from './types.js';
 
-/** Recorder operations of the client (SPEC.md "Client library operations"). */
+/** Recorder operations of the client. */
 export interface RecorderOperations {
-  /** Starts recording the current session (SPEC.md "Session recorder"). */
+  /** Starts recording the current session (the states: {@link SessionRecorder}). */
   startRecording(): void;
   /** Stops recording and uploads the rest with `is_final: true`. */
   stopRecording(): void;

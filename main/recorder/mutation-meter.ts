@@ -1,8 +1,9 @@
 /**
- * The mutation cap (DESIGN.md "The recorder": large pages). rrweb serialises every DOM mutation it
- * observes; a page that rebuilds thousands of nodes a second in a loop would spend its main thread
- * on recording. The meter counts mutations per second of wall time and reports when a second holds
- * more than the cap, so the recorder can stop instead.
+ * The mutation cap (docs/decisions.md, "Recording upload and the recorder's states": the page
+ * matters more than its recording). rrweb serialises every DOM mutation it observes; a page that
+ * rebuilds thousands of nodes a second in a loop would spend its main thread on recording. The
+ * meter counts mutations per second of wall time and reports when a second holds more than the cap,
+ * so the recorder can stop instead.
  */
 import type { RecordedEvent } from '../../protocol/recording.js';
 

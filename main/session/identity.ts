@@ -12,7 +12,7 @@ export interface Identity {
   userId(): string | null;
   /** Sets (or with null, clears) the user id and persists it. */
   setUserId(userId: string | null): void;
-  /** Clears the user id and issues a new anonymous id (SPEC.md `reset()`). */
+  /** Clears the user id and issues a new anonymous id (for `reset()`). */
   reset(): void;
 }
 

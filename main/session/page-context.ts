@@ -4,13 +4,14 @@
  * once. The shared object is never mutated; a change builds a new one (the worker's mapping caches
  * by object identity).
  *
- * Per event, `get()` touches no DOM (DESIGN.md "Measured facts": reading `location.href` was ≈ 1 µs
- * per event in a 10,000-event burst). The URL is read again only when the page may have changed:
- * `href()` and `page()` always read the page as it is now and refresh the context, and the facade
- * calls `href()` from its navigation hook (`watchNavigation` in `page-tracking.ts`: `pushState`,
- * `replaceState`, `popstate`, `hashchange`), so an event made right after a navigation carries the
- * new page. As a fallback for a change no hook saw, `get()` reads the URL at most once per
- * {@link RECHECK_MS}. This module adds no listener of its own (shutdown removes every listener).
+ * Per event, `get()` touches no DOM: reading `location.href` for every event was a large share of
+ * what an event costs the main thread in a burst (per-call figures in bench/RESULTS.md, "Client
+ * main thread"). The URL is read again only when the page may have changed: `href()` and `page()`
+ * always read the page as it is now and refresh the context, and the facade calls `href()` from its
+ * navigation hook (`watchNavigation` in `page-tracking.ts`: `pushState`, `replaceState`,
+ * `popstate`, `hashchange`), so an event made right after a navigation carries the new page. As a
+ * fallback for a change no hook saw, `get()` reads the URL at most once per {@link RECHECK_MS}.
+ * This module adds no listener of its own (shutdown removes every listener).
  */
 import type { EventContext, PageProperties } from '../../protocol/event-model/analytics-event.js';
 import { LIBRARY } from '../version.js';
@@ -22,7 +23,7 @@ export const RECHECK_MS = 1_000;
 export interface PageContext {
   /** The shared context for the current URL; `now`: the event's time, if the caller has read the clock. */
   get(now?: number): EventContext;
-  /** SPEC.md PageProperties of the page as it is now (title read fresh). */
+  /** The PageProperties of the page as it is now (title read fresh). */
   page(): PageProperties;
   /** The current URL, or '' outside a browser. */
   href(): string;

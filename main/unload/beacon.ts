@@ -1,9 +1,10 @@
 /**
- * The unload path's sender (DESIGN.md "Unload is the main thread's job"): the events the server has
- * not acknowledged go out with `navigator.sendBeacon` to the beacon form of the batch endpoint
- * (`Content-Type: text/plain`, credentials in the query, same JSON array body). A beacon carries at
- * most 60 KB; a larger set is split, and a refused beacon is split in halves and retried, down to
- * one event. The server dedupes on `event_id`, so a beacon that repeats a worker send is harmless.
+ * The unload path's sender (docs/architecture.md, "The unload path"; docs/decisions.md, "Unload"):
+ * the events the server has not acknowledged go out with `navigator.sendBeacon` to the beacon form
+ * of the batch endpoint (`Content-Type: text/plain`, credentials in the query, same JSON array
+ * body). A beacon carries at most 60 KB; a larger set is split, and a refused beacon is split in
+ * halves and retried, down to one event. The server dedupes on `event_id`, so a beacon that repeats
+ * a worker send is harmless.
  */
 import { toBackendEvent } from '../../protocol/event-model/event-mapping.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';

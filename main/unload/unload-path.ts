@@ -1,8 +1,8 @@
 /**
- * The unload path of one client (DESIGN.md "Unload is the main thread's job"): when the page is
- * hidden, the session is persisted and the core is asked to send now; on `pagehide`, the events
- * the server has not acknowledged go out by beacon, and so do those made later in the unload (by
- * listeners that run after this one) until the page is shown again.
+ * The unload path of one client (docs/architecture.md, "The unload path"; docs/decisions.md,
+ * "Unload"): when the page is hidden, the session is persisted and the core is asked to send now;
+ * on `pagehide`, the events the server has not acknowledged go out by beacon, and so do those made
+ * later in the unload (by listeners that run after this one) until the page is shown again.
  *
  * The beacon sender (with the wire mapping it needs) is a chunk of its own, fetched as this path
  * starts, so the facade's bundle does not carry it: a page closed in the few milliseconds before

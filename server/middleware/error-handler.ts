@@ -19,10 +19,11 @@ interface ExposedError {
 }
 
 /**
- * Turns every failure into `{ error, code }` with its documented status (DESIGN.md). Only our own
- * 4xx messages reach the client; anything else is logged once here and answered with a generic
- * 500, so no internal detail, key or body leaks (koa's expose rule, STYLE.md 14). Also counts every
- * answered request for `/metrics`.
+ * Turns every failure into `{ error, code }` with its documented status (docs/protocol.md,
+ * "Errors"). Only our own 4xx messages reach the client; anything else is logged once here and
+ * answered with a generic 500, so no internal detail, key or body leaks (koa's expose rule;
+ * docs/decisions.md, "Status codes and error codes"). Also counts every answered request for
+ * `/metrics`.
  */
 export function errorHandler(logger: Logger, metrics: Metrics): Middleware {
   return async (ctx, next) => {

@@ -139,7 +139,8 @@ function sessionToWire(s: SessionSummary, now: number, idleMs: number): Record<s
     event_count: s.eventCount,
     first_received_at: isoTime(s.firstReceivedAt),
     last_received_at: isoTime(s.lastReceivedAt),
-    // A session whose final chunk never came is closed after a period of silence (DESIGN.md).
+    // A session whose final chunk never came is closed after a period of silence (docs/protocol.md,
+    // "GET /api/v1/sessions").
     finished: s.finished || idle,
     closed_by: s.finished ? 'final_chunk' : idle ? 'inactivity' : null,
   };

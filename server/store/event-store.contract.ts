@@ -16,8 +16,8 @@ function newestFirst(events: readonly StoredEvent[]): string[] {
 }
 
 /**
- * The one contract every {@link EventStore} passes (STYLE.md 16): SQLite and PostgreSQL run the same
- * suite, so the server cannot tell them apart.
+ * The one contract every {@link EventStore} passes (docs/architecture.md, "Conventions"): SQLite
+ * and PostgreSQL run the same suite, so the server cannot tell them apart.
  */
 export function describeEventStore(name: string, makeStore: MakeStore): void {
   describe(`${name} store: EventStore contract`, () => {

@@ -8,7 +8,7 @@ export interface Project {
   id: string;
   name: string;
   createdAt: number;
-  /** Keep full IP addresses instead of truncated ones (DESIGN.md, "Privacy"). */
+  /** Keep full IP addresses instead of truncated ones (docs/decisions.md, "IP address truncation"). */
   fullIp: boolean;
   /** Origins allowed by CORS for this project, in addition to the server-wide ones. */
   corsOrigins: string[];

@@ -13,11 +13,10 @@
  *   POSTGRES_SCHEMA (the latest shape); an older one gets the MIGRATIONS past its version, in the
  *   same locked transaction.
  * - `events` has only the indexes that writing needs (dedupe) and the one every read uses (time).
- *   Indexes for the read API's type/user/session filters cost about 8 µs of PostgreSQL CPU per
- *   inserted event together, measured here with 150-event group commits (19–21 µs per event with
- *   them, 12.4 without): most of the database's ingest cost, paid on every event for a filter a
- *   read may never use. Filtered reads walk `events_by_time` of the project instead, newest first,
- *   as on SQLite.
+ *   Indexes for the read API's type/user/session filters, measured together, cost a large part of
+ *   PostgreSQL's CPU per inserted event, paid on every event for a filter a read may never use (the
+ *   store's figures are in bench/RESULTS.md). Filtered reads walk `events_by_time` of the project
+ *   instead, newest first, as on SQLite.
  * - Triggers NOTIFY CREDENTIALS_CHANNEL in every transaction that changes `projects` or
  *   `api_keys`, from any process or tool: the credential cache of every server process listens and
  *   forgets what it knew (postgres-credentials.ts).

@@ -6,12 +6,12 @@ import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from 
  * The write half of the PostgreSQL store. Events go in as one `INSERT … SELECT FROM
  * jsonb_to_recordset($1)` per slice: the whole slice is a single JSON parameter, so the statement
  * text is constant (prepared once per connection), the 65,535-parameter limit of a multi-row VALUES
- * never applies, and the client's work is one native JSON.stringify. Measured here (1,000-event
- * transactions, one connection, same run): about 20–30% faster than `unnest` of eleven array
- * parameters (whose element escaping in `pg` cost the client more) and than multi-row VALUES.
- * `jsonb_to_recordset` rather than `json_to_recordset`: the document is parsed once and each
- * `properties` object is taken over as jsonb, where the json variant parses it a second time;
- * about 1.5 µs less PostgreSQL CPU per event (of 12) with 150-event statements.
+ * never applies, and the client's work is one native JSON.stringify. Measured side by side, it was
+ * faster than `unnest` of eleven array parameters (whose element escaping in `pg` cost the client
+ * more) and than multi-row VALUES. `jsonb_to_recordset` rather than `json_to_recordset`: the
+ * document is parsed once and each `properties` object is taken over as jsonb, where the json
+ * variant parses it a second time, which costs PostgreSQL CPU on every event. (The store's current
+ * figures are in bench/RESULTS.md.)
  */
 
 /** Rows per INSERT statement; bounds the size of one JSON parameter. */

@@ -66,7 +66,8 @@ export function openDatabase(options: SqliteStoreOptions) {
 
 function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
   // WAL lets readers run beside the writer; NORMAL syncs at checkpoints only, which in WAL mode
-  // still survives a process crash (DESIGN.md "Crash") and is what makes small commits affordable.
+  // still survives a process crash, so commit-before-answer holds (docs/decisions.md, "Group commit
+  // and commit-before-answer"), and is what makes small commits affordable.
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));

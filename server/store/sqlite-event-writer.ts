@@ -15,8 +15,9 @@ const CHUNK_FIELDS = 10;
 /**
  * A group commit as flat column values: what the request thread hands to the writer thread.
  * Primitives only, because a structured clone of strings and numbers is a copy, while one of
- * event objects walks every property (measured: ~2.9 µs per event against ~1.3 µs for
- * serializing the properties here and cloning the flat values).
+ * event objects walks every property: measured, cloning the objects cost more per event than
+ * serializing the properties here and cloning the flat values (the SQLite store's figures are in
+ * bench/RESULTS.md).
  */
 export interface EncodedBatch {
   /** {@link EVENT_FIELDS} values per event: ids, times and the properties as JSON text. */

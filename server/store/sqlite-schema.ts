@@ -3,16 +3,17 @@
  * `events` are JSON text (never queried inside, so no JSON1 indexes). Version in `PRAGMA user_version`.
  *
  * Events carry two indexes, both appended to at their end while ingesting:
- * - `UNIQUE (project_id, event_id)`: dedupe. Time-ordered UUIDv7 ids keep it appending (DESIGN.md).
+ * - `UNIQUE (project_id, event_id)`: dedupe. Time-ordered UUIDv7 ids keep it appending
+ *   (docs/decisions.md, "UUIDv7 event ids").
  * - `(project_id, timestamp, event_id)`: every listing and its keyset cursor, newest first, read
  *   backwards; a filter (`event_type`, `user_id`, `session_id`) is checked on the rows of that scan.
- * Version 1 also had one index per filter. Each cost 2–3 µs per inserted event (measured: 160k
- * events/s with the two indexes above, 70k with all five), i.e. half of SQLite's ingest rate, to
- * speed up filtered reads that SQLite's single-machine users run rarely; a filtered page now reads
- * the time range until it has its rows. PostgreSQL keeps its own choice (`postgres-schema.ts`).
- * Version 2 also adds `auth_changes` (see below). Version 3 moves event times that lie outside the
- * window the server now accepts (`clock-skew.ts`: from 2000 to a day after arrival) to their
- * arrival time, keeping the client's in `client_timestamp`: such rows broke listings and retention.
+ * Version 1 also had one index per filter. Every inserted event paid for each of them, together a
+ * large part of SQLite's ingest rate (the store's figures are in bench/RESULTS.md), to speed up
+ * filtered reads that SQLite's single-machine users run rarely; a filtered page now reads the time
+ * range until it has its rows. PostgreSQL keeps its own choice (`postgres-schema.ts`). Version 2
+ * also adds `auth_changes` (see below). Version 3 moves event times that lie outside the window the
+ * server now accepts (`clock-skew.ts`: from 2000 to a day after arrival) to their arrival time,
+ * keeping the client's in `client_timestamp`: such rows broke listings and retention.
  */
 export const SQLITE_SCHEMA_VERSION = 3;
 

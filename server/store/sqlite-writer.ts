@@ -63,7 +63,8 @@ function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData,
   db.pragma('cache_size = -32000');
   // Checkpoints are the checkpointer thread's job; this threshold is only a backstop that bounds the
   // WAL should that thread fall behind or die (SQLite's default, 1,000 pages, made every few
-  // commits wait for a copy and an fsync: 84k against 102k events/s in the benchmark).
+  // commits wait for a copy and an fsync, which cost a clear share of the ingest rate; the
+  // store's figures are in bench/RESULTS.md).
   db.pragma(`wal_autocheckpoint = ${data.walBackstopPages}`);
   db.pragma(`journal_size_limit = ${data.walBackstopPages * 4096}`);
   const write = prepare(db, clean);
