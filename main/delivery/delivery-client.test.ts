@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFakeFetch } from '../../worker/testing.js';
 import type { Analytics } from '../analytics.js';
 import { createAnalytics } from '../create-analytics.js';
-import { type FakeWorkerBehaviour, endOfTask, fakeWorkers, receivedEvents } from '../testing.js';
+import { type FakeWorkerBehaviour, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../testing.js';
 
 const clients: Analytics[] = [];
 
@@ -237,5 +237,22 @@ describe('two clients on one page', () => {
     await a.analytics.flush();
     expect(receivedEvents(a.fetches[0]!).map((e) => e.event_type)).toEqual(['only_a']);
     expect(await b.getDeliveryStats()).toMatchObject({ mode: 'in-process' });
+  });
+});
+
+describe('a burst above maxQueueSize with a running core', () => {
+  it('posts the whole task once; the core drops the oldest, reported through onDiscard, and sends the newest', async () => {
+    const discarded: string[] = [];
+    const { analytics, server } = inProcessClient({ onDiscard: (info) => discarded.push(...info.ids) });
+    clients.push(analytics);
+    await analytics.getDeliveryStats(); // the core runs
+    for (let i = 0; i < 3_000; i++) analytics.track('burst', { i });
+    // Above maxQueueSize (1000) nothing is sliced per call; what waits is reported within the bound.
+    expect(analytics.getQueueSize()).toBe(1_000);
+    await analytics.flush();
+    const sent = receivedEvents(server).map((e) => (e.properties as { i: number }).i);
+    expect(sent).toEqual(Array.from({ length: 1_000 }, (_, k) => 2_000 + k));
+    expect(discarded).toHaveLength(2_000);
+    expect(new Set(discarded).size).toBe(2_000);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * The facade's side of the delivery core (DESIGN.md "The worker boundary"):
+ * The facade's side of the delivery core (docs/architecture.md, "The worker boundary"):
  *
  * - Capture starts at once into a main-thread buffer; what one task produces is posted as one
- *   message at the end of the task, in columns (`event-buffer.ts`: a tenth of the structured-clone
- *   cost of event objects), with `seq` = running count of events posted to this core.
+ *   message at the end of the task, in columns (`event-buffer.ts`: far cheaper to structured-clone
+ *   than event objects; figures in bench/RESULTS.md, "Client main thread"), with `seq` = running
+ *   count of events posted to this core.
  * - The core is started by the strategies in order; nothing captured before the handshake is lost.
  * - A worker that dies is restarted once with its unacknowledged events replayed; after that, the
  *   core runs in-process. The host app never sees any of it.
@@ -197,6 +198,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     }
     if (started === undefined) {
       state = 'off';
+      // No core will take the buffer and drop its oldest: keep it within maxQueueSize here.
+      trimBuffer();
       return undefined;
     }
     link = started.link;
@@ -283,6 +286,15 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     return dropped;
   }
 
+  /** Drops the oldest buffered events above maxQueueSize, as the core drops its own. */
+  function trimBuffer(): void {
+    const over = buffer.timestamps.length - cap;
+    if (over <= 0) return;
+    const dropped = idsOf(buffer, 0, over);
+    buffer = sliceColumns(buffer, over, buffer.timestamps.length);
+    notifyDiscard(dropped, 'overflow', `the queue holds at most ${cap} events (maxQueueSize); the oldest were dropped`);
+  }
+
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
@@ -308,17 +320,11 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     push(idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
       if (closed) return;
       appendEvent(buffer, idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
-      if (buffer.timestamps.length > cap) {
-        // Only while no core runs can the buffer grow; keep it bounded like the queue.
-        const over = buffer.timestamps.length - cap;
-        const dropped = idsOf(buffer, 0, over);
-        buffer = sliceColumns(buffer, over, buffer.timestamps.length);
-        notifyDiscard(
-          dropped,
-          'overflow',
-          `the queue holds at most ${cap} events (maxQueueSize); the oldest were dropped`,
-        );
-      }
+      // A running core gets the whole task's buffer in one post and drops the oldest above
+      // maxQueueSize itself (reported back as discards), so a burst costs each call the same below
+      // and above the limit. Only while no core takes posts does the buffer outlive its task: then
+      // it is trimmed to maxQueueSize once it doubles, a copy per maxQueueSize events, not per call.
+      if (buffer.timestamps.length > 2 * cap && (link === undefined || holds > 0)) trimBuffer();
       schedule();
     },
 
@@ -377,7 +383,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     queueSize() {
-      return Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.timestamps.length;
+      // Above maxQueueSize the core drops the oldest: what waits is never more than that.
+      return Math.min(cap, Math.max(0, mirror.queueSize + (seq - mirror.receivedSeq)) + buffer.timestamps.length);
     },
 
     recordingQueued() {
@@ -397,7 +404,11 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: unacked.size };
     },
 
-    pending: () => ({ posted: unacked.chunks(), buffer, beaconed }),
+    pending() {
+      // A beacon carries at most what the queue would hold.
+      if (link === undefined) trimBuffer();
+      return { posted: unacked.chunks(), buffer, beaconed };
+    },
 
     forget(ranges, buffered) {
       unacked.settle(ranges);
