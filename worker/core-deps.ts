@@ -1,7 +1,7 @@
 /**
- * The delivery core's injected dependencies (STYLE.md 7): every clock, timer, random source,
- * network and storage access goes through here, so the same core runs in a worker, in-process on
- * the main thread, and in tests with fake timers and a fake or local server.
+ * The delivery core's injected dependencies (docs/architecture.md, "Conventions"): every clock,
+ * timer, random source, network and storage access goes through here, so the same core runs in a
+ * worker, in-process on the main thread, and in tests with fake timers and a fake or local server.
  */
 import type { QueueJournal } from './queue-journal.js';
 import { type Compressor, type FetchFn, REQUEST_TIMEOUT_MS, platformGzip } from './sender.js';

@@ -1,9 +1,10 @@
 /**
- * The delivery core's driver: owns the timers, the requests and the journal around the pure
- * queue (`queue.ts`). The same code runs in the worker (`entry.ts`) and in-process on the main
- * thread (the facade's fallback), see DESIGN.md "The worker boundary".
+ * The delivery core's driver: owns the timers, the requests and the journal around the pure queue
+ * (`queue.ts`). The same code runs in the worker (`entry.ts`) and in-process on the main thread
+ * (the facade's fallback), see docs/architecture.md, "The worker boundary".
  *
- * When events go out (SPEC.md "Queued event lifecycle", "queued → sending"):
+ * When events go out (the "queued → sending" step of `queue.ts`; docs/protocol.md, "How the bundled
+ * client uses the protocol"):
  * - as soon as `batchSize` events are ready;
  * - every `flushInterval`, everything ready (armed only while the queue is not empty);
  * - on `flush(seq)` and `page-hidden`, everything queued, without waiting out backoff;

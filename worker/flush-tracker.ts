@@ -1,9 +1,10 @@
 /**
- * Bookkeeping of pending `flush(seq)` calls (DESIGN.md "The worker boundary", SPEC.md "flush()
- * fails"). A flush first waits until the core has received every event posted up to `seq` (the
- * comlink call and the data-plane post travel on different channels), then takes a snapshot of the
- * ids queued at that moment. It resolves `ok` once none of them is waiting any more, and fails as
- * soon as a request carrying one of them fails; the events stay queued either way.
+ * Bookkeeping of pending `flush(seq)` calls (docs/architecture.md, "Acknowledgements back to the
+ * facade"; a failed flush keeps the events: docs/decisions.md, "Offline handling"). A flush first
+ * waits until the core has received every event posted up to `seq` (the comlink call and the
+ * data-plane post travel on different channels), then takes a snapshot of the ids queued at that
+ * moment. It resolves `ok` once none of them is waiting any more, and fails as soon as a request
+ * carrying one of them fails; the events stay queued either way.
  */
 import type { SendOutcome } from './sender.js';
 import type { FlushResult } from './types.js';
@@ -109,7 +110,7 @@ export function createFlushTracker(onSettle: () => void = () => undefined): Flus
   };
 }
 
-/** The flush result of a failed request: errors cross the boundary as data (STYLE.md 4). */
+/** The flush result of a failed request: errors cross the boundary as data (docs/architecture.md, "Conventions"). */
 export function flushFailure(outcome: Exclude<SendOutcome, { kind: 'ok' }>): FlushFailure {
   if (outcome.kind === 'network') {
     return { code: outcome.timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', message: outcome.message };

@@ -1,9 +1,9 @@
 /**
- * The `persistQueue` journal (DESIGN.md "The worker boundary": opt-in durable queue). The core
- * writes every queue change through {@link QueueJournal}; on start it loads what an earlier page
- * left behind and sends it first. The journal never holds delivery state (retries, waits): after a
- * crash every journalled event simply starts over, and the server's event_id dedupe makes a resend
- * of something already stored harmless.
+ * The `persistQueue` journal (docs/decisions.md, "Durable queue (`persistQueue`)"). The core writes
+ * every queue change through {@link QueueJournal}; on start it loads what an earlier page left
+ * behind and sends it first. The journal never holds delivery state (retries, waits): after a crash
+ * every journalled event simply starts over, and the server's event_id dedupe makes a resend of
+ * something already stored harmless.
  */
 import type { TimerDeps } from './sender.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';

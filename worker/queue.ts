@@ -1,15 +1,16 @@
 /**
- * The event queue as a state machine with no I/O, no clock and no timers (STYLE.md 8): time is
- * passed in, and each transition is one row of SPEC.md "Queued event lifecycle":
+ * The event queue as a state machine with no I/O, no clock and no timers (docs/architecture.md,
+ * "Conventions"): time is passed in, and each transition is one step of a queued event's lifecycle
+ * (the rules: docs/decisions.md, "Client delivery"):
  *
- * | SPEC.md row                                        | transition        |
+ * | Lifecycle step                                     | transition        |
  * |----------------------------------------------------|-------------------|
  * | (none) → queued, retries 0                          | {@link EventQueue.enqueue} |
  * | queued → oldest removed (size above maxQueueSize)   | {@link EventQueue.enqueue} (reports `dropped`) |
  * | queued → sending (batchSize / flushInterval / flush) | {@link EventQueue.takeBatch} |
  * | sending → removed (200)                             | {@link EventQueue.ack} |
  * | sending → queued, retries + 1 (network, 5xx)        | {@link EventQueue.fail} (`requeued`) |
- * | sending → queued, retries unchanged (429, 503 with Retry-After; DESIGN.md) | {@link EventQueue.defer} |
+ * | sending → queued, retries unchanged (429, 503 with Retry-After; docs/decisions.md) | {@link EventQueue.defer} |
  * | sending → discarded (attempts used up)              | {@link EventQueue.fail} (`discarded`) |
  * | sending → not retried (4xx)                         | {@link EventQueue.reject} |
  * | queued → discarded (clearQueue())                   | {@link EventQueue.clear} |
@@ -112,7 +113,7 @@ export interface EventQueue<T extends Queueable> {
 /**
  * Creates an empty queue.
  *
- * @param maxQueueSize - most events held, sending ones included; @default 1000 (SPEC.md)
+ * @param maxQueueSize - most events held, sending ones included; @default 1000 (the client's `maxQueueSize`)
  */
 export function createEventQueue<T extends Queueable>(
   maxQueueSize: number,

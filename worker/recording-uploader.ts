@@ -1,7 +1,7 @@
 /**
- * Uploads session recordings in chunks (SPEC.md "Session recorder", "Recording upload payload";
- * DESIGN.md "The recorder"). Capture runs on the main thread; this part buffers, chunks and
- * uploads, one session at a time per session id.
+ * Uploads session recordings in chunks (docs/architecture.md, "Recordings"; the chunk's form:
+ * docs/protocol.md, "Recording chunk"). Capture runs on the main thread; this part buffers, chunks
+ * and uploads, one session at a time per session id.
  *
  * Offsets: a chunk's `event_offset` is the index of its first event in the session's recording. A
  * chunk's offset and content are fixed when it is formed and it is resent unchanged until it is
@@ -31,7 +31,7 @@ import { type RetrySettings, judge, nextDeferral, nextDelay } from './retry-poli
 import type { SendOutcome, TimerDeps } from './sender.js';
 import type { RecordingMeta, ToWorkerMessage } from './types.js';
 
-/** SPEC.md: "an upload runs every 10 seconds". */
+/** An upload runs every 10 seconds (docs/decisions.md, "Recording upload and the recorder's states"). */
 export const RECORDING_UPLOAD_INTERVAL_MS = 10_000;
 
 /** A chunk is cut before its events pass this size (JSON characters), so a body stays near 1 MB. */

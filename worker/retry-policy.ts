@@ -1,19 +1,20 @@
 /**
- * The retry policy as data and one pure function (STYLE.md 6, after ky's `retry-timing.ts`).
+ * The retry policy as data and one pure function (docs/architecture.md, "Conventions"; after ky's
+ * `retry-timing.ts`).
  *
- * Meaning of `retryAttempts` (SPEC.md "Queued event lifecycle": "retries below retryAttempts"):
- * it counts *retries*, not sends. An event is sent at most `1 + retryAttempts` times; after its
- * n-th failed send (n ≤ retryAttempts) it waits `retryDelay · 2^(n−1)`. With the defaults
- * (3, 1000 ms): send, wait 1000, send, wait 2000, send, wait 4000, send, then discard
- * (SPEC.md "Limits": "1000, 2000, 4000 ms").
+ * Meaning of `retryAttempts` (docs/decisions.md, "What `retryAttempts` counts"): it counts
+ * *retries*, not sends. An event is sent at most `1 + retryAttempts` times; after its n-th failed
+ * send (n ≤ retryAttempts) it waits `retryDelay · 2^(n−1)`. With the defaults (3, 1000 ms): send,
+ * wait 1000, send, wait 2000, send, wait 4000, send, then discard (the waits the specification
+ * lists, same section).
  *
- * Deferrals (DESIGN.md "Server behaviour": "429 is the one 4xx that the client retries, after
- * Retry-After: without it, rate limiting would silently lose data"): a 429, or a 503 that carries
- * `Retry-After` (the server's write queue is full), says the server is busy, not that the batch
- * failed. Those answers are waited out as told WITHOUT using up `retryAttempts`, see
- * {@link isDeferral} and {@link nextDeferral}; only events older than {@link MAX_DEFERRAL_AGE_MS}
- * are given up then. This departs from SPEC.md's "5xx … retries below retryAttempts" for a 503
- * with `Retry-After` on purpose: counting it would drop events whenever the server sheds load.
+ * Deferrals (docs/decisions.md, "429 and 503 with Retry-After: waiting without spending attempts":
+ * without them, rate limiting would silently lose data): a 429, or a 503 that carries `Retry-After`
+ * (the server's write queue is full), says the server is busy, not that the batch failed. Those
+ * answers are waited out as told WITHOUT using up `retryAttempts`, see {@link isDeferral} and
+ * {@link nextDeferral}; only events older than {@link MAX_DEFERRAL_AGE_MS} are given up then. This
+ * departs from the specification's "5xx … retries below retryAttempts" for a 503 with `Retry-After`
+ * on purpose: counting it would drop events whenever the server sheds load.
  */
 import { isRetryableStatus } from '../protocol/error-codes.js';
 import { MAX_RETRY_AFTER_MS } from './retry-after.js';
@@ -56,7 +57,7 @@ export type SendFailure =
 
 /** The part of the configuration the policy reads. */
 export interface RetrySettings {
-  /** Retries after the first send; @default 3 (SPEC.md "Configuration"). */
+  /** Retries after the first send; @default 3. */
   retryAttempts: number;
   /** The first wait in ms, doubled on each retry; @default 1000. */
   retryDelay: number;

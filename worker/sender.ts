@@ -5,7 +5,7 @@
  * Wire contract: `POST {endpoint}/api/v1/events/batch` (a bare JSON array of backend events) and
  * `POST {endpoint}/api/v1/sessions/:sessionId/recordings`, each with `Authorization: ApiKey …`,
  * `X-Project-ID`, `X-Sent-At` (for the server's clock-skew correction) and, where the body is
- * gzipped, `Content-Encoding: gzip` (DESIGN.md "Server behaviour").
+ * gzipped, `Content-Encoding: gzip` (docs/protocol.md, "How the bundled client uses the protocol").
  */
 import type { BackendEvent } from '../protocol/backend-event.js';
 import type { RejectedEvent } from '../protocol/error-codes.js';
@@ -18,7 +18,7 @@ export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 /** Compresses a request body; the sender labels the result `Content-Encoding: gzip`. */
 export type Compressor = (data: Uint8Array) => Promise<Uint8Array>;
 
-/** Timer functions, injected so tests drive time (STYLE.md 7). */
+/** Timer functions, injected so tests drive time (docs/architecture.md, "Conventions"). */
 export interface TimerDeps {
   setTimeout: (callback: () => void, ms: number) => unknown;
   clearTimeout: (handle: unknown) => void;
@@ -62,16 +62,16 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * gzip with the platform's `CompressionStream`, or `undefined` where it does not exist. Looked up
- * when called, never at import (STYLE.md 7).
+ * when called, never at import (docs/architecture.md, "Conventions").
  */
 export function platformGzip(): Compressor | undefined {
   if (typeof CompressionStream !== 'function') return undefined;
   return async (data) => {
     // Written and read by hand, not through `new Blob([data]).stream()` and `new Response(…)`: in
-    // Chromium that route cost the page's main thread ≈ 25 ms over the 500 requests of a
-    // 10,000-event burst, as much as turning compression off saved (bench:client, 2026-11-23;
-    // presumably a dedicated worker's Blobs are registered through its parent page). This way
-    // compression costs the page nothing (DESIGN.md "Compression happens in the worker").
+    // Chromium that route cost the page's main thread, over the requests of a large burst, as much
+    // as turning compression off saved (measured with `npm run bench:client`, whose figures are in
+    // bench/RESULTS.md; presumably a dedicated worker's Blobs are registered through its parent
+    // page). This way compression costs the page nothing (docs/decisions.md, "Compression").
     const gzip = new CompressionStream('gzip');
     const writer = gzip.writable.getWriter();
     // Errors surface on the reading side; these promises must not be reported as unhandled.
@@ -183,8 +183,9 @@ async function readJson(response: Response): Promise<unknown> {
     const text = await response.text();
     return text === '' ? undefined : (JSON.parse(text) as unknown);
   } catch {
-    // A 200 whose body is lost still means the server committed the batch (DESIGN.md: it
-    // answers only after the commit), so the status alone decides.
+    // A 200 whose body is lost still means the server committed the batch (it answers only after
+    // the commit: docs/decisions.md, "Group commit and commit-before-answer"), so the status alone
+    // decides.
     return undefined;
   }
 }

@@ -12,7 +12,7 @@ import type { DeliveryConfig } from './types.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
-/** A config with SPEC.md's defaults, compression and journal off. */
+/** A config with the client's defaults, compression and journal off. */
 export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
   return {
     apiKey: 'test-key',

@@ -1,6 +1,7 @@
 /**
  * The worker boundary: every type that crosses between the main-thread facade and the delivery
- * core, in one module of types (STYLE.md, convention 2). Everything here is structured-clone data.
+ * core, in one module of types (docs/architecture.md, "Conventions"). Everything here is
+ * structured-clone data.
  *
  * Control plane (comlink, {@link WorkerApi}): init, flush, clear, stats, shutdown.
  * Data plane (one-way `MessagePort`): {@link ToWorkerMessage} carries events and recorder output
@@ -35,7 +36,7 @@ export type DiscardReason =
   | 'overflow'
   | 'cleared';
 
-/** Machine codes of delivery failures, carried as data across the boundary (STYLE.md 4). */
+/** Machine codes of delivery failures, carried as data across the boundary (docs/architecture.md, "Conventions"). */
 export type DeliveryErrorCode =
   | 'NETWORK_ERROR'
   | 'HTTP_ERROR'
