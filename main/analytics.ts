@@ -1,4 +1,4 @@
-/** The client's public interface: every operation of SPEC.md "Client library operations". */
+/** The client's public interface: every operation of a client made by `createAnalytics()`. */
 import type { EventProperties, PageProperties } from '../protocol/event-model/analytics-event.js';
 import type { ResolvedConfig } from './config.js';
 import type { ExperimentOperations } from './experiments/experiments.js';
@@ -7,6 +7,7 @@ import type { RecorderOperations } from './recorder/facade-recorder.js';
 import type { SubscriptionOperations } from './business/subscriptions.js';
 import type { PerformanceData, SessionData, UserProperties } from './types.js';
 import type { DeliveryStats } from './delivery/delivery-client.js';
+import type { SessionStore } from './session/session-state.js';
 
 /**
  * An analytics client made by `createAnalytics()`. Every operation returns at once and never
@@ -50,6 +51,19 @@ export interface Analytics extends FunnelOperations, RecorderOperations, Subscri
   getSessionId(): string;
   /** The current session's data; after a timeout, the ended session (`isActive: false`). */
   getSessionData(): SessionData;
+  /**
+   * The session as a subscribable store, so a view can follow it without polling:
+   * `session.subscribe(listener)` calls the listener after the session changed (page views and
+   * other events, clicks, scroll depth, a new session, the session ending) and answers its
+   * unsubscribe; `session.getSnapshot()` answers `getSessionData()`'s data, frozen, as the same
+   * object until it changes. Fits React's `useSyncExternalStore` (the React binding's
+   * `useSessionTracking()` rides on it) and similar stores. Neither function throws.
+   *
+   * ```ts
+   * const stop = analytics.session.subscribe(() => render(analytics.session.getSnapshot()));
+   * ```
+   */
+  readonly session: SessionStore;
   /** The data of the active session, starting a new session after a timeout. */
   getActiveSession(): SessionData;
   /** The current session's engagement score, 0–100 (formula in `calculateEngagementScore` of `engagement.ts`). */
@@ -66,7 +80,7 @@ export interface Analytics extends FunnelOperations, RecorderOperations, Subscri
   trackFeatureUsage(featureName: string, properties?: EventProperties): void;
   /**
    * How delivery runs (mode `worker`, `in-process` or `off`, the start strategy, restarts) and the
-   * core's counters. Not in SPEC.md: for diagnostics and tests.
+   * core's counters. An addition of this library, for diagnostics and tests.
    */
   getDeliveryStats(): Promise<DeliveryStats>;
   /**

@@ -319,6 +319,48 @@ describe('clearQueue()', () => {
   });
 });
 
+describe('analytics.session', () => {
+  /** Lets the microtask the store queued for its listeners run. */
+  const microtask = (): Promise<void> => Promise.resolve();
+
+  it('tells its listeners of a page view, a click and reset(), once each, and the snapshot follows', async () => {
+    const { analytics } = client();
+    await pageObserversReady();
+    const listener = vi.fn();
+    const unsubscribe = analytics.session.subscribe(listener);
+    const first = analytics.session.getSnapshot();
+    expect(analytics.session.getSnapshot()).toBe(first);
+
+    analytics.page();
+    await microtask();
+    expect(listener).toHaveBeenCalledTimes(1);
+    expect(analytics.session.getSnapshot()).toMatchObject({ pageViews: 1, events: ['page_view'] });
+
+    document.body.click();
+    await microtask();
+    expect(listener).toHaveBeenCalledTimes(2);
+    expect(analytics.session.getSnapshot().clicks).toBe(1);
+
+    const session = analytics.getSessionId();
+    analytics.reset();
+    await microtask();
+    expect(listener).toHaveBeenCalledTimes(3);
+    expect(analytics.session.getSnapshot()).toMatchObject({ sessionId: analytics.getSessionId(), pageViews: 0, clicks: 0 });
+    expect(analytics.session.getSnapshot().sessionId).not.toBe(session);
+
+    unsubscribe();
+    analytics.track('unheard');
+    await microtask();
+    expect(listener).toHaveBeenCalledTimes(3);
+  });
+
+  it('answers what getSessionData() answers', () => {
+    const { analytics } = client();
+    analytics.track('a');
+    expect(analytics.session.getSnapshot()).toEqual(analytics.getSessionData());
+  });
+});
+
 describe('never throws into the host app', () => {
   it('works with a localStorage that throws on every access', async () => {
     const broken = new Proxy({} as Storage, {

@@ -1,18 +1,19 @@
 /**
  * `createAnalytics()`: wires identity, session, context, the delivery client and the operations.
- * Every event goes through one funnel (`emit`) that stamps id, time and session (STYLE.md 9); its
- * per-event work is a counter, a string, a few compares and four array pushes, with no event object
- * made (DESIGN.md "Measured facts").
+ * Every event goes through one funnel (`emit`) that stamps id, time and session
+ * (docs/architecture.md, "Conventions"). It runs on the page's main thread for every event, so its
+ * per-event work is a counter, a few compares and a few array pushes, with no event object made
+ * (its cost per call is measured in bench/RESULTS.md, "Client main thread").
  */
 import type { AnalyticsEventType, EventContext, EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { Analytics } from './analytics.js';
-import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from './config.js';
+import { type AnalyticsConfig, resolveConfig } from './config.js';
 import { globalTimers } from './delivery/delivery-link.js';
 import { createBusinessOperations } from './business/business-operations.js';
 import { AnalyticsError } from './errors.js';
 import { createExperimentOperations } from './experiments/experiment-operations.js';
 import { guardAll } from './guard.js';
-import { OPERATION_FALLBACKS, type SyncOperations } from './operation-fallbacks.js';
+import { type SyncOperations, fallbackOf } from './operation-fallbacks.js';
 import { createIdentity } from './session/identity.js';
 import { createLogger } from './logger.js';
 import { createNullDelivery } from './delivery/null-delivery.js';
@@ -21,11 +22,12 @@ import { watchNavigation } from './auto/page-tracking.js';
 import { cleanProperties } from '../protocol/event-model/properties.js';
 import { createFacadeRecorder } from './recorder/facade-recorder.js';
 import { createSessionManager } from './session/session.js';
+import { createSessionState } from './session/session-state.js';
 import { browserLocalStorage, createSafeStorage } from './session/storage.js';
-import { ALL_STRATEGIES } from './delivery/transport-options.js';
 import { startUnloadPath } from './unload/unload-path.js';
 import { createUuidV7Clock, createUuidV7Generator } from './delivery/uuid-v7.js';
 import { type DeliveryClient, createDeliveryClient } from './delivery/delivery-client.js';
+import { deliveryOptions } from './delivery/delivery-options.js';
 
 /**
  * Creates an analytics client. Capture starts at once; the delivery core starts in a Web Worker
@@ -59,6 +61,8 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   const keyPrefix = `service-analytics:${config.projectId}:`;
   const identity = createIdentity({ store, keyPrefix, newId, initialUserId: config.userId });
   const pageContext = createPageContext(win, now);
+  // `analytics.session`: told of every change by the session manager; no timer outside a browser.
+  const sessionState = createSessionState((at) => session.data(at), now, config.sessionTimeout, win && globalTimers, log);
   const session = createSessionManager({
     store,
     key: `${keyPrefix}session`,
@@ -66,27 +70,13 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     newId,
     landing: () => (win === undefined ? { url: '', referrer: '' } : { url: win.location.href, referrer: win.document.referrer }),
     now: now(),
+    onChange: sessionState.changed,
   });
 
   const delivery: DeliveryClient =
     win === undefined
       ? createNullDelivery(log)
-      : createDeliveryClient({
-          context: {
-            config: toDeliveryConfig(config),
-            workerUrl: config.workerUrl,
-            createWorker: transport.createWorker,
-            coreDeps: transport.coreDeps,
-            timers: globalTimers,
-            startTimeoutMs: transport.startTimeoutMs ?? 3000,
-            controlTimeoutMs: transport.controlTimeoutMs ?? 3000,
-            flushTimeoutMs: transport.flushTimeoutMs ?? 30_000 + config.retryDelay * (2 ** config.retryAttempts - 1),
-          },
-          strategies: (transport.strategies ?? ALL_STRATEGIES).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
-          logger: log,
-          onDiscard: config.onDiscard,
-          idTail: ids.tail,
-        });
+      : createDeliveryClient(deliveryOptions(config, globalTimers, log, ids.tail, config.onDiscard));
 
   let closed = false;
 
@@ -185,7 +175,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
 
   const { remember: _remember, forget: _forget, settled: _settled, ...businessOperations } = business;
   const { forget: _forgetAssignments, stop: stopExperiments, ...experimentOperations } = experiments;
-  removers.push(stopExperiments, closeRecorder);
+  removers.push(stopExperiments, closeRecorder, sessionState.close);
   const operations: SyncOperations = {
     ...recorder,
     ...businessOperations,
@@ -242,8 +232,10 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   };
 
   const analytics: Analytics = {
-    ...guardAll(operations, OPERATION_FALLBACKS, log),
+    ...guardAll(operations, fallbackOf, log),
     config: Object.freeze({ ...config }),
+    // Neither of its two functions throws (session-state.ts), so it is not guarded.
+    session: sessionState.store,
     track(event, properties) {
       // Hand-written rather than wrapped: the hot path, one call less.
       try {

@@ -5,14 +5,10 @@
 import type { Logger } from './logger.js';
 
 /**
- * Wraps every function of `operations` so it cannot throw; a failed call answers `fallbacks[name]`
- * (undefined when not listed) and logs `name() failed`.
+ * Wraps every function of `operations` so it cannot throw; a failed call answers `fallback(name)`
+ * (the facade passes `fallbackOf`, the one table in `operation-fallbacks.ts`) and logs `name() failed`.
  */
-export function guardAll<T extends object>(
-  operations: T,
-  fallbacks: { [K in keyof T]?: unknown },
-  log: Logger,
-): T {
+export function guardAll<T extends object>(operations: T, fallback: (name: string) => unknown, log: Logger): T {
   const guarded: Record<string, unknown> = {};
   for (const [name, operation] of Object.entries(operations)) {
     if (typeof operation !== 'function') continue;
@@ -21,7 +17,7 @@ export function guardAll<T extends object>(
         return (operation as (...a: unknown[]) => unknown)(...args);
       } catch (error) {
         log.error(`${name}() failed`, error);
-        return fallbacks[name as keyof T];
+        return fallback(name);
       }
     };
   }

@@ -12,6 +12,7 @@ export type { Analytics } from './analytics.js';
 export type { AnalyticsConfig, DiscardInfo, ResolvedConfig } from './config.js';
 export type { AnalyticsErrorCode, AnalyticsErrorOptions } from './errors.js';
 export type { EngagementInput } from './session/engagement.js';
+export type { SessionStore } from './session/session-state.js';
 export type { ExperimentOperations } from './experiments/experiments.js';
 export type { FunnelOperations } from './business/funnels.js';
 export type { RecorderOperations } from './recorder/facade-recorder.js';

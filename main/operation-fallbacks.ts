@@ -1,26 +1,40 @@
 /**
  * What each synchronous operation answers when it cannot answer for real: when it threw (the
- * facade's guard) or before the client exists (the React provider's stand-in). One table, so both
- * answer alike.
+ * facade's guard), before the client exists (the React provider's stand-in), or before the lazily
+ * loaded module behind it arrived (`deferred-module.ts`: funnels, subscriptions, experiments). One
+ * table, so every one of them answers alike; read it through {@link fallbackOf} or
+ * {@link fallbacksOf}, never by copying a value out of it.
  */
 import type { Analytics } from './analytics.js';
 import type { SessionData } from './types.js';
 
 /** The operations that answer synchronously. */
-export type SyncOperations = Omit<Analytics, 'config' | 'track' | 'flush' | 'getDeliveryStats' | 'shutdown'>;
+export type SyncOperations = Omit<Analytics, 'config' | 'session' | 'track' | 'flush' | 'getDeliveryStats' | 'shutdown'>;
 
-/** A session with nothing in it. */
-export function emptySession(): SessionData {
-  return { startTime: 0, pageViews: 0, clicks: 0, scrollDepth: 0, maxScrollDepth: 0, isActive: false, events: [] };
-}
+/**
+ * A session with nothing in it, frozen: what the session store's snapshot is when there is no
+ * session to show (on the server, before the client exists, or when the session cannot be read).
+ */
+export const EMPTY_SESSION: Readonly<SessionData> = Object.freeze({
+  startTime: 0,
+  pageViews: 0,
+  clicks: 0,
+  scrollDepth: 0,
+  maxScrollDepth: 0,
+  isActive: false,
+  events: Object.freeze([]) as unknown as string[],
+});
 
-/** The fallback answers (operations not listed answer undefined). */
-export const OPERATION_FALLBACKS: { [K in keyof SyncOperations]?: ReturnType<SyncOperations[K]> } = {
+/**
+ * The fallback answers (operations not listed answer undefined). Never handed out as they are:
+ * {@link fallbackOf} copies, so an app that changes an answer changes no one else's.
+ */
+export const OPERATION_FALLBACKS: { readonly [K in keyof SyncOperations]?: ReturnType<SyncOperations[K]> } = {
   getUserId: null,
   getAnonymousId: '',
   getSessionId: '',
-  getSessionData: emptySession(),
-  getActiveSession: emptySession(),
+  getSessionData: EMPTY_SESSION,
+  getActiveSession: EMPTY_SESSION,
   calculateEngagementScore: 0,
   getQueueSize: 0,
   isRecordingActive: false,
@@ -31,3 +45,16 @@ export const OPERATION_FALLBACKS: { [K in keyof SyncOperations]?: ReturnType<Syn
   getExperimentAssignments: [],
   getFunnelState: undefined,
 };
+
+/** The fallback answer of the operation `name`: a fresh copy of an object, a primitive as it is. */
+export function fallbackOf(name: string): unknown {
+  const value: unknown = OPERATION_FALLBACKS[name as keyof SyncOperations];
+  return typeof value === 'object' && value !== null ? JSON.parse(JSON.stringify(value)) : value;
+}
+
+/** The fallbacks of `names`, for a lazily loaded module's reads (`deferred-module.ts` copies them per read). */
+export function fallbacksOf(...names: Array<keyof SyncOperations>): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const name of names) picked[name] = OPERATION_FALLBACKS[name];
+  return picked;
+}

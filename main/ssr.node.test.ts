@@ -106,6 +106,21 @@ describe('the library outside a browser', () => {
     expect(fetchSpy).not.toHaveBeenCalled();
     expect(analytics.config.endpoint).toBe('http://localhost:8787');
   });
+
+  it('serves the session store, telling its listeners, without a timer', async () => {
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    const library = await import('./index.js');
+    const analytics = library.createAnalytics({ apiKey: 'k', projectId: 'p', enableAutoPageTracking: false });
+    const listener = vi.fn();
+    const unsubscribe = analytics.session.subscribe(listener);
+    analytics.track('ssr_event');
+    await Promise.resolve();
+    expect(listener).toHaveBeenCalledTimes(1);
+    expect(analytics.session.getSnapshot()).toMatchObject({ isActive: true, events: ['ssr_event'] });
+    unsubscribe();
+    await analytics.shutdown();
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+  });
 });
 
 const ssrExperiment = {

@@ -5,12 +5,13 @@
  *
  * Until the chunk arrives (normally within the first moments of the page), calls are queued and
  * applied in order, with their original time, when it arrives (`flush()` waits for them), and
- * `getFunnelState()` answers undefined, `getSubscriptionData()` null and `calculateChurnRisk()`
- * the neutral `{ risk_score: 0, risk_category: 'low', factors: {} }`.
+ * the reads answer their fallbacks from the one table (`operation-fallbacks.ts`): `getFunnelState()`
+ * undefined, `getSubscriptionData()` null and `calculateChurnRisk()` a neutral zero risk.
  */
 import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
 import type { BusinessModule } from './business-module.js';
 import { createDeferredModule } from '../deferred-module.js';
+import { fallbacksOf } from '../operation-fallbacks.js';
 import type { FunnelOperations } from './funnels.js';
 import type { Logger } from '../logger.js';
 import type { KeyValueStore } from '../session/storage.js';
@@ -56,11 +57,7 @@ export function createBusinessOperations(options: BusinessOptions): Business {
       'trackSubscriptionDowngraded trackSubscriptionCanceled trackTrialStarted trackTrialConverted trackTrialExpired ' +
       'trackPaymentFailed trackPaymentSucceeded'
     ).split(' '),
-    reads: {
-      getFunnelState: undefined,
-      getSubscriptionData: null,
-      calculateChurnRisk: { risk_score: 0, risk_category: 'low', factors: {} },
-    },
+    reads: fallbacksOf('getFunnelState', 'getSubscriptionData', 'calculateChurnRisk'),
     now: options.now,
     log: options.log,
     name: 'funnels and subscriptions',

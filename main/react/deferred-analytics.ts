@@ -2,10 +2,13 @@
  * A stand-in for the client while the provider has not created it yet. Children's effects run
  * before their provider's, so a `track()` in a child's first effect would otherwise find no client:
  * calls made before the client exists are kept and replayed on it, in order; synchronous getters
- * answer their fallback (`operation-fallbacks.ts`) until then.
+ * answer their fallback (`operation-fallbacks.ts`) until then. Its `session` store answers the
+ * empty session until then; listeners subscribed meanwhile move to the client's store when it
+ * comes, and are told once, since the snapshot changed.
  */
 import type { Analytics } from '../analytics.js';
-import { OPERATION_FALLBACKS } from '../operation-fallbacks.js';
+import { EMPTY_SESSION, OPERATION_FALLBACKS, fallbackOf } from '../operation-fallbacks.js';
+import type { SessionStore } from '../session/session-state.js';
 
 /** Operations that answer a promise: they wait for the client. */
 const ASYNC_OPERATIONS = new Set(['flush', 'getDeliveryStats', 'shutdown']);
@@ -40,7 +43,7 @@ export function createDeferredAnalytics(config: Analytics['config']): DeferredAn
       if (ASYNC_OPERATIONS.has(name)) {
         return new Promise<Analytics>((resolve) => waiting.push(resolve)).then((c) => (c[name as keyof Analytics] as Operation)(...args));
       }
-      if (name in OPERATION_FALLBACKS) return OPERATION_FALLBACKS[name as keyof typeof OPERATION_FALLBACKS];
+      if (name in OPERATION_FALLBACKS) return fallbackOf(name);
       if (pending.length < MAX_PENDING_CALLS) pending.push([name, args]);
       return undefined;
     };
@@ -48,10 +51,33 @@ export function createDeferredAnalytics(config: Analytics['config']): DeferredAn
     return fn;
   };
 
+  const session: SessionStore = {
+    subscribe(listener) {
+      if (client !== undefined) return client.session.subscribe(listener);
+      let subscribed = true;
+      let unsubscribe: (() => void) | undefined;
+      waiting.push((attached) => {
+        if (!subscribed) return;
+        unsubscribe = attached.session.subscribe(listener);
+        try {
+          listener(); // From the empty session to the client's.
+        } catch {
+          // As in the client's store: one listener's failure is not the stand-in's.
+        }
+      });
+      return () => {
+        subscribed = false;
+        unsubscribe?.();
+      };
+    },
+    getSnapshot: () => client?.session.getSnapshot() ?? EMPTY_SESSION,
+  };
+
   const analytics = new Proxy({} as Analytics, {
     get(_target, name) {
       if (typeof name !== 'string') return undefined;
       if (name === 'config') return client?.config ?? config;
+      if (name === 'session') return session;
       if (name === 'then') return undefined; // not a thenable
       return method(name);
     },

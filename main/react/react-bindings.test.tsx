@@ -343,4 +343,71 @@ describe('useSessionTracking', () => {
     expect(last?.clicks).toBe(2);
     expect(screen.getByTestId('clicks').textContent).toBe('2');
   });
+
+  it('re-renders from the subscription alone: no timer runs, so nothing polls', async () => {
+    const { config } = setup();
+    // Every timer is fake and none is advanced before the checks: a poll could never run.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    try {
+      let analytics: ReturnType<typeof useAnalytics> | undefined;
+      let renders = 0;
+      function Session() {
+        analytics = useAnalytics();
+        const s = useSessionTracking();
+        renders++;
+        return <span data-testid="events">{`${s.pageViews}/${s.sessionData.events.length}`}</span>;
+      }
+      const { unmount } = render(
+        <ServiceAnalyticsProvider config={config}>
+          <Session />
+        </ServiceAnalyticsProvider>,
+      );
+      await act(async () => {});
+      expect(screen.getByTestId('events').textContent).toBe('0/0');
+      // Neither call fires a DOM event: only the client's own notification can re-render.
+      await act(async () => analytics?.page());
+      expect(screen.getByTestId('events').textContent).toBe('1/1');
+      await act(async () => analytics?.track('no_dom_event'));
+      expect(screen.getByTestId('events').textContent).toBe('1/2');
+      // Nothing changed: no render.
+      const settled = renders;
+      await act(async () => {});
+      expect(renders).toBe(settled);
+      unmount();
+      vi.advanceTimersByTime(0); // The provider's shutdown of the client.
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ticks duration once a second while mounted, from the session start', async () => {
+    const { config } = setup();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], now: 1_700_000_000_000 });
+    try {
+      const durations: number[] = [];
+      function Session() {
+        const s = useSessionTracking();
+        durations.push(s.duration);
+        return <span data-testid="duration">{s.duration}</span>;
+      }
+      const { unmount } = render(
+        <ServiceAnalyticsProvider config={config}>
+          <Session />
+        </ServiceAnalyticsProvider>,
+      );
+      await act(async () => {});
+      expect(screen.getByTestId('duration').textContent).toBe('0');
+      const before = durations.length;
+      act(() => vi.advanceTimersByTime(999));
+      expect(durations.length).toBe(before);
+      act(() => vi.advanceTimersByTime(1));
+      expect(screen.getByTestId('duration').textContent).toBe('1000');
+      act(() => vi.advanceTimersByTime(2000));
+      expect(screen.getByTestId('duration').textContent).toBe('3000');
+      unmount();
+      vi.advanceTimersByTime(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -1,19 +1,24 @@
 /**
- * A subscribable view of the client's session for `useSessionTracking`, framework-free (no React
- * import, STYLE.md 10). The client answers `getSessionData()` synchronously but does not announce
- * changes, so the store re-reads it when something that changes it may have happened (a click, a
- * scroll, a navigation, a visibility change) and once a second for the live duration, and hands
- * out a new snapshot only when a field changed.
+ * What `useSessionTracking()` shows, derived from the client's subscribable session
+ * (`analytics.session`, `main/session/session-state.ts`). Framework-free like the core: no React
+ * import (docs/architecture.md, "Conventions").
+ *
+ * Every change arrives by subscription; nothing re-reads the client on a timer. The one field that
+ * moves without a change is `duration` (time since the session started): while subscribed and the
+ * session is active, a once-a-second clock re-derives it from the snapshot's start time (no read of
+ * the client), so it ticks as before; the clock stops while the session is inactive and when the
+ * last listener leaves. A new snapshot is handed out only when one of its fields changed, so a
+ * scroll frame at the same depth re-renders nothing.
  */
-import type { Analytics } from '../analytics.js';
-import { emptySession } from '../operation-fallbacks.js';
+import { EMPTY_SESSION } from '../operation-fallbacks.js';
+import type { SessionStore } from '../session/session-state.js';
 import type { SessionData } from '../types.js';
 
 /** What `useSessionTracking()` returns. */
 export interface SessionSnapshot {
   sessionId: string;
   isActive: boolean;
-  /** Milliseconds since the session started. */
+  /** Milliseconds since the session started, in whole seconds. */
   duration: number;
   pageViews: number;
   clicks: number;
@@ -22,8 +27,8 @@ export interface SessionSnapshot {
   sessionData: SessionData;
 }
 
-/** A subscribable session view. */
-export interface SessionStore {
+/** A subscribable view for `useSyncExternalStore`. */
+export interface SessionTrackingStore {
   subscribe(listener: () => void): () => void;
   getSnapshot(): SessionSnapshot;
 }
@@ -36,29 +41,36 @@ export const EMPTY_SNAPSHOT: SessionSnapshot = Object.freeze({
   pageViews: 0,
   clicks: 0,
   scrollDepth: 0,
-  sessionData: Object.freeze(emptySession()),
-}) as SessionSnapshot;
+  sessionData: EMPTY_SESSION as SessionData,
+});
 
-const TRIGGERS = ['click', 'scroll', 'popstate', 'hashchange', 'visibilitychange', 'keydown'];
+/** How often `duration` is re-derived while the session is active (ms): its resolution. */
+const DURATION_TICK_MS = 1000;
 
-/** Creates the store over `analytics`; `win` is absent on the server. */
-export function createSessionStore(analytics: Analytics, win: Window | undefined, now: () => number = () => Date.now()): SessionStore {
+/** Creates the view over `source` (the client's `session`). */
+export function createSessionStore(source: SessionStore, now: () => number = () => Date.now()): SessionTrackingStore {
   let snapshot = EMPTY_SNAPSHOT;
+  /** The snapshot the listeners were last told of. */
+  let told = snapshot;
+  /** The source's snapshot that `snapshot` was last derived from. */
+  let derivedFrom: Readonly<SessionData> | undefined;
   const listeners = new Set<() => void>();
-  let stop: (() => void) | undefined;
+  let unsubscribe: (() => void) | undefined;
+  let clock: ReturnType<typeof setInterval> | undefined;
 
-  const read = (): SessionSnapshot => {
-    const data = analytics.getSessionData();
+  const derive = (): void => {
+    const data = source.getSnapshot();
+    derivedFrom = data;
     const duration = data.isActive ? Math.max(0, now() - data.startTime) : (data.duration ?? 0);
     const next: SessionSnapshot = {
-      sessionId: data.sessionId ?? analytics.getSessionId(),
+      sessionId: data.sessionId ?? '',
       isActive: data.isActive,
-      // Whole seconds: a finer duration would re-render on every read.
+      // Whole seconds: a finer duration would re-render on every change.
       duration: Math.floor(duration / 1000) * 1000,
       pageViews: data.pageViews,
       clicks: data.clicks,
       scrollDepth: data.scrollDepth,
-      sessionData: data,
+      sessionData: data as SessionData,
     };
     const same =
       next.sessionId === snapshot.sessionId &&
@@ -67,16 +79,25 @@ export function createSessionStore(analytics: Analytics, win: Window | undefined
       next.pageViews === snapshot.pageViews &&
       next.clicks === snapshot.clicks &&
       next.scrollDepth === snapshot.scrollDepth &&
-      next.sessionData.events.length === snapshot.sessionData.events.length &&
-      next.sessionData.maxScrollDepth === snapshot.sessionData.maxScrollDepth;
-    return same ? snapshot : next;
+      data.events.length === snapshot.sessionData.events.length &&
+      data.maxScrollDepth === snapshot.sessionData.maxScrollDepth;
+    if (!same) snapshot = next;
   };
 
-  const check = (): void => {
-    const next = read();
-    if (next === snapshot) return;
-    snapshot = next;
-    for (const listener of [...listeners]) {
+  const stopClock = (): void => {
+    if (clock !== undefined) clearInterval(clock);
+    clock = undefined;
+  };
+
+  /** Re-derives, runs the clock only while `duration` can move, and tells the listeners of a change. */
+  const update = (): void => {
+    derive();
+    if (snapshot.isActive && listeners.size > 0) clock ??= setInterval(update, DURATION_TICK_MS);
+    else stopClock();
+    // Against the last snapshot told, not the one before: a render may have derived this one already.
+    if (snapshot === told) return;
+    told = snapshot;
+    for (const listener of listeners) {
       try {
         listener();
       } catch {
@@ -85,39 +106,23 @@ export function createSessionStore(analytics: Analytics, win: Window | undefined
     }
   };
 
-  const start = (): (() => void) => {
-    if (win === undefined) return () => {};
-    let scheduled = false;
-    // After the client's own listeners have counted the click or scroll.
-    const soon = (): void => {
-      if (scheduled) return;
-      scheduled = true;
-      setTimeout(() => {
-        scheduled = false;
-        check();
-      }, 0);
-    };
-    for (const type of TRIGGERS) win.addEventListener(type, soon, { passive: true, capture: true });
-    const timer = setInterval(check, 1000);
-    return () => {
-      clearInterval(timer);
-      for (const type of TRIGGERS) win.removeEventListener(type, soon, { capture: true });
-    };
-  };
-
   return {
     subscribe(listener) {
       listeners.add(listener);
-      if (listeners.size === 1) stop = start();
-      check();
+      unsubscribe ??= source.subscribe(update);
+      update();
       return () => {
         listeners.delete(listener);
-        if (listeners.size === 0) {
-          stop?.();
-          stop = undefined;
-        }
+        if (listeners.size > 0) return;
+        unsubscribe?.();
+        unsubscribe = undefined;
+        stopClock();
       };
     },
-    getSnapshot: () => snapshot,
+    // Stable between changes: the source's snapshot keeps its identity until the session changes.
+    getSnapshot: () => {
+      if (source.getSnapshot() !== derivedFrom) derive();
+      return snapshot;
+    },
   };
 }

@@ -42,6 +42,23 @@ describe('server rendering (no window)', () => {
     expect(fetchSpy).not.toHaveBeenCalled();
   });
 
+  it('renders useSessionTracking() as the empty session, subscribing to nothing and starting no timer', () => {
+    const setIntervalSpy = vi.spyOn(globalThis, 'setInterval');
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    function Session() {
+      const s = useSessionTracking();
+      return <p>{`${s.sessionId}|${s.isActive}|${s.duration}|${s.pageViews}|${s.clicks}|${s.scrollDepth}|${s.sessionData.events.length}`}</p>;
+    }
+    const html = renderToString(
+      <ServiceAnalyticsProvider config={{ apiKey: 'k', projectId: 'p' }}>
+        <Session />
+      </ServiceAnalyticsProvider>,
+    );
+    expect(html).toContain('<p>|false|0|0|0|0|0</p>');
+    expect(setIntervalSpy).not.toHaveBeenCalled();
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+  });
+
   it('renders loading, not the children, when a loading node is given', () => {
     const html = renderToString(
       <ServiceAnalyticsProvider config={{ apiKey: 'k', projectId: 'p' }} loading={<span>loading…</span>}>

@@ -1,10 +1,11 @@
 /**
  * The delivery of a `SessionRecorder` used without `createAnalytics()`: a delivery client of its
- * own, started as the client's is (the worker options in DESIGN.md's order, else in-process), so
- * the upload still runs off the main thread. The engine creates it on the first hand-over and shuts
- * it down after the final upload of each stop: every start has its stop (STYLE.md 11), and no
- * module-level client is shared between recorders. Part of the engine's lazy chunk; the pieces of
- * the entry it needs are handed over ({@link EntryParts}).
+ * own, started as the client's is (the worker options in the same order, else in-process;
+ * docs/architecture.md, "The worker boundary"), so the upload still runs off the main thread. The
+ * engine creates it on the first hand-over and shuts it down after the final upload of each stop:
+ * every start has its stop (docs/architecture.md, "Conventions"), and no module-level client is
+ * shared between recorders. Part of the engine's lazy chunk; the pieces of the entry it needs are
+ * handed over ({@link EntryParts}).
  */
 import type { AnalyticsConfig } from '../config.js';
 import type { LinkTimers } from '../delivery/delivery-link.js';
@@ -16,24 +17,8 @@ export const OWN_DELIVERY_SHUTDOWN_MS = 30_000;
 
 /** Starts a delivery client for `input` on the page at `href`. */
 export function createOwnDelivery(input: AnalyticsConfig, href: string, log: Logger, timers: LinkTimers, entry: EntryParts): OwnDelivery {
-  const config = entry.resolveConfig(input, href);
-  const transport = config.transport ?? {};
-  const delivery = entry.createDeliveryClient({
-    context: {
-      config: entry.toDeliveryConfig(config),
-      workerUrl: config.workerUrl,
-      createWorker: transport.createWorker,
-      coreDeps: transport.coreDeps,
-      timers,
-      startTimeoutMs: transport.startTimeoutMs ?? 3000,
-      controlTimeoutMs: transport.controlTimeoutMs ?? 3000,
-      flushTimeoutMs: transport.flushTimeoutMs ?? 30_000,
-    },
-    strategies: (transport.strategies ?? entry.strategies).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
-    logger: log,
-    onDiscard: undefined,
-    idTail: '', // Recording only: it carries no events.
-  });
+  // Recording only: it carries no events, so no id tail and nothing to tell `onDiscard`.
+  const delivery = entry.createDeliveryClient(entry.deliveryOptions(entry.resolveConfig(input, href), timers, log, '', undefined));
   const shutdown = (): Promise<void> => delivery.shutdown(OWN_DELIVERY_SHUTDOWN_MS);
   return {
     send: (message) => delivery.send(message),

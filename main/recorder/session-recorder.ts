@@ -1,8 +1,8 @@
 /**
- * `SessionRecorder` (SPEC.md "SessionRecorder operations"): the state machine of SPEC.md's
- * "Session recorder" table, and nothing else. It is part of the main-thread entry, so everything
- * that does the work (rrweb, masking, buffering, offsets) is in `engine.ts`, loaded with a dynamic
- * `import()` on the first `start()`, and rrweb is a chunk of its own behind that.
+ * `SessionRecorder`: the recorder's state machine (the table below; docs/decisions.md, "Recording
+ * upload and the recorder's states"), and nothing else. It is part of the main-thread entry, so
+ * everything that does the work (rrweb, masking, buffering, offsets) is in `engine.ts`, loaded with
+ * a dynamic `import()` on the first `start()`, and rrweb is a chunk of its own behind that.
  *
  * | State     | Call            | Next      | What happens                                                   |
  * |-----------|-----------------|-----------|----------------------------------------------------------------|
@@ -19,15 +19,15 @@
  * | recording | mutation cap    | inactive  | as stop(), with a debug message                                |
  * | recording | rrweb not there | inactive  | a debug message saying why; kept events get their final upload |
  */
-import { type AnalyticsConfig, resolveConfig, toDeliveryConfig } from '../config.js';
+import { type AnalyticsConfig, resolveConfig } from '../config.js';
 import { globalTimers } from '../delivery/delivery-link.js';
 import { createLogger } from '../logger.js';
 import { browserLocalStorage, createSafeStorage } from '../session/storage.js';
-import { ALL_STRATEGIES } from '../delivery/transport-options.js';
 import { createDeliveryClient } from '../delivery/delivery-client.js';
+import { deliveryOptions } from '../delivery/delivery-options.js';
 import type { RecorderDeps, RecorderEngine, RecordingConfig, StopReason } from './types.js';
 
-/** A recorder's state (SPEC.md "Session recorder"). */
+/** A recorder's state (the table at the top of this file). */
 export type RecorderState = 'inactive' | 'recording' | 'paused';
 
 /**
@@ -44,7 +44,7 @@ export class SessionRecorder {
   // main-thread entry has a size budget).
   /** The session this recorder records. */
   declare readonly sessionId: string;
-  /** Starts recording (SPEC.md: a warning and nothing else outside a browser). */
+  /** Starts recording (outside a browser: a warning and nothing else). */
   declare readonly start: () => void;
   /** Stops recording; the rest is uploaded with `is_final: true` (also from paused). */
   declare readonly stop: () => void;
@@ -100,7 +100,7 @@ function createMachine(config: AnalyticsConfig, sessionId: string, recordingConf
             deps: { storage: createSafeStorage(config.transport?.storage ?? browserLocalStorage), timers: globalTimers, ...deps },
             log,
             win: win as Window,
-            entry: { createDeliveryClient, resolveConfig, toDeliveryConfig, strategies: ALL_STRATEGIES },
+            entry: { createDeliveryClient, resolveConfig, deliveryOptions },
           },
           { end },
         )),

@@ -1,18 +1,18 @@
 /**
- * Types of the session recorder (SPEC.md "Session recorder", "RecordingConfig"): the public
- * configuration, and the internal seams between the recorder's parts. No runtime code here, so the
- * main-thread entry pays nothing for it.
+ * Types of the session recorder: the public configuration (`RecordingConfig`), and the internal
+ * seams between the recorder's parts. No runtime code here, so the main-thread entry pays nothing
+ * for it.
  */
 import type { RecordedEvent } from '../../protocol/recording.js';
 import type { ToWorkerMessage } from '../../worker/types.js';
-import type { AnalyticsConfig, resolveConfig, toDeliveryConfig } from '../config.js';
+import type { AnalyticsConfig, resolveConfig } from '../config.js';
 import type { LinkTimers } from '../delivery/delivery-link.js';
 import type { Logger } from '../logger.js';
 import type { KeyValueStore } from '../session/storage.js';
-import type { StartStrategy } from '../delivery/transport-options.js';
 import type { createDeliveryClient } from '../delivery/delivery-client.js';
+import type { deliveryOptions } from '../delivery/delivery-options.js';
 
-/** SPEC.md "RecordingConfig" (sampling). */
+/** The sampling options of {@link RecordingConfig}. */
 export interface RecordingSampling {
   /** `false` records no mouse movement; a number is the sampling interval in ms. @default 50 */
   mousemove?: boolean | number;
@@ -132,7 +132,7 @@ export interface RecorderDeps {
   win?: Window | undefined;
   /** @default a console logger when `config.debug` is on */
   logger?: Logger;
-  /** Loads rrweb's `record` (STYLE.md 12). @default `import('rrweb')`, a chunk of its own */
+  /** Loads rrweb's `record`; injectable for tests (docs/architecture.md, "Conventions"). @default `import('rrweb')`, a chunk of its own */
   loadRecord?: () => Promise<RecordFunction>;
   /** Where recorder output goes. @default a delivery client of the recorder's own (worker, else in-process) */
   sink?: RecordingSink;
@@ -167,8 +167,8 @@ export interface EngineSettings {
 export interface EntryParts {
   createDeliveryClient: typeof createDeliveryClient;
   resolveConfig: typeof resolveConfig;
-  toDeliveryConfig: typeof toDeliveryConfig;
-  strategies: readonly StartStrategy[];
+  /** The one place the options of a delivery client are made (`delivery/delivery-options.ts`). */
+  deliveryOptions: typeof deliveryOptions;
 }
 
 /** A sink of the recorder's own, which it shuts down after each stop (`own-delivery.ts`). */
@@ -185,7 +185,7 @@ export interface EngineHost {
 
 /**
  * The recorder's work behind its state machine (`engine.ts`, a lazily loaded chunk). The state
- * machine calls these only on the transitions of SPEC.md's table.
+ * machine calls these only on the transitions of its table (`session-recorder.ts`).
  */
 export interface RecorderEngine {
   /** → recording: loads rrweb and starts capture. */

@@ -1,8 +1,9 @@
 /**
- * Sessions (DESIGN.md "Decisions"): a new session begins after `sessionTimeout` of inactivity, on
- * `reset()`, or when none exists. Per event the session is checked against an in-memory timestamp;
- * storage is written at most once a second (and on demand, e.g. when the page is hidden), so a
- * burst of events costs no storage access (DESIGN.md "Measured facts").
+ * Sessions (docs/decisions.md, "Session rules (`sessionTimeout`)"): a new session begins after
+ * `sessionTimeout` of inactivity, on `reset()`, or when none exists. Per event the session is
+ * checked against an in-memory timestamp; storage is written at most once a second (and on demand,
+ * e.g. when the page is hidden), so a burst of events costs no storage access: a synchronous
+ * storage access on every `track()` would cost the main thread on the hot path (same section).
  */
 import { calculateBounceLikelihood, calculateEngagementScore } from './engagement.js';
 import type { KeyValueStore } from './storage.js';
@@ -76,11 +77,17 @@ export interface SessionOptions {
   /** The page's URL and referrer now: the landing page of a session that starts now. */
   landing: () => { url: string; referrer: string };
   now: number;
+  /**
+   * Called on every change of what `data()` answers, for the subscribable session
+   * (`session-state.ts`). On the per-event path: it must be cheap and must not throw.
+   */
+  onChange?: () => void;
 }
 
 /** Loads the session from storage, continuing it when it has not timed out. */
 export function createSessionManager(options: SessionOptions): SessionManager {
   const { store, key, timeout } = options;
+  const changed = options.onChange ?? ((): void => {});
   let lastPersist = Number.NEGATIVE_INFINITY;
   let detectChannel: ((url: string, referrer: string) => TrafficChannel) | undefined;
   let state = load(options.now) ?? fresh(options.now);
@@ -142,6 +149,7 @@ export function createSessionManager(options: SessionOptions): SessionManager {
     if (now - state.lastActivity <= timeout) return;
     // Rare path (once per timeout), so reading storage here is fine.
     state = load(now) ?? fresh(now);
+    changed();
   }
 
   function touch(now: number): string {
@@ -164,20 +172,24 @@ export function createSessionManager(options: SessionOptions): SessionManager {
       if (events.length > MAX_EVENT_NAMES + 100) events.splice(0, events.length - MAX_EVENT_NAMES);
       if (kind === 'page') state.pageViews++;
       else if (kind === 'click') state.clickEvents++;
+      changed();
     },
     recordClick(now) {
       touch(now);
       state.clicks++;
+      changed();
     },
     recordScroll(depth, now, counted = true) {
       touch(now);
       if (counted) state.scrollEvents++;
       state.scrollDepth = depth;
       if (depth > state.maxScrollDepth) state.maxScrollDepth = depth;
+      changed();
     },
     recordPageChange(now) {
       touch(now);
       state.pageChanges++;
+      changed();
     },
     data(now) {
       ensureChannel();
@@ -207,6 +219,7 @@ export function createSessionManager(options: SessionOptions): SessionManager {
     restart(now) {
       state = fresh(now);
       write(now);
+      changed();
     },
     persist() {
       write(state.lastActivity);
@@ -214,6 +227,7 @@ export function createSessionManager(options: SessionOptions): SessionManager {
     setChannelDetector(detect) {
       detectChannel = detect;
       ensureChannel();
+      changed();
     },
   };
 }
