@@ -204,7 +204,8 @@ export async function startTestServer(respond: (request: ServerRequest) => Reply
 }
 
 function answer(res: ServerResponse, reply: Reply): void {
-  if (reply === 'network-error') {
+  // A real server cannot make the client's fetch throw anything but a network failure.
+  if (reply === 'network-error' || reply === 'internal-error') {
     res.socket?.destroy();
     return;
   }
