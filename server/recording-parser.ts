@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { RECORDING_LIMITS, type RecordingLimits, recordedDataProblem, recordingUploadProblem } from '../protocol/index.js';
+import type { StoredRecordingChunk } from './store/event-store.js';
 
 /*
  * Recording chunks are parsed, checked and re-serialized on a thread of their own. A chunk may be
@@ -11,17 +12,8 @@ import { RECORDING_LIMITS, type RecordingLimits, recordedDataProblem, recordingU
  * too complex to parse ends the thread, not the server.
  */
 
-/** A recording chunk checked and ready to store, its events as JSON text. */
-export interface ParsedChunk {
-  /** The recorded events as JSON, timestamps already corrected for clock skew. */
-  eventsJson: string;
-  eventCount: number;
-  duration: number;
-  startUrl: string | null;
-  userId: string | null;
-  isFinal: boolean;
-  eventOffset: number;
-}
+/** A recording chunk checked and ready to store, but for where and when it arrived. */
+export type ParsedChunk = Omit<StoredRecordingChunk, 'projectId' | 'sessionId' | 'receivedAt'>;
 
 /** What the parser made of a body: a chunk, or the error to answer with. */
 export type ParseOutcome =

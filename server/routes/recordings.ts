@@ -36,23 +36,7 @@ export function recordingsRoute(rc: RouteContext): Middleware {
       const outcome = await rc.recordingParser.parse(text, { offsetMs, ...acceptedTimeWindow(receivedAt) });
       if (!outcome.ok) throw new HttpError(outcome.code, outcome.error);
       const { chunk } = outcome;
-      const result = await rc.writeQueue.submit(
-        [],
-        [
-          {
-            projectId: caller.project.id,
-            sessionId,
-            eventOffset: chunk.eventOffset,
-            eventsJson: chunk.eventsJson,
-            eventCount: chunk.eventCount,
-            duration: chunk.duration,
-            startUrl: chunk.startUrl,
-            userId: chunk.userId,
-            isFinal: chunk.isFinal,
-            receivedAt,
-          },
-        ],
-      );
+      const result = await rc.writeQueue.submit([], [{ projectId: caller.project.id, sessionId, receivedAt, ...chunk }]);
       const stored = result.chunkInserted[0] ? chunk.eventCount : 0;
       if (stored > 0) rc.metrics.chunksStored(1);
       const answer: RecordingResponse = { success: true, stored };
