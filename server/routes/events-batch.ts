@@ -10,7 +10,7 @@ import type { StoredEvent } from '../store/event-store.js';
 import type { RouteContext } from './route-context.js';
 
 /**
- * `POST /api/v1/events/batch` (SPEC.md "Endpoints"): a bare JSON array of backend events, by header
+ * `POST /api/v1/events/batch` (docs/protocol.md): a bare JSON array of backend events, by header
  * credentials or, as the beacon form, by query credentials with `text/plain`. Valid events are
  * stored even when others in the batch are not; the answer comes after the commit.
  */
