@@ -11,6 +11,7 @@ import type { Analytics } from './analytics.js';
 import type { AnalyticsConfig } from './config.js';
 import { createAnalytics } from './create-analytics.js';
 import type { TransportOptions, WorkerLike } from './delivery/transport-options.js';
+import { gunzipSync, strFromU8 } from 'fflate';
 
 /** How a fake worker behaves. */
 export type FakeWorkerBehaviour =
@@ -147,4 +148,9 @@ export async function pageObserversReady(): Promise<void> {
 export async function lazyModulesReady(): Promise<void> {
   await Promise.all([import('./business/business-module.js'), import('./experiments/experiments.js')]);
   await endOfTask();
+}
+
+/** The backend events of a beacon body as the facade hands it to `sendBeacon`: JSON, or gzip of it. */
+export function beaconEvents<T = Record<string, unknown>>(body: string | Uint8Array): T[] {
+  return JSON.parse(typeof body === 'string' ? body : strFromU8(gunzipSync(body))) as T[];
 }

@@ -101,6 +101,20 @@ describe('sendBatch(events, config, deps) against a node:http server', () => {
     expect(await sendBatch([], { endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p' }, { ...deps, fetch: offline })).toMatchObject({ kind: 'network' });
   });
 
+  it("asks for keepalive on small bodies only, leaving the browser's 64 KB keepalive budget to beacons, and never sends cookies", async () => {
+    const seen: RequestInit[] = [];
+    const capture: SenderDeps['fetch'] = async (_url, init) => {
+      seen.push(init);
+      return new Response('{"success":true,"processed":0}', { status: 200 });
+    };
+    const config = { endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p' };
+    await sendBatch(makeEvents(2).map(toBackendEvent), config, senderDeps({ fetch: capture }));
+    const big = makeEvents(2).map((e) => ({ ...toBackendEvent(e), properties: { text: 'x'.repeat(20_000) } }));
+    await sendBatch(big, config, senderDeps({ fetch: capture }));
+    expect(seen.map((init) => init.keepalive)).toEqual([true, false]);
+    expect(seen.map((init) => init.credentials)).toEqual(['omit', 'omit']);
+  });
+
   it('classifies a dropped connection as a network failure', async () => {
     const { config } = await serve('network-error');
     expect(await sendBatch([], config, senderDeps())).toMatchObject({ kind: 'network', timedOut: false });

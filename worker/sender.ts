@@ -57,6 +57,14 @@ export type SendOutcome =
 /** Bodies smaller than this are sent as they are: gzip would cost more than it saves. */
 export const COMPRESS_MIN_BYTES = 1024;
 
+/** Largest body sent with `keepalive` (see {@link postJson}). */
+export const KEEPALIVE_MAX_BYTES = 8 * 1024;
+
+function bodySize(payload: string | Uint8Array): number {
+  // A string's length undercounts UTF-8 bytes at most threefold: count it as the worst case.
+  return typeof payload === 'string' ? payload.length * 3 : payload.length;
+}
+
 /** Default request timeout: generous, since a slow network is still a network. */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -135,6 +143,10 @@ export async function postJson(url: string, body: string, config: SenderConfig, 
         signal: controller.signal,
         // The server sets no cookies and authenticates by header; sending cookies would only leak.
         credentials: 'omit',
+        // A request in flight when the page goes away is finished by the browser rather than
+        // dropped. Browsers cap keepalive bodies in flight at 64 KB in all, beacons included: only
+        // small bodies ask for it, so the unload path's beacons keep room.
+        keepalive: bodySize(payload) <= KEEPALIVE_MAX_BYTES,
       });
     } catch (error) {
       const timedOut = controller.signal.aborted;

@@ -1,6 +1,5 @@
 /**
- * Events tracked just before the page goes away arrive (DESIGN.md "Unload is the main thread's
- * job"): on `pagehide` the facade sends what the server has not acknowledged by `sendBeacon` (the
+ * Events tracked just before the page goes away arrive (docs/architecture.md, "The unload path"): on `pagehide` the facade sends what the server has not acknowledged by `sendBeacon` (the
  * beacon form of the batch endpoint); whatever the worker also managed to send is deduplicated by
  * event id. The client is set so that the worker would not send these events on its own (a batch
  * size above N, a long interval): without the unload path they would be lost.
@@ -11,6 +10,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
@@ -51,6 +51,57 @@ describe('events tracked right before the page goes away', () => {
         expect(new Set(rows.map((row) => row.eventId)).size).toBe(N);
         expect(rows.every((row) => row.eventType === 'last_moment' && row.properties.run === run)).toBe(true);
         expect(new Set(rows.map((row) => row.properties.i)).size).toBe(N);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  // Real size, default settings (batchSize 20, flushInterval 10 s, maxQueueSize 1000): the worker
+  // is sending while the page goes away, and what it has not had acknowledged (hundreds of events
+  // of about 300 bytes, far more than a 64 KB beacon budget holds as plain JSON) goes by gzipped
+  // beacons. None may be lost, none stored twice.
+  for (const { name, leave } of cases) {
+    it(`500 realistic events, default settings, all arrive once each when ${name}`, async () => {
+      const project = await env.server.createProject();
+      const context = await env.browser.newContext();
+      try {
+        const page = await openAnalyticsPage(context, env.web, '/unload-500.html', { config: pageConfig(env.server.url, project) });
+        expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
+        const run = runId();
+        const size = await page.evaluate(
+          ({ r, n }) => {
+            const { analytics } = (window as unknown as HarnessWindow).harness;
+            let bytes = 0;
+            for (let i = 0; i < n; i++) {
+              const properties = {
+                run: r,
+                i,
+                product_id: `sku-${100_000 + i}`,
+                product_name: 'Trail running shoes, waterproof, size 42',
+                category: 'footwear/running',
+                price_cents: 12_900 + i,
+                currency: 'eur',
+                list: 'search results',
+                position: i % 24,
+              };
+              bytes += JSON.stringify(properties).length;
+              analytics.track('last_moment', properties);
+            }
+            return bytes / n;
+          },
+          { r: run, n: 500 },
+        );
+        // With the page, screen, user agent and ids each event carries, that is about 300 bytes or more.
+        expect(size).toBeGreaterThan(150);
+        await leave(page);
+
+        await waitForEvents(env.server.store, project.id, 'last_moment', 500);
+        const rows = await readEvents(env.server.store, project.id, 'last_moment');
+        expect(rows).toHaveLength(500);
+        expect(new Set(rows.map((row) => row.eventId)).size).toBe(500);
+        expect(new Set(rows.map((row) => row.properties.i))).toEqual(new Set(Array.from({ length: 500 }, (_, i) => i)));
+        expect(rows.every((row) => row.properties.run === run)).toBe(true);
       } finally {
         await context.close();
       }
@@ -103,8 +154,9 @@ async function startBeaconOnlyGate(target: string): Promise<{ url: string; beaco
         res.writeHead(503, { 'access-control-allow-origin': '*' }).end();
         return;
       }
-      const body = Buffer.concat(chunks).toString('utf8');
-      beacons.push((JSON.parse(body) as Array<{ event_type: string }>).map((e) => e.event_type));
+      const body = Buffer.concat(chunks);
+      const text = req.url!.includes('encoding=gzip') ? gunzipSync(body).toString('utf8') : body.toString('utf8');
+      beacons.push((JSON.parse(text) as Array<{ event_type: string }>).map((e) => e.event_type));
       fetch(`${target}${req.url!}`, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' }, body }).then(
         async (response) => res.writeHead(response.status).end(await response.text()),
         () => res.writeHead(502).end(),

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFakeFetch } from '../../worker/testing.js';
 import type { Analytics } from '../analytics.js';
 import { createAnalytics } from '../create-analytics.js';
-import { type FakeWorkerBehaviour, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../testing.js';
+import { type FakeWorkerBehaviour, beaconEvents, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../testing.js';
 
 const clients: Analytics[] = [];
 
@@ -203,7 +203,7 @@ describe('getQueueSize() with a worker', () => {
 
 describe('when no strategy starts at all', () => {
   it('keeps events in memory, rejects flush() with WORKER_UNAVAILABLE, and sends them by beacon on pagehide', async () => {
-    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const sendBeacon = vi.fn((_url: string, _body: string | Uint8Array) => true);
     const onDiscard = vi.fn();
     const analytics = createAnalytics({
       apiKey: 'k',
@@ -220,7 +220,7 @@ describe('when no strategy starts at all', () => {
     expect(analytics.getQueueSize()).toBe(3);
     expect(onDiscard).toHaveBeenCalledWith(expect.objectContaining({ reason: 'overflow' }));
     window.dispatchEvent(new Event('pagehide'));
-    const body = JSON.parse(sendBeacon.mock.calls[0]![1]) as Array<{ event_type: string }>;
+    const body = beaconEvents<{ event_type: string }>(sendBeacon.mock.calls[0]![1]);
     expect(body.map((e) => e.event_type)).toEqual(['e2', 'e3', 'e4']);
   });
 });

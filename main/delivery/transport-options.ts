@@ -39,7 +39,7 @@ export interface TransportOptions {
   /** How long `flush()` may take before the worker is probed for liveness. @default 30000 plus the retry backoff */
   flushTimeoutMs?: number;
   /** Replaces `navigator.sendBeacon`. @default `navigator.sendBeacon` where it exists */
-  sendBeacon?: (url: string, body: string) => boolean;
+  sendBeacon?: (url: string, body: string | Uint8Array) => boolean;
   /** Replaces `window.localStorage`; return undefined for "no storage". @default `window.localStorage` */
   storage?: () => Storage | undefined;
   /** Replaces `Date.now`. @default `Date.now()` */

@@ -1,11 +1,12 @@
 /**
  * The unload path's sender (docs/architecture.md, "The unload path"; docs/decisions.md, "Unload"):
  * the events the server has not acknowledged go out with `navigator.sendBeacon` to the beacon form
- * of the batch endpoint (`Content-Type: text/plain`, credentials in the query, same JSON array
- * body). A beacon carries at most 60 KB; a larger set is split, and a refused beacon is split in
- * halves and retried, down to one event. The server dedupes on `event_id`, so a beacon that repeats
- * a worker send is harmless.
+ * of the batch endpoint (`Content-Type: text/plain`, credentials in the query, the same JSON array
+ * body, gzipped with `encoding=gzip` in the query). A beacon carries at most 60 KB as sent; a
+ * larger part is split, and a refused beacon is split in halves and retried, down to one event.
+ * The server dedupes on `event_id`, so a beacon that repeats a worker send is harmless.
  */
+import { gzipSync } from 'fflate';
 import { toBackendEvent } from '../../protocol/event-model/event-mapping.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../../protocol/event-model/event-columns.js';
@@ -19,16 +20,36 @@ import type { DeliveryClient } from '../delivery/delivery-client.js';
  */
 export const MAX_BEACON_BYTES = 60 * 1024;
 
+/**
+ * Most the server takes in one batch: its event count and decompressed size (LIMITS of
+ * protocol/limits.ts, copied for the same reason; a test keeps them equal).
+ */
+export const MAX_BATCH_EVENTS = 1000;
+export const MAX_BATCH_BYTES = 1024 * 1024;
+
+/** Bodies smaller than this go as they are: gzip would cost more than it saves. */
+export const COMPRESS_MIN_BYTES = 1024;
+
+/** A beacon body: JSON text, or gzip bytes of it (sent as `text/plain` with `encoding=gzip`). */
+export type BeaconBody = string | Uint8Array;
+
 /** Where and how beacons go. */
 export interface BeaconTarget {
   endpoint: string;
   apiKey: string;
   projectId: string;
   /** `navigator.sendBeacon`, bound; returns false when the browser refuses the beacon. */
-  sendBeacon: (url: string, body: string) => boolean;
+  sendBeacon: (url: string, body: BeaconBody) => boolean;
   now: () => number;
-  /** Largest body in bytes. @default MAX_BEACON_BYTES (60 KB) */
+  /** Largest body in bytes, as sent. @default MAX_BEACON_BYTES (60 KB) */
   maxBytes?: number;
+  /**
+   * Synchronous gzip, or false to send plain JSON. A beacon has to be handed over during
+   * `pagehide`, where nothing asynchronous is sure to finish, so the platform's CompressionStream
+   * cannot serve; realistic events shrink about tenfold, which is what lets a visit's last hundreds
+   * of events fit the browsers' 64 KB in-flight budget for beacons. @default fflate's gzipSync
+   */
+  compress?: ((data: Uint8Array) => Uint8Array) | false;
 }
 
 /** What {@link sendByBeacon} did. */
@@ -40,51 +61,78 @@ export interface BeaconResult {
 }
 
 /** The beacon form's address: the batch endpoint with key, project and send time in the query. */
-export function beaconUrl(target: Pick<BeaconTarget, 'endpoint' | 'apiKey' | 'projectId'>, sentAt: number): string {
+export function beaconUrl(target: Pick<BeaconTarget, 'endpoint' | 'apiKey' | 'projectId'>, sentAt: number, gzip = false): string {
   const query = new URLSearchParams({
     api_key: target.apiKey,
     project_id: target.projectId,
     sent_at: new Date(sentAt).toISOString(),
   });
+  if (gzip) query.set('encoding', 'gzip');
   return `${target.endpoint}/api/v1/events/batch?${query.toString()}`;
 }
 
-/** Sends `events` by beacon, split to fit. Never throws. */
+/** The real `navigator.sendBeacon` of `nav`, bound, sending gzip bytes as `text/plain` (no preflight). */
+export function platformSendBeacon(nav: Navigator): BeaconTarget['sendBeacon'] {
+  return (url, body) => nav.sendBeacon(url, typeof body === 'string' ? body : new Blob([body as Uint8Array<ArrayBuffer>], { type: 'text/plain' }));
+}
+
+interface Item {
+  id: string;
+  json: string;
+  bytes: number;
+}
+
+/**
+ * Sends `events` by beacon, as few as fit: parts of at most what the server takes in one batch,
+ * each gzipped (when `compress` is on and it pays) and split in halves while it is over `maxBytes`
+ * or refused, down to one event. Stops at the first single event the browser refuses (its beacon
+ * budget is spent). In order; never throws.
+ */
 export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTarget): BeaconResult {
   const result: BeaconResult = { sent: [], unsent: [] };
   if (events.length === 0) return result;
   const maxBytes = target.maxBytes ?? MAX_BEACON_BYTES;
-  const url = beaconUrl(target, target.now());
+  const compress = target.compress === undefined ? defaultCompress : target.compress;
+  const now = target.now();
   const encoder = new TextEncoder();
 
-  const items: Array<{ id: string; json: string; bytes: number }> = [];
+  const items: Item[] = [];
   for (const event of events) {
     try {
       const json = JSON.stringify(toBackendEvent(event));
-      const bytes = encoder.encode(json).length;
-      // "[" + json + "]" must fit on its own.
-      if (bytes + 2 > maxBytes) result.unsent.push(event.id);
-      else items.push({ id: event.id, json, bytes });
+      items.push({ id: event.id, json, bytes: encoder.encode(json).length });
     } catch {
       result.unsent.push(event.id);
     }
   }
 
-  // Greedy packing in order; a comma per extra event, brackets once.
   let refused = false;
-  let chunk: typeof items = [];
-  let size = 2;
-  const send = (part: typeof items): void => {
+  const send = (part: Item[]): void => {
     if (part.length === 0) return;
     if (refused) {
       for (const item of part) result.unsent.push(item.id);
       return;
     }
+    const text = `[${part.map((item) => item.json).join(',')}]`;
+    const rawBytes = part.reduce((sum, item) => sum + item.bytes + 1, 1);
+    let body: BeaconBody = text;
+    let gzip = false;
+    if (compress !== false && rawBytes >= COMPRESS_MIN_BYTES) {
+      try {
+        body = compress(encoder.encode(text));
+        gzip = true;
+      } catch {
+        body = text; // Compression is an optimisation; a plain body is still valid.
+      }
+    }
+    const size = typeof body === 'string' ? rawBytes : body.length;
     let accepted = false;
-    try {
-      accepted = target.sendBeacon(url, `[${part.map((item) => item.json).join(',')}]`);
-    } catch {
-      accepted = false;
+    if (size <= maxBytes) {
+      try {
+        accepted = target.sendBeacon(beaconUrl(target, now, gzip), body);
+      } catch {
+        accepted = false;
+      }
     }
     if (accepted) {
       for (const item of part) result.sent.push(item.id);
@@ -93,23 +141,31 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
       send(part.slice(0, half));
       send(part.slice(half));
     } else {
-      // Even one event was refused: the browser's beacon quota is spent; stop trying.
-      refused = true;
+      // One event: larger than a beacon even compressed, or refused, and then the browser's
+      // beacon budget is spent: stop trying.
+      if (size <= maxBytes) refused = true;
       result.unsent.push(part[0]!.id);
     }
   };
+
+  // Parts as large as the server takes in one batch; the halving above fits them to a beacon.
+  let part: Item[] = [];
+  let bytes = 2;
   for (const item of items) {
-    const added = item.bytes + (chunk.length === 0 ? 0 : 1);
-    if (chunk.length > 0 && size + added > maxBytes) {
-      send(chunk);
-      chunk = [];
-      size = 2;
+    if (part.length > 0 && (part.length >= MAX_BATCH_EVENTS || bytes + item.bytes + 1 > MAX_BATCH_BYTES)) {
+      send(part);
+      part = [];
+      bytes = 2;
     }
-    size += item.bytes + (chunk.length === 0 ? 0 : 1);
-    chunk.push(item);
+    part.push(item);
+    bytes += item.bytes + 1;
   }
-  send(chunk);
+  send(part);
   return result;
+}
+
+function defaultCompress(data: Uint8Array): Uint8Array {
+  return gzipSync(data, { level: 6, mem: 4 });
 }
 
 /** What {@link beaconPending} needs besides the client's delivery. */
@@ -156,7 +212,7 @@ export function beaconPending(delivery: DeliveryClient, { win, config, sendBeaco
   const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;
   const nav = win.navigator;
-  const send = sendBeacon ?? (typeof nav?.sendBeacon === 'function' ? (url: string, body: string) => nav.sendBeacon(url, body) : undefined);
+  const send = sendBeacon ?? (typeof nav?.sendBeacon === 'function' ? platformSendBeacon(nav) : undefined);
   if (send === undefined) return log.debug(`no sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
   const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now });
   const sentIds = new Set(result.sent);

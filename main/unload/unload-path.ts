@@ -21,7 +21,7 @@ export function startUnloadPath(
   delivery: DeliveryClient,
   session: SessionManager,
   now: () => number,
-  sendBeacon: ((url: string, body: string) => boolean) | undefined,
+  sendBeacon: ((url: string, body: string | Uint8Array) => boolean) | undefined,
   log: Logger,
 ): () => void {
   let beaconSender: typeof import('./beacon.js') | undefined;

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import { createFakeFetch } from '../../worker/testing.js';
-import { endOfTask, inProcessClient, receivedEvents } from '../testing.js';
+import { beaconEvents, endOfTask, inProcessClient, receivedEvents } from '../testing.js';
 
 const clients: Analytics[] = [];
 
@@ -29,7 +29,7 @@ describe('visibilitychange: hidden', () => {
 
 describe('pagehide', () => {
   it('sends unacknowledged and buffered events by beacon to the beacon form of the endpoint', async () => {
-    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const sendBeacon = vi.fn((_url: string, _body: string | Uint8Array) => true);
     const made = inProcessClient({}, { sendBeacon });
     clients.push(made.analytics);
     made.server.state.hold = true; // the worker's request never comes back
@@ -46,7 +46,7 @@ describe('pagehide', () => {
     expect(parsed.searchParams.get('api_key')).toBe('key_1');
     expect(parsed.searchParams.get('project_id')).toBe('proj_1');
     expect(Number.isNaN(Date.parse(parsed.searchParams.get('sent_at')!))).toBe(false);
-    const events = JSON.parse(body) as Array<{ event_type: string; event_id: string }>;
+    const events = beaconEvents<{ event_type: string; event_id: string }>(body);
     expect(events.map((e) => e.event_type)).toEqual(['in_flight', 'buffered']);
     // Beaconed events are not sent again by a later pagehide (bfcache).
     window.dispatchEvent(new Event('pagehide'));
@@ -54,7 +54,7 @@ describe('pagehide', () => {
   });
 
   it('sends exactly the events not acknowledged when a later batch was acknowledged first', async () => {
-    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const sendBeacon = vi.fn((_url: string, _body: string | Uint8Array) => true);
     const server = createFakeFetch(['network-error']); // the first batch fails and waits a minute
     const made = inProcessClient({ batchSize: 2, retryDelay: 60_000 }, { sendBeacon, coreDeps: { fetch: server.fetch, compress: undefined } });
     clients.push(made.analytics);
@@ -62,7 +62,7 @@ describe('pagehide', () => {
     await vi.waitFor(() => expect(made.analytics.getQueueSize()).toBe(3));
     expect(receivedEvents(server).map((e) => e.event_type)).toEqual(['a', 'b', 'c', 'd']);
     window.dispatchEvent(new Event('pagehide'));
-    const body = JSON.parse(sendBeacon.mock.calls[0]![1]) as Array<{ event_type: string }>;
+    const body = beaconEvents<{ event_type: string }>(sendBeacon.mock.calls[0]![1]);
     expect(body.map((e) => e.event_type)).toEqual(['a', 'b', 'e']);
   });
 
@@ -81,7 +81,7 @@ describe('pagehide', () => {
   });
 
   it('sends by beacon, at the end of their task, events made after its beacon by later pagehide and visibilitychange listeners', async () => {
-    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const sendBeacon = vi.fn((_url: string, _body: string | Uint8Array) => true);
     const made = inProcessClient({}, { sendBeacon });
     clients.push(made.analytics);
     made.server.state.hold = true;
@@ -98,7 +98,7 @@ describe('pagehide', () => {
       await Promise.resolve(); // the end of the listener's task: its microtasks
       setVisibility('hidden');
       await Promise.resolve();
-      const bodies = sendBeacon.mock.calls.map(([, body]) => (JSON.parse(body) as Array<{ event_type: string }>).map((e) => e.event_type));
+      const bodies = sendBeacon.mock.calls.map(([, body]) => beaconEvents<{ event_type: string }>(body).map((e) => e.event_type));
       expect(bodies).toEqual([['early'], ['late_pagehide'], ['late_hidden']]);
     } finally {
       window.removeEventListener('pagehide', late);
@@ -107,7 +107,7 @@ describe('pagehide', () => {
   });
 
   it('goes back to the worker alone once the page is restored from the back/forward cache', async () => {
-    const sendBeacon = vi.fn((_url: string, _body: string) => true);
+    const sendBeacon = vi.fn((_url: string, _body: string | Uint8Array) => true);
     const made = inProcessClient({}, { sendBeacon });
     clients.push(made.analytics);
     made.server.state.hold = true;
@@ -132,7 +132,7 @@ describe('pagehide', () => {
     made.analytics.track('after_second_hide');
     await endOfTask();
     expect(sendBeacon).toHaveBeenCalledTimes(beacons + 1);
-    const last = JSON.parse(sendBeacon.mock.calls.at(-1)![1]) as Array<{ event_type: string }>;
+    const last = beaconEvents<{ event_type: string }>(sendBeacon.mock.calls.at(-1)![1]);
     expect(last.map((e) => e.event_type)).toContain('after_second_hide');
   });
 
