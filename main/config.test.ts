@@ -51,7 +51,7 @@ describe('resolveConfig(config, base)', () => {
     const delivery = toDeliveryConfig(resolveConfig({ apiKey: 'k', projectId: 'p', onDiscard: () => {} }, base));
     expect(() => structuredClone(delivery)).not.toThrow();
     expect(Object.keys(delivery).sort()).toEqual(
-      ['apiKey', 'batchSize', 'compress', 'debug', 'endpoint', 'flushInterval', 'maxQueueSize', 'persistQueue', 'projectId', 'retryAttempts', 'retryDelay'],
+      ['apiKey', 'batchSize', 'compress', 'debug', 'discardAfterRetries', 'endpoint', 'flushInterval', 'maxQueueSize', 'persistQueue', 'projectId', 'retryAttempts', 'retryDelay'],
     );
   });
 });

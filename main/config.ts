@@ -39,10 +39,21 @@ export interface AnalyticsConfig {
   flushInterval?: number;
   /** Most events queued; the oldest is dropped to make room. @default 1000 */
   maxQueueSize?: number;
-  /** Retries of a failed batch (network error, 5xx, 429). @default 3 */
+  /**
+   * Retries of a failed batch (network error, 5xx). A 429, or a 503 with `Retry-After`, is waited
+   * out without using one, and so is a failure while the browser says it is offline. @default 3
+   */
   retryAttempts?: number;
   /** First wait before a retry (ms); doubles on each retry. @default 1000 */
   retryDelay?: number;
+  /**
+   * Discard events whose retries are used up (reported through `onDiscard`). With `false` they stay
+   * queued and are tried again at the next flush trigger (the flush interval, a full batch,
+   * `flush()`), still bounded by `maxQueueSize`: for flaky networks, at the cost of requests to a
+   * server that stays down. Failures while the browser says it is offline never use up retries.
+   * @default true
+   */
+  discardAfterRetries?: boolean;
   /** Send a page view on start and on in-page navigation. @default true */
   enableAutoPageTracking?: boolean;
   /** Send page timings once the page has loaded. @default false */
@@ -69,7 +80,9 @@ export interface AnalyticsConfig {
   /** A/B testing configuration: the experiments, inline or by URL (see {@link ABTestConfig}). @default undefined (no experiments) */
   abTestConfig?: ABTestConfig;
   /**
-   * Journal the worker's queue to IndexedDB so events survive a crash or an offline period.
+   * Journal the worker's queue to IndexedDB so events survive a crash, a reload or an offline
+   * period (offline failures use up no retry; with `discardAfterRetries: false`, other failures
+   * do not drop events either).
    * @default false
    */
   persistQueue?: boolean;
@@ -108,6 +121,7 @@ export const DEFAULTS = {
   maxQueueSize: 1000,
   retryAttempts: 3,
   retryDelay: 1000,
+  discardAfterRetries: true,
   enableAutoPageTracking: true,
   enablePerformanceTracking: false,
   enableHeatmapTracking: false,
@@ -170,6 +184,7 @@ export function toDeliveryConfig(config: ResolvedConfig): DeliveryConfig {
     maxQueueSize: config.maxQueueSize,
     retryAttempts: config.retryAttempts,
     retryDelay: config.retryDelay,
+    discardAfterRetries: config.discardAfterRetries,
     debug: config.debug,
     persistQueue: config.persistQueue,
     compress: config.compress,

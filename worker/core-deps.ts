@@ -28,6 +28,29 @@ export interface CoreDeps {
   journal?: QueueJournal | undefined;
   /** Abort a request after this long. @default REQUEST_TIMEOUT_MS (30 s) */
   requestTimeoutMs?: number;
+  /** Whether the browser says it is online, and when it comes back. @default `navigator.onLine` and the `online` event */
+  online: OnlineSource;
+}
+
+/** The browser's word on connectivity (`navigator.onLine`, the `online` event), in a window or a worker. */
+export interface OnlineSource {
+  /** False only when the browser is sure it is offline; true when it cannot tell. */
+  isOnline(): boolean;
+  /** Calls `listener` each time the browser comes back online; returns the remover. */
+  onOnline(listener: () => void): () => void;
+}
+
+/** {@link OnlineSource} of the global scope, looked up when called. */
+export function platformOnline(): OnlineSource {
+  return {
+    isOnline: () => (globalThis as { navigator?: { onLine?: unknown } }).navigator?.onLine !== false,
+    onOnline(listener) {
+      const target = globalThis as Partial<Pick<EventTarget, 'addEventListener' | 'removeEventListener'>>;
+      if (typeof target.addEventListener !== 'function') return () => {};
+      target.addEventListener('online', listener);
+      return () => target.removeEventListener?.('online', listener);
+    },
+  };
 }
 
 /**
@@ -43,5 +66,6 @@ export function defaultCoreDeps(): CoreDeps {
     random: () => Math.random(),
     compress: platformGzip(),
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    online: platformOnline(),
   };
 }

@@ -353,3 +353,57 @@ describe('createDeliveryCore: driving', () => {
     expect(core.stats()).toMatchObject({ queueSize: 0, sent: 19 });
   });
 });
+
+describe('createDeliveryCore: offline and kept events', () => {
+  function offlineSetup(overrides: Partial<DeliveryConfig>, script: Reply[]) {
+    const fake = createFakeFetch(script);
+    let online = false;
+    const listeners = new Set<() => void>();
+    const core = createDeliveryCore(testConfig(overrides), {
+      fetch: fake.fetch,
+      random: () => 0,
+      online: {
+        isOnline: () => online,
+        onOnline(listener) {
+          listeners.add(listener);
+          return () => listeners.delete(listener);
+        },
+      },
+    });
+    const messages: FromWorkerMessage[] = [];
+    core.onMessage((message) => messages.push(message));
+    const goOnline = () => {
+      online = true;
+      for (const listener of [...listeners]) listener();
+    };
+    return { core, fake, messages, goOnline };
+  }
+
+  it('spends no retry on failures while the browser says it is offline, and sends as soon as it is back', async () => {
+    // retryAttempts 0: one failure counted as an attempt would discard the batch at once.
+    const { core, fake, messages, goOnline } = offlineSetup({ retryAttempts: 0 }, ['network-error', 'network-error']);
+    core.receive({ t: 'events', seq: 20, events: makeEvents(20) });
+    await advance(60_000);
+    expect(fake.requests).toHaveLength(1);
+    expect(messages.filter((m) => m.t === 'discarded')).toEqual([]);
+    expect(core.stats()).toMatchObject({ queueSize: 20, discarded: 0 });
+    goOnline();
+    await advance(0);
+    // The second send fails too, now online: with retryAttempts 0 that one is final.
+    expect(fake.requests).toHaveLength(2);
+    expect(core.stats()).toMatchObject({ queueSize: 0, discarded: 20 });
+  });
+
+  it('discardAfterRetries: false keeps events whose retries are spent and sends them at the next flush interval', async () => {
+    const failures: Reply[] = Array.from({ length: 5 }, () => ({ status: 503 }));
+    const fake = createFakeFetch(failures);
+    const core = createDeliveryCore(testConfig({ retryAttempts: 1, discardAfterRetries: false }), { fetch: fake.fetch, random: () => 0 });
+    const messages: FromWorkerMessage[] = [];
+    core.onMessage((message) => messages.push(message));
+    core.receive({ t: 'events', seq: 20, events: makeEvents(20) });
+    await advance(120_000);
+    expect(messages.filter((m) => m.t === 'discarded')).toEqual([]);
+    expect(fake.requests).toHaveLength(6);
+    expect(core.stats()).toMatchObject({ queueSize: 0, sent: 20, discarded: 0 });
+  });
+});

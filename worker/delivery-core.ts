@@ -136,6 +136,7 @@ export function createDeliveryCore(
   let closed = false;
   let idleWaiters: Array<() => void> = [];
   let shutdownPromise: Promise<void> | undefined;
+  let stopWaitingForOnline: (() => void) | undefined;
 
   function statusChanged(acked?: readonly number[], immediate = false): void {
     checkIdle();
@@ -259,13 +260,39 @@ export function createDeliveryCore(
         break;
       }
       case 'retry': {
-        const result = queue.fail(ids, now, (attempt) => jitter(nextDelay(attempt, verdict.failure, config)));
+        if (verdict.failure.kind === 'network' && !d.online.isOnline()) {
+          // The browser says it is offline: no attempt is used up; the events wait for `online`
+          // (and give up only once a day old, as deferred ones do).
+          const result = queue.defer(ids, now, (_deferral, createdAt) => (now - createdAt > MAX_DEFERRAL_AGE_MS ? 'give-up' : MAX_DEFERRAL_AGE_MS));
+          resumeWhenOnline();
+          log('debug', `offline: batch of ${ids.length} waits for the network, ${result.requeued} re-queued`);
+          discard(result.discarded, 'retries-exhausted', `${outcome.message} (offline for ${MAX_DEFERRAL_AGE_MS / 3_600_000} h)`);
+          break;
+        }
+        // discardAfterRetries: false keeps events whose retries are spent for the next flush trigger.
+        const keep = !config.discardAfterRetries;
+        const result = queue.fail(ids, now, (attempt) => {
+          const wait = jitter(nextDelay(attempt, verdict.failure, config));
+          return wait === 'give-up' && keep ? config.flushInterval : wait;
+        });
         log('debug', `batch of ${ids.length} failed, ${result.requeued} re-queued: ${outcome.message}`);
         discard(result.discarded, 'retries-exhausted', `${outcome.message} (after ${config.retryAttempts} retries)`);
         break;
       }
     }
     settleFlushes(flushFailure(outcome), queue.size);
+  }
+
+  /** Sends what waited for the network as soon as the browser is back online. */
+  function resumeWhenOnline(): void {
+    stopWaitingForOnline ??= d.online.onOnline(() => {
+      stopWaitingForOnline?.();
+      stopWaitingForOnline = undefined;
+      log('debug', 'online again: sending what waited');
+      queue.expedite();
+      schedule.drain();
+      pump();
+    });
   }
 
   function startFlushes(): void {
@@ -352,6 +379,7 @@ export function createDeliveryCore(
         closed = true;
         outbox.close();
         schedule.close();
+        stopWaitingForOnline?.();
         uploader.close();
         flushes.settleAll(shutDownResult());
         log('debug', `shut down with ${queue.size} event(s) still queued`);

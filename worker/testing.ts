@@ -23,6 +23,7 @@ export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryCon
     maxQueueSize: 1000,
     retryAttempts: 3,
     retryDelay: 1000,
+    discardAfterRetries: true,
     debug: false,
     persistQueue: false,
     compress: false,

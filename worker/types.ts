@@ -22,6 +22,11 @@ export interface DeliveryConfig {
   maxQueueSize: number;
   retryAttempts: number;
   retryDelay: number;
+  /**
+   * What becomes of events whose retries are used up: discarded (reported through `onDiscard`),
+   * or, when false, kept and tried again at the next flush trigger, within `maxQueueSize`.
+   */
+  discardAfterRetries: boolean;
   debug: boolean;
   /** Journal the queue to IndexedDB so it survives a crash or an offline period. */
   persistQueue: boolean;
