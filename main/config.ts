@@ -93,6 +93,13 @@ export interface AnalyticsConfig {
    * @default undefined
    */
   workerUrl?: string | URL;
+  /**
+   * `false` runs the delivery core on the main thread at once, without trying a worker: for pages
+   * whose Content-Security-Policy forbids workers (`worker-src`), which would otherwise log one
+   * CSP violation per attempt before the client falls back to the same in-process core.
+   * @default true
+   */
+  worker?: boolean;
   /** gzip request bodies in the worker where `CompressionStream` exists. @default true */
   compress?: boolean;
   /**

@@ -1,7 +1,8 @@
 /**
  * A page whose Content-Security-Policy forbids every worker (`worker-src 'none'`, so neither the
  * worker file nor a `blob:` URL may start) still delivers: the same core runs in-process on the
- * main thread (DESIGN.md "Worker start is fallible and invisible to the host app").
+ * main thread (docs/decisions.md, the in-process fallback). With `worker: false` the page goes
+ * there at once, and the browser reports no CSP violation at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
@@ -52,6 +53,33 @@ describe('a page whose CSP forbids workers', () => {
       // The batches were sent by the page's own realm.
       await waitUntil('the page target to report the batch requests', () => batchPosts(pageRequests.requests).length >= 2);
       await pageRequests.stop();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('with worker: false, delivers in-process without trying a worker: no CSP violation, no console error', async () => {
+    const project = await env.server.createProject();
+    const context = await env.browser.newContext();
+    try {
+      const nonce = 'e2e-csp-nonce-2';
+      const csp = ["default-src 'none'", `script-src 'self' 'nonce-${nonce}'`, `connect-src ${env.server.url}`, "worker-src 'none'"].join('; ');
+      const errors: string[] = [];
+      context.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      const page = await openAnalyticsPage(context, env.web, '/csp-no-worker.html', {
+        config: pageConfig(env.server.url, project, { worker: false }),
+        nonce,
+        headers: { 'content-security-policy': csp },
+      });
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'in-process', strategy: 'in-process' });
+      const run = runId();
+      await page.evaluate((r) => (window as unknown as HarnessWindow).harness.trackMany('csp_no_worker', 5, r), run);
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.flush())).toEqual({ ok: true });
+      expect(await readEvents(env.server.store, project.id, 'csp_no_worker')).toHaveLength(5);
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.violations)).toEqual([]);
+      expect(errors).toEqual([]);
     } finally {
       await context.close();
     }

@@ -10,7 +10,7 @@ import { type FakeWorkerBehaviour, beaconEvents, endOfTask, fakeWorkers, inProce
 
 const clients: Analytics[] = [];
 
-function setup(behaviours: FakeWorkerBehaviour[], options: { workerUrl?: string; debug?: boolean; flushTimeoutMs?: number } = {}) {
+function setup(behaviours: FakeWorkerBehaviour[], options: { workerUrl?: string; debug?: boolean; flushTimeoutMs?: number; worker?: boolean } = {}) {
   const fetches = [createFakeFetch(), createFakeFetch(), createFakeFetch()];
   const inProcess = createFakeFetch();
   const workers = fakeWorkers(behaviours, fetches);
@@ -21,6 +21,7 @@ function setup(behaviours: FakeWorkerBehaviour[], options: { workerUrl?: string;
     enableAutoPageTracking: false,
     workerUrl: options.workerUrl,
     debug: options.debug,
+    worker: options.worker,
     retryDelay: 60_000,
     transport: {
       createWorker: workers.createWorker,
@@ -81,6 +82,15 @@ describe('worker start', () => {
   it('moves on when the worker speaks another protocol version (a stale worker file)', async () => {
     const { analytics } = setup(['wrong-protocol', 'ok'], { workerUrl: '/w.js' });
     expect(await analytics.getDeliveryStats()).toMatchObject({ strategy: 'shipped-worker' });
+  });
+
+  it('with worker: false, goes straight to the in-process core and creates no worker', async () => {
+    const { analytics, workers, inProcess } = setup(['ok'], { workerUrl: '/w.js', worker: false });
+    analytics.track('no_worker');
+    await analytics.flush();
+    expect(await analytics.getDeliveryStats()).toMatchObject({ mode: 'in-process', strategy: 'in-process' });
+    expect(workers.created).toEqual([]);
+    expect(receivedEvents(inProcess).map((e) => e.event_type)).toEqual(['no_worker']);
   });
 
   it('runs in-process when no worker starts, with one debug message naming worker-src', async () => {

@@ -37,8 +37,10 @@ export function deliveryOptions(
       // A flush may wait out every retry of the backoff before it answers.
       flushTimeoutMs: transport.flushTimeoutMs ?? 30_000 + config.retryDelay * (2 ** config.retryAttempts - 1),
     },
-    // `worker-url` only when there is a URL to start from.
-    strategies: (transport.strategies ?? ALL_STRATEGIES).filter((s) => s !== 'worker-url' || config.workerUrl !== undefined),
+    // `worker-url` only when there is a URL to start from; `worker: false`, the in-process core only.
+    strategies: (transport.strategies ?? ALL_STRATEGIES).filter(
+      (s) => (config.worker !== false || s === 'in-process') && (s !== 'worker-url' || config.workerUrl !== undefined),
+    ),
     logger,
     onDiscard,
     idTail,
