@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => env?.close());
 printPageLogOnFailure();
 
-type W = HarnessWindow & { discards: Array<{ reason: string; n: number }> };
+type W = HarnessWindow & { discards: Array<{ reason: string; n: number; ids: string[] }> };
 
 /**
  * The harness page, plus an `onDiscard` that records what was discarded (kept in sessionStorage
@@ -40,7 +40,7 @@ function pageHtml(config: PageConfig, nonce?: string): string {
   if (!html.includes(original)) throw new Error('the harness page changed: cannot add onDiscard');
   const withDiscard =
     `(() => { window.discards = JSON.parse(sessionStorage.getItem('discards') ?? '[]'); return createAnalytics({ ...${JSON.stringify(config)}, ` +
-    `onDiscard: (info) => { window.discards.push({ reason: info.reason, n: info.ids.length }); sessionStorage.setItem('discards', JSON.stringify(window.discards)); } }); })();`;
+    `onDiscard: (info) => { window.discards.push({ reason: info.reason, n: info.ids.length, ids: info.ids }); sessionStorage.setItem('discards', JSON.stringify(window.discards)); } }); })();`;
   return html.replace(original, withDiscard);
 }
 
@@ -62,7 +62,7 @@ interface Outcome {
   secondHalfStored: number;
   /** Events the facade held unacknowledged just before the reload (what the beacon could carry). */
   unackedAtReload: number;
-  discards: Array<{ reason: string; n: number }>;
+  discards: Array<{ reason: string; n: number; ids: string[] }>;
   stats: unknown;
   counts: ReturnType<FaultProxy['counts']>;
   requests: number;
@@ -225,6 +225,45 @@ describe('delivery through a proxy that faults 30% of requests, with a reload mi
     // Only events unacknowledged at the reload can be lost; everything tracked after it arrives.
     expect(outcome.secondHalfStored).toBe(TOTAL - FIRST_HALF);
     expect(outcome.lost).toBeLessThanOrEqual(outcome.unackedAtReload);
+  });
+});
+
+describe('delivery through a proxy that faults 30% of requests, default settings', () => {
+  it('2,000 events in one task: none stored twice, and every event not stored is one onDiscard reported', async () => {
+    const project = await env.server.createProject();
+    const proxy = await startFaultProxy({ target: env.server.url, seed: 7, faultRate: 0.3, delayMs: [50, 300], retryAfterSeconds: 1 });
+    const context = await env.browser.newContext();
+    try {
+      // Defaults: batchSize 20, flushInterval 10 s, maxQueueSize 1000 (so half the burst is
+      // dropped as overflow at once), retryAttempts 3, retryDelay 1 s.
+      const config = pageConfig(proxy.url, project, { debug: false });
+      env.web.setPage('/faults-defaults.html', { html: pageHtml(config) });
+      const page = await context.newPage();
+      captureConsole(page);
+      await page.goto(`${env.web.url}/faults-defaults.html`);
+      await page.waitForFunction(() => 'harness' in window, undefined, { timeout: 30_000 });
+      const total = 2_000;
+      await track(page, runId(), 0, total);
+      // Everything has been decided once the queue is empty: sent, or given up and reported.
+      const deadline = Date.now() + 90_000;
+      while (Date.now() < deadline && (await page.evaluate(() => (window as unknown as W).harness.queueSize())) > 0) await sleep(250);
+      await sleep(1_500); // answers dropped after a commit: let those batches' retries land
+      expect(await page.evaluate(() => (window as unknown as W).harness.queueSize())).toBe(0);
+
+      const rows = await readEvents(env.server.store, project.id, EVENT);
+      const stored = new Set(rows.map((row) => row.eventId));
+      expect(rows.length).toBe(stored.size);
+      const discards = await page.evaluate(() => (window as unknown as W).discards);
+      const reportedLost = new Set(discards.flatMap((d) => d.ids).filter((id) => !stored.has(id)));
+      expect(new Set(discards.map((d) => d.reason))).toContain('overflow');
+      for (const d of discards) expect(['overflow', 'retries-exhausted']).toContain(d.reason);
+      // Stored, or reported as discarded: each of the 2,000 is one or the other.
+      expect(stored.size + reportedLost.size).toBe(total);
+      console.log(`[faults] defaults: ${total} tracked, ${stored.size} stored, ${reportedLost.size} reported lost (${JSON.stringify(summariseDiscards(discards))}), proxy ${JSON.stringify(proxy.counts())}`);
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * `persistQueue: true` (DESIGN.md "Opt-in durable queue"): events tracked while the server is
+ * `persistQueue: true` (docs/decisions.md, the durable queue): events tracked while the server is
  * unreachable are journalled to IndexedDB by the worker (`worker/queue-journal.ts`), survive a
  * reload, are back in the queue of the next page load, and are sent once the server is reachable.
  *
@@ -13,7 +13,11 @@ import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } 
 import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from './harness.js';
 import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy.js';
 
-const N = 20;
+/** A few events, and a backlog of thousands (with room for it in the queue). */
+const CASES = [
+  { n: 20, maxQueueSize: 1000 },
+  { n: 3000, maxQueueSize: 5000 },
+];
 
 let env: BrowserTestEnvironment;
 let proxy: SwitchableProxy;
@@ -28,12 +32,12 @@ afterAll(async () => {
 printPageLogOnFailure();
 
 describe('persistQueue: true', () => {
-  it('sends events journalled while the server was unreachable on the next load', async () => {
+  it.each(CASES)('sends $n events journalled while the server was unreachable on the next load', async ({ n: N, maxQueueSize }) => {
     const project = await env.server.createProject();
     const context = await env.browser.newContext();
     try {
       // A long retry delay: the failed sends must not use up the retries during the test.
-      const config = pageConfig(proxy.url, project, { persistQueue: true, retryDelay: 600_000, flushInterval: 600_000 });
+      const config = pageConfig(proxy.url, project, { persistQueue: true, retryDelay: 600_000, flushInterval: 600_000, maxQueueSize });
       const page = await openAnalyticsPage(context, env.web, '/persist.html', { config });
       expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
 
@@ -61,6 +65,7 @@ describe('persistQueue: true', () => {
       // Sent events leave the journal.
       await waitUntil('the journal to be empty', async () => (await countJournal(page, database)) === 0);
     } finally {
+      await proxy.down();
       await context.close();
     }
   });
