@@ -6,6 +6,8 @@
 //   npm run bench:client -- --rounds=3       # medians over 3 rounds (targets alternate order)
 //   npm run bench:client -- --profile        # also CPU-profile the burst (automatic when an aim is missed)
 //   npm run bench:client -- --targets=worker,posthog --no-write
+//   npm run bench:client -- --scenarios-only  # only the delivery scenarios (unload, burst with defaults)
+//   npm run bench:client -- --no-scenarios    # only the main-thread table
 //
 // Per target, on a fresh page (cross-origin isolated, so performance.now() ticks in 5 µs steps):
 // 1,000 warm-up calls; per-call cost = median over 20 tasks of 100 track() calls, timed around the
@@ -26,6 +28,7 @@ import { type StaticServer, startStaticServer } from '../examples/browser-tests/
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test-support/chromium.js';
 import { type BenchServer, startBenchServer } from './client/analytics-server.js';
 import { type CdpBrowser, type CdpPage, launchCdpBrowser } from './client/cdp.js';
+import { runDeliveryScenarios, scenarioTable } from './client/delivery-scenarios.js';
 import { FLOOR_WORKER, FLOOR_WORKER_SILENT, floorPage } from './client/floor.js';
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
 import { type CaptureEndpoint, bundlePosthog, posthogOptions, startCaptureEndpoint } from './client/posthog.js';
@@ -35,6 +38,7 @@ import { writeResultsSection } from './results-file.js';
 const ROOT = projectRoot();
 const RESULTS_PATH = join(ROOT, 'bench', 'RESULTS.md');
 const SECTION = '## Client main thread';
+const SCENARIO_SECTION = '## Client delivery scenarios';
 
 const BURST = 10_000;
 const WARMUP_CALLS = 1_000;
@@ -65,6 +69,9 @@ interface Settings {
   targets: TargetName[];
   profile: boolean;
   write: boolean;
+  /** Run the delivery scenarios (bench/client/delivery-scenarios.ts), and whether only them. */
+  scenarios: boolean;
+  scenariosOnly: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
@@ -81,6 +88,8 @@ function readSettings(argv: string[]): Settings {
     targets,
     profile: args.get('profile') === 'true' || process.env.BENCH_CPU_PROF === '1',
     write: args.get('no-write') !== 'true' && process.env.BENCH_WRITE !== '0',
+    scenarios: args.get('no-scenarios') !== 'true',
+    scenariosOnly: args.get('scenarios-only') === 'true',
   };
 }
 
@@ -461,6 +470,22 @@ async function main(): Promise<void> {
   const browser = await launchCdpBrowser({ executablePath: CHROMIUM_PATH, args: BROWSER_ARGS });
   const rig: Rig = { browser, web, server, capture, clientDir, posthogJs };
   try {
+    if (settings.scenarios) {
+      const rows = await runDeliveryScenarios({ browser, web, server, capture, headers: ISOLATION });
+      const body = [
+        `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${browser.version} (headless), ` +
+          `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${load}.`,
+        `Settings: both clients with their default settings (ours: batchSize 20, flushInterval 10 s, maxQueueSize 1000, retryAttempts 3; ` +
+          `automatic page views off on both, so that one event kind is counted); events with realistic properties (bench/client/pages.ts trackRich, ` +
+          `about 200 bytes of JSON each before the page, screen and ids each client adds); our server on SQLite, posthog-js ${posthogVersion()} to a ` +
+          `local endpoint that answers 200; counted until all arrived or nothing moved for 3 s. One run each: compare columns, not runs.`,
+        '',
+        scenarioTable(rows),
+      ].join('\n');
+      console.log(`\n${SCENARIO_SECTION}\n\n${body}\n`);
+      if (settings.write) writeResultsSection(RESULTS_PATH, SCENARIO_SECTION, body);
+    }
+    if (settings.scenariosOnly) return;
     const runs = new Map<TargetName, Measurement[]>(settings.targets.map((t) => [t, []]));
     for (let round = 0; round < settings.rounds; round++) {
       const order = round % 2 === 0 ? settings.targets : [...settings.targets].reverse();

@@ -9,6 +9,8 @@
 export interface BenchApi {
   /** Calls the client's track `count` times in one loop, properties `{ run, i }`. */
   track(name: string, count: number, run: string): void;
+  /** The same with realistic properties (a product list view: ids, names, prices; about 200 bytes of JSON). */
+  trackRich(name: string, count: number, run: string): void;
   /** Resolves with how the client delivers (`worker`, `in-process`, or `main-thread` for posthog). */
   ready(): Promise<string>;
   /** Resolves with how our client's core was started (`shipped-worker`, …; `-` for posthog). */
@@ -47,6 +49,7 @@ window.bench = {
   portMessages: 0,
   errors: [],
   track() { throw new Error('no client on this page'); },
+  trackRich() { throw new Error('no client on this page'); },
   ready: async () => 'none',
   strategy: async () => '-',
   queued: () => -1,
@@ -128,6 +131,10 @@ const analytics = createAnalytics(${JSON.stringify(config)});
 bench.track = (name, count, run) => {
   for (let i = 0; i < count; i++) analytics.track(name, { run, i });
 };
+const rich = (run, i) => ({ run, i, product_id: 'sku-' + (100000 + i), product_name: 'Trail running shoes, waterproof, size 42', category: 'footwear/running', price_cents: 12900 + i, currency: 'eur', list: 'search results', position: i % 24 });
+bench.trackRich = (name, count, run) => {
+  for (let i = 0; i < count; i++) analytics.track(name, rich(run, i));
+};
 bench.ready = async () => (await analytics.getDeliveryStats()).mode;
 bench.strategy = async () => String((await analytics.getDeliveryStats()).strategy);
 bench.queued = () => analytics.getQueueSize();
@@ -144,6 +151,10 @@ export function posthogPage(scriptUrl: string, options: Record<string, unknown>)
 posthog.init('phc_client_benchmark', ${JSON.stringify(options)});
 bench.track = (name, count, run) => {
   for (let i = 0; i < count; i++) posthog.capture(name, { run, i });
+};
+const rich = (run, i) => ({ run, i, product_id: 'sku-' + (100000 + i), product_name: 'Trail running shoes, waterproof, size 42', category: 'footwear/running', price_cents: 12900 + i, currency: 'eur', list: 'search results', position: i % 24 });
+bench.trackRich = (name, count, run) => {
+  for (let i = 0; i < count; i++) posthog.capture(name, rich(run, i));
 };
 bench.ready = async () => 'main-thread';
 bench.started = true;
