@@ -1,12 +1,14 @@
 // Delivery scenarios of the client benchmark, ours with its default settings beside posthog-js:
 // what arrives of the last events of a visit when the page navigates away or the tab is closed,
-// and a 10,000-event burst with the defaults (above maxQueueSize). Counted by the server (ours)
+// what arrives of 2,000 events through a proxy that faults 30% of requests (ours also with the
+// options for unreliable networks), and a 10,000-event burst with the defaults (above maxQueueSize). Counted by the server (ours)
 // and by the stand-in capture endpoint (posthog-js). Printed as a table; aims are not enforced.
 import type { BenchServer } from './analytics-server.js';
 import type { CdpBrowser, CdpPage } from './cdp.js';
 import { type BenchWindow, ourPage, posthogPage } from './pages.js';
 import { type CaptureEndpoint, posthogOptions } from './posthog.js';
 import type { StaticServer } from '../../examples/browser-tests/static-server.js';
+import { startFaultProxy } from '../../test-support/fault-proxy.js';
 
 /** What the scenarios run on: the benchmark's rig. */
 export interface ScenarioRig {
@@ -32,17 +34,26 @@ const UNLOAD_EVENTS = 500;
 const BURST = 10_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Opens a page of `client` with its defaults; returns it and a counter of what arrived by name. */
-async function open(rig: ScenarioRig, client: Client, path: string): Promise<{ page: CdpPage; arrived: (name: string) => Promise<number> }> {
+/**
+ * Opens a page of `client` with its defaults (ours: plus `options`), sending to `via` when given
+ * (a proxy in front of the server); returns it and a counter of what arrived by name.
+ */
+async function open(
+  rig: ScenarioRig,
+  client: Client,
+  path: string,
+  via?: { ours: string; posthog: string },
+  options: Record<string, unknown> = {},
+): Promise<{ page: CdpPage; arrived: (name: string) => Promise<number> }> {
   let arrived: (name: string) => Promise<number>;
   if (client === 'posthog') {
-    rig.web.setPage(path, { html: posthogPage('/bench/posthog.js', posthogOptions(rig.capture.url)), headers: rig.headers });
+    rig.web.setPage(path, { html: posthogPage('/bench/posthog.js', posthogOptions(via?.posthog ?? rig.capture.url)), headers: rig.headers });
     rig.capture.reset();
     arrived = async (name) => rig.capture.count(name);
   } else {
     const project = await rig.server.createProject();
     // Every delivery option at its default; only automatic page views are off, to count one event kind.
-    const config = { apiKey: project.writeKey, projectId: project.id, endpoint: rig.server.url, enableAutoPageTracking: false };
+    const config = { apiKey: project.writeKey, projectId: project.id, endpoint: via?.ours ?? rig.server.url, enableAutoPageTracking: false, ...options };
     rig.web.setPage(path, { html: ourPage(config), headers: rig.headers });
     arrived = async (name) => {
       let count = 0;
@@ -91,6 +102,40 @@ async function unload(rig: ScenarioRig, client: Client, leave: Leave): Promise<n
   return settle(() => arrived('last_moment'), UNLOAD_EVENTS);
 }
 
+/** The options of ours for unreliable networks, as the README names them. */
+const RELIABLE = { retryAttempts: 10, maxQueueSize: 20_000, discardAfterRetries: false };
+const FAULTY_EVENTS = 2_000;
+
+/** 2,000 realistic events in one task through a proxy that faults 30% of requests: how many arrive. */
+async function faults(rig: ScenarioRig, client: Client, options: Record<string, unknown>, seed: number): Promise<number> {
+  const proxyOptions = { faultRate: 0.3, seed, delayMs: [50, 300] as const, retryAfterSeconds: 1 };
+  const ours = await startFaultProxy({ ...proxyOptions, target: rig.server.url });
+  const posthog = await startFaultProxy({ ...proxyOptions, target: rig.capture.url });
+  try {
+    const { page, arrived } = await open(rig, client, `/scenario-faults-${client}-${seed}.html`, { ours: ours.url, posthog: posthog.url }, options);
+    try {
+      await page.evaluate(({ n }) => (window as unknown as BenchWindow).bench.trackRich('faulty', n, 'faults'), { n: FAULTY_EVENTS });
+      // Retries with backoff take a while: wait for the count to stop moving (posthog-js retries for longer).
+      let last = -1;
+      let since = Date.now();
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const n = await arrived('faulty');
+        if (n >= FAULTY_EVENTS || Date.now() > deadline) return n;
+        if (n !== last) {
+          last = n;
+          since = Date.now();
+        } else if (Date.now() - since > 15_000) return n;
+        await sleep(500);
+      }
+    } finally {
+      await page.close();
+    }
+  } finally {
+    await Promise.allSettled([ours.close(), posthog.close()]);
+  }
+}
+
 /** A 10,000-event burst in one task with the defaults: per-call cost, long tasks, what arrives. */
 async function burst(rig: ScenarioRig, client: Client): Promise<{ perCallMicros: number; longTasks: number; longestMs: number; arrived: number }> {
   const { page, arrived } = await open(rig, client, `/scenario-burst-${client}.html`);
@@ -123,6 +168,17 @@ export async function runDeliveryScenarios(rig: ScenarioRig, clients: readonly C
     const what = leave === 'navigate' ? 'the page navigates away' : 'the tab is closed';
     const result = await cell(async (client) => `${await unload(rig, client, leave)} / ${UNLOAD_EVENTS}`);
     rows.push({ scenario: `${UNLOAD_EVENTS} realistic events, then ${what}: arrived`, ...result });
+  }
+  const faultyDefaults = await cell(async (client) => `${await faults(rig, client, {}, 11)} / ${FAULTY_EVENTS}`);
+  rows.push({
+    scenario: `${FAULTY_EVENTS.toLocaleString('en-US')} events in one task, 30% of requests failing (5xx, resets, 429, lost answers), default settings: arrived (ours: maxQueueSize 1000 keeps the newest 1000 of a burst and reports the rest to onDiscard)`,
+    ...faultyDefaults,
+  });
+  if (clients.includes('ours')) {
+    process.stdout.write('scenario, ours, reliable options… ');
+    const reliable = `${await faults(rig, 'ours', RELIABLE, 11)} / ${FAULTY_EVENTS}`;
+    console.log(reliable);
+    rows.push({ scenario: `the same, ours with retryAttempts 10, maxQueueSize 20000, discardAfterRetries false: arrived`, ours: reliable, posthog: '–' });
   }
   const bursts = await cell(async (client) => {
     const b = await burst(rig, client);
