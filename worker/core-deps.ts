@@ -4,16 +4,15 @@
  * worker, in-process on the main thread, and in tests with fake timers and a fake or local server.
  */
 import type { QueueJournal } from './queue-journal.js';
+import { type Timers, platformTimers } from './timers.js';
 import { type Compressor, type FetchFn, REQUEST_TIMEOUT_MS, platformGzip } from './sender.js';
 
 /** Dependencies of `createDeliveryCore`. */
-export interface CoreDeps {
+export interface CoreDeps extends Timers {
   /** @default the platform's `fetch` */
   fetch: FetchFn;
   /** Current time in ms; @default `Date.now()` */
   now: () => number;
-  setTimeout: (callback: () => void, ms: number) => unknown;
-  clearTimeout: (handle: unknown) => void;
   /** In [0, 1); spreads retries so many tabs do not retry in step. @default `Math.random()` */
   random: () => number;
   /**
@@ -61,8 +60,7 @@ export function defaultCoreDeps(): CoreDeps {
   return {
     fetch: (url, init) => fetch(url, init),
     now: () => Date.now(),
-    setTimeout: (callback, ms) => setTimeout(callback, ms),
-    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    ...platformTimers(),
     random: () => Math.random(),
     compress: platformGzip(),
     requestTimeoutMs: REQUEST_TIMEOUT_MS,

@@ -10,15 +10,14 @@
  */
 import { toRanges } from './seq-ranges.js';
 import type { FromWorkerMessage } from './types.js';
+import type { Timers } from './timers.js';
 
 /** Routine status posts are spaced at least this far apart (ms). */
 export const STATUS_INTERVAL_MS = 150;
 
 /** The clock and timers the outbox spaces status posts with (the core's injected deps). */
-export interface OutboxTimers {
+export interface OutboxTimers extends Timers {
   now: () => number;
-  setTimeout: (callback: () => void, ms: number) => unknown;
-  clearTimeout: (handle: unknown) => void;
 }
 
 /** The counters a status post reports. */

@@ -5,7 +5,7 @@
  * every journalled event simply starts over, and the server's event_id dedupe makes a resend of
  * something already stored harmless.
  */
-import type { TimerDeps } from './sender.js';
+import type { Timers } from './timers.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 /** Where the core journals its queue. Writes are fire-and-forget: a journal handles its own errors. */
@@ -182,7 +182,7 @@ export function createIndexedDbJournal(options: IndexedDbJournalOptions): QueueJ
 export function loadJournal(
   journal: QueueJournal,
   timeoutMs: number,
-  timers: TimerDeps,
+  timers: Timers,
   log: (level: 'warn', message: string) => void,
 ): Promise<AnalyticsEvent[]> {
   return new Promise((resolve) => {

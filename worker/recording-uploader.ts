@@ -28,7 +28,8 @@
 import { LIMITS } from '../protocol/limits.js';
 import type { RecordedEvent } from '../protocol/recording.js';
 import { type RetrySettings, judge, nextDeferral, nextDelay } from './retry-policy.js';
-import type { SendOutcome, TimerDeps } from './sender.js';
+import type { SendOutcome } from './sender.js';
+import type { Timers } from './timers.js';
 import type { RecordingMeta, ToWorkerMessage } from './types.js';
 
 /** An upload runs every 10 seconds (docs/decisions.md, "Recording upload and the recorder's states"). */
@@ -44,7 +45,7 @@ export type RecordingMessage = Extract<
 >;
 
 /** What the uploader needs from its driver. */
-export interface RecordingUploaderDeps extends TimerDeps {
+export interface RecordingUploaderDeps extends Timers {
   now: () => number;
   /** Posts one chunk body for `sessionId` (`sender.ts` `sendRecordingChunk`). */
   send: (sessionId: string, body: string) => Promise<SendOutcome>;

@@ -1,4 +1,4 @@
-import type { TimerDeps } from './sender.js';
+import type { Timers } from './timers.js';
 
 /**
  * When the delivery core sends: the flush-interval timer, the wake-up for the earliest retry, a
@@ -26,7 +26,7 @@ export interface SendSchedule {
 }
 
 /** What {@link createSendSchedule} needs. */
-export interface SendScheduleDeps extends TimerDeps {
+export interface SendScheduleDeps extends Timers {
   now: () => number;
   /** The flush interval, ms. */
   flushInterval: number;

@@ -10,6 +10,7 @@
 import type { BackendEvent } from '../protocol/backend-event.js';
 import type { RejectedEvent } from '../protocol/error-codes.js';
 import { parseRetryAfter } from './retry-after.js';
+import type { Timers } from './timers.js';
 import type { DeliveryConfig } from './types.js';
 
 /** The fetch the sender calls: the platform's `fetch`, or a fake in tests. */
@@ -18,14 +19,9 @@ export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 /** Compresses a request body; the sender labels the result `Content-Encoding: gzip`. */
 export type Compressor = (data: Uint8Array) => Promise<Uint8Array>;
 
-/** Timer functions, injected so tests drive time (docs/architecture.md, "Conventions"). */
-export interface TimerDeps {
-  setTimeout: (callback: () => void, ms: number) => unknown;
-  clearTimeout: (handle: unknown) => void;
-}
 
 /** What a request needs besides its body. */
-export interface SenderDeps extends TimerDeps {
+export interface SenderDeps extends Timers {
   fetch: FetchFn;
   now: () => number;
   /** gzip, or `undefined` to send bodies as they are. */

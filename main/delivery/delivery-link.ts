@@ -3,6 +3,7 @@
  * `MessagePort` (`worker-link.ts`), or the same core in-process (`in-process-link.ts`).
  */
 import type { FlushResult, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../worker/types.js';
+import type { Timers } from '../../worker/timers.js';
 
 /** A running delivery core. */
 export interface DeliveryLink {
@@ -30,14 +31,8 @@ export interface LinkHandlers {
   onDeath(reason: string): void;
 }
 
-/** Timers, injectable so tests control them; default wrappers look the globals up at call time. */
-export interface LinkTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 /** The platform's timers, looked up when called, never captured at import (docs/architecture.md, "Conventions"). */
-export const globalTimers: LinkTimers = {
+export const globalTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };

@@ -8,7 +8,7 @@
 import { type DiscardInfo, type ResolvedConfig, toDeliveryConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryClientOptions } from './delivery-client.js';
-import type { LinkTimers } from './delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import { ALL_STRATEGIES } from './transport-options.js';
 
 /**
@@ -19,7 +19,7 @@ import { ALL_STRATEGIES } from './transport-options.js';
  */
 export function deliveryOptions(
   config: ResolvedConfig,
-  timers: LinkTimers,
+  timers: Timers,
   logger: Logger,
   idTail: string,
   onDiscard: ((info: DiscardInfo) => void) | undefined,

@@ -8,7 +8,8 @@ import { type Endpoint, transfer, wrap } from 'comlink';
 import { WORKER_PROTOCOL_VERSION } from '../../protocol/worker-protocol-version.js';
 import type { DeliveryConfig, FlushResult, FromWorkerMessage, WorkerApi } from '../../worker/types.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
-import type { DeliveryLink, LinkHandlers, LinkTimers } from './delivery-link.js';
+import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import { AnalyticsError } from '../errors.js';
 import type { WorkerLike } from './transport-options.js';
 
@@ -20,7 +21,7 @@ export interface WorkerLinkOptions {
   /** Unacknowledged events of a worker that died, queued first (numbered 0 … n − 1). */
   replay: EventColumns | null;
   handlers: LinkHandlers;
-  timers: LinkTimers;
+  timers: Timers;
   /** Longest wait for the `init` answer. */
   startTimeoutMs: number;
   /** Longest wait for `clear`, `stats`, `shutdown` and the liveness probe. */

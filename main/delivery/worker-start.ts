@@ -7,7 +7,8 @@
 import type { CoreDeps } from '../../worker/delivery-core.js';
 import type { DeliveryConfig } from '../../worker/types.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
-import type { DeliveryLink, LinkHandlers, LinkTimers } from './delivery-link.js';
+import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import type { Logger } from '../logger.js';
 import { startInProcessLink } from './in-process-link.js';
 import type { StartStrategy, WorkerFactory } from './transport-options.js';
@@ -24,7 +25,7 @@ export interface StartContext {
   /** @default `new Worker(url, options)` */
   createWorker: WorkerFactory | undefined;
   coreDeps: Partial<CoreDeps> | undefined;
-  timers: LinkTimers;
+  timers: Timers;
   startTimeoutMs: number;
   controlTimeoutMs: number;
   flushTimeoutMs: number;

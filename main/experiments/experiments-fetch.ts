@@ -1,10 +1,10 @@
 /** Fetches `abTestConfig.experimentsUrl`: one GET with a timeout. */
-import type { LinkTimers } from '../delivery/delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 
 /** Options of {@link fetchExperiments}. */
 export interface FetchExperimentsOptions {
   fetch(url: string, init: RequestInit): Promise<Response>;
-  timers: LinkTimers;
+  timers: Timers;
   /** Milliseconds before the request is aborted. */
   timeoutMs: number;
 }

@@ -20,7 +20,7 @@
  *   answers null and sends nothing; a stored assignment is kept, so resuming it keeps the variant.
  */
 import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
-import type { LinkTimers } from '../delivery/delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import { assignVariant } from './experiment-assignment.js';
 import { fetchExperiments } from './experiments-fetch.js';
 import type { ABTestConfig, Experiment, ExperimentAssignment, Variant } from './experiment-types.js';
@@ -63,7 +63,7 @@ export interface ExperimentsOptions {
   log: Logger;
   /** Fetches `experimentsUrl`; undefined outside a browser, where nothing is fetched. */
   fetch: ((url: string, init: RequestInit) => Promise<Response>) | undefined;
-  timers: LinkTimers;
+  timers: Timers;
 }
 
 /** A stored assignment. */

@@ -8,7 +8,7 @@
  * handed over ({@link EntryParts}).
  */
 import type { AnalyticsConfig } from '../config.js';
-import type { LinkTimers } from '../delivery/delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import type { Logger } from '../logger.js';
 import type { EntryParts, OwnDelivery } from './types.js';
 
@@ -16,7 +16,7 @@ import type { EntryParts, OwnDelivery } from './types.js';
 export const OWN_DELIVERY_SHUTDOWN_MS = 30_000;
 
 /** Starts a delivery client for `input` on the page at `href`. */
-export function createOwnDelivery(input: AnalyticsConfig, href: string, log: Logger, timers: LinkTimers, entry: EntryParts): OwnDelivery {
+export function createOwnDelivery(input: AnalyticsConfig, href: string, log: Logger, timers: Timers, entry: EntryParts): OwnDelivery {
   // Recording only: it carries no events, so no id tail and nothing to tell `onDiscard`.
   const delivery = entry.createDeliveryClient(entry.deliveryOptions(entry.resolveConfig(input, href), timers, log, '', undefined));
   const shutdown = (): Promise<void> => delivery.shutdown(OWN_DELIVERY_SHUTDOWN_MS);

@@ -6,7 +6,7 @@
 import type { RecordedEvent } from '../../protocol/recording.js';
 import type { ToWorkerMessage } from '../../worker/types.js';
 import type { AnalyticsConfig, resolveConfig } from '../config.js';
-import type { LinkTimers } from '../delivery/delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import type { Logger } from '../logger.js';
 import type { KeyValueStore } from '../session/storage.js';
 import type { createDeliveryClient } from '../delivery/delivery-client.js';
@@ -143,7 +143,7 @@ export interface RecorderDeps {
   /** @default `Date.now()` */
   now?: () => number;
   /** @default the platform's timers */
-  timers?: LinkTimers;
+  timers?: Timers;
 }
 
 /**

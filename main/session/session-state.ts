@@ -12,7 +12,7 @@
  * session ending after `sessionTimeout` without activity, is caught by one timer, running only
  * while someone listens and only in a browser.
  */
-import type { LinkTimers } from '../delivery/delivery-link.js';
+import type { Timers } from '../../worker/timers.js';
 import type { Logger } from '../logger.js';
 import { EMPTY_SESSION } from '../operation-fallbacks.js';
 import type { SessionData } from '../types.js';
@@ -56,7 +56,7 @@ export function createSessionState(
   read: (now: number) => SessionData,
   now: () => number,
   timeout: number,
-  timers: LinkTimers | undefined,
+  timers: Timers | undefined,
   log: Logger,
 ): SessionState {
   const listeners = new Set<() => void>();
