@@ -8,7 +8,7 @@
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
-import { createFakeFetch, makeEvents, testConfig } from '../worker/testing.js';
+import { createFakeFetch, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
 import type { FromWorkerMessage } from '../worker/types.js';
 import type { WorkerLike } from './delivery/transport-options.js';
 import { startWorkerLink } from './delivery/worker-link.js';

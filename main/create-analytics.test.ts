@@ -3,7 +3,7 @@ import type { Analytics } from './analytics.js';
 import { DEFAULTS } from './config.js';
 import { createAnalytics } from './create-analytics.js';
 import { isAnalyticsError } from './errors.js';
-import { endOfTask, inProcessClient, lazyModulesReady, pageObserversReady, receivedEvents } from './testing.js';
+import { endOfTask, inProcessClient, lazyModulesReady, pageObserversReady, receivedEvents } from '../test-support/client/facade-fakes.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const clients: Analytics[] = [];

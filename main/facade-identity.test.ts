@@ -1,7 +1,7 @@
 /** Identity and session rules as the facade applies them (DESIGN.md "Decisions", SPEC.md operations). */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Analytics } from './analytics.js';
-import { inProcessClient, pageObserversReady, receivedEvents } from './testing.js';
+import { inProcessClient, pageObserversReady, receivedEvents } from '../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 let clock = 1_700_000_000_000;

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, runCli, startServerProcess } from './testing/cli-process.js';
-import { makeEvent } from './testing/test-server.js';
+import { buildCli, runCli, startServerProcess } from '../test-support/server/cli-process.js';
+import { makeEvent } from '../test-support/server/test-server.js';
 
 interface Created {
   projectId: string;

@@ -7,8 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from './api-keys.js';
 import { type DemoProject, ensureDemoProject, isLoopbackAddress, isLoopbackHost } from './demo-project.js';
 import type { EventStore } from './store/event-store.js';
-import { buildCli, runCli, startServerProcess, type ServerProcess } from './testing/cli-process.js';
-import { openTestStore, startTestServer } from './testing/test-server.js';
+import { buildCli, runCli, startServerProcess, type ServerProcess } from '../test-support/server/cli-process.js';
+import { openTestStore, startTestServer } from '../test-support/server/test-server.js';
 
 /** GET with raw headers (fetch does not let a test set Host). */
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {

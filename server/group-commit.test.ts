@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventStore, WriteBatch, WriteResult } from './store/event-store.js';
-import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from './testing/test-server.js';
+import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../test-support/server/test-server.js';
 
 /**
  * Wraps the real store so a test can hold commits back and count them. The store itself is real;

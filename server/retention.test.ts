@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeChunk } from './store/event-store.fixtures.js';
 import { openStore } from './store/open-store.js';
-import { buildCli, runCli, startServerProcess } from './testing/cli-process.js';
-import { openStoredRows } from './testing/stored-rows.js';
-import { makeEvent } from './testing/test-server.js';
+import { buildCli, runCli, startServerProcess } from '../test-support/server/cli-process.js';
+import { openStoredRows } from '../test-support/server/stored-rows.js';
+import { makeEvent } from '../test-support/server/test-server.js';
 
 const DAYS = 30;
 /** A day, written out here rather than imported, so that a wrong constant in the code shows. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMMUTABLE, REVALIDATE, browserUrl } from './static-files.js';
-import { type TestServer, startTestServer } from './testing/test-server.js';
+import { type TestServer, startTestServer } from '../test-support/server/test-server.js';
 
 interface RawResponse {
   status: number;

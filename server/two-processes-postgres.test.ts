@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, createTestDatabase } from '../test-support/postgres.js';
 import { openStore } from './store/open-store.js';
-import { type ServerProcess, buildCli, runCli, startServerProcess } from './testing/cli-process.js';
-import { makeEvent } from './testing/test-server.js';
+import { type ServerProcess, buildCli, runCli, startServerProcess } from '../test-support/server/cli-process.js';
+import { makeEvent } from '../test-support/server/test-server.js';
 
 describe('two server processes on one PostgreSQL', () => {
   let db: TestDatabase;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEventQueue } from './queue.js';
-import { makeEvents } from './testing.js';
+import { makeEvents } from '../test-support/worker/delivery-fakes.js';
 
 const ids = (events: Array<{ id: string }>) => events.map((e) => e.id);
 const retryAfter = (ms: number) => () => ms;

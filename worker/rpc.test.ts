@@ -17,7 +17,7 @@ import {
   rangeCount,
   startTestServer,
   testConfig,
-} from './testing.js';
+} from '../test-support/worker/delivery-fakes.js';
 import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
 import type { FromWorkerMessage, WorkerApi } from './types.js';
 import { exposeWorkerApi } from './worker-api.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
 import { type SenderDeps, platformGzip, sendBatch, sendRecordingChunk } from './sender.js';
-import { type Reply, type TestServer, makeEvents, startTestServer, testConfig } from './testing.js';
+import { type Reply, type TestServer, makeEvents, startTestServer, testConfig } from '../test-support/worker/delivery-fakes.js';
 
 const now = Date.UTC(2026, 10, 22, 10, 0, 0);
 /** What a value looks like after the JSON round trip (undefined members gone). */

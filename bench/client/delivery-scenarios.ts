@@ -7,7 +7,7 @@ import type { BenchServer } from './analytics-server.js';
 import type { CdpBrowser, CdpPage } from './cdp.js';
 import { type BenchWindow, ourPage, posthogPage } from './pages.js';
 import { type CaptureEndpoint, posthogOptions } from './posthog.js';
-import type { StaticServer } from '../../examples/browser-tests/static-server.js';
+import type { StaticServer } from '../../test-support/browser/static-server.js';
 import { startFaultProxy } from '../../test-support/fault-proxy.js';
 
 /** What the scenarios run on: the benchmark's rig. */

@@ -11,10 +11,10 @@ import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildCli, startServerProcess, type ServerProcess } from '../../server/testing/cli-process.js';
+import { buildCli, startServerProcess, type ServerProcess } from '../../test-support/server/cli-process.js';
 import { launchChromium } from '../../test-support/chromium.js';
-import { printPageLogOnFailure } from '../browser-tests/environment.js';
-import { captureConsole, waitUntil } from '../browser-tests/harness.js';
+import { printPageLogOnFailure } from '../../test-support/browser/environment.js';
+import { captureConsole, waitUntil } from '../../test-support/browser/harness.js';
 
 const APP_ROOT = import.meta.dirname;
 

@@ -7,8 +7,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRow } from '../../server/store/event-store.js';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { openAnalyticsPage, pageConfig, readEvents, waitForEvents, waitUntil } from './harness.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { openAnalyticsPage, pageConfig, readEvents, waitForEvents, waitUntil } from '../../test-support/browser/harness.js';
 
 let env: BrowserTestEnvironment;
 beforeAll(async () => {

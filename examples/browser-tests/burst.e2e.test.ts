@@ -3,8 +3,8 @@
  * event ids in the database, every one from the burst, each index once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitForEvents, waitUntil } from './harness.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitForEvents, waitUntil } from '../../test-support/browser/harness.js';
 
 const BURST = 10_000;
 

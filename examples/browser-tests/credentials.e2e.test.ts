@@ -13,8 +13,8 @@
 import { type IncomingMessage, type ServerResponse, request } from 'node:http';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from './harness.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from '../../test-support/browser/harness.js';
 
 /** The cookie the page's response sets for its origin, which is also the API's origin here. */
 const COOKIE = 'sa_probe=cookie-sentinel-7d1c';

@@ -12,8 +12,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../../test-support/fault-proxy.js';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, type PageConfig, analyticsPageHtml, captureConsole, pageConfig, pageLog, readEvents, runId } from './harness.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, type PageConfig, analyticsPageHtml, captureConsole, pageConfig, pageLog, readEvents, runId } from '../../test-support/browser/harness.js';
 
 const TOTAL = 5_000;
 const FIRST_HALF = 2_500;

@@ -5,9 +5,9 @@
  * them. "Down" is a proxy in front of the server that stops listening (switchable-proxy.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId } from './harness.js';
-import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId } from '../../test-support/browser/harness.js';
+import { type SwitchableProxy, startSwitchableProxy } from '../../test-support/browser/switchable-proxy.js';
 
 let env: BrowserTestEnvironment;
 let proxy: SwitchableProxy;

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { writeClientBuild } from './client-build.js';
+import { writeClientBuild } from '../../test-support/browser/client-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

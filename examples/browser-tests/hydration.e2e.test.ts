@@ -9,9 +9,9 @@ import { createElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import * as sourceBindings from '../../main/react/index.js';
-import { projectRoot } from './client-build.js';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { captureConsole, pageLog, readEvents, waitUntil } from './harness.js';
+import { projectRoot } from '../../test-support/browser/client-build.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { captureConsole, pageLog, readEvents, waitUntil } from '../../test-support/browser/harness.js';
 import { makeApp } from './hydration-app.js';
 
 let env: BrowserTestEnvironment;

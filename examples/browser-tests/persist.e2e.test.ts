@@ -9,9 +9,9 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from './harness.js';
-import { type SwitchableProxy, startSwitchableProxy } from './switchable-proxy.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from '../../test-support/browser/harness.js';
+import { type SwitchableProxy, startSwitchableProxy } from '../../test-support/browser/switchable-proxy.js';
 
 /** A few events, and a backlog of thousands (with room for it in the queue). */
 const CASES = [

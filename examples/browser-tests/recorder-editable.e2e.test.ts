@@ -23,10 +23,10 @@ import type { Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analytics, AnalyticsConfig, DeliveryStats } from '../../main/index.js';
 import type { Recording } from '../../server/store/event-store.js';
-import type { TestProject } from '../../server/testing/test-server.js';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { captureConsole, waitUntil } from './harness.js';
-import { type WireLog, databaseBytes, readRecordingApi, startWireLog, storedChunkTexts } from './recorder-wire.js';
+import type { TestProject } from '../../test-support/server/test-server.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { captureConsole, waitUntil } from '../../test-support/browser/harness.js';
+import { type WireLog, databaseBytes, readRecordingApi, startWireLog, storedChunkTexts } from '../../test-support/browser/recorder-wire.js';
 
 let env: BrowserTestEnvironment;
 let wire: WireLog;

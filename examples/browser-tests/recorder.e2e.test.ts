@@ -12,8 +12,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analytics, AnalyticsConfig, DeliveryStats } from '../../main/index.js';
 import type { Recording } from '../../server/store/event-store.js';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { captureConsole, waitUntil } from './harness.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { captureConsole, waitUntil } from '../../test-support/browser/harness.js';
 
 let env: BrowserTestEnvironment;
 beforeAll(async () => {

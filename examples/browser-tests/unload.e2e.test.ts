@@ -13,8 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitForEvents } from './harness.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitForEvents } from '../../test-support/browser/harness.js';
 
 const N = 60;
 

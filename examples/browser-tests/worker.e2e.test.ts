@@ -5,9 +5,9 @@
  */
 import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from './environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from './harness.js';
-import { batchPosts, watchPageRequests, watchWorkerRequests } from './request-origins.js';
+import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from '../../test-support/browser/harness.js';
+import { batchPosts, watchPageRequests, watchWorkerRequests } from '../../test-support/browser/request-origins.js';
 
 let env: BrowserTestEnvironment;
 beforeAll(async () => {

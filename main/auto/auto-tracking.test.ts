@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import type { AnalyticsConfig } from '../config.js';
-import { endOfTask, inProcessClient, receivedEvents } from '../testing.js';
+import { endOfTask, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 

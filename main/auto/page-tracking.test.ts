@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import { LOCATION_CHANGE, watchNavigation } from './page-tracking.js';
-import { inProcessClient, receivedEvents } from '../testing.js';
+import { inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 const originals = { push: history.pushState, replace: history.replaceState };

@@ -8,7 +8,7 @@ import { createBusinessModule } from './business-module.js';
 import { createBusinessOperations } from './business-operations.js';
 import { SILENT } from '../logger.js';
 import { createSafeStorage } from '../session/storage.js';
-import { inProcessClient, lazyModulesReady, receivedEvents } from '../testing.js';
+import { inProcessClient, lazyModulesReady, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const T0 = Date.parse('2026-05-01T10:00:00.000Z');
 const clients: Analytics[] = [];

@@ -3,10 +3,10 @@
  * the real worker API over a MessageChannel (the boundary in one realm, STYLE.md 3).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createFakeFetch } from '../../worker/testing.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import type { Analytics } from '../analytics.js';
 import { createAnalytics } from '../create-analytics.js';
-import { type FakeWorkerBehaviour, beaconEvents, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../testing.js';
+import { type FakeWorkerBehaviour, beaconEvents, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 

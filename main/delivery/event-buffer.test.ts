@@ -3,7 +3,7 @@ import { expandColumns } from '../../protocol/event-model/event-columns.js';
 import type { AnalyticsEvent, EventContext } from '../../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import { formatEventId } from '../../protocol/event-model/event-id.js';
-import { TEST_ID_TAIL, parseEventId } from '../../worker/testing.js';
+import { TEST_ID_TAIL, parseEventId } from '../../test-support/worker/delivery-fakes.js';
 import { appendEvent, createColumns, idsOf, sliceColumns } from './event-buffer.js';
 import { filterColumns } from './mirror-columns.js';
 

@@ -1,9 +1,9 @@
 /** The inline-worker start: the built worker's source from a lazily imported chunk, run from a Blob URL. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createFakeFetch } from '../../worker/testing.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import type { Analytics } from '../analytics.js';
 import { createAnalytics } from '../create-analytics.js';
-import { fakeWorkers } from '../testing.js';
+import { fakeWorkers } from '../../test-support/client/facade-fakes.js';
 
 vi.mock('./inline-worker-source.js', () => ({ WORKER_SOURCE: '/* the built worker */' }));
 

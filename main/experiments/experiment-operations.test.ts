@@ -4,7 +4,7 @@ import type { Analytics } from '../analytics.js';
 import type { AnalyticsConfig } from '../config.js';
 import { assignVariant } from './experiment-assignment.js';
 import type { Experiment } from './experiment-types.js';
-import { inProcessClient, lazyModulesReady, receivedEvents } from '../testing.js';
+import { inProcessClient, lazyModulesReady, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const HERO: Experiment = {
   id: 'exp_hero',

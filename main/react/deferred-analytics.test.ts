@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import { EMPTY_SESSION } from '../operation-fallbacks.js';
-import { inProcessClient } from '../testing.js';
+import { inProcessClient } from '../../test-support/client/facade-fakes.js';
 import { createDeferredAnalytics } from './deferred-analytics.js';
 
 const clients: Analytics[] = [];

@@ -2,9 +2,9 @@ import { act } from '@testing-library/react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it, vi } from 'vitest';
-import { createFakeFetch } from '../../worker/testing.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import type { AnalyticsConfig } from '../config.js';
-import { endOfTask } from '../testing.js';
+import { endOfTask } from '../../test-support/client/facade-fakes.js';
 import { ServiceAnalyticsProvider, TrackClick, TrackView, useSessionTracking } from './index.js';
 
 function App() {

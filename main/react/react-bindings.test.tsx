@@ -1,9 +1,9 @@
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { StrictMode, useEffect } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createFakeFetch } from '../../worker/testing.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import type { AnalyticsConfig } from '../config.js';
-import { endOfTask, pageObserversReady, receivedEvents } from '../testing.js';
+import { endOfTask, pageObserversReady, receivedEvents } from '../../test-support/client/facade-fakes.js';
 import { ServiceAnalyticsProvider, TrackClick, TrackForm, TrackView, useAnalytics, useServiceAnalytics, useSessionTracking } from './index.js';
 
 function setup(extra: Partial<AnalyticsConfig> = {}) {

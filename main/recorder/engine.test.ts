@@ -5,10 +5,10 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordingUpload } from '../../protocol/recording.js';
-import { createFakeFetch } from '../../worker/testing.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import { POST_BATCH_EVENTS, POST_INTERVAL_MS } from './engine.js';
 import { SessionRecorder } from './session-recorder.js';
-import { assembled, createFakeRrweb, createMemoryLogger, recorderFixture, settle, stopRecorders } from './testing.js';
+import { assembled, createFakeRrweb, createMemoryLogger, recorderFixture, settle, stopRecorders } from '../../test-support/client/recorder-fakes.js';
 
 beforeAll(async () => {
   // Loaded for real before the fake timers: the lazily imported chunks resolve at once afterwards.

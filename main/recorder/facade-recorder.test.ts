@@ -6,8 +6,8 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordingUpload } from '../../protocol/recording.js';
 import type { Analytics } from '../analytics.js';
-import { inProcessClient } from '../testing.js';
-import { createFakeRrweb } from './testing.js';
+import { inProcessClient } from '../../test-support/client/facade-fakes.js';
+import { createFakeRrweb } from '../../test-support/client/recorder-fakes.js';
 import type { RecordFunction } from './types.js';
 
 const rrweb = vi.hoisted(() => ({ record: undefined as RecordFunction | undefined }));

@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { RECORDING_UPLOAD_INTERVAL_MS } from '../../worker/recording-uploader.js';
 import { STOP_MARKER_TAG } from './engine.js';
 import { SessionRecorder } from './session-recorder.js';
-import { assembled, createMemoryLogger, recorderFixture, settle, stopRecorders } from './testing.js';
+import { assembled, createMemoryLogger, recorderFixture, settle, stopRecorders } from '../../test-support/client/recorder-fakes.js';
 
 const START = Date.UTC(2026, 10, 22, 10, 0, 0);
 beforeAll(async () => {

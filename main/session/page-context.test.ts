@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import { RECHECK_MS, createPageContext } from './page-context.js';
 import { watchNavigation } from '../auto/page-tracking.js';
-import { inProcessClient, receivedEvents } from '../testing.js';
+import { inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 /** A window whose `location.href` reads are counted. */
 function fakeWindow(start = 'https://shop.test/') {

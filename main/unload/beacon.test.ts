@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
-import { makeEvent, makeEvents } from '../../worker/testing.js';
+import { makeEvent, makeEvents } from '../../test-support/worker/delivery-fakes.js';
 import { LIMITS } from '../../protocol/limits.js';
 import { MAX_BATCH_BYTES, MAX_BATCH_EVENTS, MAX_BEACON_BYTES, type BeaconBody, beaconUrl, sendByBeacon } from './beacon.js';
 

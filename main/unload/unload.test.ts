@@ -1,8 +1,8 @@
 /** The unload path through the facade: page-hidden posts and pagehide beacons. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
-import { createFakeFetch } from '../../worker/testing.js';
-import { beaconEvents, endOfTask, inProcessClient, receivedEvents } from '../testing.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
+import { beaconEvents, endOfTask, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildCli, runCli, startServerProcess } from '../testing/cli-process.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
+import { buildCli, runCli, startServerProcess } from '../../test-support/server/cli-process.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 import { addressKey } from './rate-limit.js';
 
 describe('addressKey(address)', () => {

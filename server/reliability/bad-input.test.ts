@@ -12,10 +12,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../protocol/index.js';
 import type { Logger } from '../logger.js';
-import { openStoredRows, type StoredRows } from '../testing/stored-rows.js';
-import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
+import { openStoredRows, type StoredRows } from '../../test-support/server/stored-rows.js';
+import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 import { type FuzzRequest, type FuzzTarget, batchRequests, readRequests, recordingRequests } from './bad-input.arbitraries.js';
-import { envNumber, report } from './support.js';
+import { envNumber, report } from '../../test-support/server/reliability-support.js';
 
 const SCALE = envNumber('FUZZ_RUNS', 1);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;

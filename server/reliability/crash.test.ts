@@ -11,10 +11,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LoadResult, percentile, startLoad } from '../../test-support/load-generator.js';
-import { buildCli, startServerProcess } from '../testing/cli-process.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { STORE_KINDS, makeEvent } from '../testing/test-server.js';
-import { createCliProject, dbArgs, envNumber, exitWithin, freshLocation, report, sleep, waitFor } from './support.js';
+import { buildCli, startServerProcess } from '../../test-support/server/cli-process.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { STORE_KINDS, makeEvent } from '../../test-support/server/test-server.js';
+import { createCliProject, dbArgs, envNumber, exitWithin, freshLocation, report, sleep, waitFor } from '../../test-support/server/reliability-support.js';
 
 const LOAD_MS = envNumber('CRASH_LOAD_MS', 1000);
 const CYCLES = envNumber('CRASH_CYCLES', 6);

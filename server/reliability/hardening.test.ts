@@ -11,8 +11,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isPostgresUrl, openStore } from '../store/open-store.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 
 const HOUR = 3_600_000;
 

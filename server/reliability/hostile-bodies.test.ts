@@ -8,8 +8,8 @@ import { Agent, request } from 'node:http';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../protocol/index.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 
 /** Own entries, nested ones too, sorted by key: equal for the same JSON whatever the key order. */
 const entries = (value: object): string =>

@@ -15,10 +15,10 @@ import { type LoadResult, percentile, readRssBytes, sampleRss, startLoad } from 
 import { silentLogger } from '../logger.js';
 import { serve } from '../serve.js';
 import type { EventStore } from '../store/event-store.js';
-import { buildCli, startServerProcess } from '../testing/cli-process.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { type StoreKind, createTestProject, openTestStore } from '../testing/test-server.js';
-import { createCliProject, dbArgs, envNumber, exitWithin, freshLocation, report, sleep } from './support.js';
+import { buildCli, startServerProcess } from '../../test-support/server/cli-process.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { type StoreKind, createTestProject, openTestStore } from '../../test-support/server/test-server.js';
+import { createCliProject, dbArgs, envNumber, exitWithin, freshLocation, report, sleep } from '../../test-support/server/reliability-support.js';
 
 const LOAD_SECONDS = envNumber('LOAD_SECONDS', 15);
 const WARMUP_SECONDS = envNumber('LOAD_WARMUP_SECONDS', 3);

@@ -3,9 +3,9 @@
  * revoked or rotated through the CLI must stop working at once on each of them, the caches warm.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, buildCli, runCli, startServerProcess } from '../testing/cli-process.js';
-import { STORE_KINDS, makeEvent } from '../testing/test-server.js';
-import { type CliProject, createCliProject, dbArgs, exitWithin, freshLocation } from './support.js';
+import { type ServerProcess, buildCli, runCli, startServerProcess } from '../../test-support/server/cli-process.js';
+import { STORE_KINDS, makeEvent } from '../../test-support/server/test-server.js';
+import { type CliProject, createCliProject, dbArgs, exitWithin, freshLocation } from '../../test-support/server/reliability-support.js';
 
 describe.each(STORE_KINDS)('revocation across two server processes on one %s database', (kind) => {
   let cli: string;

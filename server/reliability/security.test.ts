@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, hashKey, hashesEqual } from '../api-keys.js';
-import { buildCli, runCli, startServerProcess } from '../testing/cli-process.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { STORE_KINDS, type TestProject, type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
-import { createCliProject, dbArgs, exitWithin, freshLocation } from './support.js';
+import { buildCli, runCli, startServerProcess } from '../../test-support/server/cli-process.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { STORE_KINDS, type TestProject, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
+import { createCliProject, dbArgs, exitWithin, freshLocation } from '../../test-support/server/reliability-support.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { percentile, startLoad } from '../../test-support/load-generator.js';
-import { buildCli, startServerProcess } from '../testing/cli-process.js';
-import { openStoredRows } from '../testing/stored-rows.js';
-import { STORE_KINDS } from '../testing/test-server.js';
-import { createCliProject, dbArgs, exitWithin, freshLocation, report, sleep, waitFor } from './support.js';
+import { buildCli, startServerProcess } from '../../test-support/server/cli-process.js';
+import { openStoredRows } from '../../test-support/server/stored-rows.js';
+import { STORE_KINDS } from '../../test-support/server/test-server.js';
+import { createCliProject, dbArgs, exitWithin, freshLocation, report, sleep, waitFor } from '../../test-support/server/reliability-support.js';
 
 const EXIT_BOUND_MS = 15_000;
 

@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../protocol/index.js';
-import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
+import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 
 async function storedEvents(server: TestServer, projectId = server.project.id) {
   const page = await server.store.queryEvents({ projectId, limit: 1000 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../testing/test-server.js';
+import { STORE_KINDS, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 
 interface WireEvent {
   event_id: string;

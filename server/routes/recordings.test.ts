@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORE_KINDS, type TestProject, type TestServer, startTestServer } from '../testing/test-server.js';
+import { STORE_KINDS, type TestProject, type TestServer, startTestServer } from '../../test-support/server/test-server.js';
 
 function recordedEvents(from: number, n: number) {
   return Array.from({ length: n }, (_, i) => ({ type: 3, data: { source: 1, i: from + i }, timestamp: 1_700_000_000_000 + from + i }));

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { isPostgresUrl } from '../store/open-store.js';
+import { isPostgresUrl } from '../../server/store/open-store.js';
 
 /**
  * A direct, read-only look into a store's database for tests that check what was written: not

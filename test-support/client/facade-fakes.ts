@@ -4,13 +4,13 @@
  * `fetch`. Test-only: imported by `*.test.ts` files, never by the library.
  */
 import { type Endpoint, expose } from 'comlink';
-import { createFakeFetch } from '../worker/testing.js';
-import type { ToWorkerMessage, WorkerApi } from '../worker/types.js';
-import { createWorkerApi } from '../worker/worker-api.js';
-import type { Analytics } from './analytics.js';
-import type { AnalyticsConfig } from './config.js';
-import { createAnalytics } from './create-analytics.js';
-import type { TransportOptions, WorkerLike } from './delivery/transport-options.js';
+import { createFakeFetch } from '../worker/delivery-fakes.js';
+import type { ToWorkerMessage, WorkerApi } from '../../worker/types.js';
+import { createWorkerApi } from '../../worker/worker-api.js';
+import type { Analytics } from '../../main/analytics.js';
+import type { AnalyticsConfig } from '../../main/config.js';
+import { createAnalytics } from '../../main/create-analytics.js';
+import type { TransportOptions, WorkerLike } from '../../main/delivery/transport-options.js';
 import { gunzipSync, strFromU8 } from 'fflate';
 
 /** How a fake worker behaves. */
@@ -137,7 +137,7 @@ export const endOfTask = (): Promise<void> => new Promise((resolve) => setTimeou
 
 /** Waits until a client made before the call has its page observers (a lazily imported chunk). */
 export async function pageObserversReady(): Promise<void> {
-  await import('./auto/page-observers.js');
+  await import('../../main/auto/page-observers.js');
   await endOfTask();
 }
 
@@ -146,7 +146,7 @@ export async function pageObserversReady(): Promise<void> {
  * subscriptions (`business-module.ts`) and experiments (`experiments.ts`).
  */
 export async function lazyModulesReady(): Promise<void> {
-  await Promise.all([import('./business/business-module.js'), import('./experiments/experiments.js')]);
+  await Promise.all([import('../../main/business/business-module.js'), import('../../main/experiments/experiments.js')]);
   await endOfTask();
 }
 

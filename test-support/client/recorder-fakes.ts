@@ -6,11 +6,11 @@
 import { vi } from 'vitest';
 import type { RecordedEvent, RecordingUpload } from '../../protocol/recording.js';
 import { createDeliveryCore } from '../../worker/delivery-core.js';
-import { createFakeFetch, testConfig } from '../../worker/testing.js';
-import type { Logger } from '../logger.js';
-import { createSafeStorage } from '../session/storage.js';
-import { SessionRecorder } from './session-recorder.js';
-import type { CaptureOptions, RecordFunction, RecorderDeps, RecorderMessage, RecordingConfig, RecordingSink } from './types.js';
+import { createFakeFetch, testConfig } from '../worker/delivery-fakes.js';
+import type { Logger } from '../../main/logger.js';
+import { createSafeStorage } from '../../main/session/storage.js';
+import { SessionRecorder } from '../../main/recorder/session-recorder.js';
+import type { CaptureOptions, RecordFunction, RecorderDeps, RecorderMessage, RecordingConfig, RecordingSink } from '../../main/recorder/types.js';
 
 /** A fake rrweb: each `record()` call is a capture the test drives with `emit`. */
 export function createFakeRrweb() {

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase } from '../../test-support/postgres.js';
-import { generateKey } from '../api-keys.js';
-import type { AppOptions } from '../app.js';
-import { silentLogger } from '../logger.js';
-import { type RunningServer, serve } from '../serve.js';
-import type { EventStore } from '../store/event-store.js';
-import { openStore } from '../store/open-store.js';
+import { createTestDatabase } from '../postgres.js';
+import { generateKey } from '../../server/api-keys.js';
+import type { AppOptions } from '../../server/app.js';
+import { silentLogger } from '../../server/logger.js';
+import { type RunningServer, serve } from '../../server/serve.js';
+import type { EventStore } from '../../server/store/event-store.js';
+import { openStore } from '../../server/store/open-store.js';
 
 /** The two stores every server test runs against. */
 export const STORE_KINDS = ['sqlite', 'postgres'] as const;

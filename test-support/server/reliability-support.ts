@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase } from '../../test-support/postgres.js';
-import { type ServerProcess, runCli } from '../testing/cli-process.js';
-import type { StoreKind } from '../testing/test-server.js';
+import { createTestDatabase } from '../postgres.js';
+import { type ServerProcess, runCli } from './cli-process.js';
+import type { StoreKind } from './test-server.js';
 
 /** A project as `project create --json` prints it. */
 export interface CliProject {

@@ -6,11 +6,11 @@
 import { type IncomingHttpHeaders, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { formatEventId } from '../protocol/event-model/event-id.js';
-import type { FetchFn } from './sender.js';
-import type { DeliveryConfig } from './types.js';
-import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
-import type { EventColumns } from '../protocol/event-model/event-columns.js';
+import { formatEventId } from '../../protocol/event-model/event-id.js';
+import type { FetchFn } from '../../worker/sender.js';
+import type { DeliveryConfig } from '../../worker/types.js';
+import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
+import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 
 /** A config with the client's defaults, compression and journal off. */
 export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {

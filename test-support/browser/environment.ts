@@ -5,8 +5,8 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterEach, inject } from 'vitest';
-import { type TestServer, startTestServer } from '../../server/testing/test-server.js';
-import { launchChromium } from '../../test-support/chromium.js';
+import { type TestServer, startTestServer } from '../server/test-server.js';
+import { launchChromium } from '../chromium.js';
 import { pageLog } from './harness.js';
 import { type StaticServer, type StaticServerOptions, startStaticServer } from './static-server.js';
 
