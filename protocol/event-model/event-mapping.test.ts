@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isBackendEvent } from '../backend-event.js';
 import { toBackendEvent } from './event-mapping.js';
-import { makeEvent } from '../../worker/testing.js';
+import { makeEvent } from '../../test-support/worker/delivery-fakes.js';
 import type { AnalyticsEvent } from './analytics-event.js';
 
 const context = {
