@@ -4,17 +4,15 @@
  * `/api/` to the analytics server, as a reverse proxy in front of an app and its analytics would),
  * and the page's response set a cookie for that origin. A request made with the browser's default
  * credentials mode from the page does carry it (the control); the client's worker batch sends, its
- * recording uploads, and its in-process batch sends (a CSP that forbids workers) must not.
- *
- * Not covered: the pagehide beacon. `navigator.sendBeacon` always sends credentials (its fetch is
- * made with credentials mode "include"), so a beacon to the page's own site carries the page's
- * cookies whatever the client does.
+ * recording uploads, its in-process batch sends (a CSP that forbids workers) and its pagehide
+ * request must not. (That last one is a keepalive fetch rather than `navigator.sendBeacon`, whose
+ * requests always carry the page's cookies for the server's site.)
  */
 import { type IncomingMessage, type ServerResponse, request } from 'node:http';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
-import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitUntil } from '../../test-support/browser/harness.js';
+import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitForEvents, waitUntil } from '../../test-support/browser/harness.js';
 
 /** The cookie the page's response sets for its origin, which is also the API's origin here. */
 const COOKIE = 'sa_probe=cookie-sentinel-7d1c';
@@ -104,6 +102,29 @@ describe('the client sends no cookies to an API on the page’s own origin', () 
       expect(batches.length).toBeGreaterThan(0);
       expect(uploads.length).toBeGreaterThan(0);
       expect([...batches, ...uploads].filter((r) => r.cookie !== null)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('pagehide: the events sent as the page goes away carry no Cookie header', async () => {
+    const project = await env.server.createProject();
+    const context = await env.browser.newContext();
+    try {
+      // The worker would not send these on its own: only the unload path can deliver them.
+      const page = await openAnalyticsPage(context, env.web, '/cookie-unload.html', {
+        config: pageConfig(env.web.url, project, { batchSize: 100, flushInterval: 600_000 }),
+        headers: { 'set-cookie': `${COOKIE}; Path=/` },
+      });
+      expect(await harness(page).stats()).toMatchObject({ mode: 'worker' });
+      await expectCookieSentByDefault(page);
+      const from = forwarded.length;
+      await harness(page).track('cookie_unload', 5, runId());
+      await page.goto('about:blank');
+      await waitForEvents(env.server.store, project.id, 'cookie_unload', 5);
+      const unloads = sentTo(from, '/api/v1/events/batch');
+      expect(unloads.length).toBeGreaterThan(0);
+      expect(unloads.filter((r) => r.cookie !== null)).toEqual([]);
     } finally {
       await context.close();
     }

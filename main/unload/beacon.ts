@@ -71,9 +71,41 @@ export function beaconUrl(target: Pick<BeaconTarget, 'endpoint' | 'apiKey' | 'pr
   return `${target.endpoint}/api/v1/events/batch?${query.toString()}`;
 }
 
-/** The real `navigator.sendBeacon` of `nav`, bound, sending gzip bytes as `text/plain` (no preflight). */
-export function platformSendBeacon(nav: Navigator): BeaconTarget['sendBeacon'] {
-  return (url, body) => nav.sendBeacon(url, typeof body === 'string' ? body : new Blob([body as Uint8Array<ArrayBuffer>], { type: 'text/plain' }));
+/** What browsers let keepalive requests (beacons included) have in flight at once, in bytes. */
+export const KEEPALIVE_BUDGET_BYTES = 64 * 1024;
+
+/** Bytes of this library's unload requests in flight, per window: the browser refuses past its budget. */
+const inFlight = new WeakMap<object, { bytes: number }>();
+
+/**
+ * The page's unload sender, or undefined where there is none. Where `fetch` takes `keepalive`, a
+ * keepalive `fetch` with `credentials: 'omit'`: the browser finishes it after the page is gone,
+ * as it does a beacon, but unlike `navigator.sendBeacon` (whose requests always carry the page's
+ * cookies for the server's site) it sends no cookies. The browser answers a keepalive request
+ * over its budget with a rejection that comes too late to split the body, so the budget is
+ * counted here, and the request is refused (false) when it would not fit. Elsewhere,
+ * `navigator.sendBeacon`, bound. Either way the body goes as `text/plain`: no CORS preflight.
+ */
+export function platformSendBeacon(win: Window): BeaconTarget['sendBeacon'] | undefined {
+  const asBody = (body: BeaconBody): BodyInit => (typeof body === 'string' ? body : new Blob([body as Uint8Array<ArrayBuffer>], { type: 'text/plain' }));
+  const RequestCtor = (win as { Request?: typeof Request }).Request;
+  if (typeof win.fetch === 'function' && typeof RequestCtor === 'function' && 'keepalive' in RequestCtor.prototype) {
+    let budget = inFlight.get(win);
+    if (budget === undefined) inFlight.set(win, (budget = { bytes: 0 }));
+    const counter = budget;
+    return (url, body) => {
+      const size = typeof body === 'string' ? new TextEncoder().encode(body).length : body.length;
+      if (counter.bytes + size > KEEPALIVE_BUDGET_BYTES) return false;
+      counter.bytes += size;
+      const done = (): void => {
+        counter.bytes -= size;
+      };
+      win.fetch(url, { method: 'POST', body: asBody(body), keepalive: true, credentials: 'omit', mode: 'cors' }).then(done, done);
+      return true;
+    };
+  }
+  const nav = win.navigator;
+  return typeof nav?.sendBeacon === 'function' ? (url, body) => nav.sendBeacon(url, asBody(body)) : undefined;
 }
 
 interface Item {
@@ -211,9 +243,8 @@ export function beaconPending(delivery: DeliveryClient, { win, config, sendBeaco
   const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
   const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;
-  const nav = win.navigator;
-  const send = sendBeacon ?? (typeof nav?.sendBeacon === 'function' ? platformSendBeacon(nav) : undefined);
-  if (send === undefined) return log.debug(`no sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
+  const send = sendBeacon ?? platformSendBeacon(win);
+  if (send === undefined) return log.debug(`no keepalive fetch or sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
   const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now });
   const sentIds = new Set(result.sent);
   // The events are in the columns' order: event k's id counter is the k-th of live, then fresh.
