@@ -25,6 +25,7 @@ export default defineConfig({
           name: 'dom',
           environment: 'happy-dom',
           include: ['main/**/*.test.ts', 'main/**/*.test.tsx'],
+          setupFiles: ['test-support/client/idle-callback.ts'],
         },
       },
       {

@@ -8,6 +8,7 @@
 //   npm run bench:client -- --targets=worker,posthog --no-write
 //   npm run bench:client -- --scenarios-only  # only the delivery scenarios (unload, burst with defaults)
 //   npm run bench:client -- --no-scenarios    # only the main-thread table
+//   npm run bench:client -- --startup-only    # where start-up goes: each page's tasks and hottest functions
 //
 // Per target, on a fresh page (cross-origin isolated, so performance.now() ticks in 5 µs steps):
 // 1,000 warm-up calls; per-call cost = median over 20 tasks of 100 track() calls, timed around the
@@ -29,6 +30,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test-support/chromium.js';
 import { type BenchServer, startBenchServer } from './client/analytics-server.js';
 import { type CdpBrowser, type CdpPage, launchCdpBrowser } from './client/cdp.js';
 import { runDeliveryScenarios, scenarioTable } from './client/delivery-scenarios.js';
+import { STARTUP_PAGES, measureStartup, runStartup, startupRows } from './client/startup.js';
 import { FLOOR_WORKER, FLOOR_WORKER_SILENT, floorPage } from './client/floor.js';
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
 import { type CaptureEndpoint, bundlePosthog, posthogOptions, startCaptureEndpoint } from './client/posthog.js';
@@ -46,6 +48,8 @@ const SAMPLES = 20;
 const SAMPLE_SIZE = 100;
 const SETTLE_MS = 10_000;
 const EVENTUALLY_MS = 60_000;
+/** Fresh page loads per page kind for the start-up rows (medians). */
+const STARTUP_ROUNDS = 5;
 
 /** Aims from the issue: reported, not enforced. */
 const AIMS = { perCallMicros: 1, burstMs: 30, longTasks: 0, delivered: BURST };
@@ -72,6 +76,8 @@ interface Settings {
   /** Run the delivery scenarios (bench/client/delivery-scenarios.ts), and whether only them. */
   scenarios: boolean;
   scenariosOnly: boolean;
+  /** Only the start-up measurement (bench/client/startup.ts), printed with its breakdown. */
+  startupOnly: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
@@ -90,6 +96,7 @@ function readSettings(argv: string[]): Settings {
     write: args.get('no-write') !== 'true' && process.env.BENCH_WRITE !== '0',
     scenarios: args.get('no-scenarios') !== 'true',
     scenariosOnly: args.get('scenarios-only') === 'true',
+    startupOnly: args.get('startup-only') === 'true',
   };
 }
 
@@ -470,8 +477,25 @@ async function main(): Promise<void> {
   const browser = await launchCdpBrowser({ executablePath: CHROMIUM_PATH, args: BROWSER_ARGS });
   const rig: Rig = { browser, web, server, capture, clientDir, posthogJs };
   try {
+    const startupRig = { browser, web, server, clientDir, captureUrl: capture.url, headers: ISOLATION };
+    if (settings.startupOnly) {
+      // Where the start-up goes: every task of the window and the hottest functions (the tracing
+      // this needs costs the page time of its own: compare pages within this output only).
+      for (let round = 0; round < settings.rounds; round++) {
+        for (const kind of STARTUP_PAGES) {
+          const result = await measureStartup(startupRig, kind, round, true);
+          console.log(`\n${kind}: ${fmt(result.cpuMs)} ms CPU, ${fmt(result.busyMs)} ms wall, in a window of ${fmt(result.windowMs)} ms`);
+          for (const line of result.tasks) console.log(`  task ${line}`);
+          for (const line of result.hotFunctions) console.log(`  fn ${line}`);
+        }
+      }
+      return;
+    }
     if (settings.scenarios) {
       const rows = await runDeliveryScenarios({ browser, web, server, capture, headers: ISOLATION });
+      process.stdout.write(`start-up, ${STARTUP_ROUNDS} loads of each page… `);
+      rows.push(...startupRows(await runStartup(startupRig, STARTUP_ROUNDS), STARTUP_ROUNDS));
+      console.log('done');
       const body = [
         `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${browser.version} (headless), ` +
           `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${load}.`,

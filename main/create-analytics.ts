@@ -28,6 +28,7 @@ import { startUnloadPath } from './unload/unload-path.js';
 import { createUuidV7Clock, createUuidV7Generator } from './delivery/uuid-v7.js';
 import { type DeliveryClient, createDeliveryClient } from './delivery/delivery-client.js';
 import { deliveryOptions } from './delivery/delivery-options.js';
+import { whenIdle } from './when-idle.js';
 
 /**
  * Creates an analytics client. Capture starts at once; the delivery core starts in a Web Worker
@@ -116,6 +117,19 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
 
   const send = (name: string, properties: EventProperties | undefined, at?: number): void =>
     void emit('track', name, cleanProperties(properties), undefined, undefined, at);
+  const removers: Array<() => void> = [];
+  // Off the page's start-up: begun once the delivery core's start is over and the page is idle
+  // (docs/decisions.md, "Start-up").
+  const afterStart =
+    win === undefined
+      ? undefined
+      : (start: () => void): void => {
+          let cancel: (() => void) | undefined;
+          void delivery.started().then(() => {
+            if (!closed) cancel = whenIdle(win, start);
+          });
+          removers.push(() => cancel?.());
+        };
   const business = createBusinessOperations({
     send,
     store,
@@ -123,6 +137,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     now,
     engagementScore: () => session.data(now()).engagementScore ?? 0,
     log,
+    schedule: afterStart,
   });
   const experiments = createExperimentOperations(config.enableABTesting, {
     config: config.abTestConfig,
@@ -149,7 +164,6 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     emit('page', undefined, cleanProperties(properties), undefined, win === undefined ? shared : { ...shared, page: pageContext.page() });
   }
 
-  const removers: Array<() => void> = [];
   if (win !== undefined) {
     removers.push(startUnloadPath(win, config, delivery, session, now, transport.sendBeacon, log));
     if (config.enableAutoPageTracking) page();
@@ -164,11 +178,13 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     removers.push(watchNavigation(win, onNavigate));
     let stopObservers: (() => void) | undefined;
     removers.push(() => stopObservers?.());
-    import('./auto/page-observers.js').then(
-      ({ observePage }) => {
-        if (!closed) stopObservers = observePage(win, { session, now, config, send, log });
-      },
-      (error: unknown) => log.debug('page observers could not be loaded', error),
+    afterStart!(() =>
+      import('./auto/page-observers.js').then(
+        ({ observePage }) => {
+          if (!closed) stopObservers = observePage(win, { session, now, config, send, log });
+        },
+        (error: unknown) => log.debug('page observers could not be loaded', error),
+      ),
     );
   }
   if (config.enableSessionRecording) recorder.startRecording();

@@ -125,3 +125,42 @@ describe('createDeferredModule(options)', () => {
     expect(deferred.operations.total()).toBe(-1);
   });
 });
+
+describe('createDeferredModule(options) with a schedule', () => {
+  function scheduled() {
+    const load = vi.fn(async () => ({ add: vi.fn(), fail: vi.fn(), total: () => 7, info: () => ({ total: 7 }) }) satisfies Counter);
+    let start: (() => void) | undefined;
+    const deferred = createDeferredModule<Counter>({
+      load,
+      calls: ['add', 'fail'],
+      reads: { total: -1, info: { total: -1 } },
+      now: () => 5,
+      log: { debug: vi.fn(), warn: vi.fn(), error: vi.fn() },
+      name: 'counter',
+      schedule: (begin) => {
+        start = begin;
+      },
+    });
+    return { load, deferred, start: () => start!() };
+  }
+
+  it('loads only when the schedule says, once', async () => {
+    const { load, deferred, start } = scheduled();
+    expect(load).not.toHaveBeenCalled();
+    expect(deferred.operations.total()).toBe(-1);
+    start();
+    start();
+    await vi.waitFor(() => expect(deferred.operations.total()).toBe(7));
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it('a call before the schedule starts the load at once and is applied when it arrives; settled() waits for it', async () => {
+    const { load, deferred, start } = scheduled();
+    deferred.operations.add({ n: 1 });
+    expect(load).toHaveBeenCalledTimes(1);
+    await deferred.settled();
+    start();
+    expect(load).toHaveBeenCalledTimes(1);
+    expect(deferred.operations.total()).toBe(7);
+  });
+});

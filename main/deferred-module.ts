@@ -1,6 +1,7 @@
 /**
  * Operations served by a lazily loaded module but callable at once (the main-thread bundle has a
- * size budget: docs/architecture.md, "A size budget"). Loading starts when the client starts.
+ * size budget: docs/architecture.md, "A size budget"). Loading starts when the client starts, or,
+ * with `schedule`, when it says (the page idle) or at the first call, whichever comes first.
  *
  * - A call (an operation that returns nothing) made before the module arrives is queued, with a
  *   shallow copy of each object argument taken at the call, and replayed in call order when it
@@ -39,6 +40,11 @@ export interface DeferredModuleOptions<T> {
   log: Logger;
   /** What the module serves, for the debug log. */
   name: string;
+  /**
+   * Calls `start` when loading should begin (e.g. `whenIdle`); a call, or `settled()` with calls
+   * waiting, starts it sooner. @default at once
+   */
+  schedule?: (start: () => void) => void;
 }
 
 /** Starts loading the module and returns its operations. */
@@ -50,28 +56,37 @@ export function createDeferredModule<T>(options: DeferredModuleOptions<T>): Defe
   const queue: Array<[number, (module: T, at: number) => void]> = [];
   const clock = (): number => replaying ?? now();
 
-  const arrived = options.load?.(clock).then(
-    (loaded) => {
-      module = loaded;
-      for (const [at, use] of queue.splice(0)) {
-        replaying = at;
-        try {
-          use(loaded, at);
-        } catch (error) {
-          log.error(`${name}: a call failed`, error);
-        }
+  let arrived: Promise<void> | undefined;
+  let started = false;
+  const start = (): void => {
+    if (started) return;
+    started = true;
+    arrived = options.load?.(clock).then(onArrival, onFailure);
+  };
+  function onArrival(loaded: T): void {
+    module = loaded;
+    for (const [at, use] of queue.splice(0)) {
+      replaying = at;
+      try {
+        use(loaded, at);
+      } catch (error) {
+        log.error(`${name}: a call failed`, error);
       }
-      replaying = undefined;
-    },
-    (error: unknown) => {
-      failed = true;
-      log.error(`${name} could not be loaded; ${queue.splice(0).length} calls dropped`, error);
-    },
-  );
+    }
+    replaying = undefined;
+  }
+  function onFailure(error: unknown): void {
+    failed = true;
+    log.error(`${name} could not be loaded; ${queue.splice(0).length} calls dropped`, error);
+  }
+  if (options.schedule === undefined) start();
+  else options.schedule(start);
 
   const run = (use: (module: T, at: number) => void): void => {
     if (module !== undefined) return use(module, now());
-    if (!failed && queue.push([now(), use]) > MAX_QUEUED) queue.shift();
+    if (failed) return;
+    if (queue.push([now(), use]) > MAX_QUEUED) queue.shift();
+    start();
   };
   type Operation = (...args: unknown[]) => unknown;
   const operations: Record<string, Operation> = {};
@@ -90,6 +105,6 @@ export function createDeferredModule<T>(options: DeferredModuleOptions<T>): Defe
     operations: operations as unknown as T,
     run,
     now: clock,
-    settled: () => (queue.length > 0 ? arrived : undefined),
+    settled: () => (queue.length > 0 ? (start(), arrived) : undefined),
   };
 }

@@ -29,6 +29,30 @@ export interface CoreDeps extends Timers {
   requestTimeoutMs?: number;
   /** Whether the browser says it is online, and when it comes back. @default `navigator.onLine` and the `online` event */
   online: OnlineSource;
+  /**
+   * The device's IANA time zone, added to each event whose context has none (the facade reads
+   * none: docs/decisions.md, "Start-up"). @default {@link platformTimezone}
+   */
+  timezone: () => string | undefined;
+}
+
+/**
+ * The platform's time zone from `Intl`, read on the first call and remembered. The first `Intl`
+ * call of a thread starts ICU, tens of milliseconds: in a worker that is off the page's main
+ * thread, and in-process it is paid once, when the first events are queued.
+ */
+export function platformTimezone(): () => string | undefined {
+  let zone: string | undefined | null = null;
+  return () => {
+    if (zone === null) {
+      try {
+        zone = Intl.DateTimeFormat().resolvedOptions().timeZone || undefined;
+      } catch {
+        zone = undefined; // No Intl: events go without a time zone.
+      }
+    }
+    return zone;
+  };
 }
 
 /** The browser's word on connectivity (`navigator.onLine`, the `online` event), in a window or a worker. */
@@ -65,5 +89,6 @@ export function defaultCoreDeps(): CoreDeps {
     compress: platformGzip(),
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
     online: platformOnline(),
+    timezone: platformTimezone(),
   };
 }

@@ -281,6 +281,19 @@ describe('createDeliveryCore: driving', () => {
     expect(of('status')).toEqual([{ t: 'status', queueSize: 5, receivedSeq: 5, recordingQueued: 0, acked: [] }]);
   });
 
+  it('adds its time zone to events whose context has none, reading it once, when events are first queued', async () => {
+    const fake = createFakeFetch();
+    const timezone = vi.fn(() => 'Europe/Paris');
+    const core = createDeliveryCore(testConfig({ batchSize: 2 }), { fetch: fake.fetch, random: () => 0, timezone });
+    const [plain, zoned] = makeEvents(2);
+    expect(timezone).not.toHaveBeenCalled();
+    core.receive({ t: 'events', seq: 2, events: [plain!, { ...zoned!, context: { ...zoned!.context, timezone: 'Asia/Tokyo' } }] });
+    await advance();
+    const sent = fake.requests[0]!.body as Array<{ properties: Record<string, unknown> }>;
+    expect(sent.map((e) => e.properties.timezone)).toEqual(['Europe/Paris', 'Asia/Tokyo']);
+    expect(core.timezone()).toBe('Europe/Paris');
+  });
+
   it('page-hidden sends what is queued now', async () => {
     const { core, fake, post } = setup();
     post(makeEvents(3));

@@ -166,7 +166,7 @@ export function createDeliveryCore(
       const event = events[i]!;
       const number = first === undefined ? undefined : first + i;
       try {
-        items.push({ id: event.id, timestamp: event.timestamp, number, wire: toBackendEvent(event) });
+        items.push({ id: event.id, timestamp: event.timestamp, number, wire: toBackendEvent(event, d.timezone()) });
       } catch {
         (broken ??= []).push({ id: event.id, number });
       }
@@ -361,6 +361,8 @@ export function createDeliveryCore(
     stats() {
       return { queueSize: queue.size, receivedSeq, recordingQueued: uploader.queued, sent, discarded, mode };
     },
+
+    timezone: () => d.timezone(),
 
     shutdown(timeoutMs) {
       shutdownPromise ??= (async () => {

@@ -74,7 +74,7 @@ async function ackedCount(count: number): Promise<number[][]> {
 describe('WorkerApi over MessageChannel (comlink)', () => {
   it('init answers the handshake and replays unacknowledged events first, numbered before the first post', async () => {
     const [replayed, posted] = [uuidEvents(2, 100), uuidEvents(1)];
-    expect(await init(columnsOf(replayed))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
+    expect(await init(columnsOf(replayed))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });
     data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(posted) });
     expect(await api.flush(3)).toEqual({ ok: true, sent: 3 });
     expect(server.requests.flatMap(idsOf)).toEqual([...replayed, ...posted].map((e) => e.id));
@@ -146,7 +146,7 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
 
   it('answers the handshake when the replayed events are malformed, and says so', async () => {
     const replay = { ...columnsOf(uuidEvents(1, 30)), idTail: 'not-hex!' };
-    expect(await init(replay)).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' });
+    expect(await init(replay)).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });
     await waitFor(() => received.some((m) => m.t === 'log'));
     expect(received.find((m) => m.t === 'log')).toMatchObject({ level: 'error', message: 'the worker refused the replayed events: malformed columns' });
     expect(await api.stats()).toMatchObject({ queueSize: 0 });

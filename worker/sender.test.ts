@@ -34,7 +34,7 @@ async function serve(reply: Reply) {
 describe('sendBatch(events, config, deps) against a node:http server', () => {
   it('posts a bare JSON array with the auth, project and X-Sent-At headers', async () => {
     const { server, config } = await serve({ status: 200, body: { success: true, processed: 2 } });
-    const events = wire(makeEvents(2).map(toBackendEvent));
+    const events = wire(makeEvents(2).map((e) => toBackendEvent(e)));
     const outcome = await sendBatch(events, config, senderDeps());
     expect(outcome).toEqual({ kind: 'ok', status: 200, rejected: [] });
     const [request] = server.requests;
@@ -50,7 +50,7 @@ describe('sendBatch(events, config, deps) against a node:http server', () => {
 
   it('gzips a body with CompressionStream and the server gunzips the same events', async () => {
     const { server, config } = await serve({ status: 200, body: { success: true, processed: 50 } });
-    const events = wire(makeEvents(50).map(toBackendEvent));
+    const events = wire(makeEvents(50).map((e) => toBackendEvent(e)));
     const outcome = await sendBatch(events, config, senderDeps({ compress: platformGzip() }));
     expect(outcome.kind).toBe('ok');
     expect(server.requests[0]).toMatchObject({ gzipped: true, body: events });
@@ -66,7 +66,7 @@ describe('sendBatch(events, config, deps) against a node:http server', () => {
   it('returns the events a 200 lists as rejected by index', async () => {
     const errors = [{ index: 1, error: 'properties.x: expected a string' }];
     const { config } = await serve({ status: 200, body: { success: true, processed: 1, errors } });
-    expect(await sendBatch(makeEvents(2).map(toBackendEvent), config, senderDeps())).toEqual({ kind: 'ok', status: 200, rejected: errors });
+    expect(await sendBatch(makeEvents(2).map((e) => toBackendEvent(e)), config, senderDeps())).toEqual({ kind: 'ok', status: 200, rejected: errors });
   });
 
   it('classifies 429 as retryable with its Retry-After', async () => {
@@ -108,7 +108,7 @@ describe('sendBatch(events, config, deps) against a node:http server', () => {
       return new Response('{"success":true,"processed":0}', { status: 200 });
     };
     const config = { endpoint: 'http://127.0.0.1:9', apiKey: 'k', projectId: 'p' };
-    await sendBatch(makeEvents(2).map(toBackendEvent), config, senderDeps({ fetch: capture }));
+    await sendBatch(makeEvents(2).map((e) => toBackendEvent(e)), config, senderDeps({ fetch: capture }));
     const big = makeEvents(2).map((e) => ({ ...toBackendEvent(e), properties: { text: 'x'.repeat(20_000) } }));
     await sendBatch(big, config, senderDeps({ fetch: capture }));
     expect(seen.map((init) => init.keepalive)).toEqual([true, false]);

@@ -139,6 +139,11 @@ export interface WorkerHello {
   /** Protocol version of the worker build, checked by the facade (`WORKER_PROTOCOL_VERSION`). */
   protocol: number;
   mode: 'worker' | 'in-process';
+  /**
+   * The device's time zone as the core read it, off the page's main thread: the facade adds it
+   * to the events it sends by beacon (the facade reads none itself: docs/decisions.md, "Start-up").
+   */
+  timezone?: string | undefined;
 }
 
 
@@ -179,4 +184,6 @@ export interface DeliveryCore {
   clear(): Promise<void>;
   stats(): QueueStats;
   shutdown(timeoutMs: number): Promise<void>;
+  /** The time zone the core adds to events (`CoreDeps.timezone`), read now if it was not yet. */
+  timezone(): string | undefined;
 }

@@ -61,7 +61,7 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
         }
       });
       dataPort.start();
-      return { protocol: WORKER_PROTOCOL_VERSION, mode: 'worker' };
+      return { protocol: WORKER_PROTOCOL_VERSION, mode: 'worker', timezone: current.timezone() };
     },
 
     async flush(seq: number): Promise<FlushResult> {

@@ -34,7 +34,7 @@ describe('events tracked right before the page goes away', () => {
   for (const { name, leave } of cases) {
     it(`all arrive, once each, when ${name}`, async () => {
       const project = await env.server.createProject();
-      const context = await env.browser.newContext();
+      const context = await env.browser.newContext({ timezoneId: 'America/Lima' });
       try {
         const page = await openAnalyticsPage(context, env.web, '/unload.html', {
           config: pageConfig(env.server.url, project, { batchSize: 100, flushInterval: 600_000 }),
@@ -51,6 +51,8 @@ describe('events tracked right before the page goes away', () => {
         expect(new Set(rows.map((row) => row.eventId)).size).toBe(N);
         expect(rows.every((row) => row.eventType === 'last_moment' && row.properties.run === run)).toBe(true);
         expect(new Set(rows.map((row) => row.properties.i)).size).toBe(N);
+        // Sent by beacon from the page, with the time zone the worker read.
+        expect(new Set(rows.map((row) => row.properties.timezone))).toEqual(new Set(['America/Lima']));
       } finally {
         await context.close();
       }
@@ -108,6 +110,32 @@ describe('events tracked right before the page goes away', () => {
     });
   }
 
+  it('500 events tracked in the task where the client became ready, then the page navigates away: all arrive once each', async () => {
+    // Nothing of the page waits: the beacon sender must already be loaded when the client is ready
+    // (docs/decisions.md, "Start-up").
+    const project = await env.server.createProject();
+    const context = await env.browser.newContext();
+    try {
+      const page = await openAnalyticsPage(context, env.web, '/unload-at-ready.html', { config: pageConfig(env.server.url, project, { batchSize: 1000, flushInterval: 600_000 }) });
+      const run = runId();
+      await page.evaluate(async (r) => {
+        const { harness } = window as unknown as HarnessWindow;
+        await harness.stats();
+        harness.trackMany('at_ready', 500, r);
+        // The next task: navigating inside this one would leave the test's evaluate unanswered.
+        setTimeout(() => location.assign('/nothing-here.html'), 0);
+      }, run);
+      await page.waitForURL('**/nothing-here.html');
+      await waitForEvents(env.server.store, project.id, 'at_ready', 500);
+      const rows = await readEvents(env.server.store, project.id, 'at_ready');
+      expect(rows).toHaveLength(500);
+      expect(new Set(rows.map((row) => row.properties.i)).size).toBe(500);
+      expect(rows.every((row) => row.properties.run === run)).toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('an event made by a later pagehide listener arrives by beacon, the worker unable to send', async () => {
     const project = await env.server.createProject();
     const gate = await startBeaconOnlyGate(env.server.url);
@@ -117,6 +145,8 @@ describe('events tracked right before the page goes away', () => {
         config: pageConfig(gate.url, project, { batchSize: 100, flushInterval: 600_000 }),
       });
       const run = runId();
+      // Once the client is ready (its beacon sender loaded): this test is about the later listener.
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
       await page.evaluate((r) => {
         const { analytics } = (window as unknown as HarnessWindow).harness;
         analytics.track('before_leaving', { run: r });

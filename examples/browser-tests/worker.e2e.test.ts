@@ -19,7 +19,7 @@ printPageLogOnFailure();
 describe('the client in Chromium', () => {
   it('sends its batches from the worker it started from the shipped worker.js', async () => {
     const project = await env.server.createProject();
-    const context = await env.browser.newContext();
+    const context = await env.browser.newContext({ timezoneId: 'Europe/Paris' });
     try {
       const page = await openAnalyticsPage(context, env.web, '/worker.html', { config: pageConfig(env.server.url, project) });
       const stats = await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats());
@@ -45,6 +45,8 @@ describe('the client in Chromium', () => {
       expect(new Set(rows.map((row) => row.eventId)).size).toBe(30);
       expect(new Set(rows.map((row) => row.properties.i))).toEqual(new Set(Array.from({ length: 30 }, (_, i) => i)));
       expect(rows.every((row) => row.properties.run === run)).toBe(true);
+      // The time zone, read by the worker (the page reads none: docs/decisions.md, "Start-up").
+      expect(new Set(rows.map((row) => row.properties.timezone))).toEqual(new Set(['Europe/Paris']));
 
       // 30 events at batchSize 20: at least two batch POSTs, every one on the worker's target with
       // the worker script on its initiator stack; none on the page's target.

@@ -1,9 +1,10 @@
 /**
  * Funnel, subscription and payment operations on the main thread. Their logic (state machines,
- * validation, the churn formula) lives in `business-module.ts`, a chunk loaded when the client
- * starts, so it stays out of the main-thread bundle; these forward to it (`deferred-module.ts`).
+ * validation, the churn formula) lives in `business-module.ts`, a chunk loaded once the page is
+ * idle after the client started, or at the first call, so it stays out of the main-thread bundle
+ * and out of the page's start-up; these forward to it (`deferred-module.ts`).
  *
- * Until the chunk arrives (normally within the first moments of the page), calls are queued and
+ * Until the chunk arrives (normally within the first second of the page), calls are queued and
  * applied in order, with their original time, when it arrives (`flush()` waits for them), and
  * the reads answer their fallbacks from the one table (`operation-fallbacks.ts`): `getFunnelState()`
  * undefined, `getSubscriptionData()` null and `calculateChurnRisk()` a neutral zero risk.
@@ -42,6 +43,8 @@ export interface BusinessOptions {
   /** The current session's engagement score, 0–100. */
   engagementScore(): number;
   log: Logger;
+  /** When to begin loading the module (`DeferredModuleOptions.schedule`); @default at once */
+  schedule?: (start: () => void) => void;
 }
 
 /** Starts loading the business module and returns its operations. */
@@ -61,6 +64,7 @@ export function createBusinessOperations(options: BusinessOptions): Business {
     now: options.now,
     log: options.log,
     name: 'funnels and subscriptions',
+    schedule: options.schedule,
   });
   return {
     ...deferred.operations,

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import type { Analytics } from '../analytics.js';
 import { createAnalytics } from '../create-analytics.js';
-import { type FakeWorkerBehaviour, beaconEvents, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
+import { type FakeWorkerBehaviour, beaconEvents, beaconSenderReady, endOfTask, fakeWorkers, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 
@@ -229,6 +229,7 @@ describe('when no strategy starts at all', () => {
     expect(await analytics.getDeliveryStats()).toMatchObject({ mode: 'off', strategy: null });
     expect(analytics.getQueueSize()).toBe(3);
     expect(onDiscard).toHaveBeenCalledWith(expect.objectContaining({ reason: 'overflow' }));
+    await beaconSenderReady();
     window.dispatchEvent(new Event('pagehide'));
     const body = beaconEvents<{ event_type: string }>(sendBeacon.mock.calls[0]![1]);
     expect(body.map((e) => e.event_type)).toEqual(['e2', 'e3', 'e4']);

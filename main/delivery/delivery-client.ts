@@ -63,6 +63,8 @@ export interface DeliveryClient {
   mode(): DeliveryMode;
   /** Waits for the start, then asks the core. */
   stats(): Promise<DeliveryStats>;
+  /** Settles once the first start of the core is over, whether a core started or none could. */
+  started(): Promise<void>;
   /**
    * Unacknowledged and buffered events (for beacons), as held: the lazily loaded beacon chunk
    * reads them out (`beacon.ts`), so the facade's bundle does not carry that code.
@@ -96,6 +98,8 @@ export interface PendingEvents {
   buffer: EventColumns;
   /** Id counters of buffered events already sent by beacon. */
   beaconed: ReadonlySet<number>;
+  /** The time zone to add to the events (the core's; undefined before one started). */
+  timezone: string | undefined;
 }
 
 /** Options of {@link createDeliveryClient}. */
@@ -118,6 +122,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   let scheduled = false;
   let link: DeliveryLink | undefined;
   let strategy: StartStrategy | null = null;
+  /** The device's time zone as a core read it (the facade reads none: page-context.ts). */
+  let timezone: string | undefined;
   let state: DeliveryMode = 'starting';
   let generation = 0;
   let restarts = 0;
@@ -138,6 +144,10 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   let taskEnd: (() => void) | undefined;
 
   let starting = start(options.strategies, []);
+  const firstStart = starting.then(
+    () => undefined,
+    () => undefined,
+  );
 
   function notifyDiscard(ids: string[], reason: DiscardReason, detail: string): void {
     if (ids.length === 0 || options.onDiscard === undefined) return;
@@ -203,6 +213,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       return undefined;
     }
     link = started.link;
+    timezone = link.timezone ?? timezone;
     strategy = started.strategy;
     state = link.mode;
     drain();
@@ -404,10 +415,12 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       return { ...base, mode: current === undefined ? 'off' : base.mode, strategy, restarts, unacknowledged: unacked.size };
     },
 
+    started: () => firstStart,
+
     pending() {
       // A beacon carries at most what the queue would hold.
       if (link === undefined) trimBuffer();
-      return { posted: unacked.chunks(), buffer, beaconed };
+      return { posted: unacked.chunks(), buffer, beaconed, timezone };
     },
 
     forget(ranges, buffered) {

@@ -21,6 +21,8 @@ export interface DeliveryLink {
   shutdown(timeoutMs: number): Promise<void>;
   /** Stops at once (terminates a worker). */
   close(): void;
+  /** The time zone the core adds to events, for the facade's beacons (`WorkerHello.timezone`). */
+  readonly timezone: string | undefined;
 }
 
 /** What a link reports to the facade. */

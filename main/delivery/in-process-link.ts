@@ -31,5 +31,9 @@ export async function startInProcessLink(
     stats: () => Promise.resolve(core.stats()),
     shutdown: (timeoutMs) => core.shutdown(timeoutMs),
     close: () => void core.shutdown(0).catch(() => undefined),
+    // Read by the core when it queued the first events (on this thread: the in-process cost).
+    get timezone() {
+      return core.timezone();
+    },
   };
 }

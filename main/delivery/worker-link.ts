@@ -120,6 +120,7 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
 
   const api = wrap<WorkerApi>(worker as unknown as Endpoint);
   let handshakeTimer: unknown;
+  let timezone: string | undefined;
   try {
     const port = channel.port2;
     const init = api.init(options.config, transfer(port, [port]), options.replay);
@@ -139,6 +140,7 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
         `the worker speaks protocol ${String(hello?.protocol)}, this library ${WORKER_PROTOCOL_VERSION} (a stale worker file?)`,
       );
     }
+    timezone = typeof hello.timezone === 'string' ? hello.timezone : undefined;
     started = true;
   } catch (error) {
     stop();
@@ -175,5 +177,6 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
       }
     },
     close: stop,
+    timezone,
   };
 }

@@ -17,6 +17,10 @@ import { startWorkerLink } from './worker-link.js';
 // A restart replays the facade's unacknowledged events: read out of its mirror here, so the code
 // that does it stays out of the facade's bundle.
 export { liveColumns } from './mirror-columns.js';
+// The unload path's sender comes in this chunk too (unload-path.ts): a client whose core has
+// started has its beacon sender, whatever order the browser loads chunks in (docs/decisions.md,
+// "Start-up").
+export { beaconFromPageHide } from '../unload/beacon.js';
 
 /** What every start needs. */
 export interface StartContext {

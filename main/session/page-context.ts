@@ -1,5 +1,5 @@
 /**
- * The event context (page, screen, user agent, library, locale, timezone). One object is shared by
+ * The event context (page, screen, user agent, library, locale). One object is shared by
  * every event while the page's URL does not change, and a post of many events structured-clones it
  * once. The shared object is never mutated; a change builds a new one (the worker's mapping caches
  * by object identity).
@@ -12,6 +12,10 @@
  * `popstate`, `hashchange`), so an event made right after a navigation carries the new page. As a
  * fallback for a change no hook saw, `get()` reads the URL at most once per {@link RECHECK_MS}.
  * This module adds no listener of its own (shutdown removes every listener).
+ *
+ * The time zone is not read here: the first `Intl` call of a page costs its main thread tens of
+ * milliseconds (ICU's start-up), more than everything else the client does to start; the
+ * delivery core reads it and adds it to each event (docs/decisions.md, "Start-up").
  */
 import type { EventContext, PageProperties } from '../../protocol/event-model/analytics-event.js';
 import { LIBRARY } from '../version.js';
@@ -41,14 +45,7 @@ export function createPageContext(win: Window | undefined, now: () => number): P
   }
 
   const nav = win.navigator;
-  let locale: string | undefined;
-  let timezone: string | undefined;
-  try {
-    locale = nav.language;
-    timezone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  } catch {
-    // Exotic environments without Intl: leave them out.
-  }
+  const locale: string | undefined = typeof nav.language === 'string' ? nav.language : undefined;
   const userAgent = nav.userAgent;
 
   let href = '';
@@ -84,7 +81,6 @@ export function createPageContext(win: Window | undefined, now: () => number): P
         screen: screen === undefined ? undefined : { width: screen.width, height: screen.height },
         library: LIBRARY,
         locale,
-        timezone,
       };
     }
     return context;

@@ -41,6 +41,13 @@ describe('sendByBeacon(events, target)', () => {
     expect(result).toEqual({ sent: ['evt-000000', 'evt-000001', 'evt-000002'], unsent: [] });
   });
 
+  it("adds the core's time zone to events whose context has none", () => {
+    const sendBeacon = vi.fn(() => true);
+    sendByBeacon(makeEvents(2), { ...plain, sendBeacon, timezone: 'America/Lima' });
+    const [body] = bodies(sendBeacon) as unknown as Array<Array<{ properties: Record<string, unknown> }>>;
+    expect(body!.map((e) => e.properties.timezone)).toEqual(['America/Lima', 'America/Lima']);
+  });
+
   it('splits into beacons of at most 60 KB, in order', () => {
     const sendBeacon = vi.fn((_url: string, _body: BeaconBody) => true);
     const big = 'x'.repeat(10 * 1024);

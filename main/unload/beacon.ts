@@ -43,6 +43,8 @@ export interface BeaconTarget {
   now: () => number;
   /** Largest body in bytes, as sent. @default MAX_BEACON_BYTES (60 KB) */
   maxBytes?: number;
+  /** The time zone for events whose context has none (`PendingEvents.timezone`). */
+  timezone?: string | undefined;
   /**
    * Synchronous gzip, or false to send plain JSON. A beacon has to be handed over during
    * `pagehide`, where nothing asynchronous is sure to finish, so the platform's CompressionStream
@@ -131,7 +133,7 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   const items: Item[] = [];
   for (const event of events) {
     try {
-      const json = JSON.stringify(toBackendEvent(event));
+      const json = JSON.stringify(toBackendEvent(event, target.timezone));
       items.push({ id: event.id, json, bytes: encoder.encode(json).length });
     } catch {
       result.unsent.push(event.id);
@@ -238,14 +240,14 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
  * its bundle. Never throws.
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
-  const { posted, buffer, beaconed } = delivery.pending();
+  const { posted, buffer, beaconed, timezone } = delivery.pending();
   const live = liveColumns(posted);
   const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
   const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;
   const send = sendBeacon ?? platformSendBeacon(win);
   if (send === undefined) return log.debug(`no keepalive fetch or sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
-  const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now });
+  const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now, timezone });
   const sentIds = new Set(result.sent);
   // The events are in the columns' order: event k's id counter is the k-th of live, then fresh.
   const counters = [...live.idCounters, ...fresh.idCounters];

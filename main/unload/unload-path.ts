@@ -4,9 +4,10 @@
  * on `pagehide`, the events the server has not acknowledged go out by beacon, and so do those made
  * later in the unload (by listeners that run after this one) until the page is shown again.
  *
- * The beacon sender (with the wire mapping it needs) is a chunk of its own, fetched as this path
- * starts, so the facade's bundle does not carry it: a page closed in the few milliseconds before
- * it arrives relies on the worker's send alone.
+ * The beacon sender (with the wire mapping and gzip it needs) is lazily loaded, so the facade's
+ * bundle does not carry it, in the chunk that starts the delivery core (`worker-start.ts`): a page
+ * that tracks and goes away right after the client is ready finds it loaded (docs/decisions.md,
+ * "Start-up"). A page closed in the moments before the core starts relies on the worker's send.
  */
 import type { ResolvedConfig } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -24,8 +25,8 @@ export function startUnloadPath(
   sendBeacon: ((url: string, body: string | Uint8Array) => boolean) | undefined,
   log: Logger,
 ): () => void {
-  let beaconSender: typeof import('./beacon.js') | undefined;
-  import('./beacon.js').then(
+  let beaconSender: Pick<typeof import('./beacon.js'), 'beaconFromPageHide'> | undefined;
+  import('../delivery/worker-start.js').then(
     (module) => (beaconSender = module),
     (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),
   );

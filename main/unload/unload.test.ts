@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
-import { beaconEvents, endOfTask, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
+import { beaconEvents, beaconSenderReady, endOfTask, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 
@@ -86,7 +86,7 @@ describe('pagehide', () => {
     clients.push(made.analytics);
     made.server.state.hold = true;
     made.analytics.track('early');
-    await endOfTask();
+    await beaconSenderReady();
     // Added after the client's own listeners, so they run after its pagehide beacon.
     const late = (): void => made.analytics.track('late_pagehide');
     const hidden = (): void => made.analytics.track('late_hidden');
@@ -112,7 +112,7 @@ describe('pagehide', () => {
     clients.push(made.analytics);
     made.server.state.hold = true;
     made.analytics.track('before');
-    await endOfTask();
+    await beaconSenderReady();
     window.dispatchEvent(new Event('pagehide'));
     expect(sendBeacon).toHaveBeenCalledTimes(1);
     made.analytics.track('still_going');

@@ -66,6 +66,12 @@ describe('toBackendEvent(event)', () => {
     expect(JSON.parse(out.properties?.page as string)).toEqual(context.page);
   });
 
+  it('adds the time zone it is given to an event whose context has none; a context time zone wins', () => {
+    expect(toBackendEvent(event({}), 'Europe/Paris').properties?.timezone).toBe('Europe/Paris');
+    expect(toBackendEvent(event({})).properties).not.toHaveProperty('timezone');
+    expect(toBackendEvent(event({ context: { ...context, timezone: 'Asia/Tokyo' } }), 'Europe/Paris').properties?.timezone).toBe('Asia/Tokyo');
+  });
+
   it('lets a property of the call win over a context member of the same name', () => {
     const out = toBackendEvent(event({ properties: { locale: 'fr-FR' } }));
     expect(out.properties?.locale).toBe('fr-FR');

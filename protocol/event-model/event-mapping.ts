@@ -31,13 +31,18 @@ const EVENT_TYPE: Readonly<Record<Exclude<AnalyticsEventType, 'track'>, string>>
  *   a `__proto__` key is dropped (the server refuses it, and it must never be assigned).
  * - For `page`, the call's properties are the page properties: they go into `properties.page`
  *   (over `context.page`), not flat beside it.
+ *
+ * @param timezone - the device's time zone, for an event whose context has none: the facade
+ *   leaves it out, because the first `Intl` call of a page costs its main thread tens of
+ *   milliseconds (docs/decisions.md, "Start-up"), and the core adds it off the main thread.
  */
-export function toBackendEvent(e: AnalyticsEvent): BackendEvent {
+export function toBackendEvent(e: AnalyticsEvent, timezone?: string): BackendEvent {
   const ctx = e.context;
   const props: Record<string, PropertyValue> = {};
   props.anonymous_id = e.anonymousId;
   if (ctx.locale !== undefined) props.locale = ctx.locale;
-  if (ctx.timezone !== undefined) props.timezone = ctx.timezone;
+  const zone = ctx.timezone ?? timezone;
+  if (zone !== undefined) props.timezone = zone;
   if (ctx.library !== undefined) setContextMember(props, 'library', ctx.library);
 
   let eventType: string;

@@ -3,6 +3,7 @@
  * `MessageChannel` (comlink's own test approach), and a client on the in-process path with a fake
  * `fetch`. Test-only: imported by `*.test.ts` files, never by the library.
  */
+import { vi } from 'vitest';
 import { type Endpoint, expose } from 'comlink';
 import { createFakeFetch } from '../worker/delivery-fakes.js';
 import type { ToWorkerMessage, WorkerApi } from '../../worker/types.js';
@@ -135,9 +136,29 @@ export function receivedEvents(server: ReturnType<typeof createFakeFetch>): Arra
 /** Waits for the end of the current task's microtasks (the facade's post). */
 export const endOfTask = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
+/**
+ * Waits until the clients made before the call are past their start-up: the delivery core's
+ * start, then the page's idle callback (idle-callback.ts), where each begins its deferred
+ * imports (main/when-idle.ts), and those imports.
+ */
+async function afterStartSettled(): Promise<void> {
+  for (let turn = 0; turn < 3; turn++) {
+    await vi.dynamicImportSettled();
+    await endOfTask();
+  }
+}
+
 /** Waits until a client made before the call has its page observers (a lazily imported chunk). */
 export async function pageObserversReady(): Promise<void> {
+  await afterStartSettled();
   await import('../../main/auto/page-observers.js');
+  await endOfTask();
+}
+
+/** Waits until a client made before the call has its beacon sender (a lazily imported chunk). */
+export async function beaconSenderReady(): Promise<void> {
+  await afterStartSettled();
+  await import('../../main/unload/beacon.js');
   await endOfTask();
 }
 
@@ -146,6 +167,7 @@ export async function pageObserversReady(): Promise<void> {
  * subscriptions (`business-module.ts`) and experiments (`experiments.ts`).
  */
 export async function lazyModulesReady(): Promise<void> {
+  await afterStartSettled();
   await Promise.all([import('../../main/business/business-module.js'), import('../../main/experiments/experiments.js')]);
   await endOfTask();
 }

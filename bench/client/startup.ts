@@ -1,0 +1,248 @@
+// Start-up cost of the client benchmark: the main thread's work from the client's script start to
+// the client being ready (ours: its delivery core answered; posthog-js: its `loaded` callback),
+// read from a Chromium trace: every top-level task of the page's main thread, clipped to the
+// window between two `performance.mark`s the page sets. No DevTools command reaches the page while
+// it starts, so no polling or instrumentation lands in the window. Each task's CPU time is read
+// too: on a machine with 2 cores, the worker starting beside the page, and the browser's own
+// processes, stretch the wall time of the page's tasks.
+//
+// Pages: one without any client (what the page costs anyway), ours served from its build
+// (worker.js beside the facade), ours bundled by esbuild into one file as an app may do (the worker
+// file is then not deployed and the inline worker starts), and posthog-js.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import type { BenchServer } from './analytics-server.js';
+import type { CdpBrowser } from './cdp.js';
+import { benchDocument } from './pages.js';
+import { posthogOptions } from './posthog.js';
+import type { ScenarioRow } from './delivery-scenarios.js';
+import type { StaticServer } from '../../test-support/browser/static-server.js';
+
+/** What the start-up measurement runs on. */
+export interface StartupRig {
+  browser: CdpBrowser;
+  web: StaticServer;
+  server: BenchServer;
+  /** Directory served at `/dist/client/` (the client build). */
+  clientDir: string;
+  /** posthog-js capture endpoint. */
+  captureUrl: string;
+  headers: Record<string, string>;
+}
+
+/** One page of the measurement. */
+export type StartupPage = 'empty' | 'ours-build' | 'ours-esbuild' | 'posthog';
+export const STARTUP_PAGES: readonly StartupPage[] = ['empty', 'ours-build', 'ours-esbuild', 'posthog'];
+
+/** The main thread's work in the window. */
+export interface StartupResult {
+  /** Wall time of the main thread's tasks in the window, ms. */
+  busyMs: number;
+  /** CPU time of those tasks (their share in the window), ms. */
+  cpuMs: number;
+  /** The window's length, ms (script start to ready). */
+  windowMs: number;
+  /** With `detail`: each task of the window (≥ 0.5 ms), with the trace events that filled it. */
+  tasks: string[];
+  /** With `detail`: the functions that took most of the main thread's samples, ms each. */
+  hotFunctions: string[];
+}
+
+interface TraceEvent {
+  name: string;
+  cat: string;
+  ph: string;
+  ts: number;
+  dur?: number;
+  /** Thread (CPU) time of a complete event, µs. */
+  tdur?: number;
+  pid: number;
+  tid: number;
+  id?: string;
+  args?: { data?: Record<string, unknown> };
+}
+
+const START_MARK = 'sa-bench-script-start';
+const READY_MARK = 'sa-bench-ready';
+const TASK_NAMES = new Set(['ThreadControllerImpl::RunTask', 'RunTask']);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const urlPath = (url: unknown): string => (typeof url === 'string' ? url.replace(/^https?:\/\/[^/]+/, '') : '');
+
+/** The esbuild bundle of `import { createAnalytics } from 'service-analytics'`, one file, as an app may build it. */
+async function writeAppBundle(clientDir: string): Promise<string> {
+  const result = await build({
+    stdin: { contents: `import { createAnalytics } from './index.js';\nwindow.createAnalytics = createAnalytics;\n`, resolveDir: clientDir, loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    minify: true,
+    write: false,
+    logLevel: 'error',
+  });
+  await mkdir(join(clientDir, 'app'), { recursive: true });
+  await writeFile(join(clientDir, 'app', 'app.js'), result.outputFiles[0]!.text);
+  return '/dist/client/app/app.js';
+}
+
+function html(kind: StartupPage, config: Record<string, unknown>, appBundle: string, captureUrl: string): string {
+  const start = `<script>performance.mark('${START_MARK}');</script>`;
+  const ready = `performance.mark('${READY_MARK}')`;
+  switch (kind) {
+    case 'empty':
+      return benchDocument(`${start}<script>addEventListener('load', () => ${ready});</script>`);
+    case 'ours-build':
+      return benchDocument(`${start}<script type="module">
+import { createAnalytics } from '/dist/client/index.js';
+createAnalytics(${JSON.stringify(config)}).getDeliveryStats().then(() => ${ready});
+</script>`);
+    case 'ours-esbuild':
+      return benchDocument(`${start}<script type="module">
+import '${appBundle}';
+window.createAnalytics(${JSON.stringify(config)}).getDeliveryStats().then(() => ${ready});
+</script>`);
+    case 'posthog':
+      return benchDocument(`${start}<script src="/bench/posthog.js"></script>
+<script>posthog.init('phc_client_benchmark', { ...${JSON.stringify(posthogOptions(captureUrl))}, loaded: () => ${ready} });</script>`);
+  }
+}
+
+/** Loads `url` in a fresh page with tracing on; returns the trace. */
+async function traceLoad(browser: CdpBrowser, url: string, detail: boolean): Promise<TraceEvent[]> {
+  const events: TraceEvent[] = [];
+  const offData = browser.on('Tracing.dataCollected', (params) => void events.push(...(params.value as TraceEvent[])));
+  let offComplete = (): void => undefined;
+  const complete = new Promise<void>((resolve) => {
+    offComplete = browser.on('Tracing.tracingComplete', () => resolve());
+  });
+  const page = await browser.newPage('about:blank');
+  try {
+    await browser.send('Tracing.start', {
+      transferMode: 'ReportEvents',
+      traceConfig: {
+        recordMode: 'recordAsMuchAsPossible',
+        // The figures need the top-level tasks only; more categories cost the page time of their own.
+        includedCategories: ['__metadata', 'toplevel', 'blink.user_timing', ...(detail ? ['devtools.timeline', 'disabled-by-default-v8.cpu_profiler'] : [])],
+      },
+    });
+    await page.send('Page.navigate', { url });
+    await sleep(4_000);
+    await browser.send('Tracing.end');
+    await complete;
+    return events;
+  } finally {
+    offData();
+    offComplete();
+    await page.close();
+  }
+}
+
+/** The main thread's tasks in the window between the page's two marks. */
+export function startupWork(events: readonly TraceEvent[], detail = false): StartupResult {
+  const start = events.find((e) => e.name === START_MARK);
+  const ready = events.find((e) => e.name === READY_MARK && e.pid === start?.pid);
+  if (start === undefined || ready === undefined) throw new Error(`the trace has no ${start === undefined ? START_MARK : READY_MARK} mark`);
+  const from = start.ts;
+  const to = ready.ts;
+  const onThread = events.filter((e) => e.pid === start.pid && e.tid === start.tid && e.ph === 'X' && e.dur !== undefined);
+  const tasks = onThread.filter((e) => TASK_NAMES.has(e.name)).sort((a, b) => a.ts - b.ts);
+  let busy = 0;
+  let cpu = 0;
+  // A task nested in another (the scheduler's and Blink's name for one task) is counted once.
+  let coveredUntil = -Infinity;
+  const lines: string[] = [];
+  for (const task of tasks) {
+    const s = Math.max(task.ts, from, coveredUntil);
+    const e = Math.min(task.ts + task.dur!, to);
+    coveredUntil = Math.max(coveredUntil, task.ts + task.dur!);
+    if (e <= s) continue;
+    busy += e - s;
+    const taskCpu = (task.tdur ?? task.dur!) * ((e - s) / Math.max(1, task.dur!));
+    cpu += taskCpu;
+    if (detail && e - s >= 500) {
+      const inside = onThread
+        .filter((c) => !TASK_NAMES.has(c.name) && c.ts >= task.ts && c.ts + c.dur! <= task.ts + task.dur!)
+        .filter((c) => urlPath(c.args?.data?.url) !== '' || /compile|evaluate|FunctionCall|ParseHTML|Layout|GC/i.test(c.name))
+        .sort((a, b) => b.dur! - a.dur!)
+        .slice(0, 3)
+        .map((c) => `${c.name} ${urlPath(c.args?.data?.url)} ${(c.dur! / 1000).toFixed(1)}`.replace(/ {2,}/g, ' '));
+      lines.push(`+${((s - from) / 1000).toFixed(1)} ms: ${((e - s) / 1000).toFixed(1)} ms wall, ${(taskCpu / 1000).toFixed(1)} ms CPU  ${inside.join(' | ')}`);
+    }
+  }
+  return { busyMs: busy / 1000, cpuMs: cpu / 1000, windowMs: (to - from) / 1000, tasks: lines, hotFunctions: detail ? hotFunctions(events, start) : [] };
+}
+
+/** Self time per function from V8's sampling profiler in the trace, main thread only, top 15. */
+function hotFunctions(events: readonly TraceEvent[], main: TraceEvent): string[] {
+  const profiles = new Set(events.filter((e) => e.name === 'Profile' && e.pid === main.pid && e.tid === main.tid).map((e) => e.id));
+  const names = new Map<number, string>();
+  const selfUs = new Map<string, number>();
+  for (const event of events) {
+    // Profile ids are per process: the browser's other renderers have the same ones.
+    if (event.name !== 'ProfileChunk' || event.pid !== main.pid || !profiles.has(event.id)) continue;
+    const data = (event.args?.data ?? {}) as {
+      cpuProfile?: { nodes?: Array<{ id: number; callFrame: { functionName: string; url?: string; lineNumber?: number; columnNumber?: number } }>; samples?: number[] };
+      timeDeltas?: number[];
+    };
+    for (const { id, callFrame: f } of data.cpuProfile?.nodes ?? []) names.set(id, `${f.functionName || '(anonymous)'} ${urlPath(f.url)}:${f.lineNumber ?? ''}:${f.columnNumber ?? ''}`);
+    const samples = data.cpuProfile?.samples ?? [];
+    for (let i = 0; i < samples.length; i++) {
+      const name = names.get(samples[i]!) ?? String(samples[i]);
+      selfUs.set(name, (selfUs.get(name) ?? 0) + (data.timeDeltas?.[i] ?? 0));
+    }
+  }
+  return [...selfUs]
+    .filter(([name]) => !name.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([name, us]) => `${(us / 1000).toFixed(1)} ms  ${name}`);
+}
+
+/** Loads one page kind once and measures its start-up; `detail` adds the task list and hot functions. */
+export async function measureStartup(rig: StartupRig, kind: StartupPage, round: number, detail = false): Promise<StartupResult> {
+  const project = await rig.server.createProject();
+  const config = { apiKey: project.writeKey, projectId: project.id, endpoint: rig.server.url };
+  const appBundle = await writeAppBundle(rig.clientDir);
+  const path = `/startup-${kind}-${round}.html`;
+  rig.web.setPage(path, { html: html(kind, config, appBundle, rig.captureUrl), headers: rig.headers });
+  return startupWork(await traceLoad(rig.browser, `${rig.web.url}${path}`, detail), detail);
+}
+
+/** Medians over `rounds` loads of each page kind, kinds alternating. */
+export async function runStartup(rig: StartupRig, rounds: number): Promise<Map<StartupPage, StartupResult>> {
+  const runs = new Map<StartupPage, StartupResult[]>(STARTUP_PAGES.map((k) => [k, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of round % 2 === 0 ? STARTUP_PAGES : [...STARTUP_PAGES].reverse()) runs.get(kind)!.push(await measureStartup(rig, kind, round));
+  }
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return new Map(
+    [...runs].map(([kind, list]) => [
+      kind,
+      { busyMs: median(list.map((r) => r.busyMs)), cpuMs: median(list.map((r) => r.cpuMs)), windowMs: median(list.map((r) => r.windowMs)), tasks: [], hotFunctions: [] },
+    ]),
+  );
+}
+
+/** The scenario table's rows: ours beside posthog-js, the page without a client named in the text. */
+export function startupRows(results: ReadonlyMap<StartupPage, StartupResult>, rounds: number): ScenarioRow[] {
+  const cell = (kind: StartupPage): string => {
+    const r = results.get(kind)!;
+    return `${r.cpuMs.toFixed(1)} ms CPU (${r.busyMs.toFixed(0)} ms wall)`;
+  };
+  const empty = results.get('empty')!;
+  return [
+    {
+      scenario:
+        `main-thread work from the script's start to the client ready (ours: its delivery core answered; posthog-js: \`loaded\`), ` +
+        `CPU time of the page's main-thread tasks, wall time in brackets, median of ${rounds} fresh loads; the same page without any client: ` +
+        `${empty.cpuMs.toFixed(1)} ms CPU (${empty.busyMs.toFixed(0)} ms wall)`,
+      ours: cell('ours-build'),
+      posthog: cell('posthog'),
+    },
+    {
+      scenario: 'the same, ours bundled by esbuild into one file with the app (worker.js not deployed: the shipped worker fails to load and the inline worker starts)',
+      ours: cell('ours-esbuild'),
+      posthog: '–',
+    },
+  ];
+}
