@@ -1,4 +1,4 @@
-// Client main-thread benchmark (DESIGN.md "Bars"): what tracking costs the page's main thread in
+// Client main-thread benchmark (README, "Benchmarks"): what tracking costs the page's main thread in
 // real Chromium, for our client with its Web Worker, the same client forced in-process (a page whose
 // CSP forbids workers), and posthog-js (automatic features off), side by side.
 //
@@ -578,7 +578,7 @@ async function main(): Promise<void> {
         `posts the task's events to the worker in one message. Main-thread JS: files the page loaded, min + gzip -9 ` +
         `(ours: ${[...results].filter(([t]) => OURS.includes(t)).map(([t, m]) => `${t}: ${m.jsFiles.join(', ')}`).join('; ')}); ` +
         `the build's budgeted main-thread entry is ${facadeRow === undefined ? '?' : kb(facadeRow.gzip)} gzipped. ` +
-        `The floor column (bench/client/floor.ts) is DESIGN.md's reference point: per call a small object and a push, per task one postMessage, ` +
+        `The floor column (bench/client/floor.ts) is the reference point our client is measured against: per call a small object and a push, per task one postMessage, ` +
         `a worker that sends batches of 20 to the same server, and nothing sent back to the page (no ids beyond a counter, no session, no acks, no beacon). ` +
         `All pages are cross-origin isolated (COOP + COEP) for the 5 µs clock. ` +
         `Every page is opened over a bare DevTools pipe (bench/client/cdp.ts) with no DevTools domain enabled but Performance (and Profiler for the profiles): ` +
@@ -588,7 +588,7 @@ async function main(): Promise<void> {
         `Chromium's charge for a worker's requests: a dedicated worker's fetch context reports every load to its parent frame, so each request the worker makes ` +
         `arrives as two to three blink.mojom.ResourceLoadInfoNotifier messages (response received, transfer size, load completed) handled on the page's main thread ` +
         `(a Chromium trace of the floor's burst + 10 s: 1,500 such messages for 500 requests and next to nothing else); ` +
-        `neither CORS preflights nor COEP show on the main thread. No worker-based client avoids that charge while it sends batches of 20 (SPEC.md), ` +
+        `neither CORS preflights nor COEP show on the main thread. No worker-based client avoids that charge while it sends batches of 20 (the default batchSize), ` +
         `so the aim for ours, worker, is checked on the time less the charge measured by the two floor columns in the same run; the total is in the table. ` +
         `"Delivered within 10 s" is counted 10 s after the burst was started, by the benchmark process; where the burst's task itself runs longer than 10 s, ` +
         `the main-thread window ends when the page answers again. ` +

@@ -149,7 +149,10 @@ function pick<T>(rnd: () => number, list: readonly T[]): T {
   return list[Math.floor(rnd() * list.length)] as T;
 }
 
-/** One event as the browser client sends it (DESIGN.md "Wire mapping"): 8–12 scalar properties. */
+/**
+ * One event as the browser client sends it (docs/decisions.md, "Wire mapping of every client
+ * call"): 8–12 scalar properties.
+ */
 function makeEvent(rnd: () => number, user: number, session: string): Record<string, unknown> {
   const p = Math.floor(rnd() * PATHS.length);
   const path = PATHS[p] as string;

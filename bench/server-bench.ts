@@ -1,4 +1,4 @@
-// Server ingest benchmark (DESIGN.md "Bars"): events/s and latency of POST /api/v1/events/batch
+// Server ingest benchmark (README, "Benchmarks"): events/s and latency of POST /api/v1/events/batch
 // for our server on SQLite and on PostgreSQL, side by side with a bare node:http server that only
 // reads, parses and answers — the limit on this machine — in the same run.
 //

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe('createAnalytics(config).config', () => {
-  it('applies every SPEC.md default', () => {
+  it('applies every documented default (README, "Using the client library"; docs/decisions.md, "Session rules (`sessionTimeout`)")', () => {
     const { analytics } = client({ enableAutoPageTracking: undefined, endpoint: undefined });
     expect(analytics.config).toMatchObject({
       apiKey: 'key_1',
@@ -117,7 +117,7 @@ describe('event shapes on the wire', () => {
     expect(analytics.getUserId()).toBe('user_newer');
   });
 
-  it('helper operations send the event names of DESIGN.md', async () => {
+  it('helper operations send the event names of docs/decisions.md, "Wire mapping of every client call"', async () => {
     const { analytics, server } = client();
     const err = new Error('kaput');
     analytics.trackCustomError(err, { area: 'checkout' });

@@ -1,4 +1,7 @@
-/** Identity and session rules as the facade applies them (DESIGN.md "Decisions", SPEC.md operations). */
+/**
+ * Identity and session rules as the facade applies them (docs/decisions.md, "Session rules
+ * (`sessionTimeout`)" and "`reset()`").
+ */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Analytics } from './analytics.js';
 import { inProcessClient, pageObserversReady, receivedEvents } from '../test-support/client/facade-fakes.js';

@@ -1,8 +1,9 @@
 /**
  * A fault-injecting HTTP proxy for tests: it listens on 127.0.0.1 and an ephemeral port in front
  * of a target server and, request by request, along a seeded random schedule, either forwards the
- * request faithfully or plays one fault (DESIGN.md "Bars" → Reliability: "with a server that fails
- * a share of requests (5xx, dropped connections, 429), every event arrives exactly once").
+ * request faithfully or plays one fault, so tests can show that with a server that fails a share of
+ * requests (5xx, dropped connections, 429), every event arrives exactly once (docs/decisions.md,
+ * "Idempotency and deduplication").
  *
  * CORS preflights (`OPTIONS`) are always forwarded, and the proxy's own error answers carry the
  * CORS headers a browser needs to read them (status and `Retry-After`), so the proxy works for

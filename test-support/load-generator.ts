@@ -158,7 +158,8 @@ export function startLoad(options: LoadOptions): LoadRun {
     const ids: string[] = [];
     const events = [];
     for (let i = 0; i < batchSize; i++) {
-      // Zero-padded counters keep ids in order, so the dedupe index grows at its end (DESIGN.md).
+      // Zero-padded counters keep ids in order, so the dedupe index grows at its end
+      // (docs/decisions.md, "UUIDv7 event ids").
       const id = `${runId}-${String(counter++).padStart(10, '0')}`;
       ids.push(id);
       events.push({

@@ -36,7 +36,8 @@ async function deliverAll(c: DeliveryCore, count: number): Promise<void> {
   // (MAX_DEFERRAL_AGE_MS), which the fixed fixture date soon is.
   const events = makeEvents(count).map((e) => ({ ...e, timestamp: Date.now() }));
   for (let i = 0; i < events.length; i += 50) c.receive({ t: 'events', seq: i + 50, events: events.slice(i, i + 50) });
-  // A failed flush leaves its events queued (SPEC.md); flush again until everything is accepted.
+  // A failed flush leaves its events queued (README, "Using the client library"); flush again until
+  // everything is accepted.
   for (let round = 0; round < 200; round++) {
     const result = await c.flush(count);
     if (result.ok) return;

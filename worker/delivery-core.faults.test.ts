@@ -1,6 +1,7 @@
 /**
- * Delivery under faults against a real `node:http` server (DESIGN.md "Bars": every event arrives
- * exactly once). Real timers with tiny retry delays; the test waits for outcomes, never for time.
+ * Delivery under faults against a real `node:http` server: every event arrives exactly once
+ * (docs/decisions.md, "Idempotency and deduplication"). Real timers with tiny retry delays; the
+ * test waits for outcomes, never for time.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDeliveryCore } from './delivery-core.js';
@@ -41,7 +42,8 @@ describe('createDeliveryCore against a flaky node:http server', () => {
     const events = makeEvents(2_000).map((e) => ({ ...e, timestamp: Date.now() }));
     for (let i = 0; i < events.length; i += 100) core.receive({ t: 'events', seq: i + 100, events: events.slice(i, i + 100) });
 
-    // Retry flush until it succeeds: a failed flush leaves its events queued (SPEC.md).
+    // Retry flush until it succeeds: a failed flush leaves its events queued (README, "Using the
+    // client library").
     let result = await core.flush(events.length);
     while (!result.ok) result = await core.flush(events.length);
 

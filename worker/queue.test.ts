@@ -5,8 +5,10 @@ import { makeEvents } from '../test-support/worker/delivery-fakes.js';
 const ids = (events: Array<{ id: string }>) => events.map((e) => e.id);
 const retryAfter = (ms: number) => () => ms;
 
-// One test per row of SPEC.md "Queued event lifecycle", named after the row.
-describe('queue: SPEC.md "Queued event lifecycle"', () => {
+// One test per transition of a queued event (queued, sending, removed, discarded), named after the
+// transition; the rules are in docs/decisions.md, "Client delivery", and docs/protocol.md, "How the
+// bundled client uses the protocol".
+describe('queue: the queued-event lifecycle (docs/decisions.md, "Client delivery")', () => {
   it('(none) → queued, retries 0 on a tracking call', () => {
     const queue = createEventQueue(1000);
     const [event] = makeEvents(1);

@@ -37,7 +37,7 @@ describe('nextDelay(attempt, failure, config)', () => {
   });
 });
 
-describe('deferrals: 429, and 503 with Retry-After (DESIGN.md "429 is the one 4xx the client retries")', () => {
+describe('deferrals: 429, and 503 with Retry-After (docs/decisions.md, "429 and 503 with Retry-After: waiting without spending attempts")', () => {
   const at = Date.UTC(2026, 10, 22, 10, 0, 0);
 
   it('counts a 429 (with or without Retry-After) and a 503 with Retry-After as deferrals, nothing else', () => {

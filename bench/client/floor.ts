@@ -1,10 +1,10 @@
 /**
- * The floor of the client benchmark (DESIGN.md "Measured facts": "a 50-line client that batches per
- * task … is the floor our full facade is measured against"): a main thread that builds a small
- * event object per call and posts each task's events as one array to a worker, and a worker that
- * sends them in batches of 20 (at most 4 requests at once) to our server. No ids beyond a counter,
- * no session, no acknowledgements back to the page, no retries, no beacon: what is left is the
- * least any worker-based client must do on the main thread.
+ * The floor of the client benchmark, the reference our full facade is measured against
+ * (bench/RESULTS.md, "Client main thread"): a main thread that builds a small event object per
+ * call and posts each task's events as one array to a worker, and a worker that sends them in
+ * batches of 20 (at most 4 requests at once) to our server. No ids beyond a counter, no session,
+ * no acknowledgements back to the page, no retries, no beacon: what is left is the least any
+ * worker-based client must do on the main thread.
  *
  * {@link FLOOR_WORKER_SILENT} is the same worker with the requests left out: the difference
  * between the two columns is what Chromium charges the page's main thread for the requests a

@@ -1,8 +1,8 @@
 /**
  * Delivery through a fault-injecting proxy (`test-support/fault-proxy.ts`) at a 30% fault rate
- * (seeded), with a page reload in the middle while sends are in flight (DESIGN.md "Bars" →
- * Reliability: "with a server that fails a share of requests (5xx, dropped connections, 429),
- * every event arrives exactly once").
+ * (seeded), with a page reload in the middle while sends are in flight: with a server that fails a
+ * share of requests (5xx, dropped connections, 429), every event arrives exactly once
+ * (docs/decisions.md, "Idempotency and deduplication" and "Durable queue (`persistQueue`)").
  *
  * 5,000 events, each with a known index `i`: about half tracked before the reload, half after.
  * - persistQueue on (worker build and in-process build): exactly once each in the database.

@@ -1,8 +1,8 @@
 /**
- * `flush()` (SPEC.md "Client library operations", DESIGN.md "The worker boundary"): it resolves
- * once what was queued is accepted, so the database has it right after; it rejects when the server
- * is down, with the events still queued; and once the server is back a second `flush()` delivers
- * them. "Down" is a proxy in front of the server that stops listening (switchable-proxy.ts).
+ * `flush()` (README, "Using the client library"; docs/architecture.md, "Acknowledgements back to
+ * the facade"): it resolves once what was queued is accepted, so the database has it right after;
+ * it rejects when the server is down, with the events still queued; and once the server is back a
+ * second `flush()` delivers them. "Down" is a proxy in front of the server that stops listening (switchable-proxy.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';

@@ -1,6 +1,7 @@
 /**
- * The session recorder in Chromium against the real server (SPEC.md "Session recorder",
- * DESIGN.md "The recorder"): what a recorded session stores, read back from the database.
+ * The session recorder in Chromium against the real server (docs/decisions.md, "Recording masking
+ * defaults" and "Recording upload and the recorder's states"): what a recorded session stores, read
+ * back from the database.
  *
  * - Privacy: sentinel strings typed into a password field (also after its type is switched to
  *   text), a text field, a hidden input, a `sa-block` element and a `sa-mask` element appear nowhere

@@ -21,7 +21,7 @@ function setup(options: { store?: KeyValueStore; now?: number; engagement?: numb
 }
 
 describe('createSubscriptions(): events', () => {
-  it('sends every fixed-name operation under its DESIGN.md name', () => {
+  it('sends every fixed-name operation under its documented event_type (docs/decisions.md, "Wire mapping of every client call")', () => {
     const { send, subs } = setup();
     const sub = { status: 'active' as const };
     subs.trackSubscriptionStarted(sub);

@@ -1,6 +1,7 @@
 /**
  * Worker start, fallback order, restart with replay and the mirror, with a fake Worker that runs
- * the real worker API over a MessageChannel (the boundary in one realm, STYLE.md 3).
+ * the real worker API over a MessageChannel (the boundary exercised in one realm, as comlink's own
+ * tests do).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';

@@ -1,6 +1,7 @@
 /**
- * SessionRecorder against SPEC.md's "Session recorder" table, one test per row, with a fake rrweb
- * and the real delivery core in-process (what the worker does) behind a fake fetch.
+ * SessionRecorder's states and transitions (docs/decisions.md, "Recording upload and the recorder's
+ * states"), one test per transition, with a fake rrweb and the real delivery core in-process (what
+ * the worker does) behind a fake fetch.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RECORDING_UPLOAD_INTERVAL_MS } from '../../worker/recording-uploader.js';
@@ -23,7 +24,7 @@ afterEach(() => {
 const isStopMarker = (event: { type: number; data: unknown } | undefined) =>
   event?.type === 5 && (event.data as { tag?: string }).tag === STOP_MARKER_TAG;
 
-describe('SessionRecorder: SPEC.md "Session recorder" table', () => {
+describe('SessionRecorder: its states and transitions (docs/decisions.md, "Recording upload and the recorder\'s states")', () => {
   it('inactive → start() in a browser → recording: rrweb is loaded, capture begins, a chunk is uploaded every 10 s', async () => {
     const { recorder, rrweb, chunks } = recorderFixture();
     expect(recorder.isActive()).toBe(false);

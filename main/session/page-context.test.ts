@@ -1,4 +1,4 @@
-/** The shared event context: cached per page, refreshed on navigation (DESIGN.md "Measured facts"). */
+/** The shared event context: cached per page, so an event reads no DOM, and refreshed on navigation. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import { RECHECK_MS, createPageContext } from './page-context.js';

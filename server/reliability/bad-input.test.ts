@@ -1,9 +1,9 @@
 /**
- * Bad input at scale (DESIGN.md "Bars" → Reliability): thousands of generated hostile requests
- * (`bad-input.arbitraries.ts`) at the batch endpoint, the recording endpoint and the read API, on
- * SQLite and PostgreSQL. For every one: a documented status, never a 500; `{ error, code }` with a
- * documented code for each non-2xx; no row written by a refused request; and afterwards the server
- * still answers a good request and `Object.prototype` is untouched.
+ * Bad input at scale (SECURITY.md, "What is protected" → Hostile input): thousands of generated
+ * hostile requests (`bad-input.arbitraries.ts`) at the batch endpoint, the recording endpoint and
+ * the read API, on SQLite and PostgreSQL. For every one: a documented status, never a 500;
+ * `{ error, code }` with a documented code for each non-2xx; no row written by a refused request;
+ * and afterwards the server still answers a good request and `Object.prototype` is untouched.
  *
  * FUZZ_RUNS scales the number of runs (default 1); FUZZ_SEED fixes the seed.
  */
