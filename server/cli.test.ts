@@ -7,8 +7,10 @@ import { makeEvent } from '../test-support/server/test-server.js';
 
 interface Created {
   projectId: string;
-  apiKey: string;
+  writeKey: string;
   readKey: string;
+  /** The write key under its earlier name. */
+  apiKey: string;
 }
 
 function post(url: string, project: { projectId: string }, key: string, body: unknown) {
@@ -30,14 +32,44 @@ describe('service-analytics-server CLI on SQLite', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('--help, -h, help and no arguments print the usage to stdout and exit 0; --version prints the version', async () => {
+    const { SERVER_VERSION } = await import('./version.js');
+    for (const args of [['--help'], ['-h'], ['help'], []]) {
+      const out = await runCli(cli, args);
+      expect(out.code).toBe(0);
+      expect(out.stdout).toMatch(/^Usage: service-analytics-server <command> \[options\]/);
+      expect(out.stderr).toBe('');
+    }
+    const version = await runCli(cli, ['--version']);
+    expect(version).toMatchObject({ code: 0, stdout: `${SERVER_VERSION}\n` });
+  });
+
+  it('the help table is aligned: every option row starts its description and its variable in one column', async () => {
+    const out = await runCli(cli, ['--help']);
+    const rows = out.stdout.split('Options (each also an environment variable):\n')[1]!.split('\n').filter(Boolean);
+    const descriptionColumn = new Set(rows.map((row) => /^ {2}(?:\S.*?\s{2,}|\s+)(\S)/.exec(row)!.index + /^ {2}(?:\S.*?\s{2,}|\s+)/.exec(row)![0].length));
+    expect(descriptionColumn.size).toBe(1);
+    const variableColumns = new Set(rows.filter((row) => / SA_/.test(row)).map((row) => row.indexOf(' SA_')));
+    expect(variableColumns.size).toBe(1);
+  });
+
+  it('a bad flag is named and exits 2, with a pointer to --help', async () => {
+    const unknown = await runCli(cli, ['project', 'list', '--bogus']);
+    expect(unknown).toMatchObject({ code: 2, stdout: '' });
+    expect(unknown.stderr).toMatch(/^Unknown option --bogus\.\n\nRun service-analytics-server --help/);
+    expect((await runCli(cli, ['project', 'create', '--name'])).stderr).toMatch(/^--name needs a value\./);
+    expect((await runCli(cli, ['project', 'list', '--json=yes'])).stderr).toMatch(/^--json takes no value\./);
+  });
+
   it('project create --json prints exactly one line with the project id and both keys', async () => {
     const out = await runCli(cli, ['project', 'create', '--name', 'Shop', '--json', '--db', db]);
     expect(out.code).toBe(0);
     const lines = out.stdout.split('\n').filter(Boolean);
     expect(lines).toHaveLength(1);
     const created = JSON.parse(lines[0] ?? '') as Created;
-    expect(Object.keys(created)).toEqual(['projectId', 'apiKey', 'readKey']);
-    expect(created.apiKey).toMatch(/^sa_w_/);
+    expect(Object.keys(created)).toEqual(['projectId', 'writeKey', 'readKey', 'apiKey']);
+    expect(created.writeKey).toMatch(/^sa_w_/);
+    expect(created.apiKey).toBe(created.writeKey);
     expect(created.readKey).toMatch(/^sa_r_/);
   });
 

@@ -12,6 +12,39 @@ import { serve } from './serve.js';
 import { browserUrl } from './static-files.js';
 import type { EventStore, KeyKind } from './store/event-store.js';
 import { openStore } from './store/open-store.js';
+import { SERVER_VERSION } from './version.js';
+
+/** Option rows of the help: flag, what it does (lines), its environment variable and default. */
+const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: string]> = [
+  ['--db PATH', ['SQLite file'], 'SA_DB (default ./data/analytics.db)'],
+  ['--database-url URL', ['postgres://… instead of SQLite'], 'SA_DATABASE_URL or DATABASE_URL'],
+  ['--port N', ['start: port'], 'SA_PORT (default 8787)'],
+  ['--host H', ['start: address'], 'SA_HOST (default 127.0.0.1)'],
+  ['--trust-proxy', ['start: client IP from X-Forwarded-For'], 'SA_TRUST_PROXY=1'],
+  ['--cors-origin O', ['start: allowed origin, repeatable'], 'SA_CORS_ORIGIN (comma list; default *)'],
+  ['--retention-days N', ['start: prune older data hourly'], 'SA_RETENTION_DAYS'],
+  ['--rate-limit-project R[:B]', ['start: R requests/s per project and', 'key kind, bursts of B (default 2R);', 'off disables it'], 'SA_RATE_LIMIT_PROJECT (default 1000:2000)'],
+  ['--rate-limit-ip R[:B]', ['start: R requests/s per client address', '(IPv6: per /64), bursts of B; off', 'disables it'], 'SA_RATE_LIMIT_IP (default 200:400)'],
+  ['--no-rate-limit', ['start: no rate limiting at all'], 'SA_NO_RATE_LIMIT=1'],
+  ['--serve-example DIR', ['start: serve a built app (dist/example)', 'at /, SPA fallback to its index.html'], 'SA_SERVE_EXAMPLE'],
+  ['--demo', ['start: make (once) and use a demo project;', 'GET /demo/config.json gives its keys', 'to loopback clients only'], 'SA_DEMO=1'],
+  ['--demo-file PATH', ["start: the demo keys' file (0600)"], 'SA_DEMO_FILE (default demo-project.json beside the SQLite file, else ./data/)'],
+  ['--log-level L', ['debug|info|warn|error'], 'SA_LOG_LEVEL (default info)'],
+  ['--json', ['print machine-readable output'], ''],
+  ['-h, --help', ['print this help'], ''],
+  ['--version', ['print the version'], ''],
+];
+
+/** The options as an aligned table: flag, description, environment variable. */
+function optionTable(): string {
+  const flagWidth = Math.max(...OPTION_ROWS.map(([flag]) => flag.length)) + 2;
+  const whatWidth = Math.max(...OPTION_ROWS.flatMap(([, what]) => what.map((line) => line.length))) + 2;
+  const lines: string[] = [];
+  for (const [flag, what, env] of OPTION_ROWS) {
+    what.forEach((line, i) => lines.push(`  ${(i === 0 ? flag : '').padEnd(flagWidth)}${line.padEnd(whatWidth)}${i === 0 ? env : ''}`.trimEnd()));
+  }
+  return lines.join('\n');
+}
 
 const USAGE = `Usage: service-analytics-server <command> [options]
 
@@ -24,31 +57,10 @@ Commands:
   key revoke --key-id ID     the key stops working at once
   key list --project ID
   prune --retention-days N   delete events and recordings older than N days
+  help                       print this help
 
 Options (each also an environment variable):
-  --db PATH            SQLite file                          SA_DB (default ./data/analytics.db)
-  --database-url URL   postgres://… instead of SQLite       SA_DATABASE_URL or DATABASE_URL
-  --port N             start: port                          SA_PORT (default 8787)
-  --host H             start: address                       SA_HOST (default 127.0.0.1)
-  --trust-proxy        start: client IP from X-Forwarded-For SA_TRUST_PROXY=1
-  --cors-origin O      start: allowed origin, repeatable     SA_CORS_ORIGIN (comma list; default *)
-  --retention-days N   start: prune older data hourly       SA_RETENTION_DAYS
-  --rate-limit-project R[:B]
-                       start: R requests/s per project      SA_RATE_LIMIT_PROJECT (default 1000:2000)
-                       and key kind, bursts of B (default 2R); off disables it
-  --rate-limit-ip R[:B]
-                       start: R requests/s per client       SA_RATE_LIMIT_IP (default 200:400)
-                       address (IPv6: per /64), bursts of B; off disables it
-  --no-rate-limit      start: no rate limiting at all       SA_NO_RATE_LIMIT=1
-  --serve-example DIR  start: serve a built app (dist/example) SA_SERVE_EXAMPLE
-                       at /, SPA fallback to its index.html
-  --demo               start: make (once) and use a demo      SA_DEMO=1
-                       project; GET /demo/config.json gives
-                       its keys to loopback clients only
-  --demo-file PATH     start: the demo keys' file (0600)      SA_DEMO_FILE (default demo-project.json
-                                                              beside the SQLite file, else ./data/)
-  --log-level L        debug|info|warn|error                SA_LOG_LEVEL (default info)
-  --json               print machine-readable output
+${optionTable()}
 `;
 
 type Values = Record<string, string | boolean | string[] | undefined>;
@@ -75,6 +87,7 @@ const OPTIONS = {
   'full-ip': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 /** Flags win over environment variables, which win over defaults. */
@@ -146,16 +159,36 @@ async function requireProject(store: EventStore, projectId: string): Promise<voi
   if (!(await store.getProject(projectId))) throw new UsageError(`No project ${projectId}.`);
 }
 
+/** parseArgs's errors, reworded to name the flag in this CLI's words. */
+function parseArgv(argv: string[]): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>> {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    const flag = /'(-[^' ]+)/.exec(message)?.[1] ?? '';
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`Unknown option ${flag}.`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      throw new UsageError(/argument missing/.test(message) ? `${flag.replace(/^-[a-z], /, '')} needs a value.` : `${flag} takes no value.`);
+    }
+    throw new UsageError(message);
+  }
+}
+
 async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const parsed = parseArgv(argv);
   const values = withEnv(parsed.values as Values, env);
   const [command, sub] = parsed.positionals;
   const json = values.json === true;
   const print = (line: string): void => void process.stdout.write(`${line}\n`);
 
-  if (values.help || !command) {
+  if (values.version === true) {
+    print(SERVER_VERSION);
+    return 0;
+  }
+  if (values.help === true || command === undefined || command === 'help') {
     print(USAGE);
-    return command ? 0 : 2;
+    return 0;
   }
 
   if (command === 'start') {
@@ -220,7 +253,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       const read = generateKey(projectId, 'read', now);
       await store.createKey(write.record);
       await store.createKey(read.record);
-      if (json) print(JSON.stringify({ projectId, apiKey: write.key, readKey: read.key }));
+      // writeKey and readKey as the README names them; apiKey (the write key) for scripts written before.
+      if (json) print(JSON.stringify({ projectId, writeKey: write.key, readKey: read.key, apiKey: write.key }));
       else print(`Project ${name}\n  project id: ${projectId}\n  write key:  ${write.key}\n  read key:   ${read.key}\nThe keys are shown once; only their hashes are stored.`);
       return 0;
     });
@@ -291,8 +325,8 @@ main(process.argv.slice(2), process.env).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage ? '\n' + USAGE : ''}`);
+    const usage = error instanceof UsageError;
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${usage ? '\nRun service-analytics-server --help for the commands and options.\n' : ''}`);
     process.exitCode = usage ? 2 : 1;
   },
 );
