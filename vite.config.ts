@@ -34,7 +34,7 @@ export default defineConfig({
           name: 'browser',
           environment: 'node',
           include: ['examples/**/*.e2e.test.ts'],
-          // Builds the client once per run (the real dist/client build, in a private directory).
+          // Builds the client once per run (the real client package build, in a private directory).
           globalSetup: ['examples/browser-tests/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -87,7 +87,7 @@ export interface AnalyticsConfig {
    */
   persistQueue?: boolean;
   /**
-   * Address of the worker script (`dist/client/worker.js` of this package), tried before the
+   * Address of the worker script (`worker.js` beside this package's files), tried before the
    * worker file beside the library and the inline worker. Set it when your bundler does not copy
    * the worker file.
    * @default undefined

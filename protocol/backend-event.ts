@@ -16,10 +16,10 @@ import {
 } from 'superstruct';
 import { isIsoTimestamp } from './iso-timestamp.js';
 import { LIMITS } from './limits.js';
+import type { BackendEvent, SameType } from './wire-types.js';
 
-
-/** A property value on the wire: a scalar. Objects travel JSON-encoded as strings (docs/decisions.md, "Properties are scalars"). */
-export type PropertyValue = string | number | boolean | null;
+// The plain types live in wire-types.ts (the client's declarations name no superstruct type).
+export type { BackendEvent, PropertyValue } from './wire-types.js';
 
 /**
  * Property names that would reach an object's prototype if someone ever assigned them with
@@ -73,8 +73,9 @@ export const BackendEventStruct = type({
   ip_address: optional(nullable(string())),
 });
 
-/** One element of a batch body, as validated. */
-export type BackendEvent = Infer<typeof BackendEventStruct>;
+/** Compile-time: the struct validates exactly `BackendEvent`. */
+const backendEventMatches: SameType<Infer<typeof BackendEventStruct>, BackendEvent> = true;
+void backendEventMatches;
 
 function isOptionalId(value: unknown): boolean {
   return (

@@ -16,6 +16,7 @@ import {
   unknown,
 } from 'superstruct';
 import { LIMITS } from './limits.js';
+import type { RecordedEvent, SameType } from './wire-types.js';
 
 /** The limits a recording chunk is checked against. */
 export interface RecordingLimits {
@@ -123,8 +124,11 @@ export const RecordedEventStruct = refine(
   (event) => Object.hasOwn(event, 'data') || 'data is required',
 );
 
-/** One recorded DOM event. */
-export type RecordedEvent = Infer<typeof RecordedEventStruct>;
+// The plain type lives in wire-types.ts (the client's declarations name no superstruct type).
+export type { RecordedEvent } from './wire-types.js';
+/** Compile-time: the struct validates exactly `RecordedEvent`. */
+const recordedEventMatches: SameType<Infer<typeof RecordedEventStruct>, RecordedEvent> = true;
+void recordedEventMatches;
 
 /**
  * The body of `POST /api/v1/sessions/:sessionId/recordings` (the recording upload payload):

@@ -1,11 +1,16 @@
-// Builds the browser client into dist/client and its types into dist/types:
+// Builds the browser client, the package `service-analytics`, into packages/service-analytics/dist
+// (CLIENT_DIST) and its types into dist/types there:
 //
-//   dist/client/worker.js   the worker: self-contained (comlink and the delivery core inlined), a
-//                           classic script, so it also runs started as a module worker
-//   dist/client/index.js    the main-thread facade (ESM), plus lazily imported chunks beside it:
-//                           the inline-worker source (the worker above as a string, for a Blob
-//                           URL) and the in-process delivery core
-//   dist/types/**.d.ts      declarations, from tsc
+//   worker.js         the worker: self-contained (comlink and the delivery core inlined), a classic
+//                     script, so it also runs started as a module worker
+//   index.js          the main-thread facade (ESM), plus lazily imported chunks beside it: the
+//                     inline-worker source (the worker above as a string, for a Blob URL) and the
+//                     in-process delivery core
+//   react.js          the React bindings
+//   types/**.d.ts     declarations, from tsc
+//
+// Everything the client needs (comlink, superstruct, fflate, rrweb) is bundled: the package has
+// no runtime dependency.
 //
 // Then prints the minified + gzipped sizes beside the budgets and the headroom left, and fails
 // (exit 1) when a bundle is over its budget. The budgets live here, not in a test: a test that
@@ -23,6 +28,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Where the client package's build goes. */
+export const CLIENT_DIST = join(root, 'packages', 'service-analytics', 'dist');
 
 /**
  * Size budgets, gzipped bytes. The main-thread entry's aim is 10 KB; its budget is 11 KB, so that
@@ -55,7 +63,7 @@ async function buildWorker() {
 
 /**
  * Builds everything in memory.
- * @returns the files to write (path relative to dist/client → contents), the facade's metafile,
+ * @returns the files to write (path relative to the package's dist folder → contents), the facade's metafile,
  *   and the size rows.
  */
 export async function buildClient() {
@@ -158,14 +166,12 @@ async function main() {
   const sizeOnly = process.argv.includes('--size');
   const { files, rows } = await buildClient();
   if (!sizeOnly) {
-    const outdir = join(root, 'dist/client');
-    rmSync(outdir, { recursive: true, force: true });
-    mkdirSync(outdir, { recursive: true });
-    for (const [name, text] of files) writeFileSync(join(outdir, name), text);
-    rmSync(join(root, 'dist/types'), { recursive: true, force: true });
+    rmSync(CLIENT_DIST, { recursive: true, force: true });
+    mkdirSync(CLIENT_DIST, { recursive: true });
+    for (const [name, text] of files) writeFileSync(join(CLIENT_DIST, name), text);
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     execFileSync(process.execPath, [tsc, '-p', join(root, 'scripts/tsconfig.client-types.json')], { stdio: 'inherit', cwd: root });
-    console.log(`built dist/client (${[...files.keys()].filter((f) => f.endsWith('.js')).join(', ')}) and dist/types`);
+    console.log(`built ${relative(root, CLIENT_DIST)} (${[...files.keys()].filter((f) => f.endsWith('.js')).join(', ')}) and its types`);
   }
   printTable(rows);
   for (const row of rows) if (row.budget !== undefined) console.log(`${row.name}: ${row.gzip} B of ${row.budget} B gzipped`);

@@ -1,11 +1,21 @@
-// Bundles the server (its npm dependencies stay external) into dist/server: the CLI behind the
-// `service-analytics-server` bin, and the `service-analytics/server` entry.
+// Builds the server, the package `service-analytics-server`, into
+// packages/service-analytics-server/dist: the CLI behind the `service-analytics-server` bin
+// (cli.js) and the embeddable entry (index.js: createApp, the stores). Its npm dependencies stay
+// external: the package lists them. (No type declarations yet: the stores' types reach into
+// better-sqlite3's and pg's, which the package would have to carry.)
 import { build } from 'esbuild';
-import { chmodSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = join(root, 'packages', 'service-analytics-server', 'dist');
+
+rmSync(outdir, { recursive: true, force: true });
 await build({
+  absWorkingDir: root,
   entryPoints: { cli: 'server/cli.ts', index: 'server/index.ts' },
-  outdir: 'dist/server',
+  outdir,
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -14,5 +24,5 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
-chmodSync('dist/server/cli.js', 0o755);
-console.log('built dist/server (cli.js, index.js)');
+chmodSync(join(outdir, 'cli.js'), 0o755);
+console.log(`built ${relative(root, outdir)} (cli.js, index.js)`);

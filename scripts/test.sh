@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-system-deps.sh
+bash scripts/check-lockfile.sh
 npx tsc --noEmit
 npx vitest run "$@"

@@ -14,7 +14,7 @@
  * sending until then: rate limits apply to the project, not to one batch. Such a deferral does not
  * use up the batch's `retryAttempts` (`retry-policy.ts`).
  */
-import type { BackendEvent } from '../protocol/backend-event.js';
+import type { BackendEvent } from '../protocol/wire-types.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../protocol/event-model/event-columns.js';
 import { toBackendEvent } from '../protocol/event-model/event-mapping.js';

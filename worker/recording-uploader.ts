@@ -26,7 +26,7 @@
  * nothing recorded at all.
  */
 import { LIMITS } from '../protocol/limits.js';
-import type { RecordedEvent } from '../protocol/recording.js';
+import type { RecordedEvent } from '../protocol/wire-types.js';
 import { type RetrySettings, judge, nextDeferral, nextDelay } from './retry-policy.js';
 import type { SendOutcome } from './sender.js';
 import type { Timers } from './timers.js';

@@ -7,7 +7,7 @@
  * `X-Project-ID`, `X-Sent-At` (for the server's clock-skew correction) and, where the body is
  * gzipped, `Content-Encoding: gzip` (docs/protocol.md, "How the bundled client uses the protocol").
  */
-import type { BackendEvent } from '../protocol/backend-event.js';
+import type { BackendEvent } from '../protocol/wire-types.js';
 import type { RejectedEvent } from '../protocol/error-codes.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { Timers } from './timers.js';

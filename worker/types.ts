@@ -7,7 +7,7 @@
  * Data plane (one-way `MessagePort`): {@link ToWorkerMessage} carries events and recorder output
  * into the worker; {@link FromWorkerMessage} carries status (queue size, acks, discards) back.
  */
-import type { RecordedEvent } from '../protocol/index.js';
+import type { RecordedEvent } from '../protocol/wire-types.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
 

@@ -3,7 +3,7 @@
  * examples/app/vite.config.ts`) writes `dist/example`, which `npm start` serves.
  *
  * The app imports `service-analytics` and `service-analytics/react` as a user would; here they
- * resolve to the BUILT client (`dist/client`, made by `npm run build:client`), never to the sources,
+ * resolve to the BUILT client (`packages/service-analytics/dist`, made by `npm run build:client`), never to the sources,
  * so the app exercises exactly what the package ships. `SA_EXAMPLE_CLIENT_DIR` points at another
  * build of the same files (the end-to-end tests use a private one); `SA_EXAMPLE_OUT_DIR` moves the
  * output.
@@ -14,7 +14,7 @@ import { defineConfig } from 'vite';
 
 const appRoot = import.meta.dirname;
 const repoRoot = resolve(appRoot, '../..');
-const clientDir = resolve(process.env.SA_EXAMPLE_CLIENT_DIR ?? join(repoRoot, 'dist/client'));
+const clientDir = resolve(process.env.SA_EXAMPLE_CLIENT_DIR ?? join(repoRoot, 'packages/service-analytics/dist'));
 /** The server `npm start` runs, for `vite` dev mode (`npx vite examples/app`). */
 const devServer = process.env.SA_EXAMPLE_SERVER ?? 'http://127.0.0.1:8787';
 

@@ -1,9 +1,9 @@
 /**
  * Vitest global setup of the `browser` project: builds the real client once per run with
  * `buildClient()` of `scripts/build-client.mjs` (the code `npm run build:client` writes to
- * dist/client) into a private temporary directory, and hands its path to the tests as
- * `inject('clientDir')`. A private copy, because other work in this checkout may rebuild
- * dist/client while the tests run; the files are the same build.
+ * packages/service-analytics/dist) into a private temporary directory, and hands its path to the
+ * tests as `inject('clientDir')`. A private copy, because other work in this checkout may rebuild
+ * the package while the tests run; the files are the same build.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

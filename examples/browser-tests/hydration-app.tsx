@@ -1,6 +1,6 @@
 /**
  * The app of the hydration test, rendered on the server with the React bindings' sources and
- * hydrated in Chromium with the built `dist/client/react.js`: both pass their copy of the bindings.
+ * hydrated in Chromium with the built `react.js` of the client package: both pass their copy of the bindings.
  */
 import type { ReactNode } from 'react';
 import type * as Bindings from '../../main/react/index.js';

@@ -4,7 +4,7 @@
  * `maxMutationsPerSecond`); `maskAllInputs` is explicit, never rrweb's own default, and the text
  * of editable regions is masked whatever the configuration (privacy.ts).
  */
-import type { RecordedEvent } from '../../protocol/recording.js';
+import type { RecordedEvent } from '../../protocol/wire-types.js';
 import { createInputMasking, createTextMasking } from './privacy.js';
 import type { CaptureOptions, RecordingConfig, RecordingSampling } from './types.js';
 

@@ -14,7 +14,7 @@
  *   its final chunk is never empty and its offset is never reused.
  * - Every start collects its removers (rrweb's stop, listeners, timers); every end runs them all.
  */
-import type { RecordedEvent } from '../../protocol/recording.js';
+import type { RecordedEvent } from '../../protocol/wire-types.js';
 import { captureOptions, resolveRecordingConfig } from './capture-options.js';
 import { createMutationMeter } from './mutation-meter.js';
 import { createOwnDelivery } from './own-delivery.js';

@@ -5,7 +5,7 @@
  * meter counts mutations per second of wall time and reports when a second holds more than the cap,
  * so the recorder can stop instead.
  */
-import type { RecordedEvent } from '../../protocol/recording.js';
+import type { RecordedEvent } from '../../protocol/wire-types.js';
 
 /** rrweb's `EventType.IncrementalSnapshot`. */
 const INCREMENTAL_SNAPSHOT = 3;

@@ -3,7 +3,7 @@
  * seams between the recorder's parts. No runtime code here, so the main-thread entry pays nothing
  * for it.
  */
-import type { RecordedEvent } from '../../protocol/recording.js';
+import type { RecordedEvent } from '../../protocol/wire-types.js';
 import type { ToWorkerMessage } from '../../worker/types.js';
 import type { AnalyticsConfig, resolveConfig } from '../config.js';
 import type { Timers } from '../../worker/timers.js';

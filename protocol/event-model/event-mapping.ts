@@ -5,7 +5,7 @@
  * property rules beside it. It runs once per event per send attempt, so it makes one properties
  * object and one result object and nothing else on the common path.
  */
-import type { BackendEvent, PropertyValue } from '../backend-event.js';
+import type { BackendEvent, PropertyValue } from '../wire-types.js';
 import { wireValue } from './properties.js';
 import type { AnalyticsEvent, AnalyticsEventType } from './analytics-event.js';
 

@@ -6,7 +6,7 @@
  * events throw a DataCloneError. The wire mapping (`event-mapping.ts`) applies the same
  * {@link wireValue} to whatever reaches it.
  */
-import type { PropertyValue } from '../backend-event.js';
+import type { PropertyValue } from '../wire-types.js';
 import type { EventProperties } from './analytics-event.js';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The client build the browser tests and the client benchmark run against: `buildClient()` of
- * `scripts/build-client.mjs` (the code `npm run build:client` writes to dist/client), written to a
- * private directory, so that a rebuild of dist/client by other work in the checkout does not change
+ * `scripts/build-client.mjs` (the code `npm run build:client` writes to packages/service-analytics/dist), written to a
+ * private directory, so that a rebuild of that folder by other work in the checkout does not change
  * files under a running test or measurement.
  */
 import { existsSync } from 'node:fs';
