@@ -1,0 +1,142 @@
+/**
+ * Supervision of the delivery core (docs/architecture.md, "The worker boundary"): starts it at once
+ * through the strategies in order (`worker-start.ts`, a chunk of its own); a worker that dies is
+ * restarted once with its unacknowledged events replayed, and after that the core runs in-process.
+ * Each start is a generation: whatever a replaced core still says or does is ignored. The host app
+ * never sees any of it.
+ */
+import type { FromWorkerMessage } from '../../worker/types.js';
+import type { EventColumns } from '../../protocol/event-model/event-columns.js';
+import type { MirrorChunk } from './ack-mirror.js';
+import type { CoreMirror } from './core-mirror.js';
+import type { DeliveryClient, DeliveryClientOptions, DeliveryMode } from './delivery-client.js';
+import type { DeliveryLink } from './delivery-link.js';
+import type { StartStrategy } from './transport-options.js';
+
+/** The supervisor; create one with {@link createCoreSupervisor}. */
+export interface CoreSupervisor extends Pick<DeliveryClient, 'mode' | 'started'> {
+  /** The running core: undefined while one starts, when none could, and after shutdown. */
+  link(): DeliveryLink | undefined;
+  /** The running core, after any start or restart in progress. */
+  ready(): Promise<DeliveryLink | undefined>;
+  /** The strategy that started the running core. */
+  strategy(): StartStrategy | null;
+  /** Restarts after a worker died. */
+  restarts(): number;
+  /** The device's time zone as a core read it (the facade reads none: page-context.ts). */
+  timezone(): string | undefined;
+  /** Starts no core any more, and lets the running one send what it can within `timeoutMs`, then stops it. */
+  shutdown(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Creates the supervisor and starts the core at once.
+ * @param mirror takes the core's messages, and gives the events to replay after a death.
+ * @param onStarted called when a start is over, never before this returns: with true once a core
+ *   runs (what waited for it is posted then), with false when none could start (nothing will take
+ *   the buffer and drop its oldest then).
+ */
+export function createCoreSupervisor(
+  options: DeliveryClientOptions,
+  mirror: CoreMirror,
+  onStarted: (running: boolean) => void,
+): CoreSupervisor {
+  const { context, logger } = options;
+  let link: DeliveryLink | undefined;
+  let strategy: StartStrategy | null = null;
+  let timezone: string | undefined;
+  let state: DeliveryMode = 'starting';
+  let generation = 0;
+  let restarts = 0;
+  let closed = false;
+
+  let starting = start(options.strategies, []);
+  const firstStart = starting.then(
+    () => undefined,
+    () => undefined,
+  );
+
+  /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
+  async function start(strategies: readonly StartStrategy[], replay: readonly MirrorChunk[]): Promise<DeliveryLink | undefined> {
+    const gen = generation;
+    const current = (): boolean => !closed && gen === generation;
+    const handlers = {
+      // A core that was replaced says nothing more to the mirror.
+      onMessage: (message: FromWorkerMessage) => gen === generation && mirror.receive(message),
+      onDeath: (reason: string) => onDeath(gen, reason),
+    };
+    let started: Awaited<ReturnType<typeof import('./worker-start.js').startFirst>>;
+    try {
+      // The start machinery (comlink, worker and in-process links) is its own chunk: the facade's
+      // bundle stays small, and capture does not wait for it (events are buffered meanwhile).
+      const { startFirst, liveColumns } = await import('./worker-start.js');
+      let columns: EventColumns | null = null;
+      if (replay.length > 0 && current()) {
+        // The next core numbers the replay 0 … n − 1 and the next post after it (worker/types.ts).
+        // Nothing was posted since the death (no link), so the mirror is renumbered as a whole.
+        columns = liveColumns(replay);
+        mirror.replayed(columns);
+      }
+      started = await startFirst(strategies, context, columns, handlers, current, logger);
+    } catch (error) {
+      logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
+    }
+    if (!current()) {
+      started?.link.close();
+      return undefined;
+    }
+    if (started === undefined) {
+      state = 'off';
+      onStarted(false);
+      return undefined;
+    }
+    link = started.link;
+    timezone = link.timezone ?? timezone;
+    strategy = started.strategy;
+    state = link.mode;
+    onStarted(true);
+    return link;
+  }
+
+  function onDeath(gen: number, reason: string): void {
+    if (gen !== generation || closed) return;
+    generation++;
+    link?.close();
+    link = undefined;
+    restarts++;
+    state = 'starting';
+    const replay = mirror.restart();
+    const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
+    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${mirror.seq} unacknowledged event(s)`);
+    starting = start(next, replay);
+  }
+
+  return {
+    link: () => link,
+
+    async ready() {
+      while (link === undefined && !closed) {
+        const pending = starting;
+        const started = await pending;
+        if (started !== undefined || pending === starting) return started ?? link;
+      }
+      return link;
+    },
+
+    mode: () => state,
+    started: () => firstStart,
+    strategy: () => strategy,
+    restarts: () => restarts,
+    timezone: () => timezone,
+
+    async shutdown(timeoutMs) {
+      if (closed) return;
+      const current = link;
+      closed = true;
+      generation++;
+      link = undefined;
+      state = 'off';
+      if (current !== undefined) await current.shutdown(timeoutMs).catch(() => undefined);
+    },
+  };
+}
