@@ -9,26 +9,17 @@ import { gunzipSync } from 'node:zlib';
 import { formatEventId } from '../../protocol/event-model/event-id.js';
 import type { FetchFn } from '../../worker/sender.js';
 import type { DeliveryConfig } from '../../worker/types.js';
+import { resolveConfig, toDeliveryConfig } from '../../main/config.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 
-/** A config with the client's defaults, compression and journal off. */
+/**
+ * A config with the client's defaults (taken from the client's own `resolveConfig`, so a test that
+ * names a default tests the real one), compression and journal off.
+ */
 export function testConfig(overrides: Partial<DeliveryConfig> = {}): DeliveryConfig {
-  return {
-    apiKey: 'test-key',
-    projectId: 'proj_1',
-    endpoint: 'http://analytics.test',
-    batchSize: 20,
-    flushInterval: 10_000,
-    maxQueueSize: 1000,
-    retryAttempts: 3,
-    retryDelay: 1000,
-    discardAfterRetries: true,
-    debug: false,
-    persistQueue: false,
-    compress: false,
-    ...overrides,
-  };
+  const defaults = toDeliveryConfig(resolveConfig({ apiKey: 'test-key', projectId: 'proj_1', endpoint: 'http://analytics.test' }));
+  return { ...defaults, compress: false, persistQueue: false, ...overrides };
 }
 
 /** The ms, counter and tail of UUIDv7 text as the facade makes it (`event-id.ts`); throws on other text. */
