@@ -2,9 +2,10 @@
  * What the facade watches on the page besides events: clicks and scroll depth, the traffic-channel
  * rules, and, when one of their flags is on, the automatic features (`auto-tracking.ts`, a chunk
  * of its own loaded from here). None of it is needed to capture events, so this is a chunk loaded
- * with a dynamic `import()` right after start, keeping the facade's bundle small (one `import()`
- * in the facade rather than two). Activity in the first moments before it arrives is only missed
- * by the click/scroll counters and error tracking. In-page navigation is watched by the facade
+ * with a dynamic `import()` once the delivery core has started and the page is idle
+ * (docs/decisions.md, "Start-up"), keeping the facade's bundle and the page's start-up small (one
+ * `import()` in the facade rather than two). Activity in the moments before it arrives (normally
+ * the page's first second) is only missed by the click/scroll counters and error tracking. In-page navigation is watched by the facade
  * itself (`page-tracking.ts`), so no early `pushState` is missed.
  */
 import type { AutoSend, AutoTrackingOptions } from './auto-tracking.js';
