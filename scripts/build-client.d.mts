@@ -19,6 +19,12 @@ export interface SizeRow {
 /** One sentence per row over its budget; empty when every budgeted row fits. */
 export declare function overBudget(rows: readonly SizeRow[]): string[];
 
+/**
+ * Renames the chunks (`name-HASH.js`) after their contents alone, references and source maps
+ * included; returns the renamed files and old → new names.
+ */
+export declare function contentNames(files: Map<string, string>): { files: Map<string, string>; names: Map<string, string> };
+
 /** Builds the client in memory. */
 export declare function buildClient(): Promise<{
   /** Output files by path relative to dist/client. */

@@ -20,6 +20,7 @@
 //   node scripts/build-client.mjs           build and check (npm run build:client)
 //   node scripts/build-client.mjs --size    check only, nothing written (npm run size)
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -138,7 +139,100 @@ export async function buildClient() {
     rows.push({ name: `lazy chunk ${name}`, files: [name], bytes: Buffer.byteLength(text), gzip: gz(text) });
   }
   const facadeInputs = [...staticClosure].flatMap((p) => Object.keys(outputs[p]?.inputs ?? {}));
-  return { files, rows, facadeInputs, workerInputs: Object.keys(worker.metafile.inputs) };
+  const renamed = contentNames(files);
+  for (const row of rows) {
+    row.files = row.files.map((f) => renamed.names.get(f) ?? f);
+    row.name = row.name.replace(/[\w-]+-[A-Z0-9]{8}\.js/g, (f) => renamed.names.get(f) ?? f);
+  }
+  return { files: renamed.files, rows, facadeInputs, workerInputs: Object.keys(worker.metafile.inputs) };
+}
+
+const CHUNK = /^(.+)-([A-Z0-9]{8})\.js$/;
+
+/**
+ * Renames the chunks after their contents alone. esbuild's hash also covers the input paths
+ * relative to the working directory, so a checkout whose node_modules lives elsewhere (a symlink,
+ * a hoisted install) named the chunks of npm packages differently, and a cache keyed on names
+ * missed between CI builds. A chunk's new hash covers its text with the chunks it names already
+ * renamed, so a change anywhere still renames everything that leads to it; chunks that name each
+ * other (a cycle) are hashed together. Every file's text (entries and source maps included) gets
+ * the new names.
+ * @param {Map<string, string>} files path → text, as built
+ * @returns {{ files: Map<string, string>, names: Map<string, string> }} the renamed files, and old → new names
+ */
+export function contentNames(files) {
+  const chunks = [...files.keys()].filter((name) => CHUNK.test(name)).sort();
+  const stem = (name) => name.slice(0, -'.js'.length);
+  const mentions = new Map(chunks.map((name) => [name, chunks.filter((other) => other !== name && files.get(name).includes(stem(other)))]));
+
+  // Tarjan's strongly connected components: each component comes after every one it reaches.
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const components = [];
+  const visit = (name) => {
+    index.set(name, index.size);
+    low.set(name, index.get(name));
+    stack.push(name);
+    for (const next of mentions.get(name)) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(name, Math.min(low.get(name), low.get(next)));
+      } else if (stack.includes(next)) low.set(name, Math.min(low.get(name), index.get(next)));
+    }
+    if (low.get(name) === index.get(name)) {
+      const component = [];
+      for (let member = stack.pop(); ; member = stack.pop()) {
+        component.push(member);
+        if (member === name) break;
+      }
+      components.push(component.sort());
+    }
+  };
+  for (const name of chunks) if (!index.has(name)) visit(name);
+
+  const names = new Map();
+  const rename = (text) => {
+    for (const [from, to] of names) text = text.split(stem(from)).join(stem(to));
+    return text;
+  };
+  for (const component of components) {
+    // Inside a component the names are left out of the hash (each depends on the others');
+    // names outside it are already final.
+    const inside = (text) => component.reduce((t, member) => t.split(stem(member)).join(CHUNK.exec(member)[1]), text);
+    const hash = createHash('sha256');
+    for (const member of component) hash.update(`${CHUNK.exec(member)[1]}\0${inside(rename(files.get(member)))}\0`);
+    const digest = hash.digest();
+    // Each member by the component's hash and its own text (two members may share a base name).
+    for (const member of component) {
+      const own = createHash('sha256').update(digest).update(inside(rename(files.get(member)))).digest();
+      names.set(member, `${CHUNK.exec(member)[1]}-${base32(own).slice(0, 8)}.js`);
+    }
+  }
+  const out = new Map();
+  for (const [name, text] of files) {
+    const mapOf = name.endsWith('.js.map') ? name.slice(0, -'.map'.length) : undefined;
+    const renamedName = mapOf !== undefined && names.has(mapOf) ? `${names.get(mapOf)}.map` : (names.get(name) ?? name);
+    out.set(renamedName, rename(text));
+  }
+  return { files: out, names };
+}
+
+/** RFC 4648 base32 (A–Z, 2–7), as esbuild's own hashes look. */
+function base32(bytes) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
 }
 
 /** One sentence per row over its budget; empty when every budgeted row fits. */
