@@ -72,19 +72,19 @@ async function open(
   return { page, arrived };
 }
 
-/** Waits until `count()` reaches `target` or stops moving for 3 s (at most 30 s). */
-async function settle(count: () => Promise<number>, target: number): Promise<number> {
+/** Waits until `count()` reaches `target` or stops moving for `quietMs` (at most `maxMs`). */
+async function settle(count: () => Promise<number>, target: number, { quietMs = 3_000, maxMs = 30_000, pollMs = 250 } = {}): Promise<number> {
   let last = -1;
   let since = Date.now();
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + maxMs;
   for (;;) {
     const n = await count();
     if (n >= target || Date.now() > deadline) return n;
     if (n !== last) {
       last = n;
       since = Date.now();
-    } else if (Date.now() - since > 3_000) return n;
-    await sleep(250);
+    } else if (Date.now() - since > quietMs) return n;
+    await sleep(pollMs);
   }
 }
 
@@ -115,19 +115,8 @@ async function faults(rig: ScenarioRig, client: Client, options: Record<string, 
     const { page, arrived } = await open(rig, client, `/scenario-faults-${client}-${seed}.html`, { ours: ours.url, posthog: posthog.url }, options);
     try {
       await page.evaluate(({ n }) => (window as unknown as BenchWindow).bench.trackRich('faulty', n, 'faults'), { n: FAULTY_EVENTS });
-      // Retries with backoff take a while: wait for the count to stop moving (posthog-js retries for longer).
-      let last = -1;
-      let since = Date.now();
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const n = await arrived('faulty');
-        if (n >= FAULTY_EVENTS || Date.now() > deadline) return n;
-        if (n !== last) {
-          last = n;
-          since = Date.now();
-        } else if (Date.now() - since > 15_000) return n;
-        await sleep(500);
-      }
+      // Retries with backoff take a while: wait longer for the count to stop moving (posthog-js retries for longer).
+      return await settle(() => arrived('faulty'), FAULTY_EVENTS, { quietMs: 15_000, maxMs: 120_000, pollMs: 500 });
     } finally {
       await page.close();
     }

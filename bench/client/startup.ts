@@ -69,7 +69,16 @@ const TASK_NAMES = new Set(['ThreadControllerImpl::RunTask', 'RunTask']);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const urlPath = (url: unknown): string => (typeof url === 'string' ? url.replace(/^https?:\/\/[^/]+/, '') : '');
 
+/** The app bundle's path per client build: made once, then every load of the page reuses it. */
+const appBundles = new Map<string, Promise<string>>();
+
 /** The esbuild bundle of `import { createAnalytics } from 'service-analytics'`, one file, as an app may build it. */
+function appBundle(clientDir: string): Promise<string> {
+  let bundle = appBundles.get(clientDir);
+  if (bundle === undefined) appBundles.set(clientDir, (bundle = writeAppBundle(clientDir)));
+  return bundle;
+}
+
 async function writeAppBundle(clientDir: string): Promise<string> {
   const result = await build({
     stdin: { contents: `import { createAnalytics } from './index.js';\nwindow.createAnalytics = createAnalytics;\n`, resolveDir: clientDir, loader: 'js' },
@@ -202,9 +211,8 @@ function hotFunctions(events: readonly TraceEvent[], main: TraceEvent): string[]
 export async function measureStartup(rig: StartupRig, kind: StartupPage, round: number, detail = false): Promise<StartupResult> {
   const project = await rig.server.createProject();
   const config = { apiKey: project.writeKey, projectId: project.id, endpoint: rig.server.url };
-  const appBundle = await writeAppBundle(rig.clientDir);
   const path = `/startup-${kind}-${round}.html`;
-  rig.web.setPage(path, { html: html(kind, config, appBundle, rig.captureUrl), headers: rig.headers });
+  rig.web.setPage(path, { html: html(kind, config, await appBundle(rig.clientDir), rig.captureUrl), headers: rig.headers });
   return startupWork(await traceLoad(rig.browser, `${rig.web.url}${path}`, detail), detail);
 }
 

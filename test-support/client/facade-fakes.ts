@@ -155,10 +155,10 @@ export async function pageObserversReady(): Promise<void> {
   await endOfTask();
 }
 
-/** Waits until a client made before the call has its beacon sender (a lazily imported chunk). */
+/** Waits until a client made before the call has its beacon sender (it comes with the chunk that starts the core). */
 export async function beaconSenderReady(): Promise<void> {
   await afterStartSettled();
-  await import('../../main/unload/beacon.js');
+  await import('../../main/delivery/worker-start.js');
   await endOfTask();
 }
 
