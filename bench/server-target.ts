@@ -105,7 +105,7 @@ async function startOurs(location: string, noop = false): Promise<Running> {
   await opened.init();
   const store = noop ? noopWrites(opened) : opened;
   const now = Date.now();
-  await store.createProject({ id: PROJECT_ID, name: 'Benchmark', createdAt: now, fullIp: false, corsOrigins: [] });
+  await store.createProject({ id: PROJECT_ID, name: 'Benchmark', createdAt: now, fullIp: false, corsOrigins: [], bots: 'drop' });
   const { key, record } = generateKey(PROJECT_ID, 'write', now);
   await store.createKey(record);
   const running = await serve({ store, logger: silentLogger, port: 0, host: '127.0.0.1' });

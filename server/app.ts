@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { LIMITS } from '../protocol/index.js';
 import { createBodyReader } from './body.js';
+import { createBotDetector } from './bot-filter.js';
 import { createByteBudget } from './byte-budget.js';
 import { DEFAULT_SKEW_THRESHOLD_MS } from './clock-skew.js';
 import { type DemoProject, demoConfigRoute } from './demo-project.js';
@@ -15,9 +16,11 @@ import { healthzRoute, metricsRoute, readyzRoute } from './routes/operations.js'
 import { getRecordingRoute, listEventsRoute, listSessionsRoute } from './routes/read-api.js';
 import { createRecordingParser } from './recording-parser.js';
 import { recordingsRoute } from './routes/recordings.js';
+import { deleteUserRoute, exportRoute } from './routes/users-and-export.js';
 import type { RouteContext } from './routes/route-context.js';
 import { type StaticFilesOptions, staticFiles } from './static-files.js';
 import type { EventStore } from './store/event-store.js';
+import { createVisitorIds } from './visitor-id.js';
 import { type WriteQueue, type WriteQueueOptions, createWriteQueue } from './write-queue.js';
 
 /** Options of {@link createApp}. */
@@ -73,6 +76,27 @@ export interface AppOptions {
    * @default undefined (no such route)
    */
   demo?: DemoProject;
+  /**
+   * A path prefix for the whole `/api/v1/…` API, e.g. `/stats`: the server then answers
+   * `/stats/api/v1/events/batch` and no longer `/api/v1/events/batch`, for a same-origin proxy
+   * under a neutral path (docs/decisions.md, "Base path"). `/healthz`, `/readyz` and `/metrics`
+   * stay at the root, for the operator's probes, not the app's proxy. CLI `start --base-path`.
+   * @default '' (the API at the root)
+   */
+  basePath?: string;
+}
+
+/**
+ * `basePath` as a router prefix: '' for none, else `/segment[/segment…]` without a trailing slash.
+ * @throws Error for a prefix that is not a plain path (the CLI names the flag)
+ */
+export function normalizeBasePath(basePath: string | undefined): string {
+  const trimmed = (basePath ?? '').trim().replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(trimmed) || /(^|\/)\.\.?(\/|$)/.test(trimmed)) {
+    throw new Error(`The base path must look like /stats (letters, digits, ".", "_", "~", "-" between slashes), not "${basePath}".`);
+  }
+  return trimmed;
 }
 
 /** The Koa app, plus what its owner needs to stop it cleanly. */
@@ -110,20 +134,28 @@ export function createApp(options: AppOptions): AnalyticsApp {
     recordingBudget: createByteBudget(options.maxRecordingBytesInFlight ?? 128 * 1024 * 1024),
     maxEventsPerBatch: options.maxEventsPerBatch ?? LIMITS.maxEventsPerBatch,
     sessionIdleMs: options.sessionIdleMs ?? 30 * 60_000,
+    bots: createBotDetector(),
+    visitorIds: createVisitorIds({ store: options.store, logger }),
   };
 
-  const router = new Router();
+  const basePath = normalizeBasePath(options.basePath);
+  const router = new Router(basePath === '' ? {} : { prefix: basePath });
   // The per-address limit sits on each API route rather than before the router, so that the two
   // cannot disagree on which spellings of a path are API requests.
   const limited = rateLimiter.byIp;
   router.post('/api/v1/events/batch', limited, eventsBatchRoute(rc));
   router.post('/api/v1/sessions/:sessionId/recordings', limited, recordingsRoute(rc));
   router.get('/api/v1/events', limited, listEventsRoute(rc));
+  router.get('/api/v1/export', limited, exportRoute(rc));
   router.get('/api/v1/sessions', limited, listSessionsRoute(rc));
   router.get('/api/v1/sessions/:sessionId/recording', limited, getRecordingRoute(rc));
-  router.get('/healthz', healthzRoute());
-  router.get('/readyz', readyzRoute(rc));
-  router.get('/metrics', metricsRoute(rc));
+  router.delete('/api/v1/users/:userId', limited, deleteUserRoute(rc));
+  // Operations stay at the root whatever the base path: probes and scrapers reach the server
+  // directly, and a proxy that forwards only the base path then never exposes /metrics.
+  const operations = new Router();
+  operations.get('/healthz', healthzRoute());
+  operations.get('/readyz', readyzRoute(rc));
+  operations.get('/metrics', metricsRoute(rc));
 
   // Behind a proxy, the client address is the one that proxy appended: the last entry of
   // X-Forwarded-For. The entries before it are whatever the client sent, so reading the first
@@ -137,6 +169,8 @@ export function createApp(options: AppOptions): AnalyticsApp {
   // Before the routes and their rate limit, so a browser can read a 429 and its Retry-After
   // cross-origin.
   koa.use(cors(options.corsOrigins ?? ['*']));
+  koa.use(operations.routes());
+  koa.use(operations.allowedMethods({ throw: true }));
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));
   // Last: only what no API route answered falls back to files.

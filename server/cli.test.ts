@@ -94,7 +94,7 @@ describe('service-analytics-server CLI on SQLite', () => {
   });
 
   it('starts, serves with the created keys, rotates and revokes keys at once, and stops on SIGTERM', async () => {
-    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Live', '--json', '--db', db])).stdout) as Created;
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Live', '--bots', 'keep', '--json', '--db', db])).stdout) as Created;
     const server = await startServerProcess(cli, [], { SA_DB: db });
     try {
       expect(server.log()).toMatch(/"msg":"listening","address":"http:\/\/127\.0\.0\.1:\d+"/);
@@ -129,7 +129,7 @@ describe('service-analytics-server CLI on SQLite', () => {
   });
 
   it('prune --retention-days deletes old events and keeps new ones', async () => {
-    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Old', '--json', '--db', db])).stdout) as Created;
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Old', '--bots', 'keep', '--json', '--db', db])).stdout) as Created;
     const server = await startServerProcess(cli, ['--db', db]);
     const old = makeEvent({ timestamp: new Date(Date.now() - 40 * 86_400_000).toISOString() });
     const fresh = makeEvent();
@@ -142,5 +142,84 @@ describe('service-analytics-server CLI on SQLite', () => {
     const pruned = await runCli(cli, ['prune', '--retention-days', '30', '--json', '--db', db]);
     expect(pruned.code).toBe(0);
     expect(JSON.parse(pruned.stdout)).toMatchObject({ events: 1 });
+  });
+
+  it('project create --bots and project set ID --bots set the bot policy; a bad value or project is named', async () => {
+    const byDefault = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Bots', '--json', '--db', db])).stdout) as Created;
+    const flagged = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Flag', '--bots', 'flag', '--json', '--db', db])).stdout) as Created;
+    const policies = async () => {
+      const list = JSON.parse((await runCli(cli, ['project', 'list', '--json', '--db', db])).stdout) as Array<{ id: string; bots: string }>;
+      return Object.fromEntries(list.filter((p) => p.id === byDefault.projectId || p.id === flagged.projectId).map((p) => [p.id, p.bots]));
+    };
+    expect(await policies()).toEqual({ [byDefault.projectId]: 'drop', [flagged.projectId]: 'flag' });
+    const set = await runCli(cli, ['project', 'set', byDefault.projectId, '--bots', 'keep', '--json', '--db', db]);
+    expect([set.code, JSON.parse(set.stdout)]).toEqual([0, { projectId: byDefault.projectId, bots: 'keep' }]);
+    expect(await policies()).toEqual({ [byDefault.projectId]: 'keep', [flagged.projectId]: 'flag' });
+
+    const bad = await runCli(cli, ['project', 'create', '--name', 'X', '--bots', 'block', '--db', db]);
+    expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([2, '--bots must be drop, flag, keep; not "block".']);
+    expect((await runCli(cli, ['project', 'set', 'proj_missing', '--bots', 'flag', '--db', db])).stderr).toMatch(/^No project proj_missing\./);
+    expect((await runCli(cli, ['project', 'set', byDefault.projectId, '--db', db])).stderr).toMatch(/^project set needs a setting to change/);
+    expect((await runCli(cli, ['project', 'set', '--bots', 'flag', '--db', db])).stderr).toMatch(/^project set needs the project id/);
+    const help = (await runCli(cli, ['--help'])).stdout;
+    for (const text of ['project set ID --bots drop|flag|keep', '--bots drop|flag|keep', 'export --project ID', 'delete-user --project ID USER_ID', '--base-path P', 'SA_BASE_PATH']) {
+      expect(help).toContain(text);
+    }
+  });
+
+  it('export writes every event as NDJSON oldest first, to --out or stdout, within --from/--to; delete-user deletes a user', async () => {
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Export', '--json', '--db', db])).stdout) as Created;
+    const { createSqliteStore } = await import('./store/sqlite-store.js');
+    const { makeEvent: storedEvent } = await import('./store/event-store.fixtures.js');
+    const store = createSqliteStore({ path: db });
+    await store.init();
+    const t0 = Date.parse('2026-03-01T00:00:00.000Z');
+    // More than one export page (1000), so the CLI walks pages.
+    const events = Array.from({ length: 1203 }, (_, n) =>
+      storedEvent(created.projectId, n, { timestamp: t0 + n * 1000, userId: n % 100 === 0 ? 'erase-me' : 'stay' }),
+    );
+    await store.write({ events, chunks: [] });
+    await store.close();
+
+    const out = join(dir, 'export.ndjson');
+    const toFile = await runCli(cli, ['export', '--project', created.projectId, '--out', out, '--db', db]);
+    expect([toFile.code, toFile.stderr]).toEqual([0, `Exported 1203 events to ${out}.\n`]);
+    const { readFileSync, statSync } = await import('node:fs');
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const lines = readFileSync(out, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((l) => (JSON.parse(l) as { event_id: string }).event_id)).toEqual(events.map((e) => e.eventId));
+
+    const ranged = await runCli(cli, ['export', '--project', created.projectId, '--from', new Date(t0 + 10_000).toISOString(), '--to', String(t0 + 20_000), '--db', db]);
+    const rangedIds = ranged.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { event_id: string }).event_id);
+    expect(rangedIds).toEqual(events.slice(10, 20).map((e) => e.eventId));
+    expect((await runCli(cli, ['export', '--project', created.projectId, '--from', 'soon', '--db', db])).code).toBe(2);
+    expect((await runCli(cli, ['export', '--project', 'proj_missing', '--db', db])).stderr).toMatch(/^No project proj_missing\./);
+
+    const deleted = await runCli(cli, ['delete-user', '--project', created.projectId, 'erase-me', '--json', '--db', db]);
+    expect(JSON.parse(deleted.stdout)).toEqual({ projectId: created.projectId, userId: 'erase-me', events: 13, recordings: 0 });
+    const after = await runCli(cli, ['export', '--project', created.projectId, '--db', db]);
+    expect(after.stdout.trim().split('\n')).toHaveLength(1190);
+    expect(after.stdout).not.toContain('erase-me');
+    expect((await runCli(cli, ['delete-user', '--project', created.projectId, '--db', db])).stderr).toMatch(/^delete-user needs the user id/);
+  });
+
+  it('start --base-path serves the API under the prefix only, operations at the root; a bad prefix is named', async () => {
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Prefixed', '--bots', 'keep', '--json', '--db', db])).stdout) as Created;
+    const server = await startServerProcess(cli, ['--db', db, '--base-path', '/stats/']);
+    try {
+      expect(server.log()).toContain('"basePath":"/stats"');
+      expect((await post(`${server.url}/stats`, created, created.apiKey, [makeEvent()])).status).toBe(200);
+      const root = await post(server.url, created, created.apiKey, [makeEvent()]);
+      expect([root.status, ((await root.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${server.url}/stats/healthz`)).status).toBe(404);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    const bad = await runCli(cli, ['start', '--db', db, '--base-path', 'stats/../x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^--base-path: The base path must look like \/stats/);
   });
 });

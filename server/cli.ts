@@ -1,16 +1,20 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, existsSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateKey } from './api-keys.js';
+import { normalizeBasePath } from './app.js';
 import { ensureDemoProject } from './demo-project.js';
+import { openEventExport } from './export.js';
 import { randomId } from './ids.js';
 import { type LogLevel, createJsonLogger } from './logger.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit } from './middleware/rate-limit.js';
 import { pruneOlderThanDays } from './retention.js';
 import { serve } from './serve.js';
 import { browserUrl } from './static-files.js';
-import type { EventStore, KeyKind } from './store/event-store.js';
+import { BOT_POLICIES, type BotPolicy, DEFAULT_BOT_POLICY, type EventStore, type KeyKind } from './store/event-store.js';
 import { openStore } from './store/open-store.js';
 import { SERVER_VERSION } from './version.js';
 
@@ -22,6 +26,7 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--host H', ['start: address'], 'SA_HOST (default 127.0.0.1)'],
   ['--trust-proxy', ['start: client IP from X-Forwarded-For'], 'SA_TRUST_PROXY=1'],
   ['--cors-origin O', ['start: allowed origin, repeatable'], 'SA_CORS_ORIGIN (comma list; default *)'],
+  ['--base-path P', ['start: serve the API under P (/stats:', '/stats/api/v1/…); /healthz, /readyz,', '/metrics stay at the root'], 'SA_BASE_PATH (default none)'],
   ['--retention-days N', ['start: prune older data hourly'], 'SA_RETENTION_DAYS'],
   ['--rate-limit-project R[:B]', ['start: R requests/s per project and', 'key kind, bursts of B (default 2R);', 'off disables it'], 'SA_RATE_LIMIT_PROJECT (default 1000:2000)'],
   ['--rate-limit-ip R[:B]', ['start: R requests/s per client address', '(IPv6: per /64), bursts of B; off', 'disables it'], 'SA_RATE_LIMIT_IP (default 200:400)'],
@@ -29,6 +34,9 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--serve-example DIR', ['start: serve a built app (dist/example)', 'at /, SPA fallback to its index.html'], 'SA_SERVE_EXAMPLE'],
   ['--demo', ['start: make (once) and use a demo project;', 'GET /demo/config.json gives its keys', 'to loopback clients only'], 'SA_DEMO=1'],
   ['--demo-file PATH', ["start: the demo keys' file (0600)"], 'SA_DEMO_FILE (default demo-project.json beside the SQLite file, else ./data/)'],
+  ['--bots drop|flag|keep', ['project create/set: bot events are', 'dropped, stored flagged, or kept'], '(default drop)'],
+  ['--from T, --to T', ['export: time range, ISO 8601 or ms', '(from inclusive, to exclusive)'], ''],
+  ['--out FILE', ['export: write there (default stdout)'], ''],
   ['--log-level L', ['debug|info|warn|error'], 'SA_LOG_LEVEL (default info)'],
   ['--json', ['print machine-readable output'], ''],
   ['-h, --help', ['print this help'], ''],
@@ -51,12 +59,15 @@ const USAGE = `Usage: service-analytics-server <command> [options]
 Commands:
   start                      serve the ingestion API until SIGTERM/SIGINT
   project create --name N    create a project with a write key and a read key (shown once)
+  project set ID --bots drop|flag|keep   change a project's bot policy
   project list               list projects
   key create --project ID --kind write|read
   key rotate --project ID --kind write|read   new key; the old ones of that kind stop working
   key revoke --key-id ID     the key stops working at once
   key list --project ID
   prune --retention-days N   delete events and recordings older than N days
+  export --project ID        the project's events as NDJSON, oldest first
+  delete-user --project ID USER_ID   delete a user's events and recordings
   help                       print this help
 
 Options (each also an environment variable):
@@ -72,6 +83,7 @@ const OPTIONS = {
   host: { type: 'string', env: 'SA_HOST' },
   'trust-proxy': { type: 'boolean', env: 'SA_TRUST_PROXY' },
   'cors-origin': { type: 'string', multiple: true, env: 'SA_CORS_ORIGIN' },
+  'base-path': { type: 'string', env: 'SA_BASE_PATH' },
   'retention-days': { type: 'string', env: 'SA_RETENTION_DAYS' },
   'rate-limit-project': { type: 'string', env: 'SA_RATE_LIMIT_PROJECT' },
   'rate-limit-ip': { type: 'string', env: 'SA_RATE_LIMIT_IP' },
@@ -85,6 +97,10 @@ const OPTIONS = {
   kind: { type: 'string' },
   'key-id': { type: 'string' },
   'full-ip': { type: 'boolean' },
+  bots: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  out: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -137,6 +153,32 @@ function rateLimitOf(values: Values, name: string, fallback: RateLimit): RateLim
     throw new UsageError(`--${name} must be RATE or RATE:BURST (requests per second, burst), or off; not "${raw}".`);
   }
   return { ratePerSecond, burst };
+}
+
+function botsOf(values: Values): BotPolicy | undefined {
+  const bots = str(values, 'bots');
+  if (bots === undefined) return undefined;
+  if (!(BOT_POLICIES as readonly string[]).includes(bots)) throw new UsageError(`--bots must be ${BOT_POLICIES.join(', ')}; not "${bots}".`);
+  return bots as BotPolicy;
+}
+
+/** `--from` / `--to`: ISO 8601 or milliseconds since the epoch, as the read API takes them. */
+function timeOf(values: Values, name: string): number | undefined {
+  const raw = str(values, name);
+  if (raw === undefined) return undefined;
+  const ms = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
+  if (!Number.isFinite(ms)) throw new UsageError(`--${name} must be an ISO 8601 time or milliseconds since the epoch, not "${raw}".`);
+  return ms;
+}
+
+/** Writes every line to `out`, waiting for `drain` whenever its buffer is full: constant memory. */
+async function writeLines(lines: AsyncIterable<string>, out: Writable): Promise<number> {
+  let n = 0;
+  for await (const line of lines) {
+    n++;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  return n;
 }
 
 function kindOf(values: Values): KeyKind {
@@ -197,6 +239,12 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const store = await openStore(location);
     await store.init();
     const retentionDays = positiveInt(values, 'retention-days');
+    let basePath: string;
+    try {
+      basePath = normalizeBasePath(str(values, 'base-path'));
+    } catch (error) {
+      throw new UsageError(`--base-path: ${(error as Error).message}`);
+    }
     const exampleDir = str(values, 'serve-example');
     if (exampleDir !== undefined && !existsSync(join(exampleDir, 'index.html'))) {
       throw new UsageError(`--serve-example ${exampleDir}: no index.html there; build the example app first (npm run build:example).`);
@@ -219,13 +267,14 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       trustProxy: values['trust-proxy'] === true,
       corsOrigins: Array.isArray(corsOrigins) && corsOrigins.length > 0 ? corsOrigins : ['*'],
       rateLimit,
+      basePath,
       ...(retentionDays === undefined ? {} : { retentionDays }),
       ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir } }),
       ...(demo === undefined ? {} : { demo: demo.demo }),
     });
     if (demo !== undefined) logger.info(demo.created ? 'demo project created' : 'demo project reused', { projectId: demo.demo.projectId, keys: demoFile });
     // Last: whoever waits for this line (scripts, tests) then has every line of the start before it.
-    logger.info('listening', { address: running.url, store: store.kind });
+    logger.info('listening', { address: running.url, store: store.kind, ...(basePath === '' ? {} : { basePath }) });
     await new Promise<void>((resolve) => {
       const stop = (signal: string): void => {
         logger.info('shutting down', { signal });
@@ -245,10 +294,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
 
   if (command === 'project' && sub === 'create') {
     const name = required(values, 'name');
+    const bots = botsOf(values) ?? DEFAULT_BOT_POLICY;
     return withStore(values, async (store) => {
       const now = Date.now();
       const projectId = randomId('proj_', 16);
-      await store.createProject({ id: projectId, name, createdAt: now, fullIp: values['full-ip'] === true, corsOrigins: [] });
+      await store.createProject({ id: projectId, name, createdAt: now, fullIp: values['full-ip'] === true, corsOrigins: [], bots });
       const write = generateKey(projectId, 'write', now);
       const read = generateKey(projectId, 'read', now);
       await store.createKey(write.record);
@@ -256,6 +306,18 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       // writeKey and readKey as the README names them; apiKey (the write key) for scripts written before.
       if (json) print(JSON.stringify({ projectId, writeKey: write.key, readKey: read.key, apiKey: write.key }));
       else print(`Project ${name}\n  project id: ${projectId}\n  write key:  ${write.key}\n  read key:   ${read.key}\nThe keys are shown once; only their hashes are stored.`);
+      return 0;
+    });
+  }
+
+  if (command === 'project' && sub === 'set') {
+    const projectId = parsed.positionals[2];
+    if (projectId === undefined) throw new UsageError('project set needs the project id: project set ID --bots drop|flag|keep.');
+    const bots = botsOf(values);
+    if (bots === undefined) throw new UsageError('project set needs a setting to change: --bots drop|flag|keep.');
+    return withStore(values, async (store) => {
+      if (!(await store.updateProject(projectId, { bots }))) throw new UsageError(`No project ${projectId}.`);
+      print(json ? JSON.stringify({ projectId, bots }) : `Project ${projectId}: bots ${bots}.`);
       return 0;
     });
   }
@@ -313,6 +375,43 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       const n = await pruneOlderThanDays(store, days, Date.now());
       const cutoff = new Date(n.cutoff).toISOString();
       print(json ? JSON.stringify({ events: n.events, chunks: n.chunks, cutoff }) : `Deleted ${n.events} events and ${n.chunks} recording chunks older than ${days} days (before ${cutoff}).`);
+      return 0;
+    });
+  }
+
+  if (command === 'export') {
+    const projectId = required(values, 'project');
+    const from = timeOf(values, 'from');
+    const to = timeOf(values, 'to');
+    if (from !== undefined && to !== undefined && to < from) throw new UsageError('--to must not be before --from.');
+    const outFile = str(values, 'out');
+    return withStore(values, async (store) => {
+      await requireProject(store, projectId);
+      const lines = await openEventExport(store, { projectId, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) });
+      if (outFile === undefined) {
+        await writeLines(lines, process.stdout);
+        return 0;
+      }
+      const out = createWriteStream(outFile, { mode: 0o600 });
+      try {
+        const n = await writeLines(lines, out);
+        await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+        process.stderr.write(`Exported ${n} events to ${outFile}.\n`);
+      } finally {
+        out.destroy();
+      }
+      return 0;
+    });
+  }
+
+  if (command === 'delete-user') {
+    const projectId = required(values, 'project');
+    const userId = sub;
+    if (userId === undefined || userId === '') throw new UsageError('delete-user needs the user id: delete-user --project ID USER_ID.');
+    return withStore(values, async (store) => {
+      await requireProject(store, projectId);
+      const deleted = await store.deleteUser(projectId, userId);
+      print(json ? JSON.stringify({ projectId, userId, ...deleted }) : `Deleted ${deleted.events} events and ${deleted.recordings} recording chunks of user ${userId}.`);
       return 0;
     });
   }

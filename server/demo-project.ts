@@ -8,6 +8,10 @@
  * - On a later start the file is reused when its project and both keys are still live in the
  *   database; otherwise (a new database, a revoked key, a corrupt file) a new demo project is made
  *   and the file replaced.
+ * - The demo project keeps bot events (`bots: 'keep'`, docs/decisions.md, "Bot filtering"): a
+ *   developer often tries the example app from an automated browser (playwright, a headless
+ *   Chromium), whose events the default policy would acknowledge and not store. A reused project
+ *   keeps whatever policy it has (`project set ID --bots …` changes it).
  * - `/demo/config.json` hands out a READ key, so it answers only a loopback client that asked
  *   a loopback host name directly: not through a proxy (`Forwarded`, `X-Forwarded-For`), not for
  *   another origin (`Origin` must be the server's own; no CORS headers), and not for a foreign
@@ -96,7 +100,7 @@ export async function ensureDemoProject(store: EventStore, options: EnsureDemoPr
   if (existing !== undefined) return { demo: existing, created: false };
   const now = (options.now ?? Date.now)();
   const projectId = randomId('proj_', 16);
-  await store.createProject({ id: projectId, name: options.name ?? 'Example app (demo)', createdAt: now, fullIp: false, corsOrigins: [] });
+  await store.createProject({ id: projectId, name: options.name ?? 'Example app (demo)', createdAt: now, fullIp: false, corsOrigins: [], bots: 'keep' });
   const write = generateKey(projectId, 'write', now);
   const read = generateKey(projectId, 'read', now);
   await store.createKey(write.record);

@@ -9,12 +9,16 @@ export { createSqliteStore } from './store/sqlite-store.js';
 export { createPostgresStore } from './store/postgres-store.js';
 export type {
   ApiKeyRecord,
+  BotPolicy,
+  DeletedUser,
   EventPage,
   EventQuery,
   EventRow,
   EventStore,
+  ExportQuery,
   KeyKind,
   Project,
+  ProjectChanges,
   Recording,
   SessionSummary,
   StoredEvent,

@@ -9,6 +9,10 @@ export interface Metrics {
   eventsRejected(n: number): void;
   eventsDeduplicated(n: number): void;
   chunksStored(n: number): void;
+  /** Bot events acknowledged and not stored (project policy `drop`). */
+  botEventsDropped(n: number): void;
+  /** Bot events stored with `is_bot` set (project policy `flag`). */
+  botEventsFlagged(n: number): void;
   /** Records one group commit: its duration in seconds and its size in items. */
   commit(seconds: number, items: number): void;
   rateLimited(scope: 'project' | 'ip'): void;
@@ -30,6 +34,8 @@ export function createMetrics(): Metrics {
   let rejected = 0;
   let deduplicated = 0;
   let chunks = 0;
+  let botsDropped = 0;
+  let botsFlagged = 0;
   let commits = 0;
   let commitSeconds = 0;
   let committedItems = 0;
@@ -45,6 +51,8 @@ export function createMetrics(): Metrics {
     eventsRejected: (n) => void (rejected += n),
     eventsDeduplicated: (n) => void (deduplicated += n),
     chunksStored: (n) => void (chunks += n),
+    botEventsDropped: (n) => void (botsDropped += n),
+    botEventsFlagged: (n) => void (botsFlagged += n),
     commit(seconds, items) {
       commits++;
       commitSeconds += seconds;
@@ -70,6 +78,12 @@ export function createMetrics(): Metrics {
         '# HELP sa_events_deduplicated_total Events acknowledged that were already stored.',
         '# TYPE sa_events_deduplicated_total counter',
         `sa_events_deduplicated_total ${deduplicated}`,
+        '# HELP sa_events_bot_dropped_total Bot events acknowledged and not stored (project policy drop).',
+        '# TYPE sa_events_bot_dropped_total counter',
+        `sa_events_bot_dropped_total ${botsDropped}`,
+        '# HELP sa_events_bot_flagged_total Bot events stored with is_bot set (project policy flag).',
+        '# TYPE sa_events_bot_flagged_total counter',
+        `sa_events_bot_flagged_total ${botsFlagged}`,
         '# HELP sa_recording_chunks_total Recording chunks stored.',
         '# TYPE sa_recording_chunks_total counter',
         `sa_recording_chunks_total ${chunks}`,

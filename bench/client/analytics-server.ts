@@ -34,7 +34,9 @@ export async function startBenchServer(): Promise<BenchServer> {
     async createProject() {
       const now = Date.now();
       const id = `proj_clientbench${++projects}`;
-      await store.createProject({ id, name: id, createdAt: now, fullIp: false, corsOrigins: [] });
+      // Headless Chromium under playwright is a bot to the server (navigator.webdriver, HeadlessChrome):
+      // the benchmark's events must be stored, so its projects keep bots.
+      await store.createProject({ id, name: id, createdAt: now, fullIp: false, corsOrigins: [], bots: 'keep' });
       const { key, record } = generateKey(id, 'write', now);
       await store.createKey(record);
       return { id, writeKey: key };

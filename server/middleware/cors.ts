@@ -20,7 +20,7 @@ export function cors(origins: readonly string[]): Middleware {
       ctx.status = 204;
       if (ok) {
         ctx.set('Access-Control-Allow-Origin', origin);
-        ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+        ctx.set('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
         ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
         ctx.set('Access-Control-Max-Age', MAX_AGE_SECONDS);
       }

@@ -148,6 +148,8 @@ describe.each(STORE_KINDS)('hardening on %s', (kind) => {
             properties: {},
             userAgent: null,
             ipAddress: null,
+            isBot: false,
+            visitorId: null,
           },
         ],
         chunks: [],

@@ -12,7 +12,9 @@ import type { RouteContext } from './route-context.js';
 /**
  * `POST /api/v1/events/batch` (docs/protocol.md): a bare JSON array of backend events, by header
  * credentials or, as the beacon form, by query credentials with `text/plain`. Valid events are
- * stored even when others in the batch are not; the answer comes after the commit.
+ * stored even when others in the batch are not; the answer comes after the commit. Each stored
+ * event gets its cookieless visitor id (`visitor-id.ts`); bot events are dropped, flagged or kept
+ * as the project says (`bot-filter.ts`).
  */
 export function eventsBatchRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
@@ -36,28 +38,53 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     const ipAddress = rawIp && !caller.project.fullIp ? truncateIp(rawIp) : rawIp;
     const projectId = caller.project.id;
     const requestAgent = ctx.get('user-agent') || null;
-    const stored = check.events.map((e) => toStoredEvent(e, projectId, receivedAt, offsetMs, ipAddress, requestAgent));
+    // The visitor id hashes the full address, before truncation (visitor-id.ts).
+    const visitorOf = await rc.visitorIds.forRequest(projectId, rawIp, receivedAt);
+    const policy = caller.project.bots;
+    const stored: StoredEvent[] = [];
+    let botsDropped = 0;
+    for (const e of check.events) {
+      const userAgent = e.user_agent ?? requestAgent;
+      // `keep` skips the check; `drop` acknowledges a bot's event without storing it, never a 4xx,
+      // so that no client retries it (docs/decisions.md, "Bot filtering").
+      const isBot = policy !== 'keep' && rc.bots.isBotEvent(userAgent, e.properties);
+      if (isBot && policy === 'drop') {
+        botsDropped++;
+        continue;
+      }
+      stored.push(toStoredEvent(e, projectId, receivedAt, offsetMs, { ipAddress, userAgent, isBot, visitorId: visitorOf(userAgent) }));
+    }
+    if (botsDropped > 0) rc.metrics.botEventsDropped(botsDropped);
 
-    const result = await rc.writeQueue.submit(stored, []);
-    let duplicates = 0;
-    for (const inserted of result.eventInserted) if (!inserted) duplicates++;
-    rc.metrics.eventsAccepted(stored.length - duplicates);
-    rc.metrics.eventsDeduplicated(duplicates);
+    if (stored.length > 0) {
+      const result = await rc.writeQueue.submit(stored, []);
+      let duplicates = 0;
+      let flagged = 0;
+      result.eventInserted.forEach((inserted, i) => {
+        if (!inserted) duplicates++;
+        else if (stored[i]?.isBot) flagged++;
+      });
+      rc.metrics.eventsAccepted(stored.length - duplicates);
+      rc.metrics.eventsDeduplicated(duplicates);
+      if (flagged > 0) rc.metrics.botEventsFlagged(flagged);
+    }
 
-    const answer: BatchResponse = { success: true, processed: stored.length };
+    // Dropped bot events count as processed: they were accepted, and a client must not resend them.
+    const answer: BatchResponse = { success: true, processed: check.events.length };
     if (check.rejected.length > 0) answer.errors = check.rejected;
     ctx.body = answer;
   };
 }
 
-function toStoredEvent(
-  e: BackendEvent,
-  projectId: string,
-  receivedAt: number,
-  offsetMs: number,
-  ipAddress: string | null,
-  requestAgent: string | null,
-): StoredEvent {
+/** What the server adds to an event beside its time: address, agent, bot flag, visitor. */
+interface ServerFields {
+  ipAddress: string | null;
+  userAgent: string | null;
+  isBot: boolean;
+  visitorId: string | null;
+}
+
+function toStoredEvent(e: BackendEvent, projectId: string, receivedAt: number, offsetMs: number, fields: ServerFields): StoredEvent {
   const clientTime = e.timestamp ? parseIsoTimestamp(e.timestamp) : null;
   return {
     projectId,
@@ -69,7 +96,6 @@ function toStoredEvent(
     clientTimestamp: clientTime !== null && offsetMs !== 0 ? clientTime : null,
     receivedAt,
     properties: e.properties ?? {},
-    userAgent: e.user_agent ?? requestAgent,
-    ipAddress,
+    ...fields,
   };
 }

@@ -1,10 +1,12 @@
-import type { Middleware, ParameterizedContext } from 'koa';
+import type { Middleware } from 'koa';
 import { SESSION_ID_PATTERN } from '../../protocol/index.js';
 import { HttpError } from '../http-error.js';
 import { authenticate } from '../middleware/authenticate.js';
-import type { EventQuery, EventRow, SessionSummary } from '../store/event-store.js';
+import type { EventQuery, SessionSummary } from '../store/event-store.js';
 import { cleanText } from '../store/sanitize.js';
 import { isStoreError } from '../store/store-error.js';
+import { eventToWire, isoTime } from './event-wire.js';
+import { param, parseTime } from './query-params.js';
 import type { RouteContext } from './route-context.js';
 
 const DEFAULT_PAGE = 100;
@@ -81,14 +83,6 @@ export function getRecordingRoute(rc: RouteContext): Middleware {
   };
 }
 
-function param(ctx: ParameterizedContext, name: string): string | undefined {
-  const value = ctx.query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new HttpError('VALIDATION_ERROR', `Give "${name}" at most once.`);
-  if (value.length > 512) throw new HttpError('VALIDATION_ERROR', `"${name}" is too long.`);
-  return value;
-}
-
 function parseLimit(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_PAGE;
   const n = Number(raw);
@@ -96,36 +90,6 @@ function parseLimit(raw: string | undefined): number {
     throw new HttpError('VALIDATION_ERROR', `"limit" must be an integer from 1 to ${MAX_PAGE}.`);
   }
   return n;
-}
-
-function parseTime(name: string, raw: string): number {
-  const ms = /^\d+$/.test(raw) ? Number(raw) : Date.parse(raw);
-  if (!Number.isFinite(ms)) throw new HttpError('VALIDATION_ERROR', `"${name}" must be an ISO 8601 time or milliseconds since the epoch.`);
-  return ms;
-}
-
-/**
- * A stored time as ISO text, or null for one no Date can hold. New rows are always inside the
- * accepted window (`clock-skew.ts`), but a listing must not fail on any row a store holds.
- */
-function isoTime(ms: number): string | null {
-  const date = new Date(ms);
-  return Number.isNaN(date.getTime()) ? null : date.toISOString();
-}
-
-function eventToWire(e: EventRow): Record<string, unknown> {
-  return {
-    event_id: e.eventId,
-    event_type: e.eventType,
-    user_id: e.userId,
-    session_id: e.sessionId,
-    timestamp: isoTime(e.timestamp),
-    client_timestamp: e.clientTimestamp === null ? null : isoTime(e.clientTimestamp),
-    received_at: isoTime(e.receivedAt),
-    properties: e.properties,
-    user_agent: e.userAgent,
-    ip_address: e.ipAddress,
-  };
 }
 
 function sessionToWire(s: SessionSummary, now: number, idleMs: number): Record<string, unknown> {

@@ -1,10 +1,12 @@
 import type { BodyReader } from '../body.js';
+import type { BotDetector } from '../bot-filter.js';
 import type { ByteBudget } from '../byte-budget.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import type { RecordingParser } from '../recording-parser.js';
 import type { EventStore } from '../store/event-store.js';
+import type { VisitorIds } from '../visitor-id.js';
 import type { WriteQueue } from '../write-queue.js';
 
 /** What every route handler is built from. */
@@ -27,4 +29,8 @@ export interface RouteContext {
   maxEventsPerBatch: number;
   /** A recorded session without a final chunk counts as finished after this much silence, ms. */
   sessionIdleMs: number;
+  /** Tells bot events (remembering the verdict per user agent). */
+  bots: BotDetector;
+  /** Makes the cookieless visitor ids of a request. */
+  visitorIds: VisitorIds;
 }

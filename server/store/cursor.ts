@@ -33,7 +33,7 @@ export function clampPageLimit(limit: number): number {
 }
 
 /** Largest |time| a Date can hold, ms; also well inside BIGINT and exact in a double. */
-const MAX_TIME = 8.64e15;
+export const MAX_TIME = 8.64e15;
 
 /**
  * A `from` / `to` bound as a whole number of ms with the same meaning: stored times are whole

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { allPages, useStore, type MakeStore } from './event-store.contract-support.js';
 import type { EventStore, StoredEvent } from './event-store.js';
 import { T0, eventId, makeChunk, makeEvent, makeKey, makeProject, newProjectId, recorded } from './event-store.fixtures.js';
+import { describePrivacyContract } from './event-store.privacy-contract.js';
 import { describeRecordingContract } from './event-store.recording-contract.js';
 
 export type { MakeStore } from './event-store.contract-support.js';
@@ -292,4 +293,5 @@ export function describeEventStore(name: string, makeStore: MakeStore): void {
   });
 
   describeRecordingContract(name, makeStore);
+  describePrivacyContract(name, makeStore);
 }

@@ -34,6 +34,8 @@ export function makeEvent(projectId: string, n: number, overrides: Partial<Store
     properties: { path: `/p/${n}`, n, ok: true, none: null },
     userAgent: 'Mozilla/5.0 (test)',
     ipAddress: '203.0.113.0',
+    isBot: false,
+    visitorId: 'visitor-1',
     ...overrides,
   };
 }
@@ -68,7 +70,7 @@ export function makeChunk(
 
 /** A project record. */
 export function makeProject(id: string, overrides: Partial<Project> = {}): Project {
-  return { id, name: `Project ${id}`, createdAt: T0, fullIp: false, corsOrigins: [], ...overrides };
+  return { id, name: `Project ${id}`, createdAt: T0, fullIp: false, corsOrigins: [], bots: 'drop', ...overrides };
 }
 
 /** A key record with a random hash. */

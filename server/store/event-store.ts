@@ -3,6 +3,19 @@ import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
 /** Which side of the product a key opens: browser write keys are public, read keys are secret. */
 export type KeyKind = 'write' | 'read';
 
+/**
+ * What the server does with events from crawlers, headless browsers and automated browsers
+ * (docs/decisions.md, "Bot filtering"): `drop` acknowledges them without storing, `flag` stores
+ * them with `isBot` set, `keep` stores them as any other event.
+ */
+export type BotPolicy = 'drop' | 'flag' | 'keep';
+
+/** Every {@link BotPolicy}, in the order the CLI's help names them. */
+export const BOT_POLICIES: readonly BotPolicy[] = ['drop', 'flag', 'keep'];
+
+/** The policy of a project created without one, and of projects that existed before policies did. */
+export const DEFAULT_BOT_POLICY: BotPolicy = 'drop';
+
 /** A project as stored. */
 export interface Project {
   id: string;
@@ -12,6 +25,13 @@ export interface Project {
   fullIp: boolean;
   /** Origins allowed by CORS for this project, in addition to the server-wide ones. */
   corsOrigins: string[];
+  /** What happens to bot events. @default 'drop' */
+  bots: BotPolicy;
+}
+
+/** What {@link EventStore.updateProject} may change. */
+export interface ProjectChanges {
+  bots?: BotPolicy;
 }
 
 /** An API key as stored: only the SHA-256 hash of the secret is kept. */
@@ -49,6 +69,13 @@ export interface StoredEvent {
   properties: Record<string, PropertyValue>;
   userAgent: string | null;
   ipAddress: string | null;
+  /** A crawler, headless or automated browser sent it, and the project flags such events. */
+  isBot: boolean;
+  /**
+   * The cookieless visitor: a hash of the day's salt, the project, the full client address and the
+   * user agent (`server/visitor-id.ts`); null when the address was unknown.
+   */
+  visitorId: string | null;
 }
 
 /** One chunk of a session recording ready to store. */
@@ -113,12 +140,34 @@ export interface EventRow {
   properties: Record<string, PropertyValue>;
   userAgent: string | null;
   ipAddress: string | null;
+  isBot: boolean;
+  visitorId: string | null;
 }
 
 /** One page of events, newest first. `nextCursor` is null on the last page. */
 export interface EventPage {
   events: EventRow[];
   nextCursor: string | null;
+}
+
+/** One page of an export: events oldest first, after a position, within a time range. */
+export interface ExportQuery {
+  projectId: string;
+  /** Inclusive lower bound on `timestamp`, ms. */
+  from?: number;
+  /** Exclusive upper bound on `timestamp`, ms. */
+  to?: number;
+  /** The last event of the previous page; the page starts after it in `(timestamp, eventId)` order. */
+  after?: { timestamp: number; eventId: string };
+  /** Page size, 1–1000. */
+  limit: number;
+}
+
+/** What {@link EventStore.deleteUser} deleted. */
+export interface DeletedUser {
+  events: number;
+  /** Recording chunks. */
+  recordings: number;
 }
 
 /** A recorded session as listed by the read API. */
@@ -173,10 +222,33 @@ export interface EventStore {
   listKeys(projectId: string): Promise<ApiKeyRecord[]>;
   /** Revokes a key by id; resolves false when there was no such live key. */
   revokeKey(keyId: string, at: number): Promise<boolean>;
+  /**
+   * Changes a project's settings; resolves false when there is no such project. Like a key change,
+   * it reaches every process's credential cache at once.
+   */
+  updateProject(projectId: string, changes: ProjectChanges): Promise<boolean>;
 
   queryEvents(query: EventQuery): Promise<EventPage>;
   listSessions(projectId: string, limit: number): Promise<SessionSummary[]>;
   getRecording(projectId: string, sessionId: string): Promise<Recording | null>;
+  /**
+   * One page of the project's events, oldest first by `(timestamp, eventId)`: an export walks the
+   * whole range page by page (keyset), holding one page at a time.
+   */
+  exportEvents(query: ExportQuery): Promise<EventRow[]>;
+  /**
+   * Deletes, in one transaction, the project's events whose `userId` is this user and the recording
+   * chunks of the sessions those events name or whose own `userId` is this user.
+   */
+  deleteUser(projectId: string, userId: string): Promise<DeletedUser>;
+
+  /**
+   * The salt of a UTC day (`YYYY-MM-DD`) for cookieless visitor ids, shared by every process: the
+   * one already stored for `day`, else `candidate`, stored now. Kept apart from the events.
+   */
+  dailySalt(day: string, candidate: string): Promise<string>;
+  /** Deletes the salts of days before `day` (`YYYY-MM-DD`); resolves with how many. */
+  deleteSaltsBefore(day: string): Promise<number>;
 
   /** Deletes events and recording chunks older than `cutoff` (ms); resolves with the counts. */
   deleteOlderThan(cutoff: number): Promise<{ events: number; chunks: number }>;

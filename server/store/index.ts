@@ -3,12 +3,16 @@ export { encodeEventCursor, decodeEventCursor } from './cursor.js';
 export type { EventCursor } from './cursor.js';
 export type {
   ApiKeyRecord,
+  BotPolicy,
+  DeletedUser,
   EventPage,
   EventQuery,
   EventRow,
   EventStore,
+  ExportQuery,
   KeyKind,
   Project,
+  ProjectChanges,
   Recording,
   SessionSummary,
   StoredEvent,

@@ -1,5 +1,5 @@
 import type { PropertyValue } from '../../protocol/index.js';
-import type { ApiKeyRecord, Credential, EventRow, Project, SessionSummary } from './event-store.js';
+import type { ApiKeyRecord, BotPolicy, Credential, EventRow, Project, SessionSummary } from './event-store.js';
 import { StoreError } from './store-error.js';
 
 /* SQL text and row mapping of the PostgreSQL store's reads. */
@@ -9,7 +9,7 @@ export type Row = Record<string, unknown>;
 
 /** Event columns the read API returns. */
 export const EVENT_COLUMNS =
-  'event_id, event_type, user_id, session_id, timestamp, client_timestamp, received_at, properties, user_agent, ip_address';
+  'event_id, event_type, user_id, session_id, timestamp, client_timestamp, received_at, properties, user_agent, ip_address, is_bot, visitor_id';
 
 /**
  * Sessions of project `$1`, most recently active first, at most `$2`. The event count is the union
@@ -68,6 +68,8 @@ export function toEventRow(row: Row): EventRow {
     properties: row.properties as Record<string, PropertyValue>,
     userAgent: row.user_agent as string | null,
     ipAddress: row.ip_address as string | null,
+    isBot: row.is_bot === true,
+    visitorId: row.visitor_id as string | null,
   };
 }
 
@@ -79,6 +81,7 @@ export function toProject(row: Row): Project {
     createdAt: num(row.created_at),
     fullIp: row.full_ip as boolean,
     corsOrigins: row.cors_origins as string[],
+    bots: row.bots as BotPolicy,
   };
 }
 
@@ -105,6 +108,7 @@ export function toCredential(row: Row): Credential {
       createdAt: num(row.project_created_at),
       fullIp: row.full_ip as boolean,
       corsOrigins: row.cors_origins as string[],
+      bots: row.bots as BotPolicy,
     },
   };
 }

@@ -22,8 +22,11 @@
  *   forgets what it knew (postgres-credentials.ts).
  * - Version 3 moves event times outside the window the server now accepts (`clock-skew.ts`) to
  *   their arrival time, keeping the client's in `client_timestamp`.
+ * - Version 4 adds the project's bot policy (existing projects get `drop`), the events' `is_bot`
+ *   and `visitor_id` (constant defaults: no table rewrite), and `salts`, the daily salts of visitor
+ *   ids, kept apart from the events (`visitor-id.ts`).
  */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** Key of the transaction-level advisory lock taken around schema changes. */
 export const SCHEMA_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-analytics:schema'))";
@@ -51,6 +54,13 @@ CREATE TRIGGER api_keys_notify_credentials AFTER INSERT OR UPDATE OR DELETE OR T
   FOR EACH STATEMENT EXECUTE FUNCTION service_analytics_credentials_changed();
 `;
 
+/** One random salt per UTC day (`YYYY-MM-DD`) for cookieless visitor ids, shared by every process. */
+const SALTS_TABLE = `
+CREATE TABLE IF NOT EXISTS salts (
+  day TEXT COLLATE "C" PRIMARY KEY,
+  salt TEXT NOT NULL
+);`;
+
 /** The latest schema, for a database that has none yet. */
 export const POSTGRES_SCHEMA = `
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -62,7 +72,8 @@ CREATE TABLE IF NOT EXISTS projects (
   name TEXT NOT NULL,
   created_at BIGINT NOT NULL,
   full_ip BOOLEAN NOT NULL DEFAULT false,
-  cors_origins TEXT[] NOT NULL DEFAULT '{}'
+  cors_origins TEXT[] NOT NULL DEFAULT '{}',
+  bots TEXT NOT NULL DEFAULT 'drop' CHECK (bots IN ('drop', 'flag', 'keep'))
 );
 
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -88,6 +99,8 @@ CREATE TABLE IF NOT EXISTS events (
   properties JSONB NOT NULL,
   user_agent TEXT,
   ip_address TEXT,
+  is_bot BOOLEAN NOT NULL DEFAULT false,
+  visitor_id TEXT COLLATE "C",
   UNIQUE (project_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
@@ -106,6 +119,7 @@ CREATE TABLE IF NOT EXISTS recording_chunks (
   UNIQUE (project_id, session_id, event_offset)
 );
 CREATE INDEX IF NOT EXISTS recording_chunks_by_received ON recording_chunks (received_at);
+${SALTS_TABLE}
 ${CREDENTIAL_TRIGGERS}
 INSERT INTO schema_version (version) VALUES (${POSTGRES_SCHEMA_VERSION});
 `;
@@ -123,4 +137,9 @@ ${CREDENTIAL_TRIGGERS}`,
   3: `
 UPDATE events SET client_timestamp = COALESCE(client_timestamp, timestamp), timestamp = received_at
 WHERE timestamp < 946684800000 OR timestamp > received_at + 86400000;`,
+  4: `
+ALTER TABLE projects ADD COLUMN IF NOT EXISTS bots TEXT NOT NULL DEFAULT 'drop' CHECK (bots IN ('drop', 'flag', 'keep'));
+ALTER TABLE events ADD COLUMN IF NOT EXISTS is_bot BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE events ADD COLUMN IF NOT EXISTS visitor_id TEXT COLLATE "C";
+${SALTS_TABLE}`,
 };

@@ -274,6 +274,43 @@ describe('findCredential (PostgreSQL: cached, kept exact by LISTEN/NOTIFY)', () 
 });
 
 describe('schema migration', () => {
+  it('takes a version 3 database to the current version: projects get bots drop, events is_bot false and no visitor, salts table added', async () => {
+    const old = await createTestDatabase();
+    try {
+      const first = createPostgresStore({ url: old.url });
+      await first.init();
+      const p = newProjectId();
+      await first.createProject(makeProject(p, { bots: 'keep' }));
+      await first.write({ events: [makeEvent(p, 1, { isBot: true })], chunks: [] });
+      await first.close();
+      const admin = new pg.Client({ connectionString: old.url });
+      await admin.connect();
+      try {
+        // What version 3 created: none of the new columns, no salts.
+        await admin.query(`
+          ALTER TABLE projects DROP COLUMN bots;
+          ALTER TABLE events DROP COLUMN is_bot;
+          ALTER TABLE events DROP COLUMN visitor_id;
+          DROP TABLE salts;
+          UPDATE schema_version SET version = 3;`);
+      } finally {
+        await admin.end();
+      }
+      const store = createPostgresStore({ url: old.url });
+      await store.init();
+      try {
+        expect((await store.getProject(p))?.bots).toBe('drop');
+        const [row] = (await store.queryEvents({ projectId: p, limit: 10 })).events;
+        expect([row?.isBot, row?.visitorId]).toEqual([false, null]);
+        expect(await store.dailySalt('2026-01-01', 'x')).toBe('x');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await old.drop();
+    }
+  });
+
   it('takes a version 1 database to the current version: filter indexes dropped, credential triggers added, rows kept', async () => {
     const old = await createTestDatabase();
     try {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { RecordedEvent } from '../../protocol/index.js';
-import { clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
+import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
 import type { EventPage, EventStore, WriteResult } from './event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
@@ -49,7 +49,7 @@ export interface PostgresStoreOptions {
 const FIND_CREDENTIAL = {
   name: 'service_analytics_find_credential',
   text: `SELECT k.id, k.project_id, k.kind, k.hash, k.prefix, k.created_at, k.revoked_at,
-            p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins
+            p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins, p.bots
      FROM api_keys k JOIN projects p ON p.id = k.project_id
      WHERE k.hash = $1 AND k.revoked_at IS NULL`,
 };
@@ -182,12 +182,13 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
     async createProject(project) {
       try {
-        await query('INSERT INTO projects (id, name, created_at, full_ip, cors_origins) VALUES ($1, $2, $3, $4, $5)', [
+        await query('INSERT INTO projects (id, name, created_at, full_ip, cors_origins, bots) VALUES ($1, $2, $3, $4, $5, $6)', [
           project.id,
           project.name,
           project.createdAt,
           project.fullIp,
           project.corsOrigins,
+          project.bots,
         ]);
       } catch (error) {
         throw constraintError(error, `Project ${project.id}`);
@@ -289,6 +290,56 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
           isFinal: row.is_final === true,
         })),
       );
+    },
+
+    async updateProject(projectId, changes) {
+      if (changes.bots === undefined) return (await query('SELECT 1 FROM projects WHERE id = $1', [projectId])).rows.length > 0;
+      return ((await query('UPDATE projects SET bots = $1 WHERE id = $2', [changes.bots, projectId])).rowCount ?? 0) > 0;
+    },
+
+    async exportEvents(q) {
+      const limit = clampPageLimit(q.limit);
+      const values: unknown[] = [q.projectId, q.from === undefined ? -MAX_TIME : timeBound(q.from), q.to === undefined ? MAX_TIME : timeBound(q.to), limit];
+      let position = 'timestamp >= $2';
+      if (q.after !== undefined) {
+        values.push(q.after.timestamp, q.after.eventId);
+        position = 'timestamp >= $2 AND (timestamp, event_id) > ($5, $6)';
+      }
+      const { rows } = await query(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE project_id = $1 AND ${position} AND timestamp < $3
+         ORDER BY timestamp, event_id LIMIT $4`,
+        values,
+      );
+      return rows.map(toEventRow);
+    },
+
+    async deleteUser(projectId, userId) {
+      return transaction(async (client) => {
+        // The chunks first, while the events still name the user's sessions.
+        const chunks = await client.query(
+          `DELETE FROM recording_chunks WHERE project_id = $1 AND (user_id = $2 OR session_id IN
+             (SELECT session_id FROM events WHERE project_id = $1 AND user_id = $2 AND session_id IS NOT NULL))`,
+          [projectId, userId],
+        );
+        const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+        return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
+      });
+    },
+
+    async dailySalt(day, candidate) {
+      // One statement: the row inserted now, or the one another process inserted first.
+      const { rows } = await query(
+        `WITH inserted AS (INSERT INTO salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING RETURNING salt)
+         SELECT salt FROM inserted UNION ALL SELECT salt FROM salts WHERE day = $1 LIMIT 1`,
+        [day, candidate],
+      );
+      const salt = rows[0]?.salt;
+      if (typeof salt !== 'string') throw new Error(`No salt stored for ${day}.`);
+      return salt;
+    },
+
+    async deleteSaltsBefore(day) {
+      return (await query('DELETE FROM salts WHERE day < $1', [day])).rowCount ?? 0;
     },
 
     async deleteOlderThan(cutoff) {

@@ -40,10 +40,10 @@ const INSERT_EVENTS = {
   text: `
 WITH inserted AS (
   INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
-                      received_at, properties, user_agent, ip_address)
-  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip
+                      received_at, properties, user_agent, ip_address, is_bot, visitor_id)
+  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v
   FROM jsonb_to_recordset($1::jsonb) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
-                                         props jsonb, ua text, ip text)
+                                         props jsonb, ua text, ip text, b boolean, v text)
   ON CONFLICT (project_id, event_id) DO NOTHING
   RETURNING project_id, event_id
 ), counted AS (
@@ -109,6 +109,9 @@ export async function insertEvents(client: Queryable, events: readonly StoredEve
         props: e.properties,
         ua: e.userAgent,
         ip: e.ipAddress,
+        // Omitted when false, the usual case: a shorter document to send and parse.
+        ...(e.isBot ? { b: true } : {}),
+        v: e.visitorId,
       };
     });
     const values = [cleanJson(JSON.stringify(rows)), slice.length];

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { EventQuery } from './event-store.js';
-import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS } from './sqlite-schema.js';
 
 /*
  * The SQLite connection of one store on the request thread: pragmas, schema, and every prepared
@@ -27,7 +27,7 @@ export const DELETE_SLICE = 5000;
 
 /** Event columns the read API returns. */
 const EVENT_COLUMNS =
-  'event_id, event_type, user_id, session_id, timestamp, client_timestamp, received_at, properties, user_agent, ip_address';
+  'event_id, event_type, user_id, session_id, timestamp, client_timestamp, received_at, properties, user_agent, ip_address, is_bot, visitor_id';
 
 // Union length of the chunk ranges [offset, offset + count) per session: each chunk adds only the
 // part past the furthest end of the chunks before it, so overlapping chunks are not counted twice.
@@ -52,6 +52,14 @@ SELECT s.*,
   (SELECT c.user_id FROM recording_chunks c WHERE c.project_id = @projectId AND c.session_id = s.session_id
      AND c.user_id IS NOT NULL ORDER BY c.event_offset LIMIT 1) AS user_id
 FROM sessions s ORDER BY s.last_received_at DESC, s.session_id DESC`;
+
+/** Adds each column its table lacks; existing rows get the column's default. */
+function addMissingColumns(db: Database.Database, columns: typeof SQLITE_V4_COLUMNS): void {
+  for (const [table, column, definition] of columns) {
+    const present = (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).some((c) => c.name === column);
+    if (!present) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${definition}`);
+  }
+}
 
 /** Opens the database, creates the schema when missing and prepares the statements. */
 export function openDatabase(options: SqliteStoreOptions) {
@@ -85,15 +93,22 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number;
     // A new database is created at the current version; an older one is migrated step by step.
-    if (current > 0) for (let v = current; v < SQLITE_SCHEMA_VERSION; v++) db.exec(SQLITE_MIGRATIONS[v] ?? '');
+    if (current > 0) {
+      for (let v = current; v < SQLITE_SCHEMA_VERSION; v++) {
+        db.exec(SQLITE_MIGRATIONS[v] ?? '');
+        if (v === 3) addMissingColumns(db, SQLITE_V4_COLUMNS);
+      }
+    }
     db.exec(SQLITE_SCHEMA);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
 
   const statements = {
     insertProject: db.prepare<unknown[]>(
-      'INSERT INTO projects (id, name, created_at, full_ip, cors_origins) VALUES (?, ?, ?, ?, ?)',
+      'INSERT INTO projects (id, name, created_at, full_ip, cors_origins, bots) VALUES (?, ?, ?, ?, ?, ?)',
     ),
+    updateProjectBots: db.prepare<unknown[]>('UPDATE projects SET bots = ? WHERE id = ?'),
+    projectExists: db.prepare<unknown[]>('SELECT 1 FROM projects WHERE id = ?').pluck(),
     getProject: db.prepare<unknown[]>('SELECT * FROM projects WHERE id = ?'),
     listProjects: db.prepare<unknown[]>('SELECT * FROM projects ORDER BY created_at, id'),
     insertKey: db.prepare<unknown[]>(
@@ -102,7 +117,7 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
     findKey: db.prepare<unknown[]>('SELECT * FROM api_keys WHERE hash = ? AND revoked_at IS NULL'),
     findCredential: db.prepare<unknown[]>(
       `SELECT k.id, k.project_id, k.kind, k.hash, k.prefix, k.created_at, k.revoked_at,
-         p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins
+         p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins, p.bots
        FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE k.hash = ? AND k.revoked_at IS NULL`,
     ),
     authChanges: db.prepare<unknown[]>('SELECT n FROM auth_changes WHERE id = 1').pluck(),
@@ -127,6 +142,27 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
       `DELETE FROM recording_chunks WHERE rowid IN
          (SELECT rowid FROM recording_chunks WHERE received_at < ? LIMIT ${DELETE_SLICE})`,
     ),
+    // Oldest first, after the previous page's last event: the time index read forwards.
+    exportFirst: db.prepare<unknown[]>(
+      `SELECT ${EVENT_COLUMNS} FROM events INDEXED BY events_by_time
+       WHERE project_id = @projectId AND timestamp >= @from AND timestamp < @to
+       ORDER BY timestamp, event_id LIMIT @limit`,
+    ),
+    exportNext: db.prepare<unknown[]>(
+      `SELECT ${EVENT_COLUMNS} FROM events INDEXED BY events_by_time
+       WHERE project_id = @projectId AND (timestamp, event_id) > (@afterTime, @afterId) AND timestamp < @to
+       ORDER BY timestamp, event_id LIMIT @limit`,
+    ),
+    // Erasure: the chunks first, while the events still name the user's sessions. No index serves
+    // user_id (sqlite-schema.ts); the project's rows are scanned, which an erasure can afford.
+    deleteUserChunks: db.prepare<unknown[]>(
+      `DELETE FROM recording_chunks WHERE project_id = @projectId AND (user_id = @userId OR session_id IN
+         (SELECT session_id FROM events WHERE project_id = @projectId AND user_id = @userId AND session_id IS NOT NULL))`,
+    ),
+    deleteUserEvents: db.prepare<unknown[]>('DELETE FROM events WHERE project_id = @projectId AND user_id = @userId'),
+    insertSalt: db.prepare<unknown[]>('INSERT INTO salts (day, salt) VALUES (?, ?) ON CONFLICT (day) DO NOTHING'),
+    getSalt: db.prepare<unknown[]>('SELECT salt FROM salts WHERE day = ?').pluck(),
+    deleteSaltsBefore: db.prepare<unknown[]>('DELETE FROM salts WHERE day < ?'),
     ping: db.prepare<unknown[]>('SELECT 1').pluck(),
   } satisfies Record<string, Statement>;
 

@@ -8,7 +8,7 @@ export interface Cleaners {
 }
 
 /** Columns of one event in {@link EncodedBatch.events}, in insert order. */
-const EVENT_FIELDS = 11;
+const EVENT_FIELDS = 13;
 /** Columns of one recording chunk in {@link EncodedBatch.chunks}, in insert order. */
 const CHUNK_FIELDS = 10;
 
@@ -44,6 +44,8 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     ev[j++] = JSON.stringify(e.properties);
     ev[j++] = e.userAgent;
     ev[j++] = e.ipAddress;
+    ev[j++] = e.isBot ? 1 : 0;
+    ev[j++] = e.visitorId;
   }
   const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
   j = 0;
@@ -76,7 +78,7 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
 export function prepareEventWriter(db: Database.Database, clean: Cleaners): (batch: EncodedBatch) => WriteResult {
   const insertEvent = db.prepare<unknown[]>(
     `INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
-       received_at, properties, user_agent, ip_address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       received_at, properties, user_agent, ip_address, is_bot, visitor_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (project_id, event_id) DO NOTHING`,
   );
   const insertChunk = db.prepare<unknown[]>(
@@ -88,11 +90,11 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
   const text = (v: string | number | null): string => cleanText(v as string);
   const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
   const ms = (v: string | number | null): number => Math.round(v as number);
-  // 11 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as source.
+  // 13 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as source.
   return db.transaction((batch: EncodedBatch): WriteResult => {
     const ev = batch.events;
-    const eventInserted = new Array<boolean>(ev.length / 11);
-    for (let i = 0, j = 0; j < ev.length; i++, j += 11) {
+    const eventInserted = new Array<boolean>(ev.length / 13);
+    for (let i = 0, j = 0; j < ev.length; i++, j += 13) {
       eventInserted[i] =
         insertEvent.run(
           text(ev[j]),
@@ -106,6 +108,8 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
           cleanJson(ev[j + 8] as string),
           textOrNull(ev[j + 9]),
           textOrNull(ev[j + 10]),
+          ev[j + 11],
+          ev[j + 12],
         ).changes > 0;
     }
     const ch = batch.chunks;

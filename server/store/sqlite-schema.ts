@@ -13,11 +13,24 @@
  * range until it has its rows. PostgreSQL keeps its own choice (`postgres-schema.ts`). Version 2
  * also adds `auth_changes` (see below). Version 3 moves event times that lie outside the window the
  * server now accepts (`clock-skew.ts`: from 2000 to a day after arrival) to their arrival time,
- * keeping the client's in `client_timestamp`: such rows broke listings and retention.
+ * keeping the client's in `client_timestamp`: such rows broke listings and retention. Version 4
+ * adds the project's bot policy (existing projects get the default, `drop`), the events' `is_bot`
+ * and `visitor_id`, and `salts`, the daily salts of visitor ids: a table of their own, never
+ * joined with the events, and emptied of each day's salt soon after that day (`visitor-id.ts`).
  */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
-/** Statements that bring a database of version `n` (the key) to `n + 1`. */
+/** Columns added by version 4, each only where missing (SQLite has no `ADD COLUMN IF NOT EXISTS`). */
+export const SQLITE_V4_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = [
+  ['projects', 'bots', "TEXT NOT NULL DEFAULT 'drop' CHECK (bots IN ('drop', 'flag', 'keep'))"],
+  ['events', 'is_bot', 'INTEGER NOT NULL DEFAULT 0'],
+  ['events', 'visitor_id', 'TEXT'],
+];
+
+/**
+ * Statements that bring a database of version `n` (the key) to `n + 1`; version 3's step adds the
+ * {@link SQLITE_V4_COLUMNS} (`sqlite-database.ts`), as its columns must be looked for first.
+ */
 export const SQLITE_MIGRATIONS: Readonly<Record<number, string>> = {
   1: `DROP INDEX IF EXISTS events_by_type;
 DROP INDEX IF EXISTS events_by_user;
@@ -32,7 +45,8 @@ CREATE TABLE IF NOT EXISTS projects (
   name TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   full_ip INTEGER NOT NULL DEFAULT 0,
-  cors_origins TEXT NOT NULL DEFAULT '[]'
+  cors_origins TEXT NOT NULL DEFAULT '[]',
+  bots TEXT NOT NULL DEFAULT 'drop' CHECK (bots IN ('drop', 'flag', 'keep'))
 );
 
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -69,6 +83,8 @@ CREATE TABLE IF NOT EXISTS events (
   properties TEXT NOT NULL,
   user_agent TEXT,
   ip_address TEXT,
+  is_bot INTEGER NOT NULL DEFAULT 0,
+  visitor_id TEXT,
   UNIQUE (project_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
@@ -87,4 +103,10 @@ CREATE TABLE IF NOT EXISTS recording_chunks (
   UNIQUE (project_id, session_id, event_offset)
 );
 CREATE INDEX IF NOT EXISTS recording_chunks_by_received ON recording_chunks (received_at);
+
+-- One random salt per UTC day (YYYY-MM-DD) for cookieless visitor ids, shared by every process.
+CREATE TABLE IF NOT EXISTS salts (
+  day TEXT PRIMARY KEY,
+  salt TEXT NOT NULL
+);
 `;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeEventStore } from './event-store.contract.js';
-import { makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
+import { T0, makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
 import { SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -67,6 +67,34 @@ describe('createSqliteStore({ path })', () => {
     const check = new Database(path, { readonly: true });
     const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[]).sort();
     expect(indexes).toEqual(['events_by_time']);
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    check.close();
+  });
+
+  it('migrates a version 3 database: projects get bots drop, events is_bot false and no visitor, salts are kept apart', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const path = newPath();
+    const p = newProjectId();
+    // The version 3 layout of the two tables that changed, with a row in each.
+    const raw = new Database(path);
+    raw.exec(`CREATE TABLE projects (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL,
+        full_ip INTEGER NOT NULL DEFAULT 0, cors_origins TEXT NOT NULL DEFAULT '[]');
+      CREATE TABLE events (project_id TEXT NOT NULL, event_id TEXT NOT NULL, event_type TEXT NOT NULL, user_id TEXT,
+        session_id TEXT, timestamp INTEGER NOT NULL, client_timestamp INTEGER, received_at INTEGER NOT NULL,
+        properties TEXT NOT NULL, user_agent TEXT, ip_address TEXT, UNIQUE (project_id, event_id));`);
+    raw.prepare("INSERT INTO projects (id, name, created_at) VALUES (?, 'Old', 1)").run(p);
+    raw.prepare("INSERT INTO events VALUES (?, 'e1', 'old', 'u', 's', ?, NULL, ?, '{}', 'ua', '203.0.113.0')").run(p, T0, T0);
+    raw.pragma('user_version = 3');
+    raw.close();
+
+    const store = createSqliteStore({ path });
+    await store.init();
+    expect((await store.getProject(p))?.bots).toBe('drop');
+    const [row] = (await store.queryEvents({ projectId: p, limit: 10 })).events;
+    expect([row?.eventId, row?.isBot, row?.visitorId]).toEqual(['e1', false, null]);
+    expect(await store.dailySalt('2026-01-01', 'x')).toBe('x');
+    await store.close();
+    const check = new Database(path, { readonly: true });
     expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
   });

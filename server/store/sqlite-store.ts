@@ -1,6 +1,6 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
-import { clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
-import type { ApiKeyRecord, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
+import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
+import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
 import { assembleRecording } from './recording-assembly.js';
 import { cleanJson, cleanText } from './sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase, type SqliteStoreOptions } from './sqlite-database.js';
@@ -21,6 +21,8 @@ interface EventDbRow {
   properties: string;
   user_agent: string | null;
   ip_address: string | null;
+  is_bot: number;
+  visitor_id: string | null;
 }
 
 interface ProjectDbRow {
@@ -29,6 +31,7 @@ interface ProjectDbRow {
   created_at: number;
   full_ip: number;
   cors_origins: string;
+  bots: BotPolicy;
 }
 
 interface KeyDbRow {
@@ -46,6 +49,7 @@ interface CredentialDbRow extends KeyDbRow {
   project_created_at: number;
   full_ip: number;
   cors_origins: string;
+  bots: BotPolicy;
 }
 
 interface SessionDbRow {
@@ -72,6 +76,8 @@ function toEventRow(row: EventDbRow): EventRow {
     properties: JSON.parse(row.properties) as Record<string, PropertyValue>,
     userAgent: row.user_agent,
     ipAddress: row.ip_address,
+    isBot: row.is_bot === 1,
+    visitorId: row.visitor_id,
   };
 }
 
@@ -82,6 +88,7 @@ function toProject(row: ProjectDbRow): Project {
     createdAt: row.created_at,
     fullIp: row.full_ip === 1,
     corsOrigins: JSON.parse(row.cors_origins) as string[],
+    bots: row.bots,
   };
 }
 
@@ -117,6 +124,7 @@ function toCredential(row: CredentialDbRow): Credential {
       created_at: row.project_created_at,
       full_ip: row.full_ip,
       cors_origins: row.cors_origins,
+      bots: row.bots,
     }),
   };
 }
@@ -205,6 +213,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
           project.createdAt,
           project.fullIp ? 1 : 0,
           JSON.stringify(project.corsOrigins),
+          project.bots,
         );
       } catch (error) {
         throw constraintError(error, `Project ${project.id}`);
@@ -255,6 +264,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
 
     async revokeKey(keyId, at) {
       return use().statements.revokeKey.run(at, keyId).changes > 0;
+    },
+
+    async updateProject(projectId, changes) {
+      const current = use();
+      if (changes.bots === undefined) return current.statements.projectExists.get(projectId) !== undefined;
+      return current.statements.updateProjectBots.run(changes.bots, projectId).changes > 0;
     },
 
     async queryEvents(query): Promise<EventPage> {
@@ -312,6 +327,41 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
           isFinal: row.is_final === 1,
         })),
       );
+    },
+
+    async exportEvents(query) {
+      const { statements } = use();
+      const limit = clampPageLimit(query.limit);
+      const from = query.from === undefined ? -MAX_TIME : timeBound(query.from);
+      const to = query.to === undefined ? MAX_TIME : timeBound(query.to);
+      const rows = (
+        query.after === undefined
+          ? statements.exportFirst.all({ projectId: query.projectId, from, to, limit })
+          : statements.exportNext.all({ projectId: query.projectId, afterTime: query.after.timestamp, afterId: query.after.eventId, to, limit })
+      ) as EventDbRow[];
+      return rows.map(toEventRow);
+    },
+
+    async deleteUser(projectId, userId) {
+      const current = use();
+      const params = { projectId, userId };
+      // IMMEDIATE: the write lock first, so the writer thread's commits wait rather than interleave.
+      return current.db
+        .transaction(() => ({
+          recordings: current.statements.deleteUserChunks.run(params).changes,
+          events: current.statements.deleteUserEvents.run(params).changes,
+        }))
+        .immediate();
+    },
+
+    async dailySalt(day, candidate) {
+      const { statements } = use();
+      statements.insertSalt.run(day, candidate);
+      return statements.getSalt.get(day) as string;
+    },
+
+    async deleteSaltsBefore(day) {
+      return use().statements.deleteSaltsBefore.run(day).changes;
     },
 
     async deleteOlderThan(cutoff) {

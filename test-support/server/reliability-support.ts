@@ -31,9 +31,12 @@ export function dbArgs(location: string): string[] {
   return /^postgres(?:ql)?:\/\//.test(location) ? ['--database-url', location] : ['--db', location];
 }
 
-/** Creates a project with the CLI and returns its id and keys. */
+/**
+ * Creates a project with the CLI and returns its id and keys. It keeps bots: the load generator's
+ * and Node's user agents are bots to the default policy (docs/decisions.md, "Bot filtering").
+ */
 export async function createCliProject(cli: string, location: string, name = 'Reliability'): Promise<CliProject> {
-  const out = await runCli(cli, ['project', 'create', '--name', name, '--json', ...dbArgs(location)]);
+  const out = await runCli(cli, ['project', 'create', '--name', name, '--bots', 'keep', '--json', ...dbArgs(location)]);
   if (out.code !== 0) throw new Error(`project create failed (${out.code}): ${out.stderr}`);
   return JSON.parse(out.stdout) as CliProject;
 }

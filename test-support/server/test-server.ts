@@ -6,7 +6,7 @@ import { generateKey } from '../../server/api-keys.js';
 import type { AppOptions } from '../../server/app.js';
 import { silentLogger } from '../../server/logger.js';
 import { type RunningServer, serve } from '../../server/serve.js';
-import type { EventStore } from '../../server/store/event-store.js';
+import type { BotPolicy, EventStore } from '../../server/store/event-store.js';
 import { openStore } from '../../server/store/open-store.js';
 
 /** The two stores every server test runs against. */
@@ -28,7 +28,7 @@ export interface TestServer {
   /** Where the database is: a SQLite path or a postgres:// URL. */
   location: string;
   project: TestProject;
-  createProject(options?: { fullIp?: boolean }): Promise<TestProject>;
+  createProject(options?: TestProjectOptions): Promise<TestProject>;
   /** POSTs a JSON body to the batch endpoint with the project's write key. */
   postBatch(body: unknown, init?: { headers?: Record<string, string>; project?: TestProject }): Promise<Response>;
   close(): Promise<void>;
@@ -49,11 +49,23 @@ export async function openTestStore(kind: StoreKind): Promise<{ store: EventStor
   return { store, location: db.url, dispose: () => db.drop() };
 }
 
+/** Settings of a test project. */
+export interface TestProjectOptions {
+  fullIp?: boolean;
+  /**
+   * Bot policy. Tests keep bots: their events come from Node (`User-Agent: node`), from
+   * `test-agent`, or from headless Chromium driven by playwright (`navigator.webdriver`), all of
+   * which the default policy, `drop`, would acknowledge and not store. Tests of bot filtering
+   * choose a policy. @default 'keep'
+   */
+  bots?: BotPolicy;
+}
+
 /** Creates a project and its two keys directly in the store. */
-export async function createTestProject(store: EventStore, options: { fullIp?: boolean } = {}): Promise<TestProject> {
+export async function createTestProject(store: EventStore, options: TestProjectOptions = {}): Promise<TestProject> {
   const now = Date.now();
   const id = `proj_test${Math.random().toString(36).slice(2, 10)}`;
-  await store.createProject({ id, name: id, createdAt: now, fullIp: options.fullIp ?? false, corsOrigins: [] });
+  await store.createProject({ id, name: id, createdAt: now, fullIp: options.fullIp ?? false, corsOrigins: [], bots: options.bots ?? 'keep' });
   const write = generateKey(id, 'write', now);
   const read = generateKey(id, 'read', now);
   await store.createKey(write.record);
