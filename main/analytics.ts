@@ -79,6 +79,36 @@ export interface Analytics extends FunnelOperations, RecorderOperations, Subscri
   /** Sends `feature_used` with `feature` = `featureName`. */
   trackFeatureUsage(featureName: string, properties?: EventProperties): void;
   /**
+   * The visitor agreed to be counted: events held while consent was pending are sent, storage is
+   * used from now on, and a recording asked for meanwhile starts. The choice is stored (unless
+   * `persistence` is `'memory'`) and wins over `consent` and Do-Not-Track on later loads.
+   */
+  optIn(): void;
+  /**
+   * The visitor declined: events held or queued are dropped (reported through `onDiscard`), the
+   * recorder stops without uploading, what the client stored on the device is removed, and nothing
+   * is sent any more. The choice is stored like `optIn()`'s.
+   */
+  optOut(): void;
+  /** True while consent is denied (`optOut()`, `consent: 'denied'`, or Do-Not-Track when respected). */
+  hasOptedOut(): boolean;
+  /**
+   * Adds super properties: every later event carries them (the event's own properties win over a
+   * key of the same name). Stored like the user id; `reset()` clears them.
+   */
+  register(properties: EventProperties): void;
+  /** Removes one super property. */
+  unregister(key: string): void;
+  /** A copy of the super properties. */
+  getRegistered(): EventProperties;
+  /**
+   * Puts the visitor in group `key` of `type` (an account, a company): sends `group_identify`
+   * (`group_type`, `group_key` and the traits) and tags every later event with its groups, as one
+   * JSON-encoded `groups` property (`{"company":"acme"}`). Stored like the user id; `reset()`
+   * clears it.
+   */
+  group(type: string, key: string, traits?: EventProperties): void;
+  /**
    * How delivery runs (mode `worker`, `in-process` or `off`, the start strategy, restarts) and the
    * core's counters. An addition of this library, for diagnostics and tests.
    */

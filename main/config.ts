@@ -6,6 +6,8 @@ import type { DeliveryConfig, DiscardReason } from '../worker/types.js';
 import type { ABTestConfig } from './experiments/experiment-types.js';
 import type { RecordingConfig } from './recorder/types.js';
 import type { TransportOptions } from './delivery/transport-options.js';
+import type { BeforeSend } from './privacy/before-send.js';
+import type { ConsentState } from './privacy/consent.js';
 
 /** What `onDiscard` is told when events leave the queue without being accepted by the server. */
 export interface DiscardInfo {
@@ -109,6 +111,41 @@ export interface AnalyticsConfig {
    */
   onDiscard?: (info: DiscardInfo) => void;
   /**
+   * Whether the visitor agreed to be counted. `'pending'`: events are held in memory only (at most
+   * `maxQueueSize`), nothing is written to storage and nothing leaves the page until `optIn()`
+   * sends them or `optOut()` drops them. `'denied'`: events are dropped. The visitor's own choice
+   * (`optIn()`/`optOut()`) is stored and wins over this on later loads.
+   * @default 'granted'
+   */
+  consent?: ConsentState;
+  /**
+   * Treat `navigator.doNotTrack === '1'` or `navigator.globalPrivacyControl === true` as
+   * `consent: 'denied'` (a stored `optIn()` still wins: the visitor said yes on this site).
+   * @default false
+   */
+  respectDoNotTrack?: boolean;
+  /**
+   * Where the client keeps its ids (anonymous id, session, user id, super properties).
+   * `'memory'`: nothing is stored on the device (no localStorage, no IndexedDB: `persistQueue` is
+   * off), so the anonymous id and the session last as long as the page; the server can still count
+   * unique visitors from its daily-rotating hash (docs/decisions.md, "Cookieless mode").
+   * @default 'localStorage'
+   */
+  persistence?: 'localStorage' | 'memory';
+  /**
+   * Called on the page's main thread with every event before it is queued: return it (changed or
+   * not) to send it, or `null` to drop it. Runs per event, so keep it cheap; an exception it throws
+   * is caught (logged when `debug` is on) and the event is sent unchanged. Unset, it costs nothing.
+   * @default undefined
+   */
+  beforeSend?: BeforeSend;
+  /**
+   * Share of sessions whose events are sent, 0–1, decided once per session from its id (a session
+   * is sent whole or not at all, recordings included).
+   * @default 1
+   */
+  sampleRate?: number;
+  /**
    * Test and benchmark seam: replaces the worker start, the delivery core's dependencies and
    * browser APIs. Not part of the public API.
    * @internal
@@ -137,7 +174,17 @@ export const DEFAULTS = {
   enableABTesting: false,
   persistQueue: false,
   compress: true,
+  consent: 'granted',
+  respectDoNotTrack: false,
+  persistence: 'localStorage',
+  sampleRate: 1,
 } as const;
+
+/** Options whose value must be one of a list. */
+const CHOICES: Readonly<Record<string, readonly string[]>> = {
+  consent: ['granted', 'pending', 'denied'],
+  persistence: ['localStorage', 'memory'],
+};
 
 /** AnalyticsConfig with every default applied and the endpoint made absolute. */
 export interface ResolvedConfig
@@ -150,10 +197,14 @@ export interface ResolvedConfig
   enableSessionRecording: boolean;
   enableErrorTracking: boolean;
   enableABTesting: boolean;
+  consent: ConsentState;
+  respectDoNotTrack: boolean;
+  persistence: 'localStorage' | 'memory';
+  sampleRate: number;
 }
 
 /** Numeric options that may be 0 (the others must be positive). */
-const MAY_BE_ZERO: ReadonlySet<string> = new Set(['retryAttempts', 'retryDelay']);
+const MAY_BE_ZERO: ReadonlySet<string> = new Set(['retryAttempts', 'retryDelay', 'sampleRate']);
 /** Numeric options that are counts. */
 const INTEGERS: ReadonlySet<string> = new Set(['batchSize', 'maxQueueSize', 'retryAttempts']);
 
@@ -174,9 +225,13 @@ export function resolveConfig(config: AnalyticsConfig, base?: string): ResolvedC
     if (typeof value === 'number' && INTEGERS.has(key)) value = Math.floor(value);
     const ok =
       typeof value === typeof fallback &&
-      (typeof value !== 'number' || (Number.isFinite(value) && (value > 0 || (value === 0 && MAY_BE_ZERO.has(key)))));
+      (typeof value !== 'number' || (Number.isFinite(value) && (value > 0 || (value === 0 && MAY_BE_ZERO.has(key))))) &&
+      (CHOICES[key]?.includes(value as string) ?? true);
     resolved[key] = ok ? value : fallback;
   }
+  resolved.sampleRate = Math.min(1, resolved.sampleRate as number);
+  // Memory mode stores nothing on the device: the IndexedDB journal neither.
+  if (resolved.persistence === 'memory') resolved.persistQueue = false;
   return resolved as unknown as ResolvedConfig;
 }
 

@@ -24,6 +24,10 @@ import { createFacadeRecorder } from './recorder/facade-recorder.js';
 import { createSessionManager } from './session/session.js';
 import { createSessionState } from './session/session-state.js';
 import { browserLocalStorage, createSafeStorage } from './session/storage.js';
+import { consentKey, forgetStored, initialConsent } from './privacy/consent.js';
+import { createSuperProperties } from './privacy/super-properties.js';
+import { runBeforeSend } from './privacy/before-send.js';
+import { inSample } from './privacy/sampling.js';
 import { startUnloadPath } from './unload/unload-path.js';
 import { createUuidV7Clock, createUuidV7Generator } from './delivery/uuid-v7.js';
 import { type DeliveryClient, createDeliveryClient } from './delivery/delivery-client.js';
@@ -58,8 +62,16 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   const ids = createUuidV7Clock({ randomBytes: transport.randomBytes });
   const nextId = createUuidV7Generator(ids);
   const newId = (): string => nextId(now());
-  const store = createSafeStorage(win === undefined ? () => undefined : (transport.storage ?? browserLocalStorage));
+  // The device's storage; none in memory mode (docs/decisions.md, "Cookieless mode").
+  const device: () => Storage | undefined =
+    win === undefined || config.persistence === 'memory' ? () => undefined : (transport.storage ?? browserLocalStorage);
   const keyPrefix = `service-analytics:${config.projectId}:`;
+  // Only the visitor's choice is stored whatever it is; everything else waits for consent
+  // (docs/decisions.md, "Consent").
+  const choice = createSafeStorage(device);
+  let consent = initialConsent(config.consent, config.respectDoNotTrack, choice.get(consentKey(keyPrefix)), win?.navigator);
+  const store = createSafeStorage(() => (consent === 'granted' ? device() : undefined));
+  const supers = createSuperProperties(store, keyPrefix);
   const identity = createIdentity({ store, keyPrefix, newId, initialUserId: config.userId });
   const pageContext = createPageContext(win, now);
   // `analytics.session`: told of every change by the session manager; no timer outside a browser.
@@ -77,7 +89,13 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   const delivery: DeliveryClient =
     win === undefined
       ? createNullDelivery(log)
-      : createDeliveryClient(deliveryOptions(config, globalTimers, log, ids.tail, config.onDiscard));
+      : createDeliveryClient({ ...deliveryOptions(config, globalTimers, log, ids.tail, config.onDiscard), held: consent !== 'granted' });
+  const { beforeSend, sampleRate } = config;
+  // The sampling decision of the last session asked about: computed once per session, not per event.
+  let sampleId = '';
+  let sampleIn = true;
+  const sends = (sessionId: string): boolean =>
+    sampleRate >= 1 || (sessionId === sampleId ? sampleIn : ((sampleId = sessionId), (sampleIn = inSample(sessionId, sampleRate))));
 
   let closed = false;
 
@@ -94,25 +112,30 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     if (closed) return log.debug(`${name ?? type}: the client was shut down; event dropped`);
     // `at`: the time of a call replayed once a lazily loaded module arrived (business-operations.ts).
     const timestamp = at ?? now();
-    // Straight into the post's columns, field by field: no event object per call.
-    ids.tick(timestamp);
-    delivery.push(
-      ids.ms,
-      ids.counter,
-      timestamp,
-      type,
-      name,
-      properties,
-      userId ?? identity.userId() ?? undefined,
-      identity.anonymousId(),
-      session.touch(timestamp),
-      context ?? pageContext.get(timestamp),
-      previousId,
-    );
+    const sessionId = session.touch(timestamp);
+    // The session's own figures count every event, sent or not (they serve the app's views).
     session.recordEvent(
       name ?? (type === 'page' ? 'page_view' : type === 'identify' ? 'user_identify' : 'user_alias'),
       type === 'page' ? 'page' : name === 'click' ? 'click' : 'other',
     );
+    if (consent === 'denied' || !sends(sessionId)) return;
+    let ctx = supers.withContext(context ?? pageContext.get(timestamp));
+    let user = userId ?? identity.userId() ?? undefined;
+    if (beforeSend !== undefined) {
+      const kept = runBeforeSend(
+        beforeSend,
+        { type, event: name, properties, userId: user, anonymousId: identity.anonymousId(), sessionId, timestamp, context: ctx },
+        log,
+      );
+      if (kept === null) return;
+      name = kept.event ?? name;
+      properties = cleanProperties(kept.properties);
+      user = kept.userId;
+      ctx = kept.context ?? ctx;
+    }
+    // Straight into the post's columns, field by field: no event object per call.
+    ids.tick(timestamp);
+    delivery.push(ids.ms, ids.counter, timestamp, type, name, properties, user, identity.anonymousId(), sessionId, ctx, previousId);
   }
 
   const send = (name: string, properties: EventProperties | undefined, at?: number): void =>
@@ -153,8 +176,27 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
   const { sessionChanged: recordingSessionChanged, close: closeRecorder, ...recorder } = createFacadeRecorder(
     config,
     () => session.currentId(now()),
-    { win, logger: log, sink: delivery, storage: store, userId: () => identity.userId(), now, timers: globalTimers },
+    {
+      win,
+      logger: log,
+      // Recordings follow the events: nothing after optOut(), nothing of a session left out of the sample.
+      sink: {
+        send: (message) => void (consent !== 'denied' && (!('sessionId' in message) || sends(message.sessionId)) && delivery.send(message)),
+        recordingQueued: () => delivery.recordingQueued(),
+      },
+      storage: store,
+      userId: () => identity.userId(),
+      now,
+      timers: globalTimers,
+    },
   );
+  /** A recording asked for before consent starts at `optIn()`. */
+  let wantRecording = false;
+  const startRecording = (): void => {
+    if (consent === 'granted') return recorder.startRecording();
+    wantRecording = consent === 'pending';
+    log.debug(`startRecording(): consent is ${consent}`);
+  };
 
   let lastPageUrl: string | undefined;
   function page(properties?: unknown): void {
@@ -187,13 +229,44 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       ),
     );
   }
-  if (config.enableSessionRecording) recorder.startRecording();
+  if (config.enableSessionRecording) startRecording();
 
   const { remember: _remember, forget: _forget, settled: _settled, ...businessOperations } = business;
   const { forget: _forgetAssignments, stop: stopExperiments, ...experimentOperations } = experiments;
   removers.push(stopExperiments, closeRecorder, sessionState.close);
   const operations: SyncOperations = {
     ...recorder,
+    startRecording,
+    optIn() {
+      choice.set(consentKey(keyPrefix), 'granted');
+      if (consent === 'granted') return;
+      consent = 'granted';
+      // What was kept in memory meanwhile (ids, session, super properties) is stored now.
+      store.persistMemory();
+      delivery.release();
+      if (wantRecording) recorder.startRecording();
+    },
+    optOut() {
+      choice.set(consentKey(keyPrefix), 'denied');
+      wantRecording = false;
+      // Chunks of this session already posted to the core are dropped there, not uploaded.
+      delivery.send({ t: 'recording-clear', sessionId: session.currentId(now()) });
+      consent = 'denied';
+      recorder.stopRecording();
+      delivery.clear().catch((error: unknown) => log.error('optOut() failed', error));
+      forgetStored(device, keyPrefix);
+    },
+    hasOptedOut: () => consent === 'denied',
+    register: (properties) => supers.register(properties),
+    unregister: (key) => supers.unregister(key),
+    getRegistered: () => supers.registered(),
+    group(type, key, traits) {
+      if (typeof type !== 'string' || type === '' || (typeof key !== 'string' && typeof key !== 'number') || key === '') {
+        return log.warn('group() needs a type and a key');
+      }
+      supers.group(type, String(key));
+      send('group_identify', { ...cleanProperties(traits), group_type: type, group_key: String(key) });
+    },
     ...businessOperations,
     ...experimentOperations,
     page,
@@ -222,6 +295,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       recordingSessionChanged();
       business.forget();
       experiments.forget();
+      supers.clear();
     },
     setUserId: (userId) => identity.setUserId(userId === '' ? null : userId),
     getUserId: () => identity.userId(),
@@ -262,6 +336,9 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       }
     },
     flush() {
+      if (consent !== 'granted') {
+        return Promise.reject(new AnalyticsError('NO_CONSENT', `flush(): consent is ${consent}`, { queued: delivery.queueSize() }));
+      }
       try {
         // Calls still waiting for a lazily loaded module are part of "everything queued now".
         return business.settled()?.then(() => delivery.flush()) ?? delivery.flush();

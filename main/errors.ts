@@ -1,8 +1,8 @@
 /** The library's one error family (docs/architecture.md, "Conventions"): string codes, a `cause`, no subclasses without data. */
 import type { DeliveryErrorCode } from '../worker/types.js';
 
-/** Machine codes of {@link AnalyticsError}. */
-export type AnalyticsErrorCode = DeliveryErrorCode;
+/** Machine codes of {@link AnalyticsError}: the delivery core's, and `NO_CONSENT` (`flush()` while consent is pending or denied). */
+export type AnalyticsErrorCode = DeliveryErrorCode | 'NO_CONSENT';
 
 /** Options of {@link AnalyticsError}. */
 export interface AnalyticsErrorOptions {

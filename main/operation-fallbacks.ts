@@ -44,6 +44,8 @@ export const OPERATION_FALLBACKS: { readonly [K in keyof SyncOperations]?: Retur
   isInVariant: false,
   getExperimentAssignments: [],
   getFunnelState: undefined,
+  hasOptedOut: false,
+  getRegistered: {},
 };
 
 /** The fallback answer of the operation `name`: a fresh copy of an object, a primitive as it is. */

@@ -5,5 +5,7 @@
  * refuses a worker of another version at the handshake (a stale `worker.js` beside a new library).
  *
  * 4: event ids posted as numbers, in columns.
+ * 5: the event context carries super properties and groups (`properties`) and `webdriver`, which
+ *    the worker's mapping flattens; a version-4 worker would drop them.
  */
-export const WORKER_PROTOCOL_VERSION = 4;
+export const WORKER_PROTOCOL_VERSION = 5;

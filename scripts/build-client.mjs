@@ -37,7 +37,10 @@ export const CLIENT_DIST = join(root, 'packages', 'service-analytics', 'dist');
  * Size budgets, gzipped bytes. The main-thread entry's aim is 10 KB; its budget is 11 KB, so that
  * a small addition does not fail the build and the printed headroom shows how close it is.
  */
-export const BUDGETS = { facade: 11 * 1024, worker: 25 * 1024 };
+// The facade's budget was 11 KB until consent, memory persistence, super properties, groups,
+// beforeSend and sampling: code that every page runs, in the emit funnel or before the core
+// starts (docs/decisions.md, "Size budget").
+export const BUDGETS = { facade: 12.5 * 1024, worker: 25 * 1024 };
 
 // Browsers only: with 'es2020' in the list esbuild lowered class fields into a defineProperty
 // helper, a chunk of its own that the facade had to load (0.2 KB gzipped); these browsers all

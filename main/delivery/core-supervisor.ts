@@ -25,12 +25,16 @@ export interface CoreSupervisor extends Pick<DeliveryClient, 'mode' | 'started'>
   restarts(): number;
   /** The device's time zone as a core read it (the facade reads none: page-context.ts). */
   timezone(): string | undefined;
+  /** Starts the core of a client created held (consent pending); does nothing otherwise. */
+  release(): void;
   /** Starts no core any more, and lets the running one send what it can within `timeoutMs`, then stops it. */
   shutdown(timeoutMs: number): Promise<void>;
 }
 
 /**
- * Creates the supervisor and starts the core at once.
+ * Creates the supervisor and starts the core at once, or, with `options.held`, at `release()`: a
+ * held client starts no worker and sends nothing (consent pending), and its first start counts as
+ * over at once, so that work waiting for it (`started()`) does not wait for consent.
  * @param mirror takes the core's messages, and gives the events to replay after a death.
  * @param onStarted called when a start is over, never before this returns: with true once a core
  *   runs (what waited for it is posted then), with false when none could start (nothing will take
@@ -45,12 +49,12 @@ export function createCoreSupervisor(
   let link: DeliveryLink | undefined;
   let strategy: StartStrategy | null = null;
   let timezone: string | undefined;
-  let state: DeliveryMode = 'starting';
+  let state: DeliveryMode = options.held === true ? 'held' : 'starting';
   let generation = 0;
   let restarts = 0;
   let closed = false;
 
-  let starting = start(options.strategies, []);
+  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, []);
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
@@ -121,6 +125,12 @@ export function createCoreSupervisor(
         if (started !== undefined || pending === starting) return started ?? link;
       }
       return link;
+    },
+
+    release() {
+      if (state !== 'held' || closed) return;
+      state = 'starting';
+      starting = start(options.strategies, []);
     },
 
     mode: () => state,

@@ -27,8 +27,11 @@ import type { Logger } from '../logger.js';
 import type { StartStrategy } from './transport-options.js';
 import type { StartContext } from './worker-start.js';
 
-/** How the core runs now: `starting` until a strategy succeeded, `off` when none did. */
-export type DeliveryMode = 'starting' | 'worker' | 'in-process' | 'off';
+/**
+ * How the core runs now: `starting` until a strategy succeeded, `off` when none did; `held` while
+ * consent is pending or denied (no core started, nothing sent).
+ */
+export type DeliveryMode = 'held' | 'starting' | 'worker' | 'in-process' | 'off';
 
 /** QueueStats of the running core plus how it was started. */
 export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
@@ -86,6 +89,8 @@ export interface DeliveryClient {
    * The hook must not throw.
    */
   atTaskEnd(hook: (() => void) | undefined): void;
+  /** Starts the core of a client created held, which then sends what it holds; does nothing otherwise. */
+  release(): void;
   /** Lets the core send what it can within `timeoutMs`, then stops it. */
   shutdown(timeoutMs: number): Promise<void>;
 }
@@ -113,6 +118,8 @@ export interface DeliveryClientOptions {
   onDiscard: ((info: DiscardInfo) => void) | undefined;
   /** The random end of the page's event ids (`uuid-v7.ts`), carried by every post's columns. */
   idTail: string;
+  /** Start no core until `release()` (consent pending): events wait in the buffer, at most maxQueueSize. */
+  held?: boolean;
 }
 
 /** Creates the client and starts the core at once. */

@@ -38,6 +38,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
     pending: () => ({ posted: [], buffer: createColumns(''), beaconed: new Set(), timezone: undefined }),
     forget: () => {},
     atTaskEnd: () => {},
+    release: () => {},
     shutdown: () => Promise.resolve(),
   };
 }

@@ -204,16 +204,17 @@ export function createPostBuffer(
 
     async stats() {
       const current = await core.ready();
-      // While no core runs (none could start, or shut down), what waits is the buffer.
+      // While no core runs (held, none could start, or shut down), what waits is the buffer.
       const base: Omit<QueueStats, 'mode'> & { mode: DeliveryMode } =
         current === undefined
-          ? { queueSize: buffer.timestamps.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: 'off' }
+          ? { queueSize: buffer.timestamps.length, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: core.mode() }
           : await current.stats();
       return { ...base, strategy: core.strategy(), restarts: core.restarts(), unacknowledged: mirror.size };
     },
 
     mode: core.mode,
     started: core.started,
+    release: core.release,
     forget: mirror.forget,
 
     async shutdown(timeoutMs) {

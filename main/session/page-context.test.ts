@@ -54,6 +54,13 @@ describe('createPageContext', () => {
     expect(reads.href).toBe(readsAfterFirst + 1);
   });
 
+  it('carries webdriver: true on an automated page and no webdriver member otherwise', () => {
+    const { win } = fakeWindow();
+    expect(createPageContext(win, () => 0).get().webdriver).toBeUndefined();
+    (win.navigator as { webdriver?: boolean }).webdriver = true;
+    expect(createPageContext(win, () => 0).get().webdriver).toBe(true);
+  });
+
   it("get(time) rechecks on the caller's clock reading and does not read its own", () => {
     let clockReads = 0;
     const { win, go, reads } = fakeWindow();

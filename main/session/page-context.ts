@@ -81,6 +81,8 @@ export function createPageContext(win: Window | undefined, now: () => number): P
         screen: screen === undefined ? undefined : { width: screen.width, height: screen.height },
         library: LIBRARY,
         locale,
+        // For the server's bot filter; absent (not false) on every ordinary page.
+        webdriver: nav.webdriver === true || undefined,
       };
     }
     return context;

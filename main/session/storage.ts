@@ -11,11 +11,20 @@ export interface KeyValueStore {
   remove(key: string): void;
 }
 
+/** A {@link KeyValueStore} with a memory copy of what was set. */
+export interface SafeStorage extends KeyValueStore {
+  /**
+   * Writes the memory copy to storage: what was set while storage was withheld (consent pending)
+   * is stored once it is allowed (`optIn()`).
+   */
+  persistMemory(): void;
+}
+
 /**
  * Creates a store over `getStorage()` (called on each access, so storage that becomes available
  * or unavailable later is honoured) with a memory copy that answers when storage cannot.
  */
-export function createSafeStorage(getStorage: () => Storage | undefined): KeyValueStore {
+export function createSafeStorage(getStorage: () => Storage | undefined): SafeStorage {
   const memory = new Map<string, string>();
   const storage = (): Storage | undefined => {
     try {
@@ -41,6 +50,13 @@ export function createSafeStorage(getStorage: () => Storage | undefined): KeyVal
         storage()?.setItem(key, value);
       } catch {
         // Quota exceeded or storage disabled: the memory copy stands in.
+      }
+    },
+    persistMemory() {
+      try {
+        for (const [key, value] of memory) storage()?.setItem(key, value);
+      } catch {
+        // As in set().
       }
     },
     remove(key) {

@@ -46,6 +46,8 @@ export function startUnloadPath(
       } catch (error) {
         log.error('cannot persist the session', error);
       }
+      // Held (consent not granted): what waits must not leave the page.
+      if (delivery.mode() === 'held') return;
       if (beaconSender === undefined) return log.debug('the beacon sender is not loaded yet; unacknowledged events may be lost');
       beaconSender.beaconFromPageHide(delivery, { win, config, sendBeacon, now, log });
     },

@@ -27,6 +27,10 @@ export interface EventContext {
   library?: { name: string; version: string };
   locale?: string;
   timezone?: string;
+  /** `navigator.webdriver`: the page is driven by automation (sent only when true, for the server's bot filter). */
+  webdriver?: boolean;
+  /** Super properties and group tags (`register()`, `group()`): flattened into the properties, the call's own winning. */
+  properties?: EventProperties;
 }
 
 /**

@@ -77,6 +77,21 @@ describe('toBackendEvent(event)', () => {
     expect(out.properties?.locale).toBe('fr-FR');
   });
 
+  it('flattens the super properties of the context, the call winning, on page views too', () => {
+    const withSupers = { ...context, properties: { plan: 'pro', groups: '{"company":"acme"}' } };
+    const track = toBackendEvent(event({ type: 'track', event: 'x', properties: { plan: 'team' }, context: withSupers }));
+    expect(track.properties).toMatchObject({ plan: 'team', groups: '{"company":"acme"}' });
+    const page = toBackendEvent(event({ type: 'page', context: withSupers }));
+    expect(page.properties).toMatchObject({ plan: 'pro', groups: '{"company":"acme"}' });
+    expect(JSON.parse(page.properties?.page as string)).toMatchObject(context.page);
+    expect(page.properties).not.toHaveProperty('properties');
+  });
+
+  it('says webdriver: true only for an automated page', () => {
+    expect(toBackendEvent(event({ context: { ...context, webdriver: true } })).properties).toMatchObject({ webdriver: true });
+    expect(toBackendEvent(event({})).properties).not.toHaveProperty('webdriver');
+  });
+
   it('keeps only wire scalars: drops undefined and functions, NaN becomes null, __proto__ is dropped', () => {
     const properties = JSON.parse('{"__proto__": "x", "ok": 1}') as Record<string, unknown>;
     Object.assign(properties, { gone: undefined, fn: () => 1, nan: Number.NaN, list: [1, 2] });

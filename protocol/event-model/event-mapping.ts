@@ -23,9 +23,10 @@ const EVENT_TYPE: Readonly<Record<Exclude<AnalyticsEventType, 'track'>, string>>
  *   (`user_id` = the identified user, properties = the traits); `alias` → `user_alias`
  *   (`user_id` = the new id, `properties.previous_id` = the old one).
  * - `properties` = the call's properties flattened with the context: `anonymous_id`, `locale`,
- *   `timezone` as they are; `page`, `screen`, `library` as JSON strings. A property the call
- *   gives wins over a context member of the same name, except `page`/`screen` of a `page_view`,
- *   which the protocol defines.
+ *   `timezone` as they are; `page`, `screen`, `library` as JSON strings; `webdriver: true` when the
+ *   page is automated; the super properties and groups (`context.properties`) as they are. A
+ *   property the call gives wins over a context member of the same name, except `page`/`screen` of
+ *   a `page_view`, which the protocol defines.
  * - The wire carries scalars only: object values (an identify trait `subscription`) are
  *   JSON-encoded, `undefined` and functions are dropped, non-finite numbers become `null`, and
  *   a `__proto__` key is dropped (the server refuses it, and it must never be assigned).
@@ -44,6 +45,8 @@ export function toBackendEvent(e: AnalyticsEvent, timezone?: string): BackendEve
   const zone = ctx.timezone ?? timezone;
   if (zone !== undefined) props.timezone = zone;
   if (ctx.library !== undefined) setContextMember(props, 'library', ctx.library);
+  if (ctx.webdriver === true) props.webdriver = true;
+  if (ctx.properties !== undefined) copyProperties(props, ctx.properties);
 
   let eventType: string;
   if (e.type === 'page') {
