@@ -117,7 +117,7 @@ window.createAnalytics(${JSON.stringify(config)}).getDeliveryStats().then(() => 
 }
 
 /** Loads `url` in a fresh page with tracing on; returns the trace. */
-async function traceLoad(browser: CdpBrowser, url: string, detail: boolean): Promise<TraceEvent[]> {
+async function traceLoad(browser: CdpBrowser, url: string, detail: boolean, waitMs: number): Promise<TraceEvent[]> {
   const events: TraceEvent[] = [];
   const offData = browser.on('Tracing.dataCollected', (params) => void events.push(...(params.value as TraceEvent[])));
   let offComplete = (): void => undefined;
@@ -135,7 +135,7 @@ async function traceLoad(browser: CdpBrowser, url: string, detail: boolean): Pro
       },
     });
     await page.send('Page.navigate', { url });
-    await sleep(4_000);
+    await sleep(waitMs);
     await browser.send('Tracing.end');
     await complete;
     return events;
@@ -213,7 +213,15 @@ export async function measureStartup(rig: StartupRig, kind: StartupPage, round: 
   const config = { apiKey: project.writeKey, projectId: project.id, endpoint: rig.server.url };
   const path = `/startup-${kind}-${round}.html`;
   rig.web.setPage(path, { html: html(kind, config, await appBundle(rig.clientDir), rig.captureUrl), headers: rig.headers });
-  return startupWork(await traceLoad(rig.browser, `${rig.web.url}${path}`, detail), detail);
+  // On a busy machine a page may not be ready within the first trace's window: load it again with a
+  // longer one rather than lose the run.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return startupWork(await traceLoad(rig.browser, `${rig.web.url}${path}`, detail, 4_000 * attempt), detail);
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }
 
 /** Medians over `rounds` loads of each page kind, kinds alternating. */
