@@ -1,23 +1,13 @@
 import Database from 'better-sqlite3';
 import type { EventQuery } from './event-store.js';
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS } from './sqlite-schema.js';
+import type { SqliteStoreOptions } from './sqlite-store.js';
 
 /*
  * The SQLite connection of one store on the request thread: pragmas, schema, and every prepared
  * statement of reads, keys and retention (prepared once, reused for the life of the store). Group
  * commits are written by `sqlite-event-writer.ts`, on the writer thread of `sqlite-writer.ts`.
  */
-
-/** Options of `createSqliteStore`. */
-export interface SqliteStoreOptions {
-  /** Database file, or `:memory:`. Its directory must exist (`openStore` creates it). */
-  path: string;
-  /**
-   * How long a statement waits for another process's write lock before failing, ms.
-   * @default 5000
-   */
-  busyTimeoutMs?: number;
-}
 
 /** A prepared statement with positional or named parameters. */
 export type Statement = Database.Statement<unknown[]>;
@@ -62,7 +52,7 @@ function addMissingColumns(db: Database.Database, columns: typeof SQLITE_V4_COLU
 }
 
 /** Opens the database, creates the schema when missing and prepares the statements. */
-export function openDatabase(options: SqliteStoreOptions) {
+export function openDatabase(options: SqliteStoreOptions): OpenDatabase {
   const db = new Database(options.path);
   try {
     return prepareDatabase(db, options);
@@ -72,7 +62,7 @@ export function openDatabase(options: SqliteStoreOptions) {
   }
 }
 
-function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
+function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): OpenDatabase {
   // WAL lets readers run beside the writer; NORMAL syncs at checkpoints only, which in WAL mode
   // still survives a process crash, so commit-before-answer holds (docs/decisions.md, "Group commit
   // and commit-before-answer"), and is what makes small commits affordable.
@@ -164,13 +154,47 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions) {
     getSalt: db.prepare<unknown[]>('SELECT salt FROM salts WHERE day = ?').pluck(),
     deleteSaltsBefore: db.prepare<unknown[]>('DELETE FROM salts WHERE day < ?'),
     ping: db.prepare<unknown[]>('SELECT 1').pluck(),
-  } satisfies Record<string, Statement>;
+  } satisfies Record<StatementName, Statement>;
 
   return { db, busyTimeoutMs, statements, queryCache: new Map<string, Statement>() };
 }
 
+/** The statements `openDatabase` prepares, by name. */
+export type StatementName =
+  | 'insertProject'
+  | 'updateProjectBots'
+  | 'projectExists'
+  | 'getProject'
+  | 'listProjects'
+  | 'insertKey'
+  | 'findKey'
+  | 'findCredential'
+  | 'authChanges'
+  | 'listKeys'
+  | 'revokeKey'
+  | 'listSessions'
+  | 'recordingChunks'
+  | 'firstEventProject'
+  | 'nextEventProject'
+  | 'deleteEvents'
+  | 'deleteChunks'
+  | 'exportFirst'
+  | 'exportNext'
+  | 'deleteUserChunks'
+  | 'deleteUserEvents'
+  | 'insertSalt'
+  | 'getSalt'
+  | 'deleteSaltsBefore'
+  | 'ping';
+
 /** An open store database. */
-export type OpenDatabase = ReturnType<typeof openDatabase>;
+export interface OpenDatabase {
+  db: Database.Database;
+  busyTimeoutMs: number;
+  statements: Readonly<Record<StatementName, Statement>>;
+  /** Event-page statements by combination of filters (`eventPageStatement`). */
+  queryCache: Map<string, Statement>;
+}
 
 /**
  * Builds (and caches, per combination of filters) the statement of one events page. It always reads

@@ -3,12 +3,21 @@ import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBou
 import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
 import { assembleRecording } from './recording-assembly.js';
 import { cleanJson, cleanText } from './sanitize.js';
-import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase, type SqliteStoreOptions } from './sqlite-database.js';
+import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
 import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
 import { startSqliteWriter } from './sqlite-writer.js';
 import { StoreError } from './store-error.js';
 
-export type { SqliteStoreOptions } from './sqlite-database.js';
+/** Options of `createSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** Database file, or `:memory:`. Its directory must exist (`openStore` creates it). */
+  path: string;
+  /**
+   * How long a statement waits for another process's write lock before failing, ms.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+}
 
 interface EventDbRow {
   event_id: string;
