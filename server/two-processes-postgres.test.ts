@@ -58,4 +58,31 @@ describe('two server processes on one PostgreSQL', () => {
       await store.close();
     }
   });
+
+  it('gives one visitor the same visitor id in both processes: the day\'s salt is shared through the database', async () => {
+    const agent = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/140.0';
+    const events = servers.map(() => makeEvent({ user_agent: agent }));
+    // At once, so that both may ask for the day's salt together.
+    const responses = await Promise.all(
+      servers.map((s, i) =>
+        fetch(`${s.url}/api/v1/events/batch`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `ApiKey ${project.apiKey}`, 'x-project-id': project.projectId },
+          body: JSON.stringify([events[i]]),
+        }),
+      ),
+    );
+    for (const res of responses) expect(res.status).toBe(200);
+    const store = await openStore(db.url);
+    await store.init();
+    try {
+      const wanted = new Set(events.map((e) => e.event_id));
+      const rows = (await store.queryEvents({ projectId: project.projectId, limit: 1000 })).events.filter((e) => wanted.has(e.eventId));
+      expect(rows).toHaveLength(2);
+      expect(rows[0]?.visitorId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(rows[1]?.visitorId).toBe(rows[0]?.visitorId);
+    } finally {
+      await store.close();
+    }
+  });
 });

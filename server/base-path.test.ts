@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestServer, makeEvent, startTestServer } from '../test-support/server/test-server.js';
+import { normalizeBasePath } from './app.js';
+
+describe('normalizeBasePath(basePath)', () => {
+  it('accepts a plain path, drops a trailing slash, and treats empty or "/" as none', () => {
+    expect(normalizeBasePath(undefined)).toBe('');
+    expect(normalizeBasePath('')).toBe('');
+    expect(normalizeBasePath('/')).toBe('');
+    expect(normalizeBasePath('/stats')).toBe('/stats');
+    expect(normalizeBasePath('/a/b-c_d.e~f/')).toBe('/a/b-c_d.e~f');
+  });
+
+  it.each(['stats', '/st ats', '/stats/../admin', '/./x', '//x', '/x?y', '/%2e'])('refuses %s', (path) => {
+    expect(() => normalizeBasePath(path)).toThrow(/must look like \/stats/);
+  });
+});
+
+describe('createApp({ basePath: "/stats" }) on a real server', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('sqlite', { basePath: '/stats' });
+  });
+  afterAll(() => server.close());
+
+  const headers = (key: string) => ({ authorization: `ApiKey ${key}`, 'x-project-id': server.project.id });
+
+  it('answers the whole API under the prefix: batch, beacon form, recording upload, read API, export, erasure', async () => {
+    const api = `${server.url}/stats/api/v1`;
+    const event = makeEvent({ user_id: 'u-prefixed', session_id: 'prefixed' });
+    const batch = await fetch(`${api}/events/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers(server.project.writeKey) },
+      body: JSON.stringify([event]),
+    });
+    expect([batch.status, await batch.json()]).toEqual([200, { success: true, processed: 1 }]);
+    const beacon = await fetch(`${api}/events/batch?api_key=${server.project.writeKey}&project_id=${server.project.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify([makeEvent({ user_id: 'u-prefixed' })]),
+    });
+    expect(beacon.status).toBe(200);
+    const chunk = await fetch(`${api}/sessions/prefixed/recordings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers(server.project.writeKey) },
+      body: JSON.stringify({ events: [{ type: 4, data: {}, timestamp: Date.now() }], duration: 0, start_url: null, user_id: 'u-prefixed', is_final: true, event_offset: 0 }),
+    });
+    expect([chunk.status, await chunk.json()]).toEqual([200, { success: true, stored: 1 }]);
+
+    const read = headers(server.project.readKey);
+    const events = (await (await fetch(`${api}/events`, { headers: read })).json()) as { events: unknown[] };
+    expect(events.events).toHaveLength(2);
+    expect(((await (await fetch(`${api}/sessions`, { headers: read })).json()) as { sessions: unknown[] }).sessions).toHaveLength(1);
+    expect((await fetch(`${api}/sessions/prefixed/recording`, { headers: read })).status).toBe(200);
+    expect((await (await fetch(`${api}/export`, { headers: read })).text()).trim().split('\n')).toHaveLength(2);
+    const erased = await fetch(`${api}/users/u-prefixed`, { method: 'DELETE', headers: read });
+    expect(await erased.json()).toEqual({ success: true, events: 2, recordings: 1 });
+    // Paths match case-insensitively, with a trailing slash, as without a prefix.
+    expect((await fetch(`${server.url}/STATS/api/v1/events/`, { headers: read })).status).toBe(200);
+  });
+
+  it('no longer answers the API at the root, nor under another prefix: 404 NOT_FOUND', async () => {
+    for (const path of ['/api/v1/events', '/other/api/v1/events', '/statsx/api/v1/events']) {
+      const res = await fetch(`${server.url}${path}`, { headers: headers(server.project.readKey) });
+      expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([path, 404, 'NOT_FOUND']);
+    }
+  });
+
+  it('keeps /healthz, /readyz and /metrics at the root only', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      expect((await fetch(`${server.url}${path}`)).status).toBe(200);
+      expect((await fetch(`${server.url}/stats${path}`)).status).toBe(404);
+    }
+  });
+
+  it('answers a CORS preflight under the prefix', async () => {
+    const res = await fetch(`${server.url}/stats/api/v1/events/batch`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    expect([res.status, res.headers.get('access-control-allow-origin')]).toEqual([204, 'https://app.example']);
+  });
+});
