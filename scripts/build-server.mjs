@@ -1,28 +1,93 @@
 // Builds the server, the package `service-analytics-server`, into
-// packages/service-analytics-server/dist: the CLI behind the `service-analytics-server` bin
-// (cli.js) and the embeddable entry (index.js: createApp, the stores). Its npm dependencies stay
-// external: the package lists them. (No type declarations yet: the stores' types reach into
-// better-sqlite3's and pg's, which the package would have to carry.)
+// packages/service-analytics-server/dist:
+//
+//   cli.js          the CLI behind the `service-analytics-server` bin
+//   index.js        the embeddable entry (createApp, serve, the stores, the logger, the key helpers)
+//   types/**.d.ts   the entry's declarations (types/server/index.d.ts), from tsc
+//
+// Its npm dependencies stay external: the package lists them. tsc emits a declaration for every
+// file the entry reaches, internals included; only those that the entry's declarations reach
+// through their own imports ship, so a user's compiler never loads a store's internals (which name
+// better-sqlite3's and pg's types). What they do name beyond our own types is Koa (`AnalyticsApp`
+// is a Koa app, whose types the package therefore depends on) and Node's `http`.
 import { build } from 'esbuild';
-import { chmodSync, rmSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'packages', 'service-analytics-server', 'dist');
+/** The entry's declaration, relative to dist/types. */
+const TYPES_ENTRY = 'server/index.d.ts';
 
-rmSync(outdir, { recursive: true, force: true });
-await build({
-  absWorkingDir: root,
-  entryPoints: { cli: 'server/cli.ts', index: 'server/index.ts' },
-  outdir,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: true,
-  logLevel: 'warning',
+/**
+ * The declaration files `entry` reaches by relative imports and re-exports (and `import()` types),
+ * itself included, relative to `dir`.
+ */
+function reachableDeclarations(dir, entry = TYPES_ENTRY) {
+  const reached = new Set();
+  const pending = [entry];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (reached.has(file)) continue;
+    const path = join(dir, file);
+    if (!existsSync(path)) throw new Error(`${file} is imported by the server's declarations but tsc did not emit it`);
+    reached.add(file);
+    // Comments may quote code; only the code counts.
+    const code = readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    for (const [, specifier] of code.matchAll(/(?:\bfrom|\bimport\()\s*['"](\.[^'"]+)['"]/g)) {
+      pending.push(posix.join(posix.dirname(file), specifier.replace(/\.js$/, '.d.ts')));
+    }
+  }
+  return [...reached].sort();
+}
+
+/** Emits the declarations into a scratch folder and copies the entry's reachable ones to `types`. */
+async function buildTypes(types) {
+  const scratch = mkdtempSync(join(tmpdir(), 'sa-server-types-'));
+  try {
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'scripts/tsconfig.server-types.json'), '--outDir', scratch], { cwd: root }).catch((error) => {
+      // tsc reports its errors on stdout.
+      throw new Error(`tsc could not emit the server's declarations:\n${error.stdout || error.message}`);
+    });
+    const files = reachableDeclarations(scratch);
+    for (const file of files) {
+      mkdirSync(dirname(join(types, file)), { recursive: true });
+      cpSync(join(scratch, file), join(types, file));
+    }
+    return files.length;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  rmSync(outdir, { recursive: true, force: true });
+  // tsc takes a few seconds; esbuild runs meanwhile.
+  const [, typeCount] = await Promise.all([
+    build({
+      absWorkingDir: root,
+      entryPoints: { cli: 'server/cli.ts', index: 'server/index.ts' },
+      outdir,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      sourcemap: true,
+      logLevel: 'warning',
+    }),
+    buildTypes(join(outdir, 'types')),
+  ]);
+  chmodSync(join(outdir, 'cli.js'), 0o755);
+  console.log(`built ${relative(root, outdir)} (cli.js, index.js, ${typeCount} declaration files in types/)`);
+}
+
+await main().catch((error) => {
+  console.error(error.message);
+  process.exit(1);
 });
-chmodSync(join(outdir, 'cli.js'), 0o755);
-console.log(`built ${relative(root, outdir)} (cli.js, index.js)`);

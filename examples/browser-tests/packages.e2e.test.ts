@@ -6,7 +6,9 @@
  * the client tarball installed into a fresh Vite app that imports `service-analytics` and is built
  * with Vite, the server started from its own tarball (`service-analytics-server start`), and the
  * app loaded in Chromium: the worker the bundler emitted starts, the batch leaves from it, and the
- * server stores the event.
+ * server stores the event. The server's type declarations are checked as an embedding user's
+ * compiler reads them: its tarball unpacked into a folder outside the repository beside exactly the
+ * dependencies it declares, and a strict `tsc --noEmit` of a file that embeds the server.
  *
  * Nothing is fetched from the registry: the fixture lives under this repository's
  * node_modules/.cache, so Vite, React and the server's dependencies resolve from the repository's
@@ -15,10 +17,12 @@
  * dependency it imports, and that the client's has none). One file, so that no other test
  * rebuilds the package folders while these read them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { builtinModules } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { builtinModules, createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import type { Request } from 'playwright-core';
 import { type PreviewServer, build, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,17 +42,43 @@ interface Manifest {
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   sideEffects?: boolean;
   bin?: Record<string, string>;
+  types?: string;
   exports: Record<string, unknown>;
   scripts?: Record<string, string>;
 }
 
 const manifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
 
-/** The files `npm pack` would put in the tarball of workspace `name`. */
+/** The files in the tarball of package `name` that `npm pack` made, as paths inside the package. */
 function packedFiles(name: string): string[] {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '-w', name], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  const [pack] = JSON.parse(out) as Array<{ files: Array<{ path: string }> }>;
-  return pack!.files.map((f) => f.path).sort();
+  const listing = execFileSync('tar', ['-tzf', tarball(name)], { encoding: 'utf8' });
+  return listing.split('\n').filter((line) => line !== '' && !line.endsWith('/')).map((line) => line.replace(/^package\//, '')).sort();
+}
+
+/** Reads file `path` of the tarball of package `name`. */
+function packedFile(name: string, path: string): string {
+  return execFileSync('tar', ['-xzOf', tarball(name), `package/${path}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+}
+
+/**
+ * The declaration files reachable from `entries` (paths relative to `dir`) by relative imports,
+ * re-exports and `import()` types, and the bare module specifiers they name.
+ */
+function declarationGraph(dir: string, entries: string[]): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const queue = [...entries];
+  for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+    if (files.has(file)) continue;
+    files.add(file);
+    // Comments may quote code (`import('rrweb')`): only the code counts.
+    const text = readFileSync(join(dir, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    for (const [, specifier] of text.matchAll(/(?:from|import\()\s*['"]([^'"]+)['"]/g)) {
+      if (!specifier!.startsWith('.')) packages.add(specifier!);
+      else queue.push(posix.join(posix.dirname(file), specifier!).replace(/\.js$/, '.d.ts'));
+    }
+  }
+  return { files, packages };
 }
 
 /** Bare module specifiers the built JavaScript of `dir` imports (node: builtins left out). */
@@ -76,6 +106,81 @@ function install(tarball: string, dir: string, name: string): string {
   return target;
 }
 
+/**
+ * Links each dependency that the manifest in `packageDir` declares into `<dir>/node_modules`, from
+ * this repository's installation: what `npm install` of the tarball would put beside it (their own
+ * dependencies resolve from where they are installed).
+ */
+function linkDependencies(packageDir: string, dir: string): void {
+  for (const name of Object.keys(manifest(packageDir).dependencies ?? {})) {
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    symlinkSync(installedPackage(name), join(dir, 'node_modules', name), 'dir');
+  }
+}
+
+/** The folder of the server's dependency `name` in this repository's installation. */
+function installedPackage(name: string): string {
+  const installed = [join(SERVER, 'node_modules', name), join(ROOT, 'node_modules', name)].find((path) => existsSync(path));
+  if (installed === undefined) throw new Error(`dependency ${name} is not installed in the repository`);
+  return installed;
+}
+
+/**
+ * What a TypeScript user who embeds the server writes (the README's embedding example, and every
+ * exported factory): compiled, never run. The `@ts-expect-error` lines fail the check if the
+ * package's types were missing or `any`.
+ */
+const EMBED_TS = `import { createServer } from 'node:http';
+import {
+  createApp, createJsonLogger, createPostgresStore, createSqliteStore, openStore, serve, silentLogger,
+  type AnalyticsApp, type EventStore, type Logger,
+} from 'service-analytics-server';
+
+const store: EventStore = openStore('./data/analytics.db');
+await store.init();
+const app: AnalyticsApp = createApp({ store, corsOrigins: ['https://app.example.com'] });
+app.use(async (ctx, next) => {
+  await next();
+  ctx.set('x-served-by', 'embedded analytics');
+});
+const server = createServer(app.callback()).listen(8787, '127.0.0.1');
+server.close();
+await app.drain();
+await app.close();
+await store.close();
+
+const logger: Logger = createJsonLogger();
+const sqlite = createSqliteStore({ path: ':memory:', busyTimeoutMs: 1000 });
+const postgres = createPostgresStore({ url: 'postgres://analytics@127.0.0.1/analytics', poolSize: 4 });
+await sqlite.init();
+const running = await serve({ store: sqlite, logger: silentLogger, port: 0, host: '127.0.0.1', rateLimit: false });
+export const url: string = running.url;
+await running.close();
+await postgres.close();
+logger.info('done');
+
+// @ts-expect-error: createApp needs a store
+createApp({});
+// @ts-expect-error: the SQLite store needs a path
+createSqliteStore({});
+`;
+
+/** A TypeScript user's strict configuration for Node (ESM, Node's module resolution). */
+const EMBED_TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    // The package's declarations and those of its dependencies are checked too.
+    skipLibCheck: false,
+    noEmit: true,
+  },
+  include: ['src'],
+};
+
 const APP_HTML = `<!doctype html>
 <html><head><meta charset="utf-8"><title>packaged client</title></head>
 <body><p>packaged client</p><script type="module" src="/src/main.js"></script></body></html>`;
@@ -94,6 +199,8 @@ window.packaged = {
 `;
 
 let work: string;
+/** The type-check fixture: outside the repository, so only what the server package brings resolves. */
+let embed: string;
 let server: ServerProcess | undefined;
 let web: PreviewServer | undefined;
 let project: { projectId: string; writeKey: string; readKey: string };
@@ -106,7 +213,6 @@ beforeAll(async () => {
   // Both packages, as `npm pack` makes them (prepack builds each).
   execFileSync('npm', ['pack', '-w', 'service-analytics', '-w', 'service-analytics-server', '--pack-destination', work], { cwd: ROOT, stdio: 'ignore' });
   tarballs = readdirSync(work).filter((f) => f.endsWith('.tgz'));
-  const tarball = (prefix: string): string => join(work, tarballs.find((f) => new RegExp(`^${prefix}-\\d`).test(f))!);
 
   const app = join(work, 'app');
   mkdirSync(join(app, 'src'), { recursive: true });
@@ -117,10 +223,18 @@ beforeAll(async () => {
   await build({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist') } });
   web = await preview({ root: app, configFile: false, logLevel: 'warn', build: { outDir: join(app, 'dist') }, preview: { host: '127.0.0.1', port: 0, strictPort: false, headers: { 'referrer-policy': 'unsafe-url' } } });
 
+  embed = mkdtempSync(join(tmpdir(), 'sa-embed-types-'));
+  mkdirSync(join(embed, 'src'));
+  writeFileSync(join(embed, 'package.json'), JSON.stringify({ name: 'embedding-app', private: true, type: 'module' }));
+  writeFileSync(join(embed, 'tsconfig.json'), JSON.stringify(EMBED_TSCONFIG, null, 2));
+  writeFileSync(join(embed, 'src', 'embed.ts'), EMBED_TS);
+  linkDependencies(install(tarball('service-analytics-server'), embed, 'service-analytics-server'), embed);
+
   const serverDir = install(tarball('service-analytics-server'), join(work, 'server'), 'service-analytics-server');
   const cli = join(serverDir, 'dist', 'cli.js');
   const db = join(work, 'data', 'analytics.db');
-  const created = await runCli(cli, ['project', 'create', '--name', 'Packaged', '--json', '--db', db]);
+  // Headless Chromium under playwright is a bot to the server (docs/decisions.md, "Bot filtering"): keep its events.
+  const created = await runCli(cli, ['project', 'create', '--name', 'Packaged', '--bots', 'keep', '--json', '--db', db]);
   if (created.code !== 0) throw new Error(`project create failed: ${created.stderr}`);
   project = JSON.parse(created.stdout) as typeof project;
   server = await startServerProcess(cli, ['--db', db]);
@@ -131,7 +245,15 @@ afterAll(async () => {
   await server?.exited;
   await web?.close();
   rmSync(work, { recursive: true, force: true });
+  if (embed !== undefined) rmSync(embed, { recursive: true, force: true });
 });
+
+/** The tarball `npm pack` made of package `name`. */
+function tarball(name: string): string {
+  const file = tarballs.find((f) => new RegExp(`^${name}-\\d`).test(f));
+  if (file === undefined) throw new Error(`no tarball of ${name} in ${work}`);
+  return join(work, file);
+}
 
 describe('the packed packages in a fresh Vite app', () => {
   it('makes two tarballs', () => {
@@ -223,20 +345,66 @@ describe('the client package, service-analytics', () => {
 });
 
 describe('the server package, service-analytics-server', () => {
-  it('carries every package its built JavaScript imports, and its bin', () => {
+  /** Inside the package: its declarations' folder and entry. */
+  const TYPES = 'dist/types';
+  const TYPES_ENTRY = 'server/index.d.ts';
+
+  it('carries every package its built JavaScript imports, the types its declarations need, and its bin', () => {
     const server = manifest(SERVER);
     expect(server.name).toBe('service-analytics-server');
     expect(server.bin).toEqual({ 'service-analytics-server': './dist/cli.js' });
     expect(server.scripts?.prepack).toContain('build-server.mjs');
     const imported = [...bareImports(join(SERVER, 'dist'))].sort();
     expect(imported.filter((name) => server.dependencies?.[name] === undefined)).toEqual([]);
+    // A package the declarations name brings its own types, or its @types package is a dependency
+    // too (else a user's compiler finds no types for it).
+    const typesFor = (name: string): string => {
+      const own = JSON.parse(readFileSync(join(installedPackage(name), 'package.json'), 'utf8')) as { types?: string; typings?: string };
+      return own.types !== undefined || own.typings !== undefined ? name : `@types/${name.replace(/^@([^/]+)\//, '$1__')}`;
+    };
+    const named = [...declarationGraph(join(SERVER, TYPES), [TYPES_ENTRY]).packages].filter((name) => !name.startsWith('node:') && !builtinModules.includes(name));
+    const typePackages = named.map(typesFor);
+    expect(typePackages.filter((name) => server.dependencies?.[name] === undefined)).toEqual([]);
     // And nothing it does not use.
-    expect(Object.keys(server.dependencies ?? {}).sort()).toEqual(imported);
+    expect(Object.keys(server.dependencies ?? {}).sort()).toEqual([...new Set([...imported, ...typePackages])].sort());
   });
 
-  it('ships the CLI and the embeddable entry, README and LICENSE, and nothing else', () => {
+  it('points TypeScript at its declarations', () => {
+    const server = manifest(SERVER);
+    expect(server.types).toBe(`./${TYPES}/${TYPES_ENTRY}`);
+    expect(server.exports['.']).toEqual({ types: `./${TYPES}/${TYPES_ENTRY}`, default: './dist/index.js' });
+  });
+
+  it('ships the CLI, the embeddable entry and its declarations, README and LICENSE, and nothing else: no test, no source map of a test', () => {
     const files = packedFiles('service-analytics-server');
-    expect(files).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/cli.js.map', 'dist/index.js', 'dist/index.js.map', 'package.json']);
+    const declarations = files.filter((f) => f.startsWith(`${TYPES}/`));
+    expect(files.filter((f) => !declarations.includes(f))).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/cli.js.map', 'dist/index.js', 'dist/index.js.map', 'package.json']);
+    for (const file of ['server/index.d.ts', 'server/app.d.ts', 'server/serve.d.ts', 'server/store/event-store.d.ts', 'server/store/open-store.d.ts', 'server/store/sqlite-store.d.ts', 'server/store/postgres-store.d.ts']) {
+      expect(declarations).toContain(`${TYPES}/${file}`);
+    }
+    expect(declarations.filter((f) => !f.endsWith('.d.ts'))).toEqual([]);
+    expect(files.filter((f) => /\.test\.|test-support|\/testing\/|fixtures|contract|example/.test(f))).toEqual([]);
+    // The source maps embed no test either: only product code goes into the bundles.
+    for (const map of ['dist/cli.js.map', 'dist/index.js.map']) {
+      const { sources } = JSON.parse(packedFile('service-analytics-server', map)) as { sources: string[] };
+      expect(sources.filter((source) => /\.test\.|test-support|\/testing\/|fixtures|contract/.test(source))).toEqual([]);
+    }
+  });
+
+  it("ships exactly the declarations its entry reaches, and they name neither better-sqlite3 nor pg", () => {
+    const shipped = packedFiles('service-analytics-server').filter((f) => f.startsWith(`${TYPES}/`)).map((f) => f.slice(TYPES.length + 1));
+    const { files, packages } = declarationGraph(join(SERVER, TYPES), [TYPES_ENTRY]);
+    expect(shipped).toEqual([...files].sort());
+    expect([...packages].filter((name) => /better-sqlite3|^pg$|^pg\//.test(name))).toEqual([]);
+  });
+
+  it('type-checks an embedding app, strict, against the tarball and the dependencies it declares', async () => {
+    const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
+    const result = await promisify(execFile)(process.execPath, [tsc, '-p', join(embed, 'tsconfig.json')], { cwd: embed }).then(
+      () => '',
+      (error: { stdout?: string; message: string }) => error.stdout || error.message,
+    );
+    expect(result).toBe('');
   });
 });
 
