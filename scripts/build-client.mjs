@@ -7,7 +7,8 @@
 //                     inline-worker source (the worker above as a string, for a Blob URL) and the
 //                     in-process delivery core
 //   react.js          the React bindings
-//   types/**.d.ts     declarations, from tsc
+//   types/**.d.ts     the entries' declarations (main/index.d.ts, main/react/index.d.ts), from tsc:
+//                     only the files those reach (scripts/reachable-declarations.mjs)
 //
 // Everything the client needs (comlink, superstruct, fflate, rrweb) is bundled: the package has
 // no runtime dependency.
@@ -22,11 +23,13 @@
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { reachableDeclarations } from './reachable-declarations.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -259,6 +262,26 @@ function printTable(rows) {
   }
 }
 
+/** The entries' declarations, relative to dist/types (package.json's `types` conditions). */
+const TYPES_ENTRIES = ['main/index.d.ts', 'main/react/index.d.ts'];
+
+/** Emits the declarations into a scratch folder and copies the entries' reachable ones to `types`; returns their count. */
+function buildTypes(types) {
+  const scratch = mkdtempSync(join(tmpdir(), 'sa-client-types-'));
+  try {
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    execFileSync(process.execPath, [tsc, '-p', join(root, 'scripts/tsconfig.client-types.json'), '--outDir', scratch], { stdio: 'inherit', cwd: root });
+    const files = reachableDeclarations(scratch, TYPES_ENTRIES);
+    for (const file of files) {
+      mkdirSync(dirname(join(types, file)), { recursive: true });
+      cpSync(join(scratch, file), join(types, file));
+    }
+    return files.length;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   const sizeOnly = process.argv.includes('--size');
   const { files, rows } = await buildClient();
@@ -266,9 +289,8 @@ async function main() {
     rmSync(CLIENT_DIST, { recursive: true, force: true });
     mkdirSync(CLIENT_DIST, { recursive: true });
     for (const [name, text] of files) writeFileSync(join(CLIENT_DIST, name), text);
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    execFileSync(process.execPath, [tsc, '-p', join(root, 'scripts/tsconfig.client-types.json')], { stdio: 'inherit', cwd: root });
-    console.log(`built ${relative(root, CLIENT_DIST)} (${[...files.keys()].filter((f) => f.endsWith('.js')).join(', ')}) and its types`);
+    const typeCount = buildTypes(join(CLIENT_DIST, 'types'));
+    console.log(`built ${relative(root, CLIENT_DIST)} (${[...files.keys()].filter((f) => f.endsWith('.js')).join(', ')}) and ${typeCount} declaration files in types/`);
   }
   printTable(rows);
   for (const row of rows) if (row.budget !== undefined) console.log(`${row.name}: ${row.gzip} B of ${row.budget} B gzipped`);

@@ -12,38 +12,18 @@
 // is a Koa app, whose types the package therefore depends on) and Node's `http`.
 import { build } from 'esbuild';
 import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { reachableDeclarations } from './reachable-declarations.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'packages', 'service-analytics-server', 'dist');
 /** The entry's declaration, relative to dist/types. */
 const TYPES_ENTRY = 'server/index.d.ts';
-
-/**
- * The declaration files `entry` reaches by relative imports and re-exports (and `import()` types),
- * itself included, relative to `dir`.
- */
-function reachableDeclarations(dir, entry = TYPES_ENTRY) {
-  const reached = new Set();
-  const pending = [entry];
-  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
-    if (reached.has(file)) continue;
-    const path = join(dir, file);
-    if (!existsSync(path)) throw new Error(`${file} is imported by the server's declarations but tsc did not emit it`);
-    reached.add(file);
-    // Comments may quote code; only the code counts.
-    const code = readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-    for (const [, specifier] of code.matchAll(/(?:\bfrom|\bimport\()\s*['"](\.[^'"]+)['"]/g)) {
-      pending.push(posix.join(posix.dirname(file), specifier.replace(/\.js$/, '.d.ts')));
-    }
-  }
-  return [...reached].sort();
-}
 
 /** Emits the declarations into a scratch folder and copies the entry's reachable ones to `types`. */
 async function buildTypes(types) {
@@ -54,7 +34,7 @@ async function buildTypes(types) {
       // tsc reports its errors on stdout.
       throw new Error(`tsc could not emit the server's declarations:\n${error.stdout || error.message}`);
     });
-    const files = reachableDeclarations(scratch);
+    const files = reachableDeclarations(scratch, [TYPES_ENTRY]);
     for (const file of files) {
       mkdirSync(dirname(join(types, file)), { recursive: true });
       cpSync(join(scratch, file), join(types, file));

@@ -341,6 +341,9 @@ describe('the client package, service-analytics', () => {
     }
     expect(reachable.size).toBeGreaterThan(10);
     expect([...packages].filter((name) => name !== 'react' && !name.startsWith('react/'))).toEqual([]);
+    // And only those ship: no declaration of an internal that no entry's types reach.
+    const shipped = packedFiles('service-analytics').filter((f) => f.startsWith('dist/types/'));
+    expect(shipped.map((f) => f.slice('dist/types/'.length)).sort()).toEqual([...reachable].sort());
   });
 });
 

@@ -1,4 +1,4 @@
-import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
+import type { PropertyValue, RecordedEvent } from '../../protocol/wire-types.js';
 
 /** Which side of the product a key opens: browser write keys are public, read keys are secret. */
 export type KeyKind = 'write' | 'read';
