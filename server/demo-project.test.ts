@@ -50,7 +50,8 @@ describe('ensureDemoProject(store, { file })', () => {
     const { store, file } = await fresh();
     const { demo, created } = await ensureDemoProject(store, { file });
     expect(created).toBe(true);
-    expect(await store.getProject(demo.projectId)).not.toBeNull();
+    // Keeps bots: the example app is often tried from an automated browser (docs/decisions.md, "Bot filtering").
+    expect((await store.getProject(demo.projectId))?.bots).toBe('keep');
     expect(await keyOk(store, demo, demo.apiKey, 'write')).toBe(true);
     expect(await keyOk(store, demo, demo.readKey, 'read')).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(demo);

@@ -158,3 +158,44 @@ describe.each(STORE_KINDS)('DELETE /api/v1/users/:userId and GET /api/v1/export 
     });
   });
 });
+
+describe('GET /api/v1/export with a reader that does not read', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('sqlite');
+  });
+  afterAll(() => server.close());
+
+  it('reads the next page only when the connection has taken the last: a stalled reader stalls the export', async () => {
+    const project = await server.createProject();
+    // Large events, so that a few pages are more than the socket's and the stream's buffers hold.
+    const padding = 'x'.repeat(4000);
+    const events = Array.from({ length: 6000 }, (_, n) => storedEvent(project.id, n, { properties: { padding, n } }));
+    for (let i = 0; i < events.length; i += 2000) await server.store.write({ events: events.slice(i, i + 2000), chunks: [] });
+    let pages = 0;
+    const exportEvents = server.store.exportEvents.bind(server.store);
+    server.store.exportEvents = (query) => {
+      pages++;
+      return exportEvents(query);
+    };
+    const { get } = await import('node:http');
+    const received = await new Promise<number>((resolve, reject) => {
+      const req = get(`${server.url}/api/v1/export`, { headers: auth(project) }, (res) => {
+        // Paused: nothing is read from the socket while the server keeps writing.
+        res.pause();
+        setTimeout(() => {
+          const stalledAt = pages;
+          res.resume();
+          let bytes = 0;
+          res.on('data', (part: Buffer) => (bytes += part.length));
+          res.on('end', () => (stalledAt <= 2 ? resolve(bytes) : reject(new Error(`read ${stalledAt} pages while stalled`))));
+        }, 500);
+      });
+      req.on('error', reject);
+    });
+    // 6 pages of 1000 events of about 4.3 KB, about 26 MB: while the reader stalled, the server read at
+    // most two pages (one in the socket's buffers, one waiting in the stream), not all six.
+    expect(received).toBeGreaterThan(6000 * 4000);
+    expect(pages).toBe(7);
+  });
+});
