@@ -20,6 +20,8 @@ export type { RecorderState } from './recorder/session-recorder.js';
 export type { RecordingConfig, RecordingSampling } from './recorder/types.js';
 export type { SubscriptionOperations } from './business/subscriptions.js';
 export type { DeliveryMode, DeliveryStats } from './delivery/delivery-client.js';
+export type { BeforeSend, OutgoingEvent } from './privacy/before-send.js';
+export type { ConsentState } from './privacy/consent.js';
 export type {
   AnalyticsEvent,
   AnalyticsEventType,
