@@ -174,7 +174,10 @@ export function createApp(options: AppOptions): AnalyticsApp {
   koa.use(router.routes());
   koa.use(router.allowedMethods({ throw: true }));
   // Last: only what no API route answered falls back to files.
-  if (options.staticFiles !== undefined) koa.use(staticFiles(options.staticFiles));
+  // A wrong API address under the base path stays a JSON 404 too, never the app's index.html.
+  if (options.staticFiles !== undefined) {
+    koa.use(staticFiles({ reservedPrefixes: basePath === '' ? ['/api/'] : ['/api/', `${basePath}/api/`], ...options.staticFiles }));
+  }
 
   return Object.assign(koa, {
     drain: () => writeQueue.drain(),

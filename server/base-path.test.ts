@@ -81,3 +81,22 @@ describe('createApp({ basePath: "/stats" }) on a real server', () => {
     expect([res.status, res.headers.get('access-control-allow-origin')]).toEqual([204, 'https://app.example']);
   });
 });
+
+describe('createApp({ basePath, staticFiles }) on a real server', () => {
+  it('answers a wrong API address under the base path with a JSON 404, not the app', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const root = mkdtempSync(join(tmpdir(), 'sa-base-path-app-'));
+    writeFileSync(join(root, 'index.html'), '<!doctype html><title>app</title>');
+    const server = await startTestServer('sqlite', { basePath: '/stats', staticFiles: { root } });
+    try {
+      const api = await fetch(`${server.url}/stats/api/v1/nothing`);
+      expect([api.status, ((await api.json()) as { code: string }).code]).toEqual([404, 'NOT_FOUND']);
+      expect(await (await fetch(`${server.url}/some/page`)).text()).toContain('<title>app</title>');
+    } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -155,6 +155,7 @@ describe('service-analytics-server CLI on SQLite', () => {
     const set = await runCli(cli, ['project', 'set', byDefault.projectId, '--bots', 'keep', '--json', '--db', db]);
     expect([set.code, JSON.parse(set.stdout)]).toEqual([0, { projectId: byDefault.projectId, bots: 'keep' }]);
     expect(await policies()).toEqual({ [byDefault.projectId]: 'keep', [flagged.projectId]: 'flag' });
+    expect((await runCli(cli, ['project', 'list', '--db', db])).stdout).toMatch(new RegExp(`^${byDefault.projectId}\tBots\t\\S+\tbots keep$`, 'm'));
 
     const bad = await runCli(cli, ['project', 'create', '--name', 'X', '--bots', 'block', '--db', db]);
     expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([2, '--bots must be drop, flag, keep; not "block".']);

@@ -16,6 +16,7 @@ import { serve } from './serve.js';
 import { browserUrl } from './static-files.js';
 import { BOT_POLICIES, type BotPolicy, DEFAULT_BOT_POLICY, type EventStore, type KeyKind } from './store/event-store.js';
 import { openStore } from './store/open-store.js';
+import { cleanText } from './store/sanitize.js';
 import { SERVER_VERSION } from './version.js';
 
 /** Option rows of the help: flag, what it does (lines), its environment variable and default. */
@@ -326,7 +327,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     return withStore(values, async (store) => {
       const projects = await store.listProjects();
       if (json) print(JSON.stringify(projects));
-      else for (const p of projects) print(`${p.id}\t${p.name}\t${new Date(p.createdAt).toISOString()}`);
+      else for (const p of projects) print(`${p.id}\t${p.name}\t${new Date(p.createdAt).toISOString()}\tbots ${p.bots}`);
       return 0;
     });
   }
@@ -410,7 +411,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     if (userId === undefined || userId === '') throw new UsageError('delete-user needs the user id: delete-user --project ID USER_ID.');
     return withStore(values, async (store) => {
       await requireProject(store, projectId);
-      const deleted = await store.deleteUser(projectId, userId);
+      // Matched as stored: NUL and lone surrogates were replaced (store/sanitize.ts).
+      const deleted = await store.deleteUser(projectId, cleanText(userId));
       print(json ? JSON.stringify({ projectId, userId, ...deleted }) : `Deleted ${deleted.events} events and ${deleted.recordings} recording chunks of user ${userId}.`);
       return 0;
     });
