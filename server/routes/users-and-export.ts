@@ -22,8 +22,9 @@ export function deleteUserRoute(rc: RouteContext): Middleware {
     if (raw.length === 0 || raw.length > LIMITS.maxIdLength) {
       throw new HttpError('VALIDATION_ERROR', `The user id must be 1–${LIMITS.maxIdLength} characters.`);
     }
-    // Events accepted before this request are committed first, so they are deleted too.
-    await rc.writeQueue.drain();
+    // Every event acknowledged before this request is committed (commit before answer), so it is
+    // deleted; one still in flight may be stored after. Waiting for the write queue to empty
+    // instead could wait forever on a busy server.
     // Stored ids had NUL and lone surrogates replaced (store/sanitize.ts); match what was stored.
     const deleted = await rc.store.deleteUser(caller.project.id, cleanText(raw));
     rc.logger.info('user deleted', { projectId: caller.project.id, events: deleted.events, recordings: deleted.recordings });
