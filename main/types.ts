@@ -4,10 +4,13 @@
  * re-exported here.
  */
 import type { SubscriptionProperties } from './business/subscription-types.js';
+import type { TrafficChannel } from '../protocol/traffic-channel.js';
 
 export type { DiscardReason, QueueStats } from '../worker/types.js';
 export type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties, EventPropertyValue, PageProperties } from '../protocol/event-model/analytics-event.js';
 export type { FunnelState, FunnelStatus, FunnelStep } from './business/funnels.js';
+/** Where a session's traffic came from (the rules: `protocol/traffic-channel.ts`). */
+export type { TrafficChannel } from '../protocol/traffic-channel.js';
 
 /** A value of {@link UserProperties}: a scalar, or the user's subscription. */
 export type UserPropertyValue = string | number | boolean | null | undefined | SubscriptionProperties;
@@ -21,17 +24,6 @@ export interface UserProperties {
   [key: string]: UserPropertyValue;
 }
 
-/** Where a session's traffic came from, derived from the landing URL's UTM tags and the referrer. */
-export type TrafficChannel =
-  | 'direct'
-  | 'organic_search'
-  | 'paid_search'
-  | 'social'
-  | 'paid_social'
-  | 'email'
-  | 'display'
-  | 'affiliate'
-  | 'referral';
 
 /** SessionData: what the facade knows about the current session. */
 export interface SessionData {

@@ -9,7 +9,7 @@
  * itself (`page-tracking.ts`), so no early `pushState` is missed.
  */
 import type { AutoSend, AutoTrackingOptions } from './auto-tracking.js';
-import { detectChannel } from '../session/channel.js';
+import { detectChannel } from '../../protocol/traffic-channel.js';
 import { trackInteractions } from './interaction-tracking.js';
 import type { Logger } from '../logger.js';
 import type { SessionManager } from '../session/session.js';

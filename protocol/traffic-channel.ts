@@ -1,5 +1,5 @@
 /**
- * The traffic channel of a session, from the landing page's URL and the referrer. The rules, first
+ * The traffic channel of a visit, from the landing page's URL and the referrer. The rules, first
  * match wins:
  *
  * 1. Click ids: `gclid`, `gbraid`, `wbraid`, `msclkid` → `paid_search`.
@@ -17,7 +17,34 @@
  *    other host → `referral`. Hosts are matched by their name label (`google` in
  *    `www.google.co.uk`, `t` in `t.co`).
  */
-import type { TrafficChannel } from '../types.js';
+/**
+ * Where a session's traffic came from, derived from the landing URL's UTM tags and the referrer.
+ * The client gives it to a session (`analytics.session`); the server stores it per event as a report
+ * dimension (docs/protocol.md, "Reports").
+ */
+export type TrafficChannel =
+  | 'direct'
+  | 'organic_search'
+  | 'paid_search'
+  | 'social'
+  | 'paid_social'
+  | 'email'
+  | 'display'
+  | 'affiliate'
+  | 'referral';
+
+/** Every {@link TrafficChannel}. */
+export const TRAFFIC_CHANNELS: readonly TrafficChannel[] = [
+  'direct',
+  'organic_search',
+  'paid_search',
+  'social',
+  'paid_social',
+  'email',
+  'display',
+  'affiliate',
+  'referral',
+];
 
 /** Search engines, by the name part of their host (google in www.google.co.uk) or as utm_source. */
 const SEARCH = /^(google|bing|yahoo|duckduckgo|baidu|yandex|ecosia|ask|naver|seznam|startpage|qwant|brave)$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectChannel } from './channel.js';
+import { detectChannel } from './traffic-channel.js';
 
 const page = 'https://shop.example/landing';
 
