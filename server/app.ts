@@ -107,6 +107,11 @@ export interface AnalyticsApp extends Koa {
   close(): Promise<void>;
   readonly metrics: Metrics;
   readonly writeQueue: WriteQueue;
+  /**
+   * Deletes the visitor salts of days over for more than ten minutes (`visitor-id.ts`). Requests
+   * do it as they come; `serve()` also calls it every few minutes, for a server with no traffic.
+   */
+  expireVisitorSalts(): void;
 }
 
 /**
@@ -137,6 +142,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
     bots: createBotDetector(),
     visitorIds: createVisitorIds({ store: options.store, logger }),
   };
+  const { visitorIds } = rc;
 
   const basePath = normalizeBasePath(options.basePath);
   const router = new Router(basePath === '' ? {} : { prefix: basePath });
@@ -184,5 +190,6 @@ export function createApp(options: AppOptions): AnalyticsApp {
     close: () => recordingParser.close(),
     metrics,
     writeQueue,
+    expireVisitorSalts: () => visitorIds.expire(now()),
   });
 }

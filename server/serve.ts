@@ -58,6 +58,9 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
 
+  // A quiet server still deletes yesterday's visitor salt soon after midnight (visitor-id.ts).
+  const saltTimer = setInterval(() => app.expireVisitorSalts(), 5 * 60_000).unref();
+
   let retentionTimer: NodeJS.Timeout | undefined;
   if (options.retentionDays !== undefined) {
     const days = options.retentionDays;
@@ -75,6 +78,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       clearInterval(retentionTimer);
+      clearInterval(saltTimer);
       // Without this, busy keep-alive connections would keep bringing new requests until the
       // grace period cuts them: every answer from now on ends its connection instead.
       draining = true;

@@ -77,6 +77,17 @@ describe('createVisitorIds() on a real SQLite file', () => {
     expect(saltDays()).toEqual(['2026-05-05']);
   });
 
+  it('deletes the salt by expire(now) alone, without a request, once the grace period is past', async () => {
+    const ids = createVisitorIds({ store, logger: silentLogger, graceMs: 10 * 60_000 });
+    const midnight = Date.parse('2026-05-05T00:00:00.000Z');
+    await ids.forRequest('p1', '192.0.2.1', midnight - 1000);
+    ids.expire(midnight + 9 * 60_000);
+    expect(saltDays()).toEqual(['2026-05-04']);
+    ids.expire(midnight + 11 * 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(saltDays()).toEqual([]);
+  });
+
   it('answers 503 STORAGE_UNAVAILABLE when the salt cannot be read, and tries again on the next request', async () => {
     let fail = true;
     const flaky: EventStore = { ...store, dailySalt: (day, candidate) => (fail ? Promise.reject(new Error('down')) : store.dailySalt(day, candidate)) };

@@ -23,6 +23,12 @@ export interface VisitorIds {
    * @throws HttpError `STORAGE_UNAVAILABLE` (503) when the day's salt cannot be read or stored
    */
   forRequest(projectId: string, ip: string | null, receivedAt: number): Promise<(userAgent: string | null) => string | null>;
+  /**
+   * Deletes the salts whose day ended more than the grace period before `now`, if not done yet.
+   * Every request does it; a timer calls it too, so that a quiet server does not keep yesterday's
+   * salt until its next request (`serve.ts`).
+   */
+  expire(now: number): void;
 }
 
 /** Options of {@link createVisitorIds}. */
@@ -86,6 +92,7 @@ export function createVisitorIds(options: VisitorIdOptions): VisitorIds {
   };
 
   return {
+    expire,
     async forRequest(projectId, ip, receivedAt) {
       expire(receivedAt);
       if (ip === null) return () => null;
