@@ -16,6 +16,16 @@ import { healthzRoute, metricsRoute, readyzRoute } from './routes/operations.js'
 import { getRecordingRoute, listEventsRoute, listSessionsRoute } from './routes/read-api.js';
 import { createRecordingParser } from './recording-parser.js';
 import { recordingsRoute } from './routes/recordings.js';
+import {
+  errorsRoute,
+  experimentRoute,
+  funnelRoute,
+  liveRoute,
+  sessionStatsRoute,
+  timeseriesRoute,
+  topRoute,
+  vitalsRoute,
+} from './routes/reports.js';
 import { deleteUserRoute, exportRoute } from './routes/users-and-export.js';
 import type { RouteContext } from './routes/route-context.js';
 import { type StaticFilesOptions, staticFiles } from './static-files.js';
@@ -156,6 +166,15 @@ export function createApp(options: AppOptions): AnalyticsApp {
   router.get('/api/v1/sessions', limited, listSessionsRoute(rc));
   router.get('/api/v1/sessions/:sessionId/recording', limited, getRecordingRoute(rc));
   router.delete('/api/v1/users/:userId', limited, deleteUserRoute(rc));
+  // Reports (docs/protocol.md, "Reports"): aggregates for a dashboard, behind the read key.
+  router.get('/api/v1/reports/timeseries', limited, timeseriesRoute(rc));
+  router.get('/api/v1/reports/top/:dimension', limited, topRoute(rc));
+  router.get('/api/v1/reports/sessions', limited, sessionStatsRoute(rc));
+  router.get('/api/v1/reports/vitals', limited, vitalsRoute(rc));
+  router.get('/api/v1/reports/errors', limited, errorsRoute(rc));
+  router.get('/api/v1/reports/funnel', limited, funnelRoute(rc));
+  router.get('/api/v1/reports/experiments/:experiment', limited, experimentRoute(rc));
+  router.get('/api/v1/reports/live', limited, liveRoute(rc));
   // Operations stay at the root whatever the base path: probes and scrapers reach the server
   // directly, and a proxy that forwards only the base path then never exposes /metrics.
   const operations = new Router();

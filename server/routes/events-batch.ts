@@ -6,7 +6,8 @@ import { HttpError } from '../http-error.js';
 import { uuidV7 } from '../ids.js';
 import { normalizeIp, truncateIp } from '../ip-address.js';
 import { authenticate } from '../middleware/authenticate.js';
-import type { StoredEvent } from '../store/event-store.js';
+import { createDimensionExtractor } from '../reports/dimensions.js';
+import type { EventDimensions, StoredEvent } from '../store/event-store.js';
 import type { RouteContext } from './route-context.js';
 
 /**
@@ -14,9 +15,11 @@ import type { RouteContext } from './route-context.js';
  * credentials or, as the beacon form, by query credentials with `text/plain`. Valid events are
  * stored even when others in the batch are not; the answer comes after the commit. Each stored
  * event gets its cookieless visitor id (`visitor-id.ts`); bot events are dropped, flagged or kept
- * as the project says (`bot-filter.ts`).
+ * as the project says (`bot-filter.ts`), and its report columns (`reports/dimensions.ts`: each
+ * distinct user agent parsed once per app).
  */
 export function eventsBatchRoute(rc: RouteContext): Middleware {
+  const dimensions = createDimensionExtractor();
   return async (ctx) => {
     const { beacon } = requireIngestType(ctx);
     const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
@@ -52,7 +55,15 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
         botsDropped++;
         continue;
       }
-      stored.push(toStoredEvent(e, projectId, receivedAt, offsetMs, { ipAddress, userAgent, isBot, visitorId: visitorOf(userAgent) }));
+      stored.push(
+        toStoredEvent(e, projectId, receivedAt, offsetMs, {
+          ipAddress,
+          userAgent,
+          isBot,
+          visitorId: visitorOf(userAgent),
+          dimensions: dimensions.extract(e.properties ?? {}, userAgent),
+        }),
+      );
     }
     if (botsDropped > 0) rc.metrics.botEventsDropped(botsDropped);
 
@@ -76,12 +87,13 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
   };
 }
 
-/** What the server adds to an event beside its time: address, agent, bot flag, visitor. */
+/** What the server adds to an event beside its time: address, agent, bot flag, visitor, report columns. */
 interface ServerFields {
   ipAddress: string | null;
   userAgent: string | null;
   isBot: boolean;
   visitorId: string | null;
+  dimensions: EventDimensions;
 }
 
 function toStoredEvent(e: BackendEvent, projectId: string, receivedAt: number, offsetMs: number, fields: ServerFields): StoredEvent {
@@ -93,7 +105,8 @@ function toStoredEvent(e: BackendEvent, projectId: string, receivedAt: number, o
     userId: e.user_id ?? null,
     sessionId: e.session_id ?? null,
     timestamp: clientTime === null ? receivedAt : clientTime + offsetMs,
-    clientTimestamp: clientTime !== null && offsetMs !== 0 ? clientTime : null,
+    // The client's time as sent, corrected or not: reports and exports can tell the two apart.
+    clientTimestamp: clientTime,
     receivedAt,
     properties: e.properties ?? {},
     ...fields,

@@ -1,4 +1,5 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/wire-types.js';
+import type { ReportStore } from './report-store.js';
 
 /** Which side of the product a key opens: browser write keys are public, read keys are secret. */
 export type KeyKind = 'write' | 'read';
@@ -53,6 +54,34 @@ export interface Credential {
   project: Project;
 }
 
+/**
+ * What the reports group and filter by, extracted from an event at ingest into columns of its own
+ * (`server/reports/dimensions.ts`; docs/protocol.md, "Reports"). Null where the event does not say.
+ */
+export interface EventDimensions {
+  /** The page's path (`page.path`, else the path of `page.url`). */
+  path: string | null;
+  /** The page's host name, lower-cased. */
+  host: string | null;
+  /** The referrer's host name; null without a referrer and for a navigation inside the site. */
+  referrerHost: string | null;
+  /** The traffic channel of an entry into the site (`protocol/traffic-channel.ts`); null inside the site. */
+  channel: string | null;
+  utmSource: string | null;
+  utmMedium: string | null;
+  utmCampaign: string | null;
+  /** Browser family. */
+  browser: string | null;
+  /** Operating system family. */
+  os: string | null;
+  /** Device type: `desktop`, `mobile`, `tablet`, … */
+  device: string | null;
+  /** Screen size class from the screen's width: `mobile`, `tablet`, `laptop`, `desktop`. */
+  screenClass: string | null;
+  /** The client's anonymous id (`properties.anonymous_id`). */
+  anonymousId: string | null;
+}
+
 /** One event ready to store: validated, with server-side fields filled in. */
 export interface StoredEvent {
   projectId: string;
@@ -62,7 +91,7 @@ export interface StoredEvent {
   sessionId: string | null;
   /** Event time in ms since the epoch, after clock-skew correction. */
   timestamp: number;
-  /** The client's own timestamp when it was corrected, else null. */
+  /** The client's own timestamp as it sent it (before any correction); null when it sent none. */
   clientTimestamp: number | null;
   /** When the server received the request, ms since the epoch. */
   receivedAt: number;
@@ -76,6 +105,8 @@ export interface StoredEvent {
    * user agent (`server/visitor-id.ts`); null when the address was unknown.
    */
   visitorId: string | null;
+  /** The report columns; absent, they are stored null (a tool or test writing raw rows). */
+  dimensions?: EventDimensions;
 }
 
 /** One chunk of a session recording ready to store. */
@@ -252,6 +283,9 @@ export interface EventStore {
 
   /** Deletes events and recording chunks older than `cutoff` (ms); resolves with the counts. */
   deleteOlderThan(cutoff: number): Promise<{ events: number; chunks: number }>;
+  /** The aggregate reads of the report endpoints (`report-store.ts`). */
+  readonly reports: ReportStore;
+
   /** Resolves when the database answers; rejects otherwise (for `/readyz`). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,3 +1,5 @@
+import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
+
 /**
  * The PostgreSQL schema, the same shape as SQLite's (`sqlite-schema.ts`) so both stores answer
  * alike:
@@ -25,8 +27,22 @@
  * - Version 4 adds the project's bot policy (existing projects get `drop`), the events' `is_bot`
  *   and `visitor_id` (constant defaults: no table rewrite), and `salts`, the daily salts of visitor
  *   ids, kept apart from the events (`visitor-id.ts`).
+ * - Version 5 adds the report columns (`REPORT_COLUMNS` of `sqlite-schema.ts`; nullable, so no
+ *   table rewrite) and `backfills`, whose row makes `report-backfill.ts` fill the older rows' columns
+ *   in bounded batches after the schema step. No index is added for the reports: each reads one
+ *   project's time range through `events_by_time` (docs/decisions.md, "Report columns").
  */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
+
+/** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
+const BACKFILLS_TABLE = `
+CREATE TABLE IF NOT EXISTS backfills (
+  name TEXT COLLATE "C" PRIMARY KEY,
+  position TEXT
+);`;
+
+/** The report columns' definitions, for the table and for the migration. */
+const REPORT_COLUMN_DEFINITIONS = REPORT_COLUMNS.map((column) => `${column} TEXT COLLATE "C"`);
 
 /** Key of the transaction-level advisory lock taken around schema changes. */
 export const SCHEMA_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-analytics:schema'))";
@@ -101,6 +117,7 @@ CREATE TABLE IF NOT EXISTS events (
   ip_address TEXT,
   is_bot BOOLEAN NOT NULL DEFAULT false,
   visitor_id TEXT COLLATE "C",
+${REPORT_COLUMN_DEFINITIONS.map((definition) => `  ${definition},`).join('\n')}
   UNIQUE (project_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
@@ -120,6 +137,7 @@ CREATE TABLE IF NOT EXISTS recording_chunks (
 );
 CREATE INDEX IF NOT EXISTS recording_chunks_by_received ON recording_chunks (received_at);
 ${SALTS_TABLE}
+${BACKFILLS_TABLE}
 ${CREDENTIAL_TRIGGERS}
 INSERT INTO schema_version (version) VALUES (${POSTGRES_SCHEMA_VERSION});
 `;
@@ -142,4 +160,8 @@ ALTER TABLE projects ADD COLUMN IF NOT EXISTS bots TEXT NOT NULL DEFAULT 'drop' 
 ALTER TABLE events ADD COLUMN IF NOT EXISTS is_bot BOOLEAN NOT NULL DEFAULT false;
 ALTER TABLE events ADD COLUMN IF NOT EXISTS visitor_id TEXT COLLATE "C";
 ${SALTS_TABLE}`,
+  5: `
+${REPORT_COLUMN_DEFINITIONS.map((definition) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${definition};`).join('\n')}
+${BACKFILLS_TABLE}
+INSERT INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL) ON CONFLICT (name) DO NOTHING;`,
 };

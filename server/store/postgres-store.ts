@@ -5,6 +5,8 @@ import type { EventPage, EventStore, WriteResult } from './event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
+import { backfillPostgresReportColumns } from './report-backfill.js';
+import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
 import {
   EVENT_COLUMNS,
   EVENT_PROJECTS_SQL,
@@ -44,6 +46,11 @@ export interface PostgresStoreOptions {
    * @default true
    */
   cacheCredentials?: boolean;
+  /**
+   * Rows per transaction when an upgrade fills the report columns of existing events
+   * (`report-backfill.ts`). @default 5000
+   */
+  backfillBatch?: number;
 }
 
 const FIND_CREDENTIAL = {
@@ -124,7 +131,12 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       : createCredentialCache({ url: options.url, lookup: lookupCredential, onError: (error) => options.onPoolError?.(error) });
 
   /** Creates the schema under an advisory lock, so concurrent starts of several processes are safe. */
-  const createSchema = () =>
+  const createSchema = async () => {
+    await migrate();
+    // Rows of an older version get their report columns, batch by batch, before the store serves.
+    await backfillPostgresReportColumns(pool, options.backfillBatch);
+  };
+  const migrate = () =>
     transaction(async (client) => {
       await client.query(SCHEMA_LOCK_SQL);
       // Checked apart: naming a missing table would abort the transaction.
@@ -150,6 +162,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
   return {
     kind: 'postgres',
+    reports: createReportStore(POSTGRES_DIALECT, async (sql, values) => (await query(sql, values)).rows),
 
     async init() {
       if (state === 'closed') throw new StoreError('NOT_OPEN', 'The PostgreSQL store is closed.');

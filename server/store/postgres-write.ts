@@ -1,5 +1,5 @@
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import type { StoredEvent, StoredRecordingChunk } from './event-store.js';
+import type { EventDimensions, StoredEvent, StoredRecordingChunk } from './event-store.js';
 import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
 
 /*
@@ -40,10 +40,12 @@ const INSERT_EVENTS = {
   text: `
 WITH inserted AS (
   INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
-                      received_at, properties, user_agent, ip_address, is_bot, visitor_id)
-  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v
+                      received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host,
+                      channel, utm_source, utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id)
+  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v, pa, h, rh, ch, us, um, uc, br, os, dv, sc, a
   FROM jsonb_to_recordset($1::jsonb) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
-                                         props jsonb, ua text, ip text, b boolean, v text)
+                                         props jsonb, ua text, ip text, b boolean, v text, pa text, h text, rh text,
+                                         ch text, us text, um text, uc text, br text, os text, dv text, sc text, a text)
   ON CONFLICT (project_id, event_id) DO NOTHING
   RETURNING project_id, event_id
 ), counted AS (
@@ -61,6 +63,24 @@ INSERT INTO recording_chunks (project_id, session_id, event_offset, events, even
 VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
 };
+
+/** The report columns of an event as members of its insert row, null ones left out (shorter to send). */
+function reportMembers(d: EventDimensions): Record<string, string> {
+  const row: Record<string, string> = {};
+  if (d.path !== null) row.pa = d.path;
+  if (d.host !== null) row.h = d.host;
+  if (d.referrerHost !== null) row.rh = d.referrerHost;
+  if (d.channel !== null) row.ch = d.channel;
+  if (d.utmSource !== null) row.us = d.utmSource;
+  if (d.utmMedium !== null) row.um = d.utmMedium;
+  if (d.utmCampaign !== null) row.uc = d.utmCampaign;
+  if (d.browser !== null) row.br = d.browser;
+  if (d.os !== null) row.os = d.os;
+  if (d.device !== null) row.dv = d.device;
+  if (d.screenClass !== null) row.sc = d.screenClass;
+  if (d.anonymousId !== null) row.a = d.anonymousId;
+  return row;
+}
 
 /** Byte-wise order on keys, the same in every process: all writers take row locks in one order. */
 function byKey(keys: readonly string[]): (a: number, b: number) => number {
@@ -112,6 +132,8 @@ export async function insertEvents(client: Queryable, events: readonly StoredEve
         // Omitted when false, the usual case: a shorter document to send and parse.
         ...(e.isBot ? { b: true } : {}),
         v: e.visitorId,
+        // Report columns; a missing member reads as null.
+        ...(e.dimensions === undefined ? {} : reportMembers(e.dimensions)),
       };
     });
     const values = [cleanJson(JSON.stringify(rows)), slice.length];

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { EventQuery } from './event-store.js';
-import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS } from './sqlite-schema.js';
+import { backfillSqliteReportColumns } from './report-backfill.js';
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS, SQLITE_V5_COLUMNS } from './sqlite-schema.js';
 import type { SqliteStoreOptions } from './sqlite-store.js';
 
 /*
@@ -87,11 +88,14 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
       for (let v = current; v < SQLITE_SCHEMA_VERSION; v++) {
         db.exec(SQLITE_MIGRATIONS[v] ?? '');
         if (v === 3) addMissingColumns(db, SQLITE_V4_COLUMNS);
+        if (v === 4) addMissingColumns(db, SQLITE_V5_COLUMNS);
       }
     }
     db.exec(SQLITE_SCHEMA);
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
+  // Rows of an older version get their report columns, batch by batch, before the store serves.
+  backfillSqliteReportColumns(db, options.backfillBatch);
 
   const statements = {
     insertProject: db.prepare<unknown[]>(
@@ -156,7 +160,7 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
     ping: db.prepare<unknown[]>('SELECT 1').pluck(),
   } satisfies Record<StatementName, Statement>;
 
-  return { db, busyTimeoutMs, statements, queryCache: new Map<string, Statement>() };
+  return { db, busyTimeoutMs, statements, queryCache: new Map<string, Statement>(), reportCache: new Map<string, Statement>() };
 }
 
 /** The statements `openDatabase` prepares, by name. */
@@ -194,6 +198,8 @@ export interface OpenDatabase {
   statements: Readonly<Record<StatementName, Statement>>;
   /** Event-page statements by combination of filters (`eventPageStatement`). */
   queryCache: Map<string, Statement>;
+  /** Report statements by SQL text (`report-queries.ts`). */
+  reportCache: Map<string, Statement>;
 }
 
 /**

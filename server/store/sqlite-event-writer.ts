@@ -8,7 +8,7 @@ export interface Cleaners {
 }
 
 /** Columns of one event in {@link EncodedBatch.events}, in insert order. */
-const EVENT_FIELDS = 13;
+const EVENT_FIELDS = 25;
 /** Columns of one recording chunk in {@link EncodedBatch.chunks}, in insert order. */
 const CHUNK_FIELDS = 10;
 
@@ -20,7 +20,7 @@ const CHUNK_FIELDS = 10;
  * bench/RESULTS.md).
  */
 export interface EncodedBatch {
-  /** {@link EVENT_FIELDS} values per event: ids, times and the properties as JSON text. */
+  /** {@link EVENT_FIELDS} values per event: ids, times, the properties as JSON text, the report columns. */
   events: Array<string | number | null>;
   /** {@link CHUNK_FIELDS} values per chunk, the recorded events as JSON text. */
   chunks: Array<string | number | null>;
@@ -46,6 +46,23 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     ev[j++] = e.ipAddress;
     ev[j++] = e.isBot ? 1 : 0;
     ev[j++] = e.visitorId;
+    const d = e.dimensions;
+    if (d === undefined) {
+      for (let k = 0; k < 12; k++) ev[j++] = null;
+    } else {
+      ev[j++] = d.path;
+      ev[j++] = d.host;
+      ev[j++] = d.referrerHost;
+      ev[j++] = d.channel;
+      ev[j++] = d.utmSource;
+      ev[j++] = d.utmMedium;
+      ev[j++] = d.utmCampaign;
+      ev[j++] = d.browser;
+      ev[j++] = d.os;
+      ev[j++] = d.device;
+      ev[j++] = d.screenClass;
+      ev[j++] = d.anonymousId;
+    }
   }
   const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
   j = 0;
@@ -78,7 +95,9 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
 export function prepareEventWriter(db: Database.Database, clean: Cleaners): (batch: EncodedBatch) => WriteResult {
   const insertEvent = db.prepare<unknown[]>(
     `INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
-       received_at, properties, user_agent, ip_address, is_bot, visitor_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
+       utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (project_id, event_id) DO NOTHING`,
   );
   const insertChunk = db.prepare<unknown[]>(
@@ -90,11 +109,11 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
   const text = (v: string | number | null): string => cleanText(v as string);
   const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
   const ms = (v: string | number | null): number => Math.round(v as number);
-  // 13 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as source.
+  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as source.
   return db.transaction((batch: EncodedBatch): WriteResult => {
     const ev = batch.events;
-    const eventInserted = new Array<boolean>(ev.length / 13);
-    for (let i = 0, j = 0; j < ev.length; i++, j += 13) {
+    const eventInserted = new Array<boolean>(ev.length / 25);
+    for (let i = 0, j = 0; j < ev.length; i++, j += 25) {
       eventInserted[i] =
         insertEvent.run(
           text(ev[j]),
@@ -110,6 +129,18 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
           textOrNull(ev[j + 10]),
           ev[j + 11],
           ev[j + 12],
+          textOrNull(ev[j + 13]),
+          textOrNull(ev[j + 14]),
+          textOrNull(ev[j + 15]),
+          textOrNull(ev[j + 16]),
+          textOrNull(ev[j + 17]),
+          textOrNull(ev[j + 18]),
+          textOrNull(ev[j + 19]),
+          textOrNull(ev[j + 20]),
+          textOrNull(ev[j + 21]),
+          textOrNull(ev[j + 22]),
+          textOrNull(ev[j + 23]),
+          textOrNull(ev[j + 24]),
         ).changes > 0;
     }
     const ch = batch.chunks;

@@ -17,8 +17,32 @@
  * adds the project's bot policy (existing projects get the default, `drop`), the events' `is_bot`
  * and `visitor_id`, and `salts`, the daily salts of visitor ids: a table of their own, never
  * joined with the events, and emptied of each day's salt soon after that day (`visitor-id.ts`).
+ * Version 5 adds the report columns ({@link REPORT_COLUMNS}: page path, hosts, channel, UTM,
+ * browser, OS, device, screen class, anonymous id), filled at ingest, and `backfills`: a row there
+ * says that the rows of an older database still need theirs, which `report-backfill.ts` fills in
+ * bounded batches after the schema step and then deletes. No index is added for the reports: each
+ * reads one project's time range through `events_by_time` (docs/decisions.md, "Report columns").
  */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
+
+/** The report columns of `events` (version 5), in insert order, each a nullable TEXT. */
+export const REPORT_COLUMNS = [
+  'path',
+  'host',
+  'referrer_host',
+  'channel',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'browser',
+  'os',
+  'device',
+  'screen_class',
+  'anonymous_id',
+] as const;
+
+/** The name of the backfill of the report columns in `backfills`. */
+export const REPORT_BACKFILL = 'report_columns';
 
 /** Columns added by version 4, each only where missing (SQLite has no `ADD COLUMN IF NOT EXISTS`). */
 export const SQLITE_V4_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = [
@@ -27,9 +51,15 @@ export const SQLITE_V4_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   ['events', 'visitor_id', 'TEXT'],
 ];
 
+/** Columns added by version 5. */
+export const SQLITE_V5_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = REPORT_COLUMNS.map(
+  (column) => ['events', column, 'TEXT'] as const,
+);
+
 /**
- * Statements that bring a database of version `n` (the key) to `n + 1`; version 3's step adds the
- * {@link SQLITE_V4_COLUMNS} (`sqlite-database.ts`), as its columns must be looked for first.
+ * Statements that bring a database of version `n` (the key) to `n + 1`; version 3's and 4's steps
+ * also add the {@link SQLITE_V4_COLUMNS} and {@link SQLITE_V5_COLUMNS} (`sqlite-database.ts`), as
+ * their columns must be looked for first.
  */
 export const SQLITE_MIGRATIONS: Readonly<Record<number, string>> = {
   1: `DROP INDEX IF EXISTS events_by_type;
@@ -37,6 +67,8 @@ DROP INDEX IF EXISTS events_by_user;
 DROP INDEX IF EXISTS events_by_session;`,
   2: `UPDATE events SET client_timestamp = COALESCE(client_timestamp, timestamp), timestamp = received_at
 WHERE timestamp < 946684800000 OR timestamp > received_at + 86400000;`,
+  4: `CREATE TABLE IF NOT EXISTS backfills (name TEXT PRIMARY KEY, position TEXT);
+INSERT OR IGNORE INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL);`,
 };
 
 export const SQLITE_SCHEMA = `
@@ -85,6 +117,7 @@ CREATE TABLE IF NOT EXISTS events (
   ip_address TEXT,
   is_bot INTEGER NOT NULL DEFAULT 0,
   visitor_id TEXT,
+${REPORT_COLUMNS.map((column) => `  ${column} TEXT,`).join('\n')}
   UNIQUE (project_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
@@ -109,4 +142,7 @@ CREATE TABLE IF NOT EXISTS salts (
   day TEXT PRIMARY KEY,
   salt TEXT NOT NULL
 );
+
+-- Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts).
+CREATE TABLE IF NOT EXISTS backfills (name TEXT PRIMARY KEY, position TEXT);
 `;

@@ -2,6 +2,7 @@ import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
 import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
 import { assembleRecording } from './recording-assembly.js';
+import { SQLITE_DIALECT, createReportStore } from './report-queries.js';
 import { cleanJson, cleanText } from './sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
 import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
@@ -17,6 +18,11 @@ export interface SqliteStoreOptions {
    * @default 5000
    */
   busyTimeoutMs?: number;
+  /**
+   * Rows per transaction when an upgrade fills the report columns of existing events
+   * (`report-backfill.ts`). @default 5000
+   */
+  backfillBatch?: number;
 }
 
 interface EventDbRow {
@@ -141,6 +147,9 @@ function toCredential(row: CredentialDbRow): Credential {
 /** Credentials remembered at most; past it the cache starts over (a flood of wrong keys cannot grow it). */
 const CREDENTIAL_CACHE_SIZE = 1000;
 
+/** Report statements kept prepared at most. */
+const REPORT_STATEMENTS = 200;
+
 /** A database only this connection can see: no writer thread can share it. */
 function isPrivateDatabase(path: string): boolean {
   return path === '' || path === ':memory:' || path.startsWith('file::memory:') || path.includes('mode=memory');
@@ -195,8 +204,21 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     throw new StoreError('NOT_OPEN', closed ? 'The SQLite store is closed.' : 'Call init() before using the SQLite store.');
   };
 
+  // Report statements by text: a handful of shapes per report and filter combination.
+  const reports = createReportStore(SQLITE_DIALECT, async (sql, values) => {
+    const current = use();
+    let statement = current.reportCache.get(sql);
+    if (!statement) {
+      statement = current.db.prepare<unknown[]>(sql);
+      if (current.reportCache.size >= REPORT_STATEMENTS) current.reportCache.clear();
+      current.reportCache.set(sql, statement);
+    }
+    return statement.all(...values) as Array<Record<string, unknown>>;
+  });
+
   return {
     kind: 'sqlite',
+    reports,
 
     init() {
       if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));

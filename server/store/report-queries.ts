@@ -1,0 +1,305 @@
+import type {
+  ErrorGroup,
+  FilterDimension,
+  FunnelStepSpec,
+  PageVitals,
+  ReportQuery,
+  ReportStore,
+  SeriesPoint,
+  SessionStats,
+  TopDimension,
+  TopRow,
+  Totals,
+  VariantResult,
+} from './report-store.js';
+import { BUILT_IN_EVENT_TYPES } from './report-store.js';
+
+/*
+ * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
+ * reading a property out of the JSON, which a {@link Dialect} supplies. Every report reads the
+ * project's time range through `events_by_time` (`project_id, timestamp, …`) and aggregates the
+ * rows it finds; dimensions are columns filled at ingest (`reports/dimensions.ts`), so no JSON is
+ * read except the few properties of error, performance and exposure events.
+ */
+
+/** What differs between SQLite and PostgreSQL in the report SQL. */
+export interface Dialect {
+  /** The placeholder of the `n`th value (1-based). */
+  placeholder(n: number): string;
+  /** The literal of `is_bot = false`. */
+  falseValue: string;
+  /** A string property of `properties`, as text (null when absent). */
+  textProperty(name: string): string;
+  /** A numeric property of `properties`, as a number (null when absent or not a number). */
+  numberProperty(name: string): string;
+  /** An expression ordered by bytes, whatever the database's collation. */
+  byteOrder(expression: string): string;
+}
+
+/** Runs a statement and returns its rows. */
+export type RunQuery = (sql: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+/** Dimension parameter → column. */
+const COLUMNS: Readonly<Record<FilterDimension, string>> = {
+  page: 'path',
+  host: 'host',
+  referrer: 'referrer_host',
+  channel: 'channel',
+  utm_source: 'utm_source',
+  utm_medium: 'utm_medium',
+  utm_campaign: 'utm_campaign',
+  browser: 'browser',
+  os: 'os',
+  device: 'device',
+  screen: 'screen_class',
+  event_type: 'event_type',
+};
+
+/** Top-N dimensions counted over page views: they describe a page load. */
+const PAGE_DIMENSIONS = new Set<TopDimension>([
+  'page',
+  'host',
+  'referrer',
+  'channel',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'browser',
+  'os',
+  'device',
+  'screen',
+]);
+
+/** The property names of the web vitals in `performance` events (docs/decisions.md, wire table). */
+const VITALS = {
+  lcp: 'largestContentfulPaint',
+  inp: 'interactionToNextPaint',
+  cls: 'cumulativeLayoutShift',
+  fcp: 'firstContentfulPaint',
+} as const;
+
+/** Collects the values of one statement and names their placeholders in order. */
+class Values {
+  readonly list: unknown[] = [];
+  constructor(private readonly dialect: Dialect) {}
+  add(value: unknown): string {
+    this.list.push(value);
+    return this.dialect.placeholder(this.list.length);
+  }
+}
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+/** The SQL of every report over a {@link Dialect}, run by `run`. */
+export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore {
+  const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
+
+  /** The conditions every report puts on its rows. */
+  const where = (q: ReportQuery, v: Values): string => {
+    const parts = [`project_id = ${v.add(q.projectId)}`, `timestamp >= ${v.add(q.from)}`, `timestamp < ${v.add(q.to)}`];
+    if (!q.includeBots) parts.push(`is_bot = ${dialect.falseValue}`);
+    for (const [dimension, value] of Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>) {
+      if (value !== undefined) parts.push(`${COLUMNS[dimension]} = ${v.add(value)}`);
+    }
+    return parts.join(' AND ');
+  };
+
+  const totalsSql = (q: ReportQuery) =>
+    `COUNT(*) AS events, COALESCE(SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END), 0) AS page_views,
+     COUNT(DISTINCT ${visitorOf(q)}) AS visitors, COUNT(DISTINCT session_id) AS sessions`;
+
+  const toTotals = (row: Record<string, unknown> | undefined): Totals => ({
+    events: num(row?.events),
+    pageViews: num(row?.page_views),
+    visitors: num(row?.visitors),
+    sessions: num(row?.sessions),
+  });
+
+  return {
+    async totals(q) {
+      const v = new Values(dialect);
+      const rows = await run(`SELECT ${totalsSql(q)} FROM events WHERE ${where(q, v)}`, v.list);
+      return toTotals(rows[0]);
+    },
+
+    async series(q, bucketMs): Promise<SeriesPoint[]> {
+      const v = new Values(dialect);
+      const bucket = Math.trunc(bucketMs);
+      const rows = await run(
+        `SELECT (timestamp / ${bucket}) * ${bucket} AS t, ${totalsSql(q)} FROM events WHERE ${where(q, v)} GROUP BY 1 ORDER BY 1`,
+        v.list,
+      );
+      return rows.map((row) => ({ time: num(row.t), ...toTotals(row) }));
+    },
+
+    async top(q, dimension, limit): Promise<TopRow[]> {
+      const v = new Values(dialect);
+      const column = dimension === 'custom_event' ? 'event_type' : COLUMNS[dimension];
+      let extra = `${column} IS NOT NULL`;
+      if (PAGE_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
+      const base = where(q, v);
+      if (dimension === 'custom_event') extra += ` AND event_type NOT IN (${BUILT_IN_EVENT_TYPES.map((t) => v.add(t)).join(', ')})`;
+      const rows = await run(
+        `SELECT ${column} AS value, COUNT(*) AS events, COUNT(DISTINCT ${visitorOf(q)}) AS visitors
+         FROM events WHERE ${base} AND ${extra}
+         GROUP BY ${column} ORDER BY events DESC, ${dialect.byteOrder(column)} LIMIT ${v.add(limit)}`,
+        v.list,
+      );
+      return rows.map((row) => ({ value: String(row.value), events: num(row.events), visitors: num(row.visitors) }));
+    },
+
+    async sessions(q): Promise<SessionStats> {
+      const v = new Values(dialect);
+      const rows = await run(
+        `WITH s AS (
+           SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration,
+             SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
+           FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL GROUP BY session_id)
+         SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
+           COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s`,
+        v.list,
+      );
+      const row = rows[0];
+      return { sessions: num(row?.sessions), bounces: num(row?.bounces), totalDurationMs: num(row?.duration), pageViews: num(row?.page_views) };
+    },
+
+    async vitals(q, limit): Promise<PageVitals[]> {
+      const v = new Values(dialect);
+      const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
+      // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
+      // integer arithmetic, which both databases have (SQLite may lack CEIL).
+      const rows = await run(
+        `WITH perf AS (
+           SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
+           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
+         pages AS (
+           SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
+           ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
+         samples AS (
+           ${metrics.map(([key]) => `SELECT perf.path, '${key}' AS metric, ${key} AS value FROM perf JOIN pages ON pages.path = perf.path WHERE ${key} IS NOT NULL`).join('\n           UNION ALL ')}),
+         ranked AS (
+           SELECT path, metric, value, ROW_NUMBER() OVER (PARTITION BY path, metric ORDER BY value) AS rn,
+             COUNT(*) OVER (PARTITION BY path, metric) AS n
+           FROM samples)
+         SELECT pages.path, pages.samples, ranked.metric, ranked.value
+         FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
+         ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
+        v.list,
+      );
+      const byPath = new Map<string, PageVitals>();
+      for (const row of rows) {
+        const path = String(row.path);
+        let page = byPath.get(path);
+        if (!page) {
+          page = { path, samples: num(row.samples), lcp: null, inp: null, cls: null, fcp: null };
+          byPath.set(path, page);
+        }
+        const metric = row.metric as keyof typeof VITALS | null;
+        if (metric !== null) page[metric] = numOrNull(row.value);
+      }
+      return [...byPath.values()];
+    },
+
+    async errors(q, limit): Promise<ErrorGroup[]> {
+      const v = new Values(dialect);
+      const rows = await run(
+        `WITH e AS (
+           SELECT COALESCE(${dialect.textProperty('message')}, '') AS message, ${dialect.textProperty('stack')} AS stack,
+             timestamp, event_id, ${visitorOf(q)} AS visitor
+           FROM events WHERE ${where(q, v)} AND event_type = 'error'),
+         g AS (
+           SELECT message, COUNT(*) AS n, COUNT(DISTINCT visitor) AS visitors, MAX(timestamp) AS last_seen FROM e
+           GROUP BY message ORDER BY n DESC, ${dialect.byteOrder('message')} LIMIT ${v.add(limit)}),
+         latest AS (
+           SELECT e.message, e.stack, ROW_NUMBER() OVER (PARTITION BY e.message ORDER BY e.timestamp DESC, e.event_id DESC) AS rn
+           FROM e JOIN g ON g.message = e.message)
+         SELECT g.message, g.n, g.visitors, g.last_seen, latest.stack
+         FROM g JOIN latest ON latest.message = g.message AND latest.rn = 1
+         ORDER BY g.n DESC, ${dialect.byteOrder('g.message')}`,
+        v.list,
+      );
+      return rows.map((row) => ({
+        message: String(row.message),
+        count: num(row.n),
+        visitors: num(row.visitors),
+        lastSeen: num(row.last_seen),
+        lastStack: row.stack === null || row.stack === undefined ? null : String(row.stack),
+      }));
+    },
+
+    async funnel(q, steps): Promise<number[]> {
+      if (steps.length === 0) return [];
+      const v = new Values(dialect);
+      const match = (step: FunnelStepSpec, alias: string): string =>
+        step.kind === 'event'
+          ? `${alias}.event_type = ${v.add(step.value)}`
+          : `${alias}.event_type = 'page_view' AND ${alias}.path = ${v.add(step.value)}`;
+      const base = `SELECT session_id, timestamp, event_id, event_type, path FROM events
+        WHERE ${where(q, v)} AND session_id IS NOT NULL AND (${steps.map((s) => `(${match(s, 'events')})`).join(' OR ')})`;
+      // Step k is the session's earliest event (by time, then id) that matches it and comes after
+      // the event that reached step k - 1: greedy earliest, which reaches as far as any choice.
+      const ctes = steps.map((step, k) => {
+        const from =
+          k === 0
+            ? `base b`
+            : `base b JOIN s${k - 1} p ON p.session_id = b.session_id AND (b.timestamp > p.ts OR (b.timestamp = p.ts AND b.event_id > p.id))`;
+        return `s${k} AS (SELECT session_id, ts, id FROM (
+            SELECT b.session_id, b.timestamp AS ts, b.event_id AS id,
+              ROW_NUMBER() OVER (PARTITION BY b.session_id ORDER BY b.timestamp, b.event_id) AS rn
+            FROM ${from} WHERE ${match(step, 'b')}) x WHERE rn = 1)`;
+      });
+      const rows = await run(
+        `WITH base AS (${base}), ${ctes.join(',\n')}
+         SELECT ${steps.map((_, k) => `(SELECT COUNT(*) FROM s${k}) AS c${k}`).join(', ')}`,
+        v.list,
+      );
+      return steps.map((_, k) => num(rows[0]?.[`c${k}`]));
+    },
+
+    async experiment(q, experiment, conversion): Promise<VariantResult[]> {
+      const v = new Values(dialect);
+      const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
+      const exposures = `SELECT ${variant} AS variant, ${visitorOf(q)} AS visitor, MIN(timestamp) AS first FROM events
+        WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
+          AND ${visitorOf(q)} IS NOT NULL
+        GROUP BY ${variant}, ${visitorOf(q)}`;
+      if (conversion === null) {
+        const rows = await run(
+          `WITH x AS (${exposures}) SELECT variant, COUNT(*) AS exposures FROM x GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
+          v.list,
+        );
+        return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
+      }
+      const conversions = `SELECT ${visitorOf(q)} AS visitor, MAX(timestamp) AS last FROM events
+        WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
+      // A visitor converted when a conversion event came at or after their first exposure.
+      const rows = await run(
+        `WITH x AS (${exposures}), c AS (${conversions})
+         SELECT x.variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN c.last >= x.first THEN 1 ELSE 0 END), 0) AS conversions
+         FROM x LEFT JOIN c ON c.visitor = x.visitor GROUP BY x.variant ORDER BY ${dialect.byteOrder('x.variant')}`,
+        v.list,
+      );
+      return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));
+    },
+  };
+}
+
+/** SQLite: `?` placeholders, integer booleans, JSON1. */
+export const SQLITE_DIALECT: Dialect = {
+  placeholder: () => '?',
+  falseValue: '0',
+  textProperty: (name) => `json_extract(properties, '$.${name}')`,
+  numberProperty: (name) =>
+    `CASE WHEN json_type(properties, '$.${name}') IN ('integer', 'real') THEN json_extract(properties, '$.${name}') END`,
+  byteOrder: (expression) => expression,
+};
+
+/** PostgreSQL: `$n` placeholders, booleans, jsonb operators, the "C" collation for byte order. */
+export const POSTGRES_DIALECT: Dialect = {
+  placeholder: (n) => `$${n}`,
+  falseValue: 'false',
+  textProperty: (name) => `(properties ->> '${name}')`,
+  numberProperty: (name) => `CASE WHEN jsonb_typeof(properties -> '${name}') = 'number' THEN (properties ->> '${name}')::float8 END`,
+  byteOrder: (expression) => `${expression} COLLATE "C"`,
+};

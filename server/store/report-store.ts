@@ -1,0 +1,169 @@
+/*
+ * The aggregate reads behind the report endpoints (docs/protocol.md, "Reports"). Both stores
+ * implement them with the same SQL (`report-queries.ts`); one contract suite
+ * (`report-store.contract.ts`) checks both against direct counts.
+ */
+
+/** Dimensions a report can group by or filter on, by their parameter name. */
+export const FILTER_DIMENSIONS = [
+  'page',
+  'host',
+  'referrer',
+  'channel',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'browser',
+  'os',
+  'device',
+  'screen',
+  'event_type',
+] as const;
+
+/** A dimension a report can filter on. */
+export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+
+/** Dimensions of the top-N report: the filter dimensions and `custom_event`. */
+export const TOP_DIMENSIONS = [...FILTER_DIMENSIONS, 'custom_event'] as const;
+
+/** A dimension of the top-N report. */
+export type TopDimension = (typeof TOP_DIMENSIONS)[number];
+
+/**
+ * Event types that the bundled client sends by itself or from its helpers (docs/decisions.md, "Wire
+ * mapping of every client call"); every other type is a custom event of the top-N `custom_event`.
+ */
+export const BUILT_IN_EVENT_TYPES: readonly string[] = [
+  'page_view',
+  'user_identify',
+  'user_alias',
+  'group_identify',
+  'feature_used',
+  'funnel_started',
+  'funnel_step',
+  'funnel_completed',
+  'funnel_abandoned',
+  'subscription_started',
+  'subscription_paused',
+  'subscription_reactivated',
+  'subscription_upgraded',
+  'subscription_downgraded',
+  'subscription_canceled',
+  'trial_started',
+  'trial_converted',
+  'trial_expired',
+  'payment_succeeded',
+  'payment_failed',
+  'experiment_exposure',
+  'error',
+  'performance',
+  'click',
+  'hover',
+  'form_field_change',
+  'form_submit',
+];
+
+/**
+ * Who counts as one visitor: `anonymous`, the client's anonymous id, else the server's daily
+ * visitor hash (an event without an anonymous id); `hash`, the daily hash alone, for cookieless
+ * clients, whose anonymous id lasts one page load (docs/decisions.md, "Report columns").
+ */
+export type VisitorKey = 'anonymous' | 'hash';
+
+/** What every report reads: one project, a time range, filters. */
+export interface ReportQuery {
+  projectId: string;
+  /** Inclusive lower bound on `timestamp`, ms. */
+  from: number;
+  /** Exclusive upper bound on `timestamp`, ms. */
+  to: number;
+  /** Equality filters on dimensions. */
+  filters: Partial<Record<FilterDimension, string>>;
+  /** Count events stored with `is_bot` (a project whose bot policy is `flag`). */
+  includeBots: boolean;
+  visitorKey: VisitorKey;
+}
+
+/** Counts over a time range or one bucket of it. */
+export interface Totals {
+  events: number;
+  pageViews: number;
+  visitors: number;
+  sessions: number;
+}
+
+/** One bucket of a time series: its start, ms. Empty buckets are absent. */
+export interface SeriesPoint extends Totals {
+  time: number;
+}
+
+/** One value of a top-N report. */
+export interface TopRow {
+  value: string;
+  events: number;
+  visitors: number;
+}
+
+/** Sessions whose events lie in the range (events outside it are not seen). */
+export interface SessionStats {
+  sessions: number;
+  /** Sessions with at most one page view. */
+  bounces: number;
+  /** Sum over sessions of last event time minus first, ms. */
+  totalDurationMs: number;
+  pageViews: number;
+}
+
+/** The 75th percentile (nearest rank) of each web vital on one page; null without a sample. */
+export interface PageVitals {
+  path: string;
+  /** `performance` events of the page. */
+  samples: number;
+  lcp: number | null;
+  inp: number | null;
+  cls: number | null;
+  fcp: number | null;
+}
+
+/** Errors of one message. */
+export interface ErrorGroup {
+  /** `properties.message`; empty when the event had none. */
+  message: string;
+  count: number;
+  visitors: number;
+  lastSeen: number;
+  /** `properties.stack` of the latest error of the group. */
+  lastStack: string | null;
+}
+
+/** A funnel step: an event type, or a page view of a path. */
+export interface FunnelStepSpec {
+  kind: 'event' | 'page';
+  value: string;
+}
+
+/** Per variant of an experiment: exposed visitors, and those of them who converted after exposure. */
+export interface VariantResult {
+  variant: string;
+  exposures: number;
+  /** Null when no conversion event was asked for. */
+  conversions: number | null;
+}
+
+/** The reports of one store. */
+export interface ReportStore {
+  totals(query: ReportQuery): Promise<Totals>;
+  /** Buckets of `bucketMs` (a minute, an hour, a day), aligned to the epoch (UTC). */
+  series(query: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;
+  /** Most events first, then by value (byte order). Page dimensions count page views only. */
+  top(query: ReportQuery, dimension: TopDimension, limit: number): Promise<TopRow[]>;
+  sessions(query: ReportQuery): Promise<SessionStats>;
+  /** Pages with the most samples first. */
+  vitals(query: ReportQuery, limit: number): Promise<PageVitals[]>;
+  /** Most frequent first. */
+  errors(query: ReportQuery, limit: number): Promise<ErrorGroup[]>;
+  /** Sessions that reached each step, in order, within the session. */
+  funnel(query: ReportQuery, steps: readonly FunnelStepSpec[]): Promise<number[]>;
+  /** Variants in byte order. */
+  experiment(query: ReportQuery, experiment: string, conversion: string | null): Promise<VariantResult[]>;
+}
