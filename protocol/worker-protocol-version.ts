@@ -7,5 +7,7 @@
  * 4: event ids posted as numbers, in columns.
  * 5: the event context carries super properties and groups (`properties`) and `webdriver`, which
  *    the worker's mapping flattens; a version-4 worker would drop them.
+ * 6: the config's `deferredUnload` and the `deferred-arm` / `deferred-disarm` posts of a body for
+ *    the facade's deferred request (`fetchLater`); a version-5 worker would never post one.
  */
-export const WORKER_PROTOCOL_VERSION = 5;
+export const WORKER_PROTOCOL_VERSION = 6;

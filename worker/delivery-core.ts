@@ -19,6 +19,7 @@ import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js'
 import { expandColumns } from '../protocol/event-model/event-columns.js';
 import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
 import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
+import { createDeferredBody } from './deferred-body.js';
 import { createFlushTracker, flushFailure } from './flush-tracker.js';
 import { createJournalGate } from './journal-gate.js';
 import { createOutbox } from './outbox.js';
@@ -105,6 +106,20 @@ export function createDeliveryCore(
     log: (level, message) => log(level, message),
     onChange: () => statusChanged(),
   });
+  // Only when the facade can arm a deferred request (a worker on a page with fetchLater): the
+  // body of what the server has not acknowledged, rebuilt off the main thread when that changes.
+  const deferred = config.deferredUnload === true
+    ? createDeferredBody({
+        config,
+        now: d.now,
+        setTimeout: d.setTimeout,
+        clearTimeout: d.clearTimeout,
+        compress: senderDeps.compress,
+        items: () => queue.events(),
+        post: (message) => outbox.post(message),
+        log: (level, message) => log(level, message),
+      })
+    : undefined;
   const schedule = createSendSchedule({ ...d, flushInterval: config.flushInterval, wake: () => pump(), hasQueued: () => queue.size > 0 });
 
   // persistQueue: journalled events are loaded first; sending waits for them (bounded).
@@ -147,6 +162,7 @@ export function createDeliveryCore(
     if (items.length === 0) return;
     const ids = items.map((item) => item.id);
     discarded += ids.length;
+    deferred?.changed();
     if (reason !== 'cleared') journal?.remove(ids);
     flushes.left(ids);
     outbox.post({ t: 'discarded', ids, ranges: toRanges(numbersOf(items)), reason, detail });
@@ -173,6 +189,7 @@ export function createDeliveryCore(
     }
     if (broken !== undefined) discard(broken, 'rejected', 'malformed event: it cannot be mapped to a backend event');
     const { added, dropped } = queue.enqueue(items);
+    if (added.length > 0) deferred?.changed();
     if (!journalled && added.length > 0 && journal !== undefined) {
       journal.append(added.length === events.length ? events : journalledOnly(events, added));
     }
@@ -232,6 +249,7 @@ export function createDeliveryCore(
     }
     const acked = queue.ack(refused.size > 0 ? ids.filter((id) => !refused.has(id)) : ids);
     sent += acked.length;
+    if (acked.length > 0) deferred?.changed();
     const ackedIds = acked.map((item) => item.id);
     journal?.remove(ackedIds);
     flushes.accepted(ackedIds);
@@ -381,6 +399,7 @@ export function createDeliveryCore(
         closed = true;
         outbox.close();
         schedule.close();
+        deferred?.close();
         stopWaitingForOnline?.();
         uploader.close();
         flushes.settleAll(shutDownResult());

@@ -106,6 +106,8 @@ export interface EventQueue<T extends Queueable> {
   nextRetryAt(now: number): number | undefined;
   /** Ids of every event queued or sending, oldest first. */
   ids(): string[];
+  /** Every event queued or sending, oldest first. */
+  events(): T[];
   /** Events queued or sending. */
   readonly size: number;
 }
@@ -252,6 +254,10 @@ export function createEventQueue<T extends Queueable>(
 
     ids() {
       return Array.from(entries.keys());
+    },
+
+    events() {
+      return Array.from(entries.values(), (entry) => entry.event);
     },
 
     get size() {

@@ -32,6 +32,12 @@ export interface DeliveryConfig {
   persistQueue: boolean;
   /** gzip request bodies with `CompressionStream` where it exists. */
   compress: boolean;
+  /**
+   * The facade can arm a deferred request (`fetchLater`): the core keeps a ready body of what the
+   * server has not acknowledged and posts it (`deferred-arm`, `deferred-disarm`). Set by the facade
+   * for worker starts only, where the page has `fetchLater`; absent or false: no such work.
+   */
+  deferredUnload?: boolean;
 }
 
 /** Why events left the queue without being accepted. */
@@ -132,7 +138,24 @@ export type FromWorkerMessage =
       reason: DiscardReason;
       detail: string;
     }
-  | { t: 'log'; level: 'debug' | 'warn' | 'error'; message: string };
+  | { t: 'log'; level: 'debug' | 'warn' | 'error'; message: string }
+  /**
+   * A ready body of the events the core holds unacknowledged, for the facade's deferred request
+   * (`fetchLater`; `deferred-body.ts`, docs/architecture.md, "The unload path"). It replaces the
+   * previous one. `body` (transferred) is the JSON array of their wire forms, gzipped when the
+   * URL says `encoding=gzip`; `url` is the beacon form of the batch endpoint.
+   */
+  | {
+      t: 'deferred-arm';
+      url: string;
+      body: ArrayBuffer;
+      /** Numbers of the events the body carries, as in `acked`. */
+      covered: number[];
+      /** False when unacknowledged events were left out (the body holds the oldest that fit). */
+      complete: boolean;
+    }
+  /** Nothing is unacknowledged (or nothing fits a body): the deferred request is to be aborted. */
+  | { t: 'deferred-disarm' };
 
 /** The handshake answer of `init`. */
 export interface WorkerHello {

@@ -33,7 +33,8 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
       const current = createDeliveryCore(config, deps, 'worker');
       core = current;
       port = dataPort;
-      current.onMessage((message) => dataPort.postMessage(message));
+      // A deferred request's body is transferred, not copied.
+      current.onMessage((message) => dataPort.postMessage(message, message.t === 'deferred-arm' ? [message.body] : []));
       // Unacknowledged events of a worker that died go first, numbered 0 … n − 1: the facade
       // numbers its next post after them.
       // Reported as data: a throw would surface as the worker's `error` event, or fail the handshake.

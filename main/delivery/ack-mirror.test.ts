@@ -26,6 +26,17 @@ describe('createAckMirror()', () => {
     expect(liveColumns(mirror.chunks()).idCounters).toEqual([2, 3, 12, 13, 14]);
   });
 
+  it('liveColumns leaves out the numbers the deferred request carries, settled or not', () => {
+    const mirror = createAckMirror();
+    mirror.add(0, columns(10));
+    mirror.add(10, columns(5, 10));
+    mirror.settle([2, 4, 11, 12]);
+    // Covered: 0–2 and 3–11 (across both chunks, overlapping what is settled).
+    expect(liveColumns(mirror.chunks(), [0, 2, 3, 11]).idCounters).toEqual([12, 13, 14]);
+    expect(liveColumns(mirror.chunks(), [14, 20]).idCounters).toEqual([0, 1, 4, 5, 6, 7, 8, 9, 10, 12, 13]);
+    expect(liveColumns(mirror.chunks(), []).idCounters).toEqual([0, 1, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14]);
+  });
+
   it('ignores numbers it does not hold and drops a chunk once all of it is settled', () => {
     const mirror = createAckMirror();
     mirror.add(5, columns(3, 5));

@@ -63,6 +63,8 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
   const unacked = createAckMirror();
   /** Buffered events already sent by beacon: posted to the core, but not remembered for the next beacon. */
   const beaconed = new Set<number>();
+  /** Numbers of the events the armed deferred request carries (`deferred-request.ts`), as ranges. */
+  let covered: readonly number[] = [];
 
   function discard(ids: string[], reason: DiscardReason, detail: string): void {
     if (ids.length === 0 || onDiscard === undefined) return;
@@ -97,6 +99,11 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
         case 'log':
           logger[message.level](`core: ${message.message}`);
           break;
+        case 'deferred-arm':
+          covered = message.covered;
+          break;
+        case 'deferred-disarm':
+          covered = [];
       }
     },
 
@@ -119,6 +126,8 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
     restart() {
       const replay = unacked.chunks();
       queued = received = recording = 0;
+      // Renumbered for the next core: the armed request carries them still, under old numbers.
+      covered = [];
       seq = unacked.size;
       return replay;
     },
@@ -141,7 +150,7 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
     },
 
     pending(buffer, timezone) {
-      return { posted: unacked.chunks(), buffer, beaconed, timezone };
+      return { posted: unacked.chunks(), buffer, beaconed, timezone, covered };
     },
 
     forget(ranges, buffered) {
@@ -152,6 +161,7 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
     clear() {
       unacked.clear();
       beaconed.clear();
+      covered = [];
     },
   };
 }

@@ -108,6 +108,11 @@ export interface PendingEvents {
   beaconed: ReadonlySet<number>;
   /** The time zone to add to the events (the core's; undefined before one started). */
   timezone: string | undefined;
+  /**
+   * Numbers of posted events that the armed deferred request (`fetchLater`) carries, as ascending
+   * ranges (`[from, to, …]`): the browser sends them, the pagehide beacon need not.
+   */
+  covered: readonly number[];
 }
 
 /** Options of {@link createDeliveryClient}. */

@@ -19,7 +19,8 @@ export async function startInProcessLink(
   // Never gzip here: compression belongs in the worker, never on the main thread
   // (docs/decisions.md, "Compression"); in-process it cost the page more main-thread time than it
   // saved.
-  const core = createDeliveryCore({ ...config, compress: false }, deps, 'in-process');
+  // Nor are bodies built for a deferred request here: the pagehide beacon serves (decisions.md, "Unload").
+  const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
   // Numbered 0 … n − 1: the facade numbers its next post after them (worker/types.ts).
   if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });

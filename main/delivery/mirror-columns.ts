@@ -42,13 +42,17 @@ export function filterColumns(
   return out;
 }
 
-/** The unsettled events of `chunks`, oldest first, as one set of columns. */
-export function liveColumns(chunks: readonly MirrorChunk[]): EventColumns {
+/**
+ * The unsettled events of `chunks`, oldest first, as one set of columns, less those whose numbers
+ * are in `skip` (ascending ranges `[from, to, …]`: the events the deferred request carries).
+ */
+export function liveColumns(chunks: readonly MirrorChunk[], skip: readonly number[] = []): EventColumns {
   // filterColumns visits the chunks in order: the current one is found by walking forward, and
   // within it the settled ranges by a pointer, as the numbers ascend.
   let c = -1;
   let chunk: MirrorChunk | undefined;
   let k = 0;
+  let s = 0;
   return filterColumns(
     chunks.map((x) => x.columns),
     (_, _n, i, columns) => {
@@ -61,7 +65,8 @@ export function liveColumns(chunks: readonly MirrorChunk[]): EventColumns {
       const n = chunk.first + i;
       const r = chunk.settled;
       while (k < r.length && r[k + 1]! <= n) k += 2;
-      return !(k < r.length && r[k]! <= n);
+      while (s < skip.length && skip[s + 1]! <= n) s += 2;
+      return !(k < r.length && r[k]! <= n) && !(s < skip.length && skip[s]! <= n);
     },
   );
 }

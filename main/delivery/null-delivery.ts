@@ -35,7 +35,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
         unacknowledged: 0,
       }),
     started: () => Promise.resolve(),
-    pending: () => ({ posted: [], buffer: createColumns(''), beaconed: new Set(), timezone: undefined }),
+    pending: () => ({ posted: [], buffer: createColumns(''), beaconed: new Set(), timezone: undefined, covered: [] }),
     forget: () => {},
     atTaskEnd: () => {},
     release: () => {},

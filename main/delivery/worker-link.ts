@@ -12,6 +12,7 @@ import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
 import type { Timers } from '../../worker/timers.js';
 import { AnalyticsError } from '../errors.js';
 import type { WorkerLike } from './transport-options.js';
+import type { DeferredRequest } from '../unload/deferred-request.js';
 
 /** Options of {@link startWorkerLink}. */
 export interface WorkerLinkOptions {
@@ -28,6 +29,8 @@ export interface WorkerLinkOptions {
   controlTimeoutMs: number;
   /** Longest wait for `flush` before the worker is probed for liveness. */
   flushTimeoutMs: number;
+  /** Arms the bodies the core posts for the deferred request (`config.deferredUnload`). */
+  deferred?: DeferredRequest | undefined;
 }
 
 const TIMED_OUT: unique symbol = Symbol('timed out');
@@ -53,7 +56,12 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   };
   worker.addEventListener('error', onError);
   channel.port1.onmessage = (event: MessageEvent<FromWorkerMessage>) => {
-    if (alive) handlers.onMessage(event.data);
+    if (!alive) return;
+    const message = event.data;
+    // The deferred request is armed here; the mirror hears which events it carries, if any.
+    if (message.t === 'deferred-arm' || message.t === 'deferred-disarm') {
+      handlers.onMessage(options.deferred?.receive(message) ?? { t: 'deferred-disarm' });
+    } else handlers.onMessage(message);
   };
 
   function stop(): void {
@@ -167,7 +175,11 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
         queued: stats.queueSize,
       };
     },
-    clear: () => control('clear', () => api.clear()),
+    clear() {
+      // Dropped events must not leave with the page later.
+      options.deferred?.disarm();
+      return control('clear', () => api.clear());
+    },
     stats: () => control('stats', () => api.stats()),
     async shutdown(timeoutMs) {
       try {

@@ -11,6 +11,7 @@ import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
 import type { Timers } from '../../worker/timers.js';
 import type { Logger } from '../logger.js';
 import { startInProcessLink } from './in-process-link.js';
+import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';
 import type { StartStrategy, WorkerFactory } from './transport-options.js';
 import { startWorkerLink } from './worker-link.js';
 
@@ -35,24 +36,49 @@ export interface StartContext {
   flushTimeoutMs: number;
 }
 
+/**
+ * Each client's deferred request (`fetchLater`), shared by its successive cores, so that a
+ * restarted worker's first body replaces what the one before armed. Keyed by the client's context.
+ */
+const deferredRequests = new WeakMap<StartContext, DeferredRequest>();
+
+/** The client's deferred request, or undefined where the page has no `fetchLater`. */
+function deferredRequestOf(context: StartContext, logger: Logger | undefined): DeferredRequest | undefined {
+  const scope = globalThis as { fetchLater?: (url: string, init: RequestInit) => unknown };
+  if (typeof scope.fetchLater !== 'function') return undefined;
+  let request = deferredRequests.get(context);
+  if (request === undefined) {
+    request = createDeferredRequest((url, init) => scope.fetchLater!(url, init), (message, detail) => logger?.debug(message, detail));
+    deferredRequests.set(context, request);
+  }
+  return request;
+}
+
 /** `new Worker(url, options)`, looked up when called; throws where there is no Worker. */
 export const defaultCreateWorker: WorkerFactory = (url, options) => {
   if (typeof Worker === 'undefined') throw new Error('this environment has no Web Worker');
   return new Worker(url, options);
 };
 
-/** Starts the core with one strategy. */
+/**
+ * Starts the core with one strategy. A worker on a page with `fetchLater` is told to build bodies
+ * for the deferred request (`deferredUnload`); the in-process core never is: that would be
+ * main-thread work.
+ */
 export async function startWith(
   strategy: StartStrategy,
   context: StartContext,
   replay: EventColumns | null,
   handlers: LinkHandlers,
+  logger?: Logger,
 ): Promise<DeliveryLink> {
   const createWorker = context.createWorker ?? defaultCreateWorker;
+  const deferred = strategy === 'in-process' ? undefined : deferredRequestOf(context, logger);
   const worker = (create: () => ReturnType<WorkerFactory>) =>
     startWorkerLink({
       create,
-      config: context.config,
+      config: deferred === undefined ? context.config : { ...context.config, deferredUnload: true },
+      deferred,
       replay,
       handlers,
       timers: context.timers,
@@ -106,7 +132,7 @@ export async function startFirst(
   for (const strategy of strategies) {
     if (!current()) return undefined;
     try {
-      const link = await startWith(strategy, context, replay, handlers);
+      const link = await startWith(strategy, context, replay, handlers, logger);
       if (failures.length > 0) {
         logger.debug(
           strategy === 'in-process'

@@ -234,14 +234,17 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
 
 /**
  * The pagehide beacon of one client (`unload-path.ts`): the events `delivery` holds unacknowledged
- * (its mirror) and buffered, less those already beaconed, sent by {@link sendByBeacon}; what went
+ * (its mirror) and buffered, less those already beaconed and those the armed deferred request
+ * carries (`deferred-request.ts`: the browser sends it), sent by {@link sendByBeacon}; what went
  * out is forgotten, so a later pagehide (a page restored from the bfcache) does not send it again.
  * The facade keeps these events in columns; objects are made only here, so that code stays out of
  * its bundle. Never throws.
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
-  const { posted, buffer, beaconed, timezone } = delivery.pending();
-  const live = liveColumns(posted);
+  const { posted, buffer, beaconed, timezone, covered } = delivery.pending();
+  // What the armed deferred request carries, the browser sends: not twice in one unload, since
+  // both share the browsers' in-flight budget (deferred-request.ts).
+  const live = liveColumns(posted, covered);
   const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
   const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;

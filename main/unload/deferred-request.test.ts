@@ -1,0 +1,167 @@
+/**
+ * The deferred request (`fetchLater`) through the facade, with a fake Worker that runs the real
+ * worker API over a MessageChannel: what it arms, what the pagehide beacon then leaves to it, and
+ * today's behaviour where there is no `fetchLater`.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Analytics } from '../analytics.js';
+import { createAnalytics } from '../create-analytics.js';
+import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
+import { type FakeWorker, beaconEvents, beaconSenderReady, endOfTask, fakeWorkers } from '../../test-support/client/facade-fakes.js';
+import { createDeferredRequest } from './deferred-request.js';
+
+interface Armed {
+  url: string;
+  events: string[];
+  signal: AbortSignal;
+}
+
+const clients: Analytics[] = [];
+const scope = globalThis as { fetchLater?: unknown };
+
+/** Installs a fake `fetchLater` that records what is armed; `refuse` makes it throw as over quota. */
+function fakeFetchLater(options: { refuse?: boolean } = {}) {
+  const armed: Armed[] = [];
+  scope.fetchLater = vi.fn((url: string, init: RequestInit) => {
+    if (options.refuse === true) throw new DOMException('over the deferred fetch quota', 'QuotaExceededError');
+    const request: Armed = { url, events: [], signal: init.signal! };
+    armed.push(request);
+    void (init.body as Blob).text().then((text) => (request.events = (JSON.parse(text) as Array<{ event_type: string }>).map((e) => e.event_type)));
+    return { activated: false };
+  });
+  /** The request armed now (the last one, not aborted). */
+  const live = () => armed.filter((r) => !r.signal.aborted);
+  return { armed, live };
+}
+
+function setup() {
+  const server = createFakeFetch();
+  server.state.hold = true; // the worker's requests never come back: nothing is acknowledged
+  const workers = fakeWorkers(['ok'], [server]);
+  // The config each worker's init() got (comlink's message: the first argument, as it is).
+  const configs: Array<{ deferredUnload?: boolean }> = [];
+  const createWorker: typeof workers.createWorker = (url, options) => {
+    const worker = workers.createWorker(url, options) as FakeWorker;
+    worker.channel.port2.addEventListener('message', (event: MessageEvent<{ path?: string[]; argumentList?: Array<{ value: unknown }> }>) => {
+      if (event.data.path?.[0] === 'init') configs.push(event.data.argumentList![0]!.value as { deferredUnload?: boolean });
+    });
+    return worker;
+  };
+  const sendBeacon = vi.fn((_url: string, _body: string | Uint8Array) => true);
+  const analytics = createAnalytics({
+    apiKey: 'key_1',
+    projectId: 'proj_1',
+    endpoint: 'https://analytics.test',
+    enableAutoPageTracking: false,
+    workerUrl: '/w.js',
+    transport: { createWorker, sendBeacon },
+  });
+  clients.push(analytics);
+  const beaconed = () => sendBeacon.mock.calls.flatMap(([, body]) => beaconEvents<{ event_type: string }>(body).map((e) => e.event_type));
+  return { analytics, server, configs, sendBeacon, beaconed };
+}
+
+beforeEach(() => localStorage.clear());
+afterEach(async () => {
+  delete scope.fetchLater;
+  await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
+});
+
+describe('the deferred request (fetchLater)', () => {
+  it('is armed with the unacknowledged events; pagehide beacons only what it does not carry', async () => {
+    const later = fakeFetchLater();
+    const { analytics, beaconed, configs } = setup();
+    await beaconSenderReady();
+    expect(configs).toEqual([expect.objectContaining({ deferredUnload: true })]);
+    for (const name of ['a', 'b', 'c']) analytics.track(name);
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a', 'b', 'c']));
+    const url = new URL(later.live()[0]!.url);
+    expect(url.origin + url.pathname).toBe('https://analytics.test/api/v1/events/batch');
+    expect(url.searchParams.get('api_key')).toBe('key_1');
+    analytics.track('d'); // buffered: not posted to the core yet
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual(['d']);
+  });
+
+  it('is re-armed when the set changes: the previous request is aborted, one stays armed', async () => {
+    const later = fakeFetchLater();
+    const { analytics, beaconed } = setup();
+    await beaconSenderReady();
+    analytics.track('a');
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a']));
+    analytics.track('b');
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a', 'b']));
+    expect(later.armed).toHaveLength(2);
+    expect(later.armed[0]!.signal.aborted).toBe(true);
+    expect(later.live()).toHaveLength(1);
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual([]);
+  });
+
+  it('events posted after the armed body was built go by beacon', async () => {
+    const later = fakeFetchLater();
+    const { analytics, beaconed } = setup();
+    await beaconSenderReady();
+    analytics.track('a');
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a']));
+    analytics.track('b');
+    await endOfTask(); // posted; the core's rebuild waits for its interval
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual(['b']);
+  });
+
+  it('is aborted by clearQueue()', async () => {
+    const later = fakeFetchLater();
+    const { analytics } = setup();
+    await beaconSenderReady();
+    analytics.track('a');
+    await vi.waitFor(() => expect(later.live()).toHaveLength(1));
+    await analytics.clearQueue();
+    expect(later.live()).toEqual([]);
+  });
+
+  it('refused by fetchLater (quota): pagehide beacons everything, as without it', async () => {
+    fakeFetchLater({ refuse: true });
+    const { analytics, beaconed } = setup();
+    await beaconSenderReady();
+    analytics.track('a');
+    analytics.track('b');
+    await vi.waitFor(() => expect(scope.fetchLater).toHaveBeenCalled());
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual(['a', 'b']);
+  });
+
+  it('without fetchLater the worker builds no body and pagehide beacons everything', async () => {
+    const { analytics, beaconed, configs } = setup();
+    await beaconSenderReady();
+    expect(configs).toHaveLength(1);
+    expect(configs[0]!.deferredUnload).toBeUndefined();
+    analytics.track('a');
+    await endOfTask();
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual(['a']);
+  });
+});
+
+describe('createDeferredRequest(fetchLater, debug)', () => {
+  const arm = { t: 'deferred-arm' as const, url: 'https://a.test/x', body: new ArrayBuffer(3), covered: [0, 3], complete: true };
+
+  it('aborts what is armed before it arms the next, and on a disarm', () => {
+    const signals: AbortSignal[] = [];
+    const request = createDeferredRequest((_url, init) => signals.push(init.signal!), () => {});
+    expect(request.receive(arm)).toBe(arm);
+    expect(request.receive(arm)).toBe(arm);
+    expect(signals.map((s) => s.aborted)).toEqual([true, false]);
+    expect(request.receive({ t: 'deferred-disarm' })).toEqual({ t: 'deferred-disarm' });
+    expect(signals[1]!.aborted).toBe(true);
+  });
+
+  it('answers a refused arm with a disarm, and says so in the debug log', () => {
+    const debug = vi.fn();
+    const request = createDeferredRequest(() => {
+      throw new DOMException('quota', 'QuotaExceededError');
+    }, debug);
+    expect(request.receive(arm)).toEqual({ t: 'deferred-disarm' });
+    expect(debug).toHaveBeenCalledWith(expect.stringContaining('fetchLater refused'), expect.any(DOMException));
+  });
+});

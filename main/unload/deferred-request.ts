@@ -1,0 +1,67 @@
+/**
+ * The facade's deferred request (docs/architecture.md, "The unload path"; docs/decisions.md,
+ * "Unload"): where the page has `fetchLater()`, one request is kept armed with the body the
+ * delivery core built of what the server has not acknowledged (`worker/deferred-body.ts`). The
+ * browser sends it when the page goes away, even when the tab crashes or `pagehide` never runs.
+ * Each `deferred-arm` from the core replaces it: the previous one is aborted, a new one armed.
+ * Nothing here runs per event: per message, one abort and one `fetchLater` call.
+ *
+ * In the chunk that starts the core (`worker-start.ts`), not in the facade's entry.
+ */
+import type { FromWorkerMessage } from '../../worker/types.js';
+
+/** The core's messages for the deferred request. */
+export type DeferredMessage = Extract<FromWorkerMessage, { t: 'deferred-arm' | 'deferred-disarm' }>;
+
+/** `fetchLater` as this module calls it (Chromium's deferred fetch). */
+export type FetchLater = (url: string, init: RequestInit & { activateAfter?: number }) => unknown;
+
+/** One client's deferred request; create one with {@link createDeferredRequest}. */
+export interface DeferredRequest {
+  /**
+   * Aborts what is armed and arms the core's new body, or only aborts on a disarm. Returns what
+   * the facade's mirror is to hear: the message when its body is armed, a disarm when it is not
+   * (`fetchLater` refused it: quota), so that the pagehide beacon then sends those events itself.
+   */
+  receive(message: DeferredMessage): DeferredMessage;
+  /** Aborts what is armed (`clearQueue()`: the events are dropped, they must not leave later). */
+  disarm(): void;
+}
+
+/**
+ * Creates the deferred request of one client.
+ * @param fetchLater the page's, looked up when called.
+ * @param debug where a refused `fetchLater` is reported (the debug log).
+ */
+export function createDeferredRequest(fetchLater: FetchLater, debug: (message: string, detail?: unknown) => void): DeferredRequest {
+  let controller: AbortController | undefined;
+
+  function disarm(): void {
+    controller?.abort();
+    controller = undefined;
+  }
+
+  return {
+    receive(message) {
+      disarm();
+      if (message.t === 'deferred-disarm') return message;
+      const next = new AbortController();
+      try {
+        // text/plain, no cookies: the beacon form, as the pagehide beacon sends it (beacon.ts).
+        fetchLater(message.url, {
+          method: 'POST',
+          body: new Blob([message.body], { type: 'text/plain' }),
+          credentials: 'omit',
+          signal: next.signal,
+        });
+        controller = next;
+        return message;
+      } catch (error) {
+        // A QuotaExceededError above all: the pagehide beacon stays the way out.
+        debug('fetchLater refused the deferred request; the pagehide beacon sends its events', error);
+        return { t: 'deferred-disarm' };
+      }
+    },
+    disarm,
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * The body of the facade's deferred request (`fetchLater`; docs/architecture.md, "The unload
+ * path"): the core keeps, off the main thread, a ready-to-send body of the events it holds that the
+ * server has not acknowledged (queued and in flight), and posts it to the facade, which arms a
+ * deferred request with it. The browser sends that request when the page goes away, even when the
+ * tab crashes or `pagehide` never runs.
+ *
+ * The body is the beacon form's (docs/protocol.md, "The beacon form"): the JSON array of the
+ * events' wire forms as the core queued them, gzipped where `CompressionStream` exists
+ * (`encoding=gzip` in the query), at most {@link LIMITS}.maxBeaconBytes as sent and within one
+ * server batch. When the events do not all fit, the body carries the oldest that do and says so.
+ *
+ * Rebuilt when the set changes, at most once per {@link REBUILD_INTERVAL_MS}, never two at once;
+ * and at least every {@link SENT_AT_REFRESH_MS} while armed, because the URL's `sent_at` is fixed
+ * when the body is built and the server corrects event times by `arrival − sent_at` beyond its
+ * skew threshold (docs/decisions.md, "Unload").
+ */
+import { LIMITS } from '../protocol/limits.js';
+import type { BackendEvent } from '../protocol/wire-types.js';
+import type { Compressor } from './sender.js';
+import { toRanges } from './seq-ranges.js';
+import type { Timers } from './timers.js';
+import type { DeliveryConfig, FromWorkerMessage } from './types.js';
+
+/** Least spacing of two rebuilds (ms). */
+export const REBUILD_INTERVAL_MS = 250;
+
+/**
+ * Longest a body stays armed before it is rebuilt with a fresh `sent_at` (ms): well inside the
+ * server's default skew threshold (10 s), so a request sent later is not taken for a wrong clock.
+ */
+export const SENT_AT_REFRESH_MS = 5_000;
+
+/** What the body needs of one queued event: its facade number (none: restored) and wire form. */
+export interface DeferredItem {
+  number: number | undefined;
+  wire: BackendEvent;
+}
+
+/** The messages this module posts. */
+export type DeferredMessage = Extract<FromWorkerMessage, { t: 'deferred-arm' | 'deferred-disarm' }>;
+
+/** Options of {@link createDeferredBody}. */
+export interface DeferredBodyOptions extends Timers {
+  config: Pick<DeliveryConfig, 'endpoint' | 'apiKey' | 'projectId'>;
+  now: () => number;
+  /** gzip, or undefined to send the JSON as it is. */
+  compress: Compressor | undefined;
+  /** The events held unacknowledged, oldest first (read when a rebuild starts). */
+  items: () => readonly DeferredItem[];
+  post: (message: DeferredMessage) => void;
+  log: (level: 'debug' | 'warn' | 'error', message: string) => void;
+  /** Largest body as sent. @default LIMITS.maxBeaconBytes (60 KB) */
+  maxBytes?: number;
+  /** @default REBUILD_INTERVAL_MS */
+  intervalMs?: number;
+  /** @default SENT_AT_REFRESH_MS */
+  refreshMs?: number;
+}
+
+/** The body keeper; create one with {@link createDeferredBody}. */
+export interface DeferredBody {
+  /** The set of unacknowledged events changed: a rebuild is due (coalesced). */
+  changed(): void;
+  /** Stops rebuilding (shutdown); what is armed stays armed. */
+  close(): void;
+}
+
+/** Creates the body keeper; it posts nothing until the first {@link DeferredBody.changed}. */
+export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
+  const interval = options.intervalMs ?? REBUILD_INTERVAL_MS;
+  const refreshMs = options.refreshMs ?? SENT_AT_REFRESH_MS;
+  let timer: unknown;
+  let refresh: unknown;
+  let building = false;
+  let dirty = false;
+  let closed = false;
+  let armed = false;
+  let lastStart = -Infinity;
+
+  function schedule(): void {
+    if (closed || building || timer !== undefined) return;
+    timer = options.setTimeout(
+      () => {
+        timer = undefined;
+        void build();
+      },
+      Math.max(0, lastStart + interval - options.now()),
+    );
+  }
+
+  function changed(): void {
+    dirty = true;
+    schedule();
+  }
+
+  async function build(): Promise<void> {
+    if (closed) return;
+    building = true;
+    dirty = false;
+    lastStart = options.now();
+    if (refresh !== undefined) options.clearTimeout(refresh);
+    refresh = undefined;
+    try {
+      const items = options.items();
+      const built = items.length === 0 ? undefined : await bodyOf(items, options);
+      if (closed) return;
+      if (built === undefined) {
+        if (items.length > 0) options.log('debug', 'the oldest unacknowledged event does not fit a deferred request; none is armed');
+        if (armed) options.post({ t: 'deferred-disarm' });
+        armed = false;
+        return;
+      }
+      options.post(built);
+      armed = true;
+      refresh = options.setTimeout(() => {
+        refresh = undefined;
+        changed();
+      }, refreshMs);
+    } catch (error) {
+      // What is armed stays: it carries events still unacknowledged or already stored (deduped).
+      options.log('warn', `building the deferred request's body failed: ${String(error)}`);
+    } finally {
+      building = false;
+      if (dirty) schedule();
+    }
+  }
+
+  return {
+    changed,
+    close() {
+      closed = true;
+      options.clearTimeout(timer);
+      options.clearTimeout(refresh);
+      timer = refresh = undefined;
+    },
+  };
+}
+
+/**
+ * The `deferred-arm` message for the oldest of `items` that fit one server batch and `maxBytes`
+ * as sent, or undefined when not even the oldest fits.
+ */
+async function bodyOf(items: readonly DeferredItem[], options: DeferredBodyOptions): Promise<Extract<DeferredMessage, { t: 'deferred-arm' }> | undefined> {
+  const maxBytes = options.maxBytes ?? LIMITS.maxBeaconBytes;
+  const encoder = new TextEncoder();
+  const jsons: string[] = [];
+  let raw = 1;
+  for (const item of items) {
+    if (jsons.length >= LIMITS.maxEventsPerBatch) break;
+    const json = JSON.stringify(item.wire);
+    raw += encoder.encode(json).length + 1;
+    if (raw > LIMITS.maxBatchBodyBytes) break;
+    jsons.push(json);
+  }
+  let n = jsons.length;
+  while (n > 0) {
+    const data = encoder.encode(`[${jsons.slice(0, n).join(',')}]`);
+    const body = options.compress === undefined ? data : await options.compress(data);
+    if (body.length <= maxBytes) {
+      const numbers: number[] = [];
+      for (let i = 0; i < n; i++) if (items[i]!.number !== undefined) numbers.push(items[i]!.number!);
+      return {
+        t: 'deferred-arm',
+        url: deferredUrl(options.config, options.now(), options.compress !== undefined),
+        body: exactBuffer(body),
+        covered: toRanges(numbers),
+        complete: n === items.length,
+      };
+    }
+    if (n === 1) return undefined;
+    // Scaled by what the last try compressed to, with a margin; at least one fewer each round.
+    n = Math.max(1, Math.min(n - 1, Math.floor(((n * maxBytes) / body.length) * 0.9)));
+  }
+  return undefined;
+}
+
+/** The beacon form's address: the batch endpoint with key, project, send time and encoding in the query. */
+export function deferredUrl(config: DeferredBodyOptions['config'], sentAt: number, gzip: boolean): string {
+  const query = new URLSearchParams({ api_key: config.apiKey, project_id: config.projectId, sent_at: new Date(sentAt).toISOString() });
+  if (gzip) query.set('encoding', 'gzip');
+  return `${config.endpoint}/api/v1/events/batch?${query.toString()}`;
+}
+
+/** An ArrayBuffer holding exactly `bytes`, to transfer. */
+function exactBuffer(bytes: Uint8Array): ArrayBuffer {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
+  return bytes.slice().buffer as ArrayBuffer;
+}
