@@ -69,7 +69,7 @@ describe('createDimensionExtractor()', () => {
       },
       maxEntries: 2,
     });
-    const extract = createDimensionExtractor(agents);
+    const extract = createDimensionExtractor({ agents });
     for (let i = 0; i < 1000; i++) extract.extract({}, i % 2 === 0 ? 'a' : 'b');
     expect(parses).toBe(2);
     // Past maxEntries the memory starts over: bounded, whatever the agents.

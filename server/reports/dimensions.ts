@@ -109,36 +109,59 @@ export interface DimensionExtractor {
   extract(properties: Readonly<Record<string, PropertyValue>>, userAgent: string | null): EventDimensions;
 }
 
+/** Options of {@link createDimensionExtractor}. */
+export interface DimensionExtractorOptions {
+  /** Parses user agents. @default createUserAgentParser() */
+  agents?: UserAgentParser;
+  /**
+   * Distinct `page` and `screen` texts whose facts are remembered; past it the memory starts over,
+   * so made-up pages cannot grow it. @default 5000
+   */
+  maxPages?: number;
+}
+
 /**
- * Creates an extractor. The user agent is parsed once per distinct agent (`user-agent.ts`), and
- * the page and screen texts of the last event are remembered: the events of one batch usually
- * share them, so a batch costs one JSON parse and one URL parse, not one per event.
+ * Creates an extractor. Parsing is what costs: a page's facts take a JSON parse and three URL
+ * parses (tens of µs), a user agent dozens of regular expressions. Both repeat across events (a
+ * site has few pages, referrers and browsers), so each distinct `page` text, `screen` text and
+ * user agent is parsed once and remembered, in bounded maps.
  */
-export function createDimensionExtractor(agents: UserAgentParser = createUserAgentParser()): DimensionExtractor {
-  let lastPage: PropertyValue | undefined;
-  let lastPageFacts: PageFacts = NO_PAGE;
-  let lastScreen: PropertyValue | undefined;
-  let lastScreenClass: string | null = null;
+export function createDimensionExtractor(options: DimensionExtractorOptions = {}): DimensionExtractor {
+  const agents = options.agents ?? createUserAgentParser();
+  const maxPages = options.maxPages ?? 5000;
+  const pages = new Map<string, PageFacts>();
+  const screens = new Map<string, string | null>();
+  const remember = <T>(map: Map<string, T>, key: string, value: T): T => {
+    if (map.size >= maxPages) map.clear();
+    map.set(key, value);
+    return value;
+  };
+  const pageOf = (json: PropertyValue | undefined): PageFacts => {
+    if (typeof json !== 'string') return NO_PAGE;
+    return pages.get(json) ?? remember(pages, json, Object.freeze(pageFactsOf(json)));
+  };
+  const screenOf = (json: PropertyValue | undefined): string | null => {
+    if (typeof json !== 'string') return null;
+    const known = screens.get(json);
+    return known !== undefined ? known : remember(screens, json, screenClassOfProperty(json));
+  };
   return {
     extract(properties, userAgent) {
-      const pageJson = properties.page;
-      if (pageJson !== lastPage) {
-        lastPageFacts = pageFactsOf(pageJson);
-        lastPage = pageJson;
-      }
-      const screenJson = properties.screen;
-      if (screenJson !== lastScreen) {
-        lastScreenClass = screenClassOfProperty(screenJson);
-        lastScreen = screenJson;
-      }
+      const page = pageOf(properties.page);
       const agent = agents.parse(userAgent);
       const anonymousId = properties.anonymous_id;
       return {
-        ...lastPageFacts,
+        path: page.path,
+        host: page.host,
+        referrerHost: page.referrerHost,
+        channel: page.channel,
+        utmSource: page.utmSource,
+        utmMedium: page.utmMedium,
+        utmCampaign: page.utmCampaign,
         browser: agent.browser,
         os: agent.os,
         device: agent.device,
-        screenClass: lastScreenClass,
+        screenClass: screenOf(properties.screen),
         anonymousId: typeof anonymousId === 'string' ? cut(anonymousId) : null,
       };
     },

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test-support/postgres.js';
 import { describeEventStore } from './event-store.contract.js';
+import { describeReportStore } from './report-store.contract.js';
 import type { Credential, EventStore, StoredEvent } from './event-store.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
 import { LISTENER_APPLICATION_NAME, createCredentialCache } from './postgres-credentials.js';
@@ -19,6 +20,7 @@ afterAll(async () => {
 });
 
 describeEventStore('postgres', async () => createPostgresStore({ url: database.url, poolSize: 4 }));
+describeReportStore('postgres', async () => createPostgresStore({ url: database.url, poolSize: 4 }));
 
 /** A deterministic shuffle (no Math.random in tests): a fixed-seed linear congruential generator. */
 function shuffled<T>(items: readonly T[], seed: number): T[] {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeEventStore } from './event-store.contract.js';
+import { describeReportStore } from './report-store.contract.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
 import { SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 import { createSqliteStore } from './sqlite-store.js';
@@ -14,6 +15,7 @@ const newPath = () => join(dir, `store-${++files}.db`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describeEventStore('sqlite', async () => createSqliteStore({ path: newPath() }));
+describeReportStore('sqlite', async () => createSqliteStore({ path: newPath() }));
 
 describe('createSqliteStore({ path })', () => {
   it('keeps the data in the file across a close and reopen', async () => {
