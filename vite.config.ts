@@ -24,7 +24,7 @@ export default defineConfig({
         test: {
           name: 'dom',
           environment: 'happy-dom',
-          include: ['main/**/*.test.ts', 'main/**/*.test.tsx'],
+          include: ['main/**/*.test.ts', 'main/**/*.test.tsx', 'dashboard/**/*.test.ts'],
           setupFiles: ['test-support/client/idle-callback.ts'],
         },
       },

@@ -6,6 +6,10 @@
  * - main/ imports worker/ only for types, and the delivery core once, by a dynamic `import()`
  *   for the in-process fallback (so it stays out of the facade's bundle).
  * - worker/ imports neither main/ nor server/; protocol/ imports none of the three.
+ * - dashboard/ (the dashboard app the server serves) imports nothing from main/, worker/ or
+ *   server/, not even types: the answers it reads are the wire form, declared in dashboard/ itself;
+ *   from protocol/ it may import types only. Of packages it uses React, rrweb-player, and in its
+ *   Vite config the build tools; nothing imports dashboard/.
  *
  * Tests are not product code: they may reach across (a facade test drives a real core).
  */
@@ -15,7 +19,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const ROOMS = ['main', 'worker', 'protocol', 'server'] as const;
+const ROOMS = ['main', 'worker', 'protocol', 'server', 'dashboard'] as const;
 type Room = (typeof ROOMS)[number];
 
 interface Import {
@@ -34,13 +38,12 @@ function productFiles(dir: string): string[] {
   return out;
 }
 
-/** Every relative import of `file`: static, type-only or dynamic, with the file it names. */
-function importsOf(file: string): Import[] {
+/** Every import of `file`: static, type-only or dynamic, with the file it names (package names as they are). */
+function allImportsOf(file: string): Import[] {
   const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest, true);
   const found: Import[] = [];
   const add = (specifier: string, kind: Import['kind']): void => {
-    if (!specifier.startsWith('.')) return;
-    found.push({ from: file, to: relative(ROOT, resolve(ROOT, dirname(file), specifier)), kind });
+    found.push({ from: file, to: specifier.startsWith('.') ? relative(ROOT, resolve(ROOT, dirname(file), specifier)) : `package:${specifier}`, kind });
   };
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -66,6 +69,11 @@ function importsOf(file: string): Import[] {
   };
   visit(source);
   return found;
+}
+
+/** Every relative import of `file`. */
+function importsOf(file: string): Import[] {
+  return allImportsOf(file).filter((i) => !i.to.startsWith('package:'));
 }
 
 function roomOf(path: string): Room | null {
@@ -94,5 +102,24 @@ describe('the import graph of the product code', () => {
   it('keeps worker/ free of main/ and server/, and protocol/ free of all three', () => {
     const bad = [...across('worker', 'main'), ...across('worker', 'server'), ...across('protocol', 'main'), ...across('protocol', 'worker'), ...across('protocol', 'server')];
     expect(show(bad)).toEqual([]);
+  });
+
+  it('keeps dashboard/ to itself: protocol/ for types at most, React and rrweb-player, and no room imports it', () => {
+    const bad = [
+      ...across('dashboard', 'main'),
+      ...across('dashboard', 'worker'),
+      ...across('dashboard', 'server'),
+      ...across('dashboard', 'protocol').filter((i) => i.kind !== 'type'),
+      ...across('main', 'dashboard'),
+      ...across('worker', 'dashboard'),
+      ...across('server', 'dashboard'),
+      ...across('protocol', 'dashboard'),
+    ];
+    expect(show(bad)).toEqual([]);
+    const allowed = /^package:(react|react-dom\/client|rrweb-player|rrweb-player\/dist\/style\.css)$/;
+    const packages = productFiles('dashboard/src')
+      .flatMap(allImportsOf)
+      .filter((i) => i.to.startsWith('package:') && !allowed.test(i.to));
+    expect(show(packages)).toEqual([]);
   });
 });

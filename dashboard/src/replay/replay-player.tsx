@@ -1,0 +1,101 @@
+/**
+ * One session's recording in rrweb-player: its timeline (click or drag to scrub), play and pause,
+ * speed (1×–8×) and skip-inactivity, from the player's own controller. `seekTo` moves it from
+ * outside (an event chosen beside the player). The box has the recorder's block class, so a
+ * recording made of the dashboard does not record the replay.
+ */
+import { type ReactNode, useEffect, useRef, useState } from 'react';
+import type { RecordingAnswer } from '../api/wire-types.js';
+import { formatClock, messageOf } from '../lib/format.js';
+
+/** rrweb's event types the player needs before it can show anything. */
+const FULL_SNAPSHOT = 2;
+const META = 4;
+
+/** What the parent can ask of the player. */
+export interface PlayerHandle {
+  /** Jumps to this many ms after the recording's start, and plays. */
+  seek(offsetMs: number): void;
+}
+
+type Instance = InstanceType<(typeof import('./load-player.js'))['RrwebPlayer']>;
+
+interface ReplayPlayerProps {
+  recording: RecordingAnswer;
+  /** Receives the handle once the player runs, null when it is gone. */
+  onReady?: (handle: PlayerHandle | null) => void;
+}
+
+/** The player. */
+export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNode {
+  const box = useRef<HTMLDivElement>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [time, setTime] = useState<{ now: number; total: number } | null>(null);
+
+  useEffect(() => {
+    const events = recording.events;
+    if (events.length < 2 || !events.some((e) => e.type === FULL_SNAPSHOT)) {
+      setError('This recording has no full snapshot yet (too short, or its first chunk has not arrived).');
+      return;
+    }
+    let player: Instance | null = null;
+    let cancelled = false;
+    let ticker: ReturnType<typeof setInterval> | undefined;
+    const meta = events.find((e) => e.type === META)?.data as { width?: number; height?: number } | undefined;
+    import('./load-player.js')
+      .then(({ RrwebPlayer }) => {
+        const target = box.current;
+        if (cancelled || target === null) return;
+        target.replaceChildren();
+        const width = Math.max(280, target.clientWidth);
+        const ratio = meta?.width && meta.height ? meta.height / meta.width : 0.625;
+        player = new RrwebPlayer({
+          target,
+          props: {
+            // The recorder's events, as the server stored them.
+            events: events as unknown as ConstructorParameters<typeof RrwebPlayer>[0]['props']['events'],
+            width,
+            height: Math.round(Math.min(width * ratio, window.innerHeight * 0.6)),
+            autoPlay: true,
+            skipInactive: true,
+            speedOption: [1, 2, 4, 8],
+            showController: true,
+            mouseTail: false,
+            showWarning: false,
+            blockClass: 'sa-block',
+          },
+        });
+        const p = player;
+        const total = p.getMetaData().totalTime;
+        ticker = setInterval(() => setTime({ now: Math.min(total, p.getReplayer().getCurrentTime()), total }), 250);
+        onReady?.({ seek: (offset) => p.goto(Math.max(0, Math.min(total, offset)), true) });
+      })
+      .catch((e: unknown) => {
+        if (!cancelled) setError(messageOf(e));
+      });
+    return () => {
+      cancelled = true;
+      clearInterval(ticker);
+      onReady?.(null);
+      // A Svelte component; its typings name svelte, which is not installed.
+      (player as { $destroy?: () => void } | null)?.$destroy?.();
+    };
+  }, [recording, onReady]);
+
+  return (
+    <div className="replay-player">
+      {error !== null && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div ref={box} className="player-box sa-block" data-testid="replay-frame" />
+      {time !== null && (
+        <p className="muted small" data-testid="replay-time" data-ms={Math.round(time.now)}>
+          {formatClock(time.now)} / {formatClock(time.total)}
+          {recording.gaps.length > 0 ? ` · ${recording.gaps.length} missing chunk${recording.gaps.length === 1 ? '' : 's'}` : ''}
+        </p>
+      )}
+    </div>
+  );
+}
