@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_STEPS, addStep, parseStep, removeStep, stepParam } from './funnel-steps.js';
+import { type FunnelStep, MAX_STEPS, addStep, parseStep, removeStep, stepParam } from './funnel-steps.js';
 import { labelIndexes, linePath, niceCeiling } from './chart-geometry.js';
 
 describe('funnel steps', () => {
@@ -9,7 +9,7 @@ describe('funnel steps', () => {
     expect(parseStep('nope')).toBeNull();
   });
   it('adds up to the maximum and removes by index', () => {
-    let steps = [{ kind: 'event' as const, value: 'x' }];
+    let steps: FunnelStep[] = [{ kind: 'event', value: 'x' }];
     for (let i = 0; i < 20; i++) steps = addStep(steps, { kind: 'event', value: `s${i}` });
     expect(steps).toHaveLength(MAX_STEPS);
     expect(removeStep(steps, 0)[0]).toEqual({ kind: 'event', value: 's0' });
