@@ -186,6 +186,8 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
         await call(() => api.shutdown(timeoutMs), timeoutMs + options.controlTimeoutMs);
       } finally {
         stop();
+        // A client shut down sends nothing later, as without a deferred request.
+        options.deferred?.disarm();
       }
     },
     close: stop,

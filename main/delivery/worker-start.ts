@@ -74,6 +74,9 @@ export async function startWith(
 ): Promise<DeliveryLink> {
   const createWorker = context.createWorker ?? defaultCreateWorker;
   const deferred = strategy === 'in-process' ? undefined : deferredRequestOf(context, logger);
+  // After a worker's death the core runs here: what that worker had armed is aborted, so a later
+  // clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those events).
+  if (strategy === 'in-process') deferredRequests.get(context)?.disarm();
   const worker = (create: () => ReturnType<WorkerFactory>) =>
     startWorkerLink({
       create,

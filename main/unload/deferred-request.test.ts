@@ -54,11 +54,11 @@ function setup() {
     endpoint: 'https://analytics.test',
     enableAutoPageTracking: false,
     workerUrl: '/w.js',
-    transport: { createWorker, sendBeacon },
+    transport: { createWorker, sendBeacon, coreDeps: { fetch: server.fetch, compress: undefined } },
   });
   clients.push(analytics);
   const beaconed = () => sendBeacon.mock.calls.flatMap(([, body]) => beaconEvents<{ event_type: string }>(body).map((e) => e.event_type));
-  return { analytics, server, configs, sendBeacon, beaconed };
+  return { analytics, server, configs, workers, sendBeacon, beaconed };
 }
 
 beforeEach(() => localStorage.clear());
@@ -118,6 +118,33 @@ describe('the deferred request (fetchLater)', () => {
     await vi.waitFor(() => expect(later.live()).toHaveLength(1));
     await analytics.clearQueue();
     expect(later.live()).toEqual([]);
+  });
+
+  it('is aborted by shutdown(): a client shut down sends nothing later', async () => {
+    const later = fakeFetchLater();
+    const { analytics } = setup();
+    await beaconSenderReady();
+    analytics.track('a');
+    await vi.waitFor(() => expect(later.live()).toHaveLength(1));
+    await analytics.shutdown(0);
+    expect(later.live()).toEqual([]);
+  });
+
+  it('a restarted worker re-arms it; once the core runs in-process, it is aborted', async () => {
+    const later = fakeFetchLater();
+    const { analytics, workers, beaconed } = setup();
+    await beaconSenderReady();
+    analytics.track('a');
+    await vi.waitFor(() => expect(later.live()).toHaveLength(1));
+    workers.created[0]!.fail();
+    await vi.waitFor(() => expect(later.armed).toHaveLength(2)); // the replay, armed by the next worker
+    expect(later.live()).toHaveLength(1);
+    expect(later.live()[0]).toBe(later.armed[1]);
+    workers.created[1]!.fail();
+    await vi.waitFor(async () => expect((await analytics.getDeliveryStats()).mode).toBe('in-process'));
+    expect(later.live()).toEqual([]);
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual(['a']);
   });
 
   it('refused by fetchLater (quota): pagehide beacons everything, as without it', async () => {
