@@ -3,17 +3,17 @@
  * the facade keeps one request armed with the body the worker built of what the server has not
  * acknowledged, and the browser sends it when the page goes away, even when the renderer crashes
  * and no `pagehide` runs. The worker's own requests are held by a gate that never answers them, so
- * the events are really unacknowledged when the page dies; only the beacon form gets through.
+ * the events are really unacknowledged when the page goes; only the beacon form gets through.
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
 import { type HarnessWindow, openAnalyticsPage, pageConfig, readEvents, runId, waitForEvents, waitUntil } from '../../test-support/browser/harness.js';
 
-/** What the page's `fetchLater` was asked to arm, recorded by a wrapper (an init script). */
+/** What the page's `fetchLater` was asked to arm, recorded by {@link recordFetchLater}. */
 interface ArmedRequest {
   url: string;
   /** Events in the body, once read. */
@@ -38,46 +38,15 @@ describe('the deferred request (fetchLater)', () => {
     const gate = await startBeaconFormGate(env.server.url);
     const context = await env.browser.newContext();
     try {
-      await context.addInitScript(() => {
-        const scope = window as unknown as ArmedWindow & { fetchLater?: (url: string, init: RequestInit) => unknown };
-        const original = scope.fetchLater;
-        scope.armedRequests = [];
-        if (typeof original !== 'function') return;
-        scope.fetchLater = (url, init) => {
-          const entry: ArmedRequest = { url, count: null, aborted: false };
-          scope.armedRequests.push(entry);
-          init.signal?.addEventListener('abort', () => (entry.aborted = true));
-          const body = init.body as Blob;
-          const stream = url.includes('encoding=gzip') ? body.stream().pipeThrough(new DecompressionStream('gzip')) : body.stream();
-          void new Response(stream).json().then((events: unknown[]) => (entry.count = events.length));
-          return original.call(window, url, init);
-        };
-      });
+      await context.addInitScript(recordFetchLater);
       const page = await openAnalyticsPage(context, env.web, '/deferred-crash.html', { config: pageConfig(gate.url, project) });
       expect(await page.evaluate(() => typeof (window as { fetchLater?: unknown }).fetchLater)).toBe('function');
       expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
 
       const run = runId();
-      await page.evaluate(
-        ({ r, n }) => {
-          const { analytics } = (window as unknown as HarnessWindow).harness;
-          for (let i = 0; i < n; i++) {
-            analytics.track('before_crash', {
-              run: r,
-              i,
-              product_id: `sku-${100_000 + i}`,
-              product_name: 'Trail running shoes, waterproof, size 42',
-              category: 'footwear/running',
-              price_cents: 12_900 + i,
-            });
-          }
-        },
-        { r: run, n: 300 },
-      );
+      await trackRealistic(page, 'before_crash', run, 0, 300);
       // The armed request carries all 300: the worker's batches are in flight at the gate, unanswered.
-      await waitUntil('a deferred request armed with the 300 events', () =>
-        page.evaluate(() => (window as unknown as ArmedWindow).armedRequests.some((r) => !r.aborted && r.count === 300)),
-      );
+      await waitForArmed(page, 300);
       expect(gate.held()).toBeGreaterThan(0);
       const armed = await page.evaluate(() => (window as unknown as ArmedWindow).armedRequests.filter((r) => !r.aborted));
       expect(armed).toHaveLength(1);
@@ -97,8 +66,38 @@ describe('the deferred request (fetchLater)', () => {
       expect(new Set(rows.map((row) => row.properties.i)).size).toBe(300);
       expect(rows.every((row) => row.properties.run === run)).toBe(true);
       // No pagehide ran: the one request that got through is the deferred one.
-      expect(gate.forwarded).toEqual([300]);
+      expect(gate.ids.map((ids) => ids.length)).toEqual([300]);
       expect(await Promise.race([crash, Promise.resolve('no answer')])).not.toBe('answered');
+    } finally {
+      await context.close().catch(() => undefined);
+      await gate.close();
+    }
+  });
+
+  it('on navigation, events posted after the body was armed go by beacon, and no event leaves twice', async () => {
+    const project = await env.server.createProject();
+    const gate = await startBeaconFormGate(env.server.url);
+    const context = await env.browser.newContext();
+    try {
+      await context.addInitScript(recordFetchLater);
+      const page = await openAnalyticsPage(context, env.web, '/deferred-navigate.html', { config: pageConfig(gate.url, project) });
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
+      const run = runId();
+      await trackRealistic(page, 'before_leaving', run, 0, 300);
+      await waitForArmed(page, 300);
+      await trackRealistic(page, 'before_leaving', run, 300, 50);
+      await page.goto('about:blank');
+
+      await waitForEvents(env.server.store, project.id, 'before_leaving', 350);
+      const rows = await readEvents(env.server.store, project.id, 'before_leaving');
+      expect(rows).toHaveLength(350);
+      expect(new Set(rows.map((row) => row.properties.i)).size).toBe(350);
+      // Each event left the page once: in the deferred request or in a pagehide beacon (a second
+      // copy would come soon after the first).
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const sent = gate.ids.flat();
+      expect(sent).toHaveLength(350);
+      expect(new Set(sent).size).toBe(350);
     } finally {
       await context.close().catch(() => undefined);
       await gate.close();
@@ -106,13 +105,57 @@ describe('the deferred request (fetchLater)', () => {
   });
 });
 
+/** An init script: wraps the page's `fetchLater` to record what is armed in `window.armedRequests`. */
+function recordFetchLater(): void {
+  const scope = window as unknown as ArmedWindow & { fetchLater?: (url: string, init: RequestInit) => unknown };
+  const original = scope.fetchLater;
+  scope.armedRequests = [];
+  if (typeof original !== 'function') return;
+  scope.fetchLater = (url, init) => {
+    const entry: ArmedRequest = { url, count: null, aborted: false };
+    scope.armedRequests.push(entry);
+    init.signal?.addEventListener('abort', () => (entry.aborted = true));
+    const body = init.body as Blob;
+    const stream = url.includes('encoding=gzip') ? body.stream().pipeThrough(new DecompressionStream('gzip')) : body.stream();
+    void new Response(stream).json().then((events: unknown[]) => (entry.count = events.length));
+    return original.call(window, url, init);
+  };
+}
+
+/** Tracks `n` realistic events (about 300 bytes each with page, screen and ids) in one task, numbered from `from`. */
+async function trackRealistic(page: Page, name: string, run: string, from: number, n: number): Promise<void> {
+  await page.evaluate(
+    (a) => {
+      const { analytics } = (window as unknown as HarnessWindow).harness;
+      for (let i = a.from; i < a.from + a.n; i++) {
+        analytics.track(a.name, {
+          run: a.run,
+          i,
+          product_id: `sku-${100_000 + i}`,
+          product_name: 'Trail running shoes, waterproof, size 42',
+          category: 'footwear/running',
+          price_cents: 12_900 + i,
+        });
+      }
+    },
+    { name, run, from, n },
+  );
+}
+
+/** Waits until one deferred request is armed, not aborted, with `count` events in its body. */
+async function waitForArmed(page: Page, count: number): Promise<void> {
+  await waitUntil(`a deferred request armed with ${count} events`, () =>
+    page.evaluate((c) => (window as unknown as ArmedWindow).armedRequests.some((r) => !r.aborted && r.count === c), count),
+  );
+}
+
 /**
  * An HTTP gate in front of the server: the beacon form of the batch endpoint (credentials in the
- * query) is forwarded, and the number of events of each such request recorded; everything else
- * (the worker's sends and their preflights) is held unanswered until the gate closes.
+ * query) is forwarded, and the event ids of each such request recorded; everything else (the
+ * worker's sends and their preflights) is held unanswered until the gate closes.
  */
-async function startBeaconFormGate(target: string): Promise<{ url: string; forwarded: number[]; held(): number; close(): Promise<void> }> {
-  const forwarded: number[] = [];
+async function startBeaconFormGate(target: string): Promise<{ url: string; ids: string[][]; held(): number; close(): Promise<void> }> {
+  const ids: string[][] = [];
   const held = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -125,7 +168,7 @@ async function startBeaconFormGate(target: string): Promise<{ url: string; forwa
       }
       const body = Buffer.concat(chunks);
       const text = req.url!.includes('encoding=gzip') ? gunzipSync(body).toString('utf8') : body.toString('utf8');
-      forwarded.push((JSON.parse(text) as unknown[]).length);
+      ids.push((JSON.parse(text) as Array<{ event_id: string }>).map((event) => event.event_id));
       fetch(`${target}${req.url!}`, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' }, body }).then(
         async (response) => res.writeHead(response.status, { 'access-control-allow-origin': '*' }).end(await response.text()),
         () => res.writeHead(502).end(),
@@ -139,7 +182,7 @@ async function startBeaconFormGate(target: string): Promise<{ url: string; forwa
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    forwarded,
+    ids,
     held: () => held.size,
     close: () =>
       new Promise<void>((resolve) => {
