@@ -4,6 +4,7 @@
 //   cli.js          the CLI behind the `service-analytics-server` bin
 //   index.js        the embeddable entry (createApp, serve, the stores, the logger, the key helpers)
 //   types/**.d.ts   the entry's declarations (types/server/index.d.ts), from tsc
+//   dashboard/      the dashboard app (dashboard/), built by Vite, which `start` serves at /dashboard/
 //
 // Its npm dependencies stay external: the package lists them. tsc emits a declaration for every
 // file the entry reaches, internals included; only those that the entry's declarations reach
@@ -11,6 +12,7 @@
 // better-sqlite3's and pg's types). What they do name beyond our own types is Koa (`AnalyticsApp`
 // is a Koa app, whose types the package therefore depends on) and Node's `http`.
 import { build } from 'esbuild';
+import { build as viteBuild } from 'vite';
 import { execFile } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -48,7 +50,8 @@ async function buildTypes(types) {
 async function main() {
   rmSync(outdir, { recursive: true, force: true });
   // tsc takes a few seconds; esbuild runs meanwhile.
-  const [, typeCount] = await Promise.all([
+  const [, , typeCount] = await Promise.all([
+    viteBuild({ configFile: join(root, 'dashboard/vite.config.ts'), logLevel: 'warn', build: { outDir: join(outdir, 'dashboard') } }),
     build({
       absWorkingDir: root,
       entryPoints: { cli: 'server/cli.ts', index: 'server/index.ts' },
@@ -64,7 +67,7 @@ async function main() {
     buildTypes(join(outdir, 'types')),
   ]);
   chmodSync(join(outdir, 'cli.js'), 0o755);
-  console.log(`built ${relative(root, outdir)} (cli.js, index.js, ${typeCount} declaration files in types/)`);
+  console.log(`built ${relative(root, outdir)} (cli.js, index.js, ${typeCount} declaration files in types/, dashboard/)`);
 }
 
 await main().catch((error) => {

@@ -81,6 +81,12 @@ export interface AppOptions {
    */
   staticFiles?: StaticFilesOptions;
   /**
+   * The built dashboard (`dashboard/`, shipped in the package as `dist/dashboard`), served at
+   * `<basePath>/dashboard/`; without `staticFiles`, `/` redirects there. CLI `start --dashboard DIR`.
+   * @default undefined (no dashboard)
+   */
+  dashboard?: { root: string };
+  /**
    * Demo mode: answer `GET /demo/config.json` with these keys, to loopback clients only
    * (`server/demo-project.ts`; CLI `start --demo`).
    * @default undefined (no such route)
@@ -200,6 +206,16 @@ export function createApp(options: AppOptions): AnalyticsApp {
   koa.use(router.allowedMethods({ throw: true }));
   // Last: only what no API route answered falls back to files.
   // A wrong API address under the base path stays a JSON 404 too, never the app's index.html.
+  if (options.dashboard !== undefined) {
+    const mountPath = `${basePath}/dashboard`;
+    koa.use(staticFiles({ root: options.dashboard.root, mountPath, reservedPrefixes: basePath === '' ? ['/api/'] : ['/api/', `${basePath}/api/`] }));
+    if (options.staticFiles === undefined) {
+      koa.use(async (ctx, next) => {
+        if ((ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path === '/' && ctx.status === 404 && ctx.body == null) ctx.redirect(`${mountPath}/`);
+        else await next();
+      });
+    }
+  }
   if (options.staticFiles !== undefined) {
     koa.use(staticFiles({ reservedPrefixes: basePath === '' ? ['/api/'] : ['/api/', `${basePath}/api/`], ...options.staticFiles }));
   }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createWriteStream, existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateKey } from './api-keys.js';
 import { normalizeBasePath } from './app.js';
@@ -19,6 +20,21 @@ import { openStore } from './store/open-store.js';
 import { cleanText } from './store/sanitize.js';
 import { SERVER_VERSION } from './version.js';
 
+/**
+ * The dashboard's directory: `--dashboard DIR`, none for `off`, else the build beside this file
+ * (`dist/dashboard` in the package) when it is there.
+ * @throws UsageError for a DIR without index.html
+ */
+function dashboardDirOf(flag: string | undefined): string | undefined {
+  if (flag === 'off') return undefined;
+  if (flag !== undefined) {
+    if (!existsSync(join(flag, 'index.html'))) throw new UsageError(`--dashboard ${flag}: no index.html there; build the dashboard first (npm run build:dashboard).`);
+    return flag;
+  }
+  const shipped = fileURLToPath(new URL('./dashboard', import.meta.url));
+  return existsSync(join(shipped, 'index.html')) ? shipped : undefined;
+}
+
 /** Option rows of the help: flag, what it does (lines), its environment variable and default. */
 const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: string]> = [
   ['--db PATH', ['SQLite file'], 'SA_DB (default ./data/analytics.db)'],
@@ -33,6 +49,7 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--rate-limit-ip R[:B]', ['start: R requests/s per client address', '(IPv6: per /64), bursts of B; off', 'disables it'], 'SA_RATE_LIMIT_IP (default 200:400)'],
   ['--no-rate-limit', ['start: no rate limiting at all'], 'SA_NO_RATE_LIMIT=1'],
   ['--serve-example DIR', ['start: serve a built app (dist/example)', 'at /, SPA fallback to its index.html'], 'SA_SERVE_EXAMPLE'],
+  ['--dashboard DIR|off', ['start: the built dashboard, served at', '<base path>/dashboard/; / redirects there', 'when no example app is served'], 'SA_DASHBOARD (default dashboard/ beside cli.js)'],
   ['--demo', ['start: make (once) and use a demo project;', 'GET /demo/config.json gives its keys', 'to loopback clients only'], 'SA_DEMO=1'],
   ['--demo-file PATH', ["start: the demo keys' file (0600)"], 'SA_DEMO_FILE (default demo-project.json beside the SQLite file, else ./data/)'],
   ['--bots drop|flag|keep', ['project create/set: bot events are', 'dropped, stored flagged, or kept'], '(default drop)'],
@@ -90,6 +107,7 @@ const OPTIONS = {
   'rate-limit-ip': { type: 'string', env: 'SA_RATE_LIMIT_IP' },
   'no-rate-limit': { type: 'boolean', env: 'SA_NO_RATE_LIMIT' },
   'serve-example': { type: 'string', env: 'SA_SERVE_EXAMPLE' },
+  dashboard: { type: 'string', env: 'SA_DASHBOARD' },
   demo: { type: 'boolean', env: 'SA_DEMO' },
   'demo-file': { type: 'string', env: 'SA_DEMO_FILE' },
   'log-level': { type: 'string', env: 'SA_LOG_LEVEL' },
@@ -250,6 +268,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     if (exampleDir !== undefined && !existsSync(join(exampleDir, 'index.html'))) {
       throw new UsageError(`--serve-example ${exampleDir}: no index.html there; build the example app first (npm run build:example).`);
     }
+    const dashboardDir = dashboardDirOf(str(values, 'dashboard'));
     const demoFile = str(values, 'demo-file') ?? (str(values, 'database-url') ? './data/demo-project.json' : join(dirname(location), 'demo-project.json'));
     const demo = values.demo === true ? await ensureDemoProject(store, { file: demoFile }) : undefined;
     const corsOrigins = values['cors-origin'];
@@ -271,6 +290,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       basePath,
       ...(retentionDays === undefined ? {} : { retentionDays }),
       ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir } }),
+      ...(dashboardDir === undefined ? {} : { dashboard: { root: dashboardDir } }),
       ...(demo === undefined ? {} : { demo: demo.demo }),
     });
     if (demo !== undefined) logger.info(demo.created ? 'demo project created' : 'demo project reused', { projectId: demo.demo.projectId, keys: demoFile });
@@ -287,6 +307,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
       // After the handlers: whoever reads this line may stop the server at once.
+      if (dashboardDir !== undefined) {
+        print(`Dashboard: open ${browserUrl(running.url)}${basePath}/dashboard/${demo === undefined ? '' : '  (demo project ' + demo.demo.projectId + ', read key in ' + demoFile + ')'}`);
+      }
       if (exampleDir !== undefined) print(`Example app: open ${browserUrl(running.url)}/${demo === undefined ? '' : '  (demo project ' + demo.demo.projectId + ')'}`);
     });
     logger.info('stopped');

@@ -179,3 +179,48 @@ describe('browserUrl(url)', () => {
     expect(browserUrl('http://127.0.0.1:8787')).toBe('http://127.0.0.1:8787');
   });
 });
+
+describe('the dashboard (createApp({ dashboard }), start --dashboard)', () => {
+  let dir: string;
+  const servers: TestServer[] = [];
+  const DASHBOARD = '<!doctype html><title>dashboard</title><div id="root"></div>';
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sa-dashboard-'));
+    mkdirSync(join(dir, 'dashboard', 'assets'), { recursive: true });
+    mkdirSync(join(dir, 'example'));
+    writeFileSync(join(dir, 'dashboard', 'index.html'), DASHBOARD);
+    writeFileSync(join(dir, 'dashboard', 'assets', 'index-AbCdEf12.js'), 'console.log("dashboard")');
+    writeFileSync(join(dir, 'example', 'index.html'), INDEX);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const start = async (options: Parameters<typeof startTestServer>[1]): Promise<TestServer> => {
+    const server = await startTestServer('sqlite', options);
+    servers.push(server);
+    return server;
+  };
+
+  it('is served at /dashboard/ (hashed assets immutable), /dashboard redirects to it, and / too without an example app', async () => {
+    const server = await start({ dashboard: { root: join(dir, 'dashboard') } });
+    expect((await raw(server.url, '/dashboard/')).body).toBe(DASHBOARD);
+    const asset = await raw(server.url, '/dashboard/assets/index-AbCdEf12.js');
+    expect(asset.headers['cache-control']).toBe(IMMUTABLE);
+    const bare = await raw(server.url, '/dashboard');
+    expect([bare.status, bare.headers.location]).toEqual([301, '/dashboard/']);
+    const root = await raw(server.url, '/');
+    expect([root.status, root.headers.location]).toEqual([302, '/dashboard/']);
+    expect((await raw(server.url, '/healthz')).status).toBe(200);
+    expect((await raw(server.url, '/api/v1/nope')).headers['content-type']).toContain('application/json');
+  });
+
+  it('sits under the base path beside an example app at /', async () => {
+    const server = await start({ basePath: '/stats', dashboard: { root: join(dir, 'dashboard') }, staticFiles: { root: join(dir, 'example') } });
+    expect((await raw(server.url, '/stats/dashboard/')).body).toBe(DASHBOARD);
+    expect((await raw(server.url, '/')).body).toBe(INDEX);
+    expect((await raw(server.url, '/dashboard/')).body).toBe(INDEX);
+    const api = await raw(server.url, '/stats/api/v1/events');
+    expect(api.status).toBe(401);
+  });
+});

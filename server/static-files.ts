@@ -23,6 +23,13 @@ export interface StaticFilesOptions {
   root: string;
   /** Path prefixes never served from files (they belong to the API). @default ['/api/'] */
   reservedPrefixes?: readonly string[];
+  /**
+   * Serve the root under this path instead of at `/` (the dashboard: `/dashboard`, or
+   * `/stats/dashboard` under a base path): only requests below it are answered, `MOUNT` itself is
+   * redirected to `MOUNT/` so that the app's relative asset URLs resolve. No trailing slash.
+   * @default '' (served at `/`)
+   */
+  mountPath?: string;
 }
 
 /** Content types by file extension; anything else is `application/octet-stream`. */
@@ -75,6 +82,7 @@ interface Found {
 export function staticFiles(options: StaticFilesOptions): Middleware {
   const root = resolve(options.root);
   const reserved = options.reservedPrefixes ?? ['/api/'];
+  const mount = options.mountPath ?? '';
   let realRoot: Promise<string> | undefined;
 
   /** The file at `relative` if it is a regular file inside the root (after symlinks), else undefined. */
@@ -95,8 +103,14 @@ export function staticFiles(options: StaticFilesOptions): Middleware {
 
   return async (ctx, next) => {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.status !== 404 || ctx.body != null) return next();
-    const rawPath = ctx.path;
-    if (reserved.some((prefix) => rawPath.startsWith(prefix) || rawPath === prefix.replace(/\/$/, ''))) return next();
+    if (mount !== '' && ctx.path === mount) {
+      ctx.status = 301;
+      ctx.redirect(`${mount}/${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
+      return;
+    }
+    if (mount !== '' && !ctx.path.startsWith(`${mount}/`)) return next();
+    const rawPath = ctx.path.slice(mount.length);
+    if (reserved.some((prefix) => ctx.path.startsWith(prefix) || ctx.path === prefix.replace(/\/$/, ''))) return next();
 
     let decoded: string;
     try {

@@ -378,10 +378,15 @@ describe('the server package, service-analytics-server', () => {
     expect(server.exports['.']).toEqual({ types: `./${TYPES}/${TYPES_ENTRY}`, default: './dist/index.js' });
   });
 
-  it('ships the CLI, the embeddable entry and its declarations, README and LICENSE, and nothing else: no test, no source map of a test', () => {
+  it('ships the CLI, the embeddable entry and its declarations, the built dashboard, README and LICENSE, and nothing else: no test, no source map of a test', () => {
     const files = packedFiles('service-analytics-server');
     const declarations = files.filter((f) => f.startsWith(`${TYPES}/`));
-    expect(files.filter((f) => !declarations.includes(f))).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/cli.js.map', 'dist/index.js', 'dist/index.js.map', 'package.json']);
+    // The dashboard: its page and Vite's hashed scripts and styles, no source map.
+    const dashboard = files.filter((f) => f.startsWith('dist/dashboard/'));
+    expect(dashboard).toContain('dist/dashboard/index.html');
+    expect(dashboard.filter((f) => /^dist\/dashboard\/assets\/index-[\w-]+\.js$/.test(f))).toHaveLength(1);
+    expect(dashboard.filter((f) => f !== 'dist/dashboard/index.html' && !/^dist\/dashboard\/assets\/[\w-]+\.(js|css)$/.test(f))).toEqual([]);
+    expect(files.filter((f) => !declarations.includes(f) && !dashboard.includes(f))).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/cli.js.map', 'dist/index.js', 'dist/index.js.map', 'package.json']);
     for (const file of ['server/index.d.ts', 'server/app.d.ts', 'server/serve.d.ts', 'server/store/event-store.d.ts', 'server/store/open-store.d.ts', 'server/store/sqlite-store.d.ts', 'server/store/postgres-store.d.ts']) {
       expect(declarations).toContain(`${TYPES}/${file}`);
     }
@@ -392,6 +397,16 @@ describe('the server package, service-analytics-server', () => {
       const { sources } = JSON.parse(packedFile('service-analytics-server', map)) as { sources: string[] };
       expect(sources.filter((source) => /\.test\.|test-support|\/testing\/|fixtures|contract/.test(source))).toEqual([]);
     }
+  });
+
+  it('serves the dashboard from its tarball at /dashboard/, and / redirects there', async () => {
+    const page = await fetch(`${server!.url}/dashboard/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="root">');
+    const root = await fetch(`${server!.url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/dashboard/');
+    expect((await fetch(`${server!.url}/healthz`)).status).toBe(200);
   });
 
   it("ships exactly the declarations its entry reaches, and they name neither better-sqlite3 nor pg", () => {
