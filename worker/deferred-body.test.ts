@@ -187,6 +187,23 @@ describe('createDeferredBody(options)', () => {
     expect(posts).toEqual([]);
   });
 
+  it('drops a body being built when the queue is cleared meanwhile, and disarms', async () => {
+    const slow = async (data: Uint8Array) => {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return gzip(data);
+    };
+    const { keeper, posts, set } = setup({ compress: slow });
+    set(numbered(0, 2));
+    await vi.advanceTimersByTimeAsync(150);
+    expect(posts.map((m) => m.t)).toEqual(['deferred-arm']);
+    set(numbered(0, 3)); // a rebuild starts at 250 ms …
+    await vi.advanceTimersByTimeAsync(150);
+    set([]);
+    keeper.cleared(); // … and the queue is cleared while it runs
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(posts.map((m) => m.t)).toEqual(['deferred-arm', 'deferred-disarm']);
+  });
+
   it('rebuilds an armed body with a fresh sent_at every SENT_AT_REFRESH_MS, and stops when closed', async () => {
     const { keeper, posts, set } = setup();
     set(numbered(0, 2));

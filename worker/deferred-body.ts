@@ -62,6 +62,11 @@ export interface DeferredBodyOptions extends Timers {
 export interface DeferredBody {
   /** The set of unacknowledged events changed: a rebuild is due (coalesced). */
   changed(): void;
+  /**
+   * The queue was cleared: a body being built now is dropped rather than posted (its events must
+   * not be armed again), and a rebuild is due.
+   */
+  cleared(): void;
   /** Stops rebuilding (shutdown); what is armed stays armed. */
   close(): void;
 }
@@ -77,6 +82,8 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   let closed = false;
   let armed = false;
   let lastStart = -Infinity;
+  /** Counts clears: a build that saw one while it ran posts nothing. */
+  let clears = 0;
 
   function schedule(): void {
     if (closed || building || timer !== undefined) return;
@@ -101,10 +108,11 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
     lastStart = options.now();
     if (refresh !== undefined) options.clearTimeout(refresh);
     refresh = undefined;
+    const clearsAtStart = clears;
     try {
       const items = options.items();
       const built = items.length === 0 ? undefined : await bodyOf(items, options);
-      if (closed) return;
+      if (closed || clears !== clearsAtStart) return;
       if (built === undefined) {
         if (items.length > 0) options.log('debug', 'the oldest unacknowledged event does not fit a deferred request; none is armed');
         if (armed) options.post({ t: 'deferred-disarm' });
@@ -128,6 +136,10 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
 
   return {
     changed,
+    cleared() {
+      clears++;
+      changed();
+    },
     close() {
       closed = true;
       options.clearTimeout(timer);

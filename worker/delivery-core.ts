@@ -372,6 +372,7 @@ export function createDeliveryCore(
         post.events.forEach((event, i) => items.push({ id: event.id, number: post.first === undefined ? undefined : post.first + i }));
       }
       journal?.clear();
+      deferred?.cleared();
       discard(items, 'cleared', 'clearQueue()');
       statusChanged();
     },
