@@ -39,7 +39,9 @@ export function App({ example }: { example: ExampleConfig }): ReactNode {
       </main>
       <footer className="site-footer">
         Project <code>{example.projectId}</code> · events go to{' '}
-        <code>{example.endpoint ?? (typeof location === 'undefined' ? '' : location.origin)}</code>
+        <code>{example.endpoint ?? (typeof location === 'undefined' ? '' : location.origin)}</code> · see them in the{' '}
+        {/* The server serves its dashboard beside the app (`start`, docs/architecture.md). */}
+        <a href={`${example.endpoint ?? ''}/dashboard/`}>dashboard</a>
       </footer>
     </>
   );
