@@ -118,7 +118,7 @@ let sessions: string[];
 
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
-  await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), logLevel: 'warn', build: { outDir: out } });
+  await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
   server = await startTestServer('sqlite', { dashboard: { root: out } });
   browser = await launchChromium();
   sessions = await seed(Date.now());
@@ -165,6 +165,13 @@ describe('the dashboard in Chromium', () => {
     await p.getByRole('link', { name: 'Web vitals' }).click();
     await p.getByTestId('vitals').locator('table').waitFor();
     await shot(p, 'vitals-1280');
+
+    // Sign-out forgets the key: the tab's storage is empty and a reload asks again.
+    await p.getByRole('button', { name: 'Sign out' }).click();
+    await p.getByLabel('Read key').waitFor();
+    expect(await p.evaluate(() => JSON.stringify(window.sessionStorage))).toBe('{}');
+    await p.reload();
+    await p.getByLabel('Read key').waitFor();
   });
 
   it('builds a funnel by clicking and shows the funnel report', async () => {
