@@ -14,6 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCount, formatDuration, formatPercent } from '../../dashboard/src/lib/format.js';
+import { generateKey } from '../../server/api-keys.js';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
@@ -191,6 +192,30 @@ describe('the dashboard in Chromium', () => {
     expect(funnel.steps.map((s) => s.sessions)).toEqual([3, 2, 2]);
     expect(shown.map((t) => Number(t.split(' ')[0]))).toEqual(funnel.steps.map((s) => s.sessions));
     await shot(p, 'funnel-1280');
+  });
+
+  it('on a demo server reached over loopback, one button signs in with the demo project', async () => {
+    // The demo's keys, made as `start --demo` makes them; the project is stored once the server runs.
+    const now = Date.now();
+    const projectId = `proj_demo${now.toString(36)}`;
+    const write = generateKey(projectId, 'write', now);
+    const read = generateKey(projectId, 'read', now);
+    const demoServer = await startTestServer('sqlite', { dashboard: { root: out }, demo: { projectId, apiKey: write.key, readKey: read.key } });
+    try {
+      await demoServer.store.createProject({ id: projectId, name: 'demo', createdAt: now, fullIp: false, corsOrigins: [], bots: 'keep' });
+      await demoServer.store.createKey(write.record);
+      await demoServer.store.createKey(read.record);
+      const context = await browser.newContext({ viewport: DESKTOP });
+      const p = await context.newPage();
+      await p.goto(`${demoServer.url}/dashboard/`);
+      await p.getByRole('button', { name: 'Open the demo project' }).click();
+      await p.getByTestId('stat-visitors').waitFor();
+      expect((await p.getByTestId('stat-visitors').textContent())?.trim()).toBe('0');
+      expect(p.url()).not.toContain(read.key);
+      await context.close();
+    } finally {
+      await demoServer.close();
+    }
   });
 
   it('opens a session from the list and replays it: the player clock moves', async () => {
