@@ -9,6 +9,8 @@
 //   npm run bench:server -- --client=http      # load from node:http + keep-alive Agent instead of the raw client
 //   npm run bench:server -- --store-alone=false  # skip the stores' own ceilings (bench/store-alone.ts)
 //   npm run bench:server -- --quick --no-write   # print only; bench/RESULTS.md is left as it is
+//   npm run bench:server -- --panels[=N]         # instead of ingest: every report panel over 7/30/90 days
+//                                                # on N generated events (default 10,000,000), bench/panel-bench.ts
 //
 // Every setting also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY,
 // BENCH_BATCH, BENCH_ROUNDS, BENCH_TARGETS, BENCH_CLIENT, BENCH_CPU_PROF=1, BENCH_WRITE=0 (do not touch
@@ -50,6 +52,7 @@ import {
   report,
   summarise,
 } from './server-report.js';
+import { runPanelBench } from './panel-bench.js';
 import { measureStoreAlone } from './store-alone.js';
 
 const execFileAsync = promisify(execFile);
@@ -64,15 +67,18 @@ function findRoot(): string {
 const ROOT = findRoot();
 const RESULTS_PATH = join(ROOT, 'bench', 'RESULTS.md');
 const SECTION = '## Server ingest';
+const PANELS_SECTION = '## Report panels';
 
 interface Settings extends RunShape {
   targets: TargetName[];
   cpuProf: boolean;
   write: boolean;
   storeAlone: boolean;
+  /** Events of the panel benchmark, or null to measure ingest. */
+  panels: number | null;
 }
 
-const KNOWN_ARGS = ['quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
+const KNOWN_ARGS = ['panels', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -109,6 +115,7 @@ function readSettings(argv: string[]): Settings {
     cpuProf: get('cpu-prof', 'BENCH_CPU_PROF', 'false') === 'true' || process.env.BENCH_CPU_PROF === '1',
     write: get('write', 'BENCH_WRITE', 'true') !== 'false' && process.env.BENCH_WRITE !== '0',
     storeAlone: get('store-alone', 'BENCH_STORE_ALONE', 'true') !== 'false' && process.env.BENCH_STORE_ALONE !== '0',
+    panels: args.has('panels') ? (args.get('panels') === 'true' ? 10_000_000 : num('panels', 'BENCH_PANELS', 10_000_000)) : null,
   };
 }
 
@@ -427,6 +434,16 @@ async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<S
 
 async function main(): Promise<void> {
   const settings = readSettings(process.argv.slice(2));
+  if (settings.panels !== null) {
+    const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
+    const table = await runPanelBench({ events: settings.panels, stores, log: (line) => process.stderr.write(`${line}\n`) });
+    console.log(`\n${PANELS_SECTION}\n\n${table}\n`);
+    if (settings.write) {
+      writeResultsSection(RESULTS_PATH, PANELS_SECTION, table);
+      console.log(`written to ${RESULTS_PATH}`);
+    }
+    return;
+  }
   const started = new Date();
   const load0 = loadavg();
   const bundle = await buildTargetBundle();

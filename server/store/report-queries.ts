@@ -1,7 +1,6 @@
 import type {
   ErrorGroup,
   FilterDimension,
-  FunnelStepSpec,
   PageVitals,
   ReportQuery,
   ReportStore,
@@ -19,7 +18,9 @@ import { BUILT_IN_EVENT_TYPES } from './report-store.js';
  * reading a property out of the JSON, which a {@link Dialect} supplies. Every report reads the
  * project's time range through `events_by_time` (`project_id, timestamp, …`) and aggregates the
  * rows it finds; dimensions are columns filled at ingest (`reports/dimensions.ts`), so no JSON is
- * read except the few properties of error, performance and exposure events.
+ * read except the few properties of error, performance and exposure events. A CTE read more than
+ * once is `MATERIALIZED` (both databases have it): SQLite would otherwise run it again at each
+ * reference, JSON extraction included.
  */
 
 /** What differs between SQLite and PostgreSQL in the report SQL. */
@@ -34,6 +35,8 @@ export interface Dialect {
   numberProperty(name: string): string;
   /** An expression ordered by bytes, whatever the database's collation. */
   byteOrder(expression: string): string;
+  /** The aggregate of an integer expression's values as comma-separated text, in `order`. */
+  orderedConcat(expression: string, order: string): string;
 }
 
 /** Runs a statement and returns its rows. */
@@ -170,7 +173,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
       // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
       // integer arithmetic, which both databases have (SQLite may lack CEIL).
       const rows = await run(
-        `WITH perf AS (
+        `WITH perf AS MATERIALIZED (
            SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
            FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
          pages AS (
@@ -204,7 +207,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     async errors(q, limit): Promise<ErrorGroup[]> {
       const v = new Values(dialect);
       const rows = await run(
-        `WITH e AS (
+        `WITH e AS MATERIALIZED (
            SELECT COALESCE(${dialect.textProperty('message')}, '') AS message, ${dialect.textProperty('stack')} AS stack,
              timestamp, event_id, ${visitorOf(q)} AS visitor
            FROM events WHERE ${where(q, v)} AND event_type = 'error'),
@@ -231,30 +234,32 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
       const v = new Values(dialect);
-      const match = (step: FunnelStepSpec, alias: string): string =>
-        step.kind === 'event'
-          ? `${alias}.event_type = ${v.add(step.value)}`
-          : `${alias}.event_type = 'page_view' AND ${alias}.path = ${v.add(step.value)}`;
-      const base = `SELECT session_id, timestamp, event_id, event_type, path FROM events
-        WHERE ${where(q, v)} AND session_id IS NOT NULL AND (${steps.map((s) => `(${match(s, 'events')})`).join(' OR ')})`;
-      // Step k is the session's earliest event (by time, then id) that matches it and comes after
-      // the event that reached step k - 1: greedy earliest, which reaches as far as any choice.
-      const ctes = steps.map((step, k) => {
-        const from =
-          k === 0
-            ? `base b`
-            : `base b JOIN s${k - 1} p ON p.session_id = b.session_id AND (b.timestamp > p.ts OR (b.timestamp = p.ts AND b.event_id > p.id))`;
-        return `s${k} AS (SELECT session_id, ts, id FROM (
-            SELECT b.session_id, b.timestamp AS ts, b.event_id AS id,
-              ROW_NUMBER() OVER (PARTITION BY b.session_id ORDER BY b.timestamp, b.event_id) AS rn
-            FROM ${from} WHERE ${match(step, 'b')}) x WHERE rn = 1)`;
-      });
+      // Each event that matches any step gets a mask of the steps it matches; a session becomes the
+      // sequence of its masks in (time, event id) order; sessions are counted per distinct
+      // sequence. One scan and one sort per session, whatever the number of steps; the walk along
+      // a sequence is {@link reachedSteps}.
+      const mask = steps
+        .map((step, k) => {
+          const match = step.kind === 'event' ? `event_type = ${v.add(step.value)}` : `event_type = 'page_view' AND path = ${v.add(step.value)}`;
+          return `CASE WHEN ${match} THEN ${2 ** k} ELSE 0 END`;
+        })
+        .join(' + ');
+      // After the mask: with SQLite's positional `?`, values are added in the order of the text.
+      const base = where(q, v);
       const rows = await run(
-        `WITH base AS (${base}), ${ctes.join(',\n')}
-         SELECT ${steps.map((_, k) => `(SELECT COUNT(*) FROM s${k}) AS c${k}`).join(', ')}`,
+        `WITH m AS MATERIALIZED (
+           SELECT session_id, timestamp, event_id, ${mask} AS mask FROM events WHERE ${base} AND session_id IS NOT NULL),
+         seq AS (
+           SELECT ${dialect.orderedConcat('mask', 'timestamp, event_id')} AS masks FROM m WHERE mask > 0 GROUP BY session_id)
+         SELECT masks, COUNT(*) AS sessions FROM seq GROUP BY masks`,
         v.list,
       );
-      return steps.map((_, k) => num(rows[0]?.[`c${k}`]));
+      const reached = steps.map(() => 0);
+      for (const row of rows) {
+        const depth = reachedSteps(String(row.masks), steps.length);
+        for (let k = 0; k < depth; k++) reached[k]! += num(row.sessions);
+      }
+      return reached;
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {
@@ -285,6 +290,20 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
   };
 }
 
+/**
+ * How far a session gets along a funnel of `steps` steps, given its events' step masks in order
+ * (comma-separated; bit k set when the event matches step k): step k is reached by the first event
+ * matching it after the event that reached step k − 1. Taking the earliest match at each step
+ * reaches as far as any other choice would.
+ */
+export function reachedSteps(masks: string, steps: number): number {
+  let k = 0;
+  for (const text of masks.split(',')) {
+    if (k < steps && (Number(text) & (2 ** k)) !== 0) k++;
+  }
+  return k;
+}
+
 /** SQLite: `?` placeholders, integer booleans, JSON1. */
 export const SQLITE_DIALECT: Dialect = {
   placeholder: () => '?',
@@ -293,6 +312,7 @@ export const SQLITE_DIALECT: Dialect = {
   numberProperty: (name) =>
     `CASE WHEN json_type(properties, '$.${name}') IN ('integer', 'real') THEN json_extract(properties, '$.${name}') END`,
   byteOrder: (expression) => expression,
+  orderedConcat: (expression, order) => `group_concat(${expression}, ',' ORDER BY ${order})`,
 };
 
 /** PostgreSQL: `$n` placeholders, booleans, jsonb operators, the "C" collation for byte order. */
@@ -302,4 +322,5 @@ export const POSTGRES_DIALECT: Dialect = {
   textProperty: (name) => `(properties ->> '${name}')`,
   numberProperty: (name) => `CASE WHEN jsonb_typeof(properties -> '${name}') = 'number' THEN (properties ->> '${name}')::float8 END`,
   byteOrder: (expression) => `${expression} COLLATE "C"`,
+  orderedConcat: (expression, order) => `string_agg((${expression})::text, ',' ORDER BY ${order})`,
 };

@@ -35,6 +35,7 @@ const AGENTS = [
   'Mozilla/5.0 (Linux; Android 14; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Mobile Safari/537.36',
 ];
 const SCREENS = [[1920, 1080], [390, 844], [1366, 768], [2560, 1440], [820, 1180], [412, 915]] as const;
+const SCREEN_JSON = SCREENS.map(([width, height]) => JSON.stringify({ width, height }));
 const BOT_AGENT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 const SOURCES = [
@@ -80,20 +81,16 @@ export function* generateProject(options: ProjectFixtureOptions): Generator<Stor
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)] as T;
   const extractor = createDimensionExtractor();
   const prefix = options.idPrefix ?? 'g';
-  const visitors: Visitor[] = Array.from({ length: Math.max(1, Math.floor(options.sessions / 3)) }, (_, index) => {
-    const device = Math.floor(rand() * AGENTS.length);
-    const [width, height] = SCREENS[device] as readonly [number, number];
-    return {
-      index,
-      agent: AGENTS[device] as string,
-      screen: JSON.stringify({ width, height }),
-      memory: rand() < 0.15,
-      userId: rand() < 0.2 ? `user-${index}` : null,
-    };
-  });
+  const visitorCount = Math.max(1, Math.floor(options.sessions / 3));
+  // A visitor is a function of its index (no table of them), so memory stays constant at any size.
+  const visitorAt = (index: number): Visitor => {
+    const r = random(((options.seed ?? 1) * 2_654_435_761) ^ (index * 40_503));
+    const device = Math.floor(r() * AGENTS.length);
+    return { index, agent: AGENTS[device] as string, screen: SCREEN_JSON[device] as string, memory: r() < 0.15, userId: r() < 0.2 ? `user-${index}` : null };
+  };
   let n = 0;
   for (let s = 0; s < options.sessions; s++) {
-    const visitor = pick(visitors);
+    const visitor = visitorAt(Math.floor(rand() * visitorCount));
     const bot = rand() < 0.02;
     const agent = bot ? BOT_AGENT : visitor.agent;
     const sessionId = `${prefix}-s${s}`;
