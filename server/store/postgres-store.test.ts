@@ -47,6 +47,27 @@ describe('createPostgresStore({ url })', () => {
     await store.close();
   });
 
+  it("dailySalt() answers the salt another process inserted while its own insert waited for that one's commit", async () => {
+    const store = createPostgresStore({ url: database.url });
+    await store.init();
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      const day = '2031-01-07';
+      // The other process has inserted the day's salt and not committed yet: ours waits on the
+      // conflict, and its statement's snapshot predates the commit.
+      await other.query('BEGIN');
+      await other.query('INSERT INTO salts (day, salt) VALUES ($1, $2)', [day, 'theirs']);
+      const ours = store.dailySalt(day, 'ours');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await other.query('COMMIT');
+      expect(await ours).toBe('theirs');
+    } finally {
+      await other.end();
+      await store.close();
+    }
+  });
+
   it('creates the schema once when two processes initialise a new database at the same moment', async () => {
     const fresh = await createTestDatabase();
     const stores = [createPostgresStore({ url: fresh.url }), createPostgresStore({ url: fresh.url })];

@@ -340,12 +340,16 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     },
 
     async dailySalt(day, candidate) {
-      // One statement: the row inserted now, or the one another process inserted first.
-      const { rows } = await query(
+      // The row inserted now, or the one another process inserted first.
+      let { rows } = await query(
         `WITH inserted AS (INSERT INTO salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING RETURNING salt)
          SELECT salt FROM inserted UNION ALL SELECT salt FROM salts WHERE day = $1 LIMIT 1`,
         [day, candidate],
       );
+      // When another process's insert was still uncommitted, ours waited for it and did nothing,
+      // but the statement's snapshot predates that commit and does not see the row: read it again
+      // in a statement of its own (two server processes starting on the same day hit this).
+      if (rows.length === 0) ({ rows } = await query('SELECT salt FROM salts WHERE day = $1', [day]));
       const salt = rows[0]?.salt;
       if (typeof salt !== 'string') throw new Error(`No salt stored for ${day}.`);
       return salt;
