@@ -1,18 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Analytics } from '../analytics.js';
-import { inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
+import { describe, expect, it } from 'vitest';
+import { inProcessClientsPerTest, receivedEvents } from '../../test-support/client/facade-fakes.js';
 import type { OutgoingEvent } from './before-send.js';
 
-const clients: Analytics[] = [];
-function client(...args: Parameters<typeof inProcessClient>) {
-  const made = inProcessClient(...args);
-  clients.push(made.analytics);
-  return made;
-}
-beforeEach(() => localStorage.clear());
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
-});
+const client = inProcessClientsPerTest();
 
 describe('beforeSend(event)', () => {
   it('sees every event with its type, name, properties, ids, time and context, and sends what it returns', async () => {

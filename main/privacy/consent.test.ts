@@ -1,24 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Analytics } from '../analytics.js';
+import { describe, expect, it, vi } from 'vitest';
 import { isAnalyticsError } from '../errors.js';
 import type { DiscardInfo } from '../config.js';
-import { endOfTask, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
+import { endOfTask, inProcessClientsPerTest, receivedEvents } from '../../test-support/client/facade-fakes.js';
 import { consentKey, forgetStored, initialConsent } from './consent.js';
 
 const PREFIX = 'service-analytics:proj_1:';
-const clients: Analytics[] = [];
-function client(...args: Parameters<typeof inProcessClient>) {
-  const made = inProcessClient(...args);
-  clients.push(made.analytics);
-  return made;
-}
+const client = inProcessClientsPerTest();
 /** Our keys in localStorage. */
 const storedKeys = (): string[] => Object.keys(localStorage).filter((k) => k.startsWith(PREFIX));
-
-beforeEach(() => localStorage.clear());
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
-});
 
 describe('initialConsent(configured, respectDoNotTrack, stored, navigator)', () => {
   const nav = (values: Record<string, unknown>) => values as unknown as Navigator;

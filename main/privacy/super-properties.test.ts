@@ -1,19 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Analytics } from '../analytics.js';
-import { inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
+import { describe, expect, it } from 'vitest';
+import { inProcessClientsPerTest, receivedEvents } from '../../test-support/client/facade-fakes.js';
 import { createSafeStorage } from '../session/storage.js';
 import { createSuperProperties } from './super-properties.js';
 
-const clients: Analytics[] = [];
-function client(...args: Parameters<typeof inProcessClient>) {
-  const made = inProcessClient(...args);
-  clients.push(made.analytics);
-  return made;
-}
-beforeEach(() => localStorage.clear());
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
-});
+const client = inProcessClientsPerTest();
 
 describe('createSuperProperties(store, prefix).withContext(context)', () => {
   it('answers the context itself while there are none, and one shared object per context while they do not change', () => {

@@ -3,7 +3,7 @@
  * `MessageChannel` (comlink's own test approach), and a client on the in-process path with a fake
  * `fetch`. Test-only: imported by `*.test.ts` files, never by the library.
  */
-import { vi } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { type Endpoint, expose } from 'comlink';
 import { createFakeFetch } from '../worker/delivery-fakes.js';
 import type { ToWorkerMessage, WorkerApi } from '../../worker/types.js';
@@ -126,6 +126,23 @@ export function inProcessClient(config: Partial<AnalyticsConfig> = {}, transport
     transport: { strategies: ['in-process'], coreDeps: { fetch: server.fetch, compress: undefined }, ...transport },
   });
   return { analytics, server };
+}
+
+/**
+ * For a test file whose tests each make in-process clients: clears localStorage before each test,
+ * shuts down every client a test made after it, and returns the factory (as {@link inProcessClient}).
+ */
+export function inProcessClientsPerTest(): typeof inProcessClient {
+  const clients: Analytics[] = [];
+  beforeEach(() => localStorage.clear());
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
+  });
+  return (...args) => {
+    const made = inProcessClient(...args);
+    clients.push(made.analytics);
+    return made;
+  };
 }
 
 /** The backend events the fake server received, in order. */
