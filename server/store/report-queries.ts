@@ -11,7 +11,7 @@ import type {
   Totals,
   VariantResult,
 } from './report-store.js';
-import { BUILT_IN_EVENT_TYPES } from './report-store.js';
+import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS } from './report-store.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -59,19 +59,7 @@ const COLUMNS: Readonly<Record<FilterDimension, string>> = {
 };
 
 /** Top-N dimensions counted over page views: they describe a page load. */
-const PAGE_DIMENSIONS = new Set<TopDimension>([
-  'page',
-  'host',
-  'referrer',
-  'channel',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'browser',
-  'os',
-  'device',
-  'screen',
-]);
+const PAGE_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
 
 /** The property names of the web vitals in `performance` events (docs/decisions.md, wire table). */
 const VITALS = {
