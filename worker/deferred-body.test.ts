@@ -109,7 +109,7 @@ describe('createDeferredBody(options)', () => {
       set(numbered(0, n));
       await vi.advanceTimersByTimeAsync(10);
     }
-    // 38 changes over 380 ms: a rebuild at 250 ms and one at 500 ms at the latest, not 38.
+    // 38 changes over 380 ms: one rebuild at the next interval at the latest, not 38.
     await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
     expect(builds()).toBeLessThanOrEqual(3);
     expect(posts.at(-1)).toMatchObject({ covered: [0, 40] });
@@ -148,6 +148,35 @@ describe('createDeferredBody(options)', () => {
     set([]);
     await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
     expect(posts.map((m) => m.t)).toEqual(['deferred-arm', 'deferred-disarm']);
+  });
+
+  it('keeps the armed body while the set only shrinks, and rebuilds when it gains an event', async () => {
+    const { posts, set, builds } = setup();
+    set(numbered(0, 10));
+    await vi.advanceTimersByTimeAsync(0);
+    for (let acked = 1; acked < 10; acked++) {
+      set(numbered(acked, 10)); // the server acknowledged the oldest
+      await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS / 4);
+    }
+    // Every re-arm costs the page's main thread; what is armed still carries the one left.
+    expect(posts).toHaveLength(1);
+    expect(builds()).toBeGreaterThan(1);
+    set([...numbered(9, 10), { number: 10, wire: wire(10) }]);
+    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    expect(posts).toHaveLength(2);
+    expect(posts.at(-1)).toMatchObject({ covered: [9, 11], complete: true });
+  });
+
+  it('rebuilds a body that could not carry everything when acknowledgements make room', async () => {
+    const { posts, set } = setup({ compress: undefined, maxBytes: 2_000 });
+    set(numbered(0, 100, 'x'.repeat(100)));
+    await vi.advanceTimersByTimeAsync(0);
+    const first = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
+    const carried = bodyOf(first).length;
+    set(numbered(carried, 100, 'x'.repeat(100)));
+    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    expect(posts).toHaveLength(2);
+    expect(bodyOf(posts[1] as Extract<DeferredMessage, { t: 'deferred-arm' }>)[0]!.event_id).toBe(`evt-${carried}`);
   });
 
   it('covers the oldest that fit in maxBytes as sent, and says the body is not complete', async () => {
@@ -241,11 +270,11 @@ describe('createDeliveryCore with deferredUnload', () => {
     fake.state.hold = false;
     fake.release();
     await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
-    // The 5 acknowledged: the body is rebuilt with the 2 left.
-    expect(deferred().at(-1)).toMatchObject({ t: 'deferred-arm', covered: [5, 7] });
-    await vi.advanceTimersByTimeAsync(10_000); // flushInterval sends the rest
+    // The 5 acknowledged: the armed body still carries the 2 left, so it stays (no re-arm).
+    expect(deferred()).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(10_000); // sent_at renewed with the 2 left; flushInterval sends them
     await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
-    expect(deferred().at(-1)).toEqual({ t: 'deferred-disarm' });
+    expect(deferred().map((m) => (m.t === 'deferred-arm' ? m.covered : m.t))).toEqual([[0, 7], [5, 7], 'deferred-disarm']);
   });
 
   it('disarms on clearQueue()', async () => {

@@ -10,10 +10,13 @@
  * (`encoding=gzip` in the query), at most {@link LIMITS}.maxBeaconBytes as sent and within one
  * server batch. When the events do not all fit, the body carries the oldest that do and says so.
  *
- * Rebuilt when the set changes, at most once per {@link REBUILD_INTERVAL_MS}, never two at once;
- * and at least every {@link SENT_AT_REFRESH_MS} while armed, because the URL's `sent_at` is fixed
- * when the body is built and the server corrects event times by `arrival − sent_at` beyond its
- * skew threshold (docs/decisions.md, "Unload").
+ * Rebuilt when the set gains an event the armed body does not carry, at most once per
+ * {@link REBUILD_INTERVAL_MS}, never two at once; a set that only shrank (the server acknowledged
+ * some) keeps the armed body, because every re-arm costs the page's main thread and an event
+ * stored twice is dropped by the server's dedupe. Also rebuilt every {@link SENT_AT_REFRESH_MS}
+ * while it carries unacknowledged events, because the URL's `sent_at` is fixed when the body is
+ * built and the server corrects event times by `arrival − sent_at` beyond its skew threshold
+ * (docs/decisions.md, "Unload").
  */
 import { LIMITS } from '../protocol/limits.js';
 import type { BackendEvent } from '../protocol/wire-types.js';
@@ -86,6 +89,10 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   let dirty = false;
   let closed = false;
   let armed = false;
+  /** Event ids the armed body carries; empty while nothing is armed. */
+  let covered = new Set<string>();
+  /** The armed body's `sent_at` is due for renewal. */
+  let refreshDue = false;
   let lastStart = -Infinity;
   /** Counts clears: a build that saw one while it ran posts nothing. */
   let clears = 0;
@@ -101,6 +108,11 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
     );
   }
 
+  /** An event without an id (none of the bundled client's) never counts as carried. */
+  function isCovered(item: DeferredItem): boolean {
+    return item.wire.event_id != null && covered.has(item.wire.event_id);
+  }
+
   function changed(): void {
     dirty = true;
     schedule();
@@ -108,26 +120,31 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
 
   async function build(): Promise<void> {
     if (closed) return;
-    building = true;
+    const items = options.items();
     dirty = false;
+    if (armed && !refreshDue && items.length > 0 && items.every(isCovered)) return;
+    building = true;
+    refreshDue = false;
     lastStart = options.now();
     if (refresh !== undefined) options.clearTimeout(refresh);
     refresh = undefined;
     const clearsAtStart = clears;
     try {
-      const items = options.items();
       const built = items.length === 0 ? undefined : await bodyOf(items, options);
       if (closed || clears !== clearsAtStart) return;
       if (built === undefined) {
         if (items.length > 0) options.log('debug', 'the oldest unacknowledged event does not fit a deferred request; none is armed');
         if (armed) options.post({ t: 'deferred-disarm' });
         armed = false;
+        covered = new Set();
         return;
       }
-      options.post(built);
+      options.post(built.message);
       armed = true;
+      covered = built.ids;
       refresh = options.setTimeout(() => {
         refresh = undefined;
+        refreshDue = true;
         changed();
       }, refreshMs);
     } catch (error) {
@@ -143,6 +160,8 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
     changed,
     cleared() {
       clears++;
+      // What is armed may carry cleared events: the next build must replace or disarm it.
+      covered = new Set();
       changed();
     },
     close() {
@@ -158,7 +177,10 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
  * The `deferred-arm` message for the oldest of `items` that fit one server batch and `maxBytes`
  * as sent, or undefined when not even the oldest fits.
  */
-async function bodyOf(items: readonly DeferredItem[], options: DeferredBodyOptions): Promise<Extract<DeferredMessage, { t: 'deferred-arm' }> | undefined> {
+async function bodyOf(
+  items: readonly DeferredItem[],
+  options: DeferredBodyOptions,
+): Promise<{ message: Extract<DeferredMessage, { t: 'deferred-arm' }>; ids: Set<string> } | undefined> {
   const maxBytes = options.maxBytes ?? LIMITS.maxBeaconBytes;
   const encoder = new TextEncoder();
   const jsons: string[] = [];
@@ -176,14 +198,20 @@ async function bodyOf(items: readonly DeferredItem[], options: DeferredBodyOptio
     const body = options.compress === undefined ? data : await options.compress(data);
     if (body.length <= maxBytes) {
       const numbers: number[] = [];
-      for (let i = 0; i < n; i++) if (items[i]!.number !== undefined) numbers.push(items[i]!.number!);
-      return {
-        t: 'deferred-arm',
+      const ids = new Set<string>();
+      for (let i = 0; i < n; i++) {
+        const item = items[i]!;
+        if (item.number !== undefined) numbers.push(item.number);
+        if (item.wire.event_id != null) ids.add(item.wire.event_id);
+      }
+      const message = {
+        t: 'deferred-arm' as const,
         url: deferredUrl(options.config, options.now(), options.compress !== undefined),
         body: exactBuffer(body),
         covered: toRanges(numbers),
         complete: n === items.length,
       };
+      return { message, ids };
     }
     if (n === 1) return undefined;
     // Scaled by what the last try compressed to, with a margin; at least one fewer each round.
