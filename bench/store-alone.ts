@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BackendEvent } from '../protocol/index.js';
 import type { EventStore, StoredEvent } from '../server/store/event-store.js';
+import { createDimensionExtractor } from '../server/reports/dimensions.js';
 import { openStore } from '../server/store/open-store.js';
 import { sampleBodies } from './load.js';
 
@@ -52,6 +53,8 @@ export async function measureStoreAlone(options: StoreAloneOptions): Promise<Sto
   const idTime = Date.now().toString(16).padStart(12, '0');
   const idHead = `${idTime.slice(0, 8)}-${idTime.slice(8, 12)}-7000-8000-`;
   let seq = 0;
+  // The report columns as the batch route extracts them (each distinct page and agent parsed once).
+  const dimensions = createDimensionExtractor();
 
   const group = (): StoredEvent[] => {
     const now = Date.now();
@@ -73,6 +76,7 @@ export async function measureStoreAlone(options: StoreAloneOptions): Promise<Sto
         isBot: false,
         // A visitor id as the server makes them (server/visitor-id.ts): the column's cost is measured.
         visitorId: 'q3n1VnZ0mJ1kCk2a9XbV0w',
+        dimensions: dimensions.extract(e.properties ?? {}, e.user_agent ?? null),
       };
     }
     return events;

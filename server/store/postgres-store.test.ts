@@ -89,6 +89,32 @@ describe('createPostgresStore({ url })', () => {
     }
   });
 
+  it('writes a group by COPY with every text COPY escapes kept, and a group that meets a stored event by INSERT, each event reported', async () => {
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    try {
+      await store.init();
+      const p = newProjectId();
+      const awkward = 'tab\there\nline\r\\back\\slash \\N \u0000 end';
+      const first = [
+        makeEvent(p, 0, { userId: awkward, properties: { text: awkward, quote: '"\\"', nested: '{"a":"b\\\\c"}' } }),
+        makeEvent(p, 1, { sessionId: null, userAgent: null, dimensions: undefined }),
+      ];
+      expect((await store.write({ events: first, chunks: [] })).eventInserted).toEqual([true, true]);
+      // A resent event beside two new ones, one of them twice: COPY refuses the group as a whole,
+      // and the INSERT that follows tells each event's fate.
+      const second = [makeEvent(p, 2), first[0], makeEvent(p, 3), makeEvent(p, 2)];
+      expect((await store.write({ events: second, chunks: [] })).eventInserted).toEqual([true, false, true, false]);
+      const { events } = await store.queryEvents({ projectId: p, limit: 10 });
+      expect(events.map((e) => e.eventId)).toEqual([3, 2, 1, 0].map((n) => makeEvent(p, n).eventId));
+      const stored = events[3];
+      expect(stored.userId).toBe(awkward.replace('\u0000', '\uFFFD'));
+      expect(stored.properties).toEqual({ text: awkward.replace('\u0000', '\uFFFD'), quote: '"\\"', nested: '{"a":"b\\\\c"}' });
+      expect(events[2]).toMatchObject({ sessionId: null, userAgent: null });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('stores every event once and reports each inserted exactly once when two processes write overlapping batches', async () => {
     // Two pools stand for two server processes behind a load balancer, each with its own group commits.
     const processes = [

@@ -4,7 +4,7 @@ import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBou
 import type { EventPage, EventStore, WriteResult } from './event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
-import { insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
+import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
 import {
@@ -74,6 +74,7 @@ const RETRYABLE = new Set(['40P01', '40001']);
 export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
   pool.on('error', (error) => options.onPoolError?.(error));
+  const eventWriter = createEventWriter(pool);
   let state: 'new' | 'open' | 'closed' = 'new';
   let initialising: Promise<void> | null = null;
 
@@ -183,9 +184,9 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       use();
       if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
       if (batch.chunks.length === 0 && isOneStatement(batch.events)) {
-        // The usual group commit: one INSERT statement, atomic and committed on its own, so
-        // BEGIN and COMMIT would only add two round trips.
-        return retrying(async () => ({ eventInserted: await insertEvents(pool, batch.events), chunkInserted: [] }));
+        // The usual group commit: one statement (a COPY, or an INSERT after a duplicate), atomic and
+        // committed on its own, so BEGIN and COMMIT would only add two round trips.
+        return retrying(async () => ({ eventInserted: await eventWriter.write(batch.events), chunkInserted: [] }));
       }
       return transaction(async (client) => ({
         eventInserted: await insertEvents(client, batch.events),

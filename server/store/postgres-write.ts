@@ -1,4 +1,5 @@
-import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { EventDimensions, StoredEvent, StoredRecordingChunk } from './event-store.js';
 import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
 
@@ -12,6 +13,16 @@ import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from 
  * document is parsed once and each `properties` object is taken over as jsonb, where the json
  * variant parses it a second time, which costs PostgreSQL CPU on every event. (The store's current
  * figures are in bench/RESULTS.md.)
+ */
+
+/*
+ * The usual group commit goes in by COPY instead (`copyEvents`): PostgreSQL then reads each value
+ * with its type's input function from tab-separated text, with no JSON document to parse around the
+ * rows, which cost it a clear share of its CPU per event (bench/RESULTS.md, "Server ingest"). COPY
+ * has no ON CONFLICT, but it is one atomic statement: a group with an event already stored fails
+ * whole with a unique violation, stores nothing, and goes in again by the INSERT above, which tells
+ * each event's fate. Duplicates are rare (a client's retry after a lost answer, a beacon beside a
+ * worker's send), so nearly every group is one COPY.
  */
 
 /** Rows per INSERT statement; bounds the size of one JSON parameter. */
@@ -182,4 +193,129 @@ export async function insertChunks(client: PoolClient, chunks: readonly StoredRe
     inserted[i] = result.rowCount === 1;
   }
   return inserted;
+}
+
+/** SQLSTATE of a unique violation: a COPY met an event already stored. */
+const UNIQUE_VIOLATION = '23505';
+
+/** Columns of a COPY row, in the order {@link copyRow} writes them. */
+const COPY_EVENTS = `COPY events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
+  received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
+  utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id) FROM STDIN`;
+
+const COPY_SPECIAL = /[\\\t\n\r]/g;
+const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** A text value in COPY's text format: cleaned, then backslash, tab and line breaks escaped. */
+function copyText(value: string | null): string {
+  if (value === null) return '\\N';
+  const clean = cleanText(value);
+  COPY_SPECIAL.lastIndex = 0;
+  return COPY_SPECIAL.test(clean) ? clean.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] as string) : clean;
+}
+
+/** JSON text in COPY's text format: JSON.stringify writes no raw tab or line break, only backslashes. */
+function copyJson(json: string): string {
+  const clean = cleanJson(json);
+  return clean.indexOf('\\') === -1 ? clean : clean.replaceAll('\\', '\\\\');
+}
+
+/** One event as a line of COPY text: 25 tab-separated values, `\N` for null. */
+function copyRow(e: StoredEvent): string {
+  const d = e.dimensions;
+  const report =
+    d === undefined
+      ? '\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N'
+      : `${copyText(d.path)}\t${copyText(d.host)}\t${copyText(d.referrerHost)}\t${copyText(d.channel)}\t${copyText(d.utmSource)}\t${copyText(
+          d.utmMedium,
+        )}\t${copyText(d.utmCampaign)}\t${copyText(d.browser)}\t${copyText(d.os)}\t${copyText(d.device)}\t${copyText(d.screenClass)}\t${copyText(
+          d.anonymousId,
+        )}`;
+  const clientTimestamp = e.clientTimestamp === null ? '\\N' : String(wholeMs(e.clientTimestamp));
+  return `${copyText(e.projectId)}\t${copyText(e.eventId)}\t${copyText(e.eventType)}\t${copyText(e.userId)}\t${copyText(e.sessionId)}\t${wholeMs(
+    e.timestamp,
+  )}\t${clientTimestamp}\t${wholeMs(e.receivedAt)}\t${copyJson(JSON.stringify(e.properties))}\t${copyText(e.userAgent)}\t${copyText(
+    e.ipAddress,
+  )}\t${e.isBot ? 't' : 'f'}\t${copyText(e.visitorId)}\t${report}\n`;
+}
+
+/**
+ * Writes `events` with one COPY on `client`, committed by itself, and resolves with true per event;
+ * or with null, having stored nothing, when one of them was already stored (the caller then uses
+ * {@link insertEvents}). A key repeated inside the batch is sent once, its later copies reported as
+ * duplicates; rows go in sorted by key, as in {@link insertEvents}, so that two processes copying
+ * overlapping groups wait on each other in one order instead of deadlocking.
+ */
+export async function copyEvents(client: PoolClient, events: readonly StoredEvent[]): Promise<boolean[] | null> {
+  const inserted = new Array<boolean>(events.length).fill(false);
+  if (events.length === 0) return inserted;
+  const keys = new Array<string>(events.length);
+  const seen = new Set<string>();
+  const order: number[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const key = `${cleanText(events[i].projectId)}\0${cleanText(events[i].eventId)}`;
+    keys[i] = key;
+    if (!seen.has(key)) {
+      seen.add(key);
+      order.push(i);
+    }
+  }
+  order.sort(byKey(keys));
+  let text = '';
+  for (const i of order) text += copyRow(events[i]);
+  const stream = client.query(copyFrom(COPY_EVENTS));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      stream.on('error', reject);
+      stream.on('finish', resolve);
+      stream.end(Buffer.from(text, 'utf8'));
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) return null;
+    throw error;
+  }
+  if (stream.rowCount !== order.length) throw new Error(`PostgreSQL copied ${stream.rowCount} of ${order.length} events.`);
+  for (const i of order) inserted[i] = true;
+  return inserted;
+}
+
+/** Group commits that use INSERT after a COPY met a duplicate, before COPY is tried again. */
+const INSERT_AFTER_DUPLICATE = 16;
+
+/** The event half of a group commit that needs no transaction of its own (see `isOneStatement`). */
+export interface EventWriter {
+  /** Stores `events` atomically, committed on return; true per event stored now, false for a duplicate. */
+  write(events: readonly StoredEvent[]): Promise<boolean[]>;
+}
+
+/**
+ * Writes groups by COPY on a pooled connection, and by INSERT … ON CONFLICT when COPY met a
+ * duplicate: that group at once, and the next few groups too, as duplicates come in runs (a client
+ * resending a backlog), where every COPY would fail and be done twice.
+ */
+export function createEventWriter(pool: Pool): EventWriter {
+  let insertsLeft = 0;
+  return {
+    async write(events) {
+      if (insertsLeft > 0) {
+        insertsLeft--;
+        return insertEvents(pool, events);
+      }
+      const client = await pool.connect();
+      let copied: boolean[] | null;
+      try {
+        copied = await copyEvents(client, events);
+      } catch (error) {
+        // A PostgreSQL error leaves the connection ready for the next statement; any other (the
+        // socket) may not.
+        const code = (error as { code?: unknown }).code;
+        client.release(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? undefined : (error as Error));
+        throw error;
+      }
+      client.release();
+      if (copied !== null) return copied;
+      insertsLeft = INSERT_AFTER_DUPLICATE;
+      return insertEvents(pool, events);
+    },
+  };
 }
