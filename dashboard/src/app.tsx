@@ -8,6 +8,7 @@ import { ApiContext } from './lib/api-context.js';
 import type { Route } from './lib/route.js';
 import { useHashRoute } from './lib/use-hash-route.js';
 import { ErrorsPage } from './pages/errors-page.js';
+import { ExperimentsPage } from './pages/experiments-page.js';
 import { FunnelsPage } from './pages/funnels-page.js';
 import { LivePage } from './pages/live-page.js';
 import { OverviewPage } from './pages/overview-page.js';
@@ -27,6 +28,8 @@ function PageOf({ route }: { route: Route }): ReactNode {
       return <VitalsPage />;
     case 'funnels':
       return <FunnelsPage />;
+    case 'experiments':
+      return <ExperimentsPage />;
     case 'sessions':
       return <SessionsPage />;
     case 'replay':

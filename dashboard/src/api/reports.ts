@@ -1,9 +1,11 @@
 /** The calls the dashboard's panels make, one function per endpoint, typed by their answers. */
-import type { ApiClient } from './api-client.js';
+import type { ApiClient, Params } from './api-client.js';
+import type { Filters } from '../lib/view-state.js';
 import type { FunnelStep } from '../lib/funnel-steps.js';
 import { stepParam } from '../lib/funnel-steps.js';
 import type {
   ErrorsAnswer,
+  ExperimentAnswer,
   EventsAnswer,
   FunnelAnswer,
   LiveAnswer,
@@ -21,33 +23,50 @@ export interface Span {
   to: number;
 }
 
+/** A report's question: its range and the filters every panel of the view shares. */
+export interface ReportQuery extends Span {
+  filters: Filters;
+}
+
 /** A top-N dimension the dashboard shows. */
 export type TopDimension = 'page' | 'referrer' | 'channel' | 'utm_source' | 'browser' | 'os' | 'device' | 'screen' | 'event_type' | 'custom_event';
 
-const span = (s: Span) => ({ from: new Date(s.from).toISOString(), to: new Date(s.to).toISOString() });
+/** The common parameters of a report (docs/protocol.md, "Common parameters"). */
+const common = (q: ReportQuery): Params => ({ from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString(), ...q.filters });
 
-export const timeseries = (api: ApiClient, s: Span, interval: 'hour' | 'day', signal?: AbortSignal) =>
-  api.get<TimeseriesAnswer>('reports/timeseries', { ...span(s), interval }, signal);
+export const timeseries = (api: ApiClient, q: ReportQuery, interval: 'hour' | 'day', signal?: AbortSignal) =>
+  api.get<TimeseriesAnswer>('reports/timeseries', { ...common(q), interval }, signal);
 
-export const top = (api: ApiClient, s: Span, dimension: TopDimension, limit: number, signal?: AbortSignal) =>
-  api.get<TopAnswer>(`reports/top/${dimension}`, { ...span(s), limit }, signal);
+export const top = (api: ApiClient, q: ReportQuery, dimension: TopDimension, limit: number, signal?: AbortSignal) =>
+  api.get<TopAnswer>(`reports/top/${dimension}`, { ...common(q), limit }, signal);
 
-export const sessionStats = (api: ApiClient, s: Span, signal?: AbortSignal) => api.get<SessionStatsAnswer>('reports/sessions', span(s), signal);
+export const sessionStats = (api: ApiClient, q: ReportQuery, signal?: AbortSignal) => api.get<SessionStatsAnswer>('reports/sessions', common(q), signal);
 
-export const vitals = (api: ApiClient, s: Span, signal?: AbortSignal) => api.get<VitalsAnswer>('reports/vitals', { ...span(s), limit: 50 }, signal);
+export const vitals = (api: ApiClient, q: ReportQuery, signal?: AbortSignal) => api.get<VitalsAnswer>('reports/vitals', { ...common(q), limit: 50 }, signal);
 
-export const errors = (api: ApiClient, s: Span, signal?: AbortSignal) => api.get<ErrorsAnswer>('reports/errors', { ...span(s), limit: 50 }, signal);
+export const errors = (api: ApiClient, q: ReportQuery, signal?: AbortSignal) => api.get<ErrorsAnswer>('reports/errors', { ...common(q), limit: 50 }, signal);
 
-export const funnel = (api: ApiClient, s: Span, steps: readonly FunnelStep[], signal?: AbortSignal) =>
-  api.get<FunnelAnswer>('reports/funnel', { ...span(s), step: steps.map(stepParam) }, signal);
+export const funnel = (api: ApiClient, q: ReportQuery, steps: readonly FunnelStep[], signal?: AbortSignal) =>
+  api.get<FunnelAnswer>('reports/funnel', { ...common(q), step: steps.map(stepParam) }, signal);
 
-export const live = (api: ApiClient, minutes: number, signal?: AbortSignal) => api.get<LiveAnswer>('reports/live', { minutes }, signal);
+/** Exposed visitors per variant of `experiment`, and with `conversion` those who converted. */
+export const experiment = (api: ApiClient, q: ReportQuery, name: string, conversion: string | null, signal?: AbortSignal) =>
+  api.get<ExperimentAnswer>(`reports/experiments/${encodeURIComponent(name)}`, { ...common(q), conversion: conversion ?? undefined }, signal);
 
-/** Events, newest first, optionally of one session or since a time. */
-export const events = (api: ApiClient, query: { sessionId?: string; from?: number; limit: number }, signal?: AbortSignal) =>
+export const live = (api: ApiClient, minutes: number, filters: Filters, signal?: AbortSignal) =>
+  api.get<LiveAnswer>('reports/live', { minutes, ...filters }, signal);
+
+/** Events, newest first, optionally of one session or type, from a time. */
+export const events = (api: ApiClient, query: { sessionId?: string; eventType?: string; from?: number; to?: number; limit: number }, signal?: AbortSignal) =>
   api.get<EventsAnswer>(
     'events',
-    { limit: query.limit, session_id: query.sessionId, from: query.from === undefined ? undefined : new Date(query.from).toISOString() },
+    {
+      limit: query.limit,
+      session_id: query.sessionId,
+      event_type: query.eventType,
+      from: query.from === undefined ? undefined : new Date(query.from).toISOString(),
+      to: query.to === undefined ? undefined : new Date(query.to).toISOString(),
+    },
     signal,
   );
 

@@ -157,3 +157,20 @@ export interface RecordingAnswer {
   gaps: Array<{ from: number; to: number }>;
   finished: boolean;
 }
+
+/** One variant of an experiment's answer. */
+export interface VariantResult {
+  variant: string;
+  /** Distinct visitors exposed to the variant. */
+  exposures: number;
+  /** Those of them with the conversion event at or after their first exposure; null without `conversion`. */
+  conversions: number | null;
+  conversion_rate: number | null;
+}
+
+/** `GET /api/v1/reports/experiments/:experiment`. */
+export interface ExperimentAnswer {
+  experiment: string;
+  conversion: string | null;
+  variants: VariantResult[];
+}

@@ -1,5 +1,10 @@
-/** The dashboard's navigation and sign-out. */
-import type { ReactNode } from 'react';
+/**
+ * The dashboard's navigation and sign-out. On a phone the links collapse behind a "Menu" button
+ * (a disclosure: `aria-expanded`, `aria-controls`): opening it moves focus to the current page's
+ * link, Escape or a tap outside closes it and gives focus back to the button, and choosing a page
+ * closes it. Which of the two layouts shows is the stylesheet's decision (one width breakpoint).
+ */
+import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { type Route, routeHref } from '../lib/route.js';
 
 const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
@@ -8,18 +13,62 @@ const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
   { route: { page: 'errors' }, label: 'Errors' },
   { route: { page: 'vitals' }, label: 'Web vitals' },
   { route: { page: 'funnels' }, label: 'Funnels' },
+  { route: { page: 'experiments' }, label: 'Experiments' },
   { route: { page: 'sessions' }, label: 'Sessions' },
 ];
+
+const NAV_ID = 'dashboard-nav';
 
 /** The bar at the top. */
 export function Nav({ current, projectId, onSignOut }: { current: Route; projectId: string; onSignOut: () => void }): ReactNode {
   const active = current.page === 'replay' ? 'sessions' : current.page;
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const nav = useRef<HTMLElement>(null);
+  const here = routeHref(current);
+
+  // A new page closes the menu (a link chosen in it, or Back).
+  useEffect(() => setOpen(false), [here]);
+
+  useEffect(() => {
+    if (!open) return;
+    const links = nav.current?.querySelectorAll<HTMLAnchorElement>('a');
+    (nav.current?.querySelector<HTMLAnchorElement>('a[aria-current="page"]') ?? links?.[0])?.focus();
+    const close = (): void => {
+      setOpen(false);
+      button.current?.focus();
+    };
+    const onKey = (event: KeyboardEvent): void => {
+      if (event.key === 'Escape') close();
+    };
+    const onPointer = (event: PointerEvent): void => {
+      const target = event.target as Node | null;
+      if (target !== null && !nav.current?.contains(target) && !button.current?.contains(target)) setOpen(false);
+    };
+    document.addEventListener('keydown', onKey);
+    document.addEventListener('pointerdown', onPointer);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('pointerdown', onPointer);
+    };
+  }, [open]);
+
   return (
     <header className="topbar">
+      <button ref={button} type="button" className="menu-button" aria-expanded={open} aria-controls={NAV_ID} onClick={() => setOpen(!open)}>
+        <span className="menu-icon" aria-hidden="true" />
+        Menu
+      </button>
       <span className="brand">service-analytics</span>
-      <nav aria-label="Dashboard">
+      <nav id={NAV_ID} ref={nav} aria-label="Dashboard" className={open ? 'open' : undefined}>
         {LINKS.map((l) => (
-          <a key={l.label} href={routeHref(l.route)} aria-current={l.route.page === active ? 'page' : undefined}>
+          <a
+            key={l.label}
+            href={routeHref(l.route)}
+            aria-current={l.route.page === active ? 'page' : undefined}
+            // The same page chosen again changes no hash; it still closes the menu.
+            onClick={() => setOpen(false)}
+          >
             {l.label}
           </a>
         ))}

@@ -1,4 +1,4 @@
-/** A top-N list: value, a bar of its share, and its count. */
+/** A top-N list: value, a bar of its share, and its count; with `onPick`, a value is a button that filters by it. */
 import type { ReactNode } from 'react';
 import type { TopRow } from '../api/wire-types.js';
 import { formatCount } from '../lib/format.js';
@@ -13,10 +13,14 @@ interface TopTableProps {
   count?: 'visitors' | 'events';
   /** Text for an empty value (no referrer, unknown device). @default '(none)' */
   emptyValue?: string;
+  /** Called with a row's value when it is chosen; an empty value cannot be a filter (the endpoints refuse it). */
+  onPick?: (value: string) => void;
+  /** The value the view is filtered to, marked in the list. */
+  active?: string;
 }
 
 /** The table, or a line saying there is nothing in this range. */
-export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visitors', emptyValue = '(none)' }: TopTableProps): ReactNode {
+export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visitors', emptyValue = '(none)', onPick, active }: TopTableProps): ReactNode {
   if (rows.length === 0) return <p className="muted">Nothing in this range.</p>;
   const max = Math.max(1, ...rows.map((r) => r[count]));
   return (
@@ -30,17 +34,27 @@ export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visito
         </tr>
       </thead>
       <tbody>
-        {rows.map((row) => (
-          <tr key={row.value}>
-            <td className="bar-cell">
-              <span className="bar" style={{ width: `${(row[count] / max) * 100}%` }} />
-              <span className="bar-label" title={row.value}>
-                {row.value === '' ? emptyValue : row.value}
-              </span>
-            </td>
-            <td className="num">{formatCount(row[count])}</td>
-          </tr>
-        ))}
+        {rows.map((row) => {
+          const text = row.value === '' ? emptyValue : row.value;
+          const pickable = onPick !== undefined && row.value !== '' && row.value !== active;
+          return (
+            <tr key={row.value} className={row.value === active ? 'active' : undefined}>
+              <td className="bar-cell">
+                <span className="bar" style={{ width: `${(row[count] / max) * 100}%` }} />
+                {pickable ? (
+                  <button type="button" className="bar-label row-filter" title={`Filter by ${label.toLowerCase()} ${row.value}`} onClick={() => onPick(row.value)}>
+                    {text}
+                  </button>
+                ) : (
+                  <span className="bar-label" title={row.value}>
+                    {text}
+                  </span>
+                )}
+              </td>
+              <td className="num">{formatCount(row[count])}</td>
+            </tr>
+          );
+        })}
       </tbody>
     </table>
   );

@@ -10,10 +10,11 @@ export type Route =
   | { page: 'errors' }
   | { page: 'vitals' }
   | { page: 'funnels' }
+  | { page: 'experiments' }
   | { page: 'sessions' }
   | { page: 'replay'; sessionId: string };
 
-const SIMPLE = ['overview', 'live', 'errors', 'vitals', 'funnels', 'sessions'] as const;
+const SIMPLE = ['overview', 'live', 'errors', 'vitals', 'funnels', 'experiments', 'sessions'] as const;
 
 /** The route of a hash; anything unknown is the overview. */
 export function parseRoute(hash: string): Route {

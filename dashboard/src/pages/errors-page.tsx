@@ -1,24 +1,22 @@
-/** Errors of the last 7 days grouped by message; a row opens its latest stack. */
-import { type ReactNode, useMemo, useState } from 'react';
+/** Errors of the view's range and filters, grouped by message; a row opens its latest stack. */
+import { type ReactNode, useState } from 'react';
 import { Panel } from '../components/panel.js';
+import { ViewBar } from '../components/view-bar.js';
 import * as reports from '../api/reports.js';
 import { useApi } from '../lib/api-context.js';
 import { formatCount, formatDateTime } from '../lib/format.js';
-import { rangeFor } from '../lib/range.js';
+import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 
 /** The page. */
 export function ErrorsPage(): ReactNode {
   const api = useApi();
-  const range = useMemo(() => rangeFor('7d', Date.now()), []);
-  const errors = useResource((signal) => reports.errors(api, range, signal), [api, range]);
+  const report = useReportQuery();
+  const errors = useResource((signal) => reports.errors(api, report.query, signal), [api, report.queryKey]);
   const [open, setOpen] = useState<string | null>(null);
   return (
     <div className="page">
-      <div className="toolbar">
-        <h1>Errors</h1>
-        <span className="muted">Last 7 days</span>
-      </div>
+      <ViewBar title="Errors" report={report} note="Grouped by message, most frequent first" />
       <Panel title="By message" resource={errors} testId="errors">
         {(answer) =>
           answer.errors.length === 0 ? (

@@ -1,36 +1,41 @@
 /**
- * Funnels: pick steps from the project's event types and pages (the last 30 days' top values),
- * then see how many sessions reached each step in order, with conversion and drop-off.
+ * Funnels: pick steps from the project's event types and pages (the top values of the view's
+ * range), then see how many sessions reached each step in order, with conversion and drop-off,
+ * for the view's range and filters.
  */
-import { type ReactNode, useMemo, useState } from 'react';
+import { type ReactNode, useState } from 'react';
 import { Panel } from '../components/panel.js';
+import { ViewBar } from '../components/view-bar.js';
 import { FunnelChart } from '../components/funnel-chart.js';
 import * as reports from '../api/reports.js';
 import { useApi } from '../lib/api-context.js';
 import { type FunnelStep, MAX_STEPS, MIN_STEPS, addStep, parseStep, removeStep, stepLabel, stepParam } from '../lib/funnel-steps.js';
-import { rangeFor } from '../lib/range.js';
+import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 
 /** The page. */
 export function FunnelsPage(): ReactNode {
   const api = useApi();
-  const range = useMemo(() => rangeFor('30d', Date.now()), []);
+  const report = useReportQuery();
+  const { query, queryKey } = report;
+  // The step choices ignore the filters: a filter must not hide a step one wants to add.
+  const unfiltered = { ...query, filters: {} };
   const [steps, setSteps] = useState<FunnelStep[]>([]);
   const [choice, setChoice] = useState('');
   const options = useResource(
     async (signal) => {
-      const [types, pages] = await Promise.all([reports.top(api, range, 'event_type', 50, signal), reports.top(api, range, 'page', 50, signal)]);
+      const [types, pages] = await Promise.all([reports.top(api, unfiltered, 'event_type', 50, signal), reports.top(api, unfiltered, 'page', 50, signal)]);
       return [
         ...pages.rows.filter((r) => r.value !== '').map((r): FunnelStep => ({ kind: 'page', value: r.value })),
         ...types.rows.map((r): FunnelStep => ({ kind: 'event', value: r.value })),
       ];
     },
-    [api, range],
+    [api, query.from, query.to],
   );
   const key = steps.map(stepParam).join('\n');
   const result = useResource(
-    (signal) => (steps.length >= MIN_STEPS ? reports.funnel(api, range, steps, signal) : Promise.resolve(null)),
-    [api, range, key],
+    (signal) => (steps.length >= MIN_STEPS ? reports.funnel(api, query, steps, signal) : Promise.resolve(null)),
+    [api, queryKey, key],
   );
   const add = (): void => {
     const step = parseStep(choice);
@@ -39,10 +44,7 @@ export function FunnelsPage(): ReactNode {
 
   return (
     <div className="page">
-      <div className="toolbar">
-        <h1>Funnels</h1>
-        <span className="muted">Sessions of the last 30 days, steps in order</span>
-      </div>
+      <ViewBar title="Funnels" report={report} note="Sessions that reached each step, in order" />
       <Panel title="Steps" resource={options} testId="funnel-builder">
         {(list) => (
           <div className="funnel-builder">

@@ -1,13 +1,20 @@
-/** Live: the last minutes, per minute, and the newest events, refreshed while the tab is visible. */
+/**
+ * Live: the last minutes, per minute, with the view's filters, and the newest events (the event
+ * list of the read API has no dimension filters, so that list is never filtered), refreshed while
+ * the tab is visible.
+ */
 import type { ReactNode } from 'react';
 import { EventTable } from '../components/event-table.js';
 import { LineChart } from '../components/line-chart.js';
 import { Panel } from '../components/panel.js';
+import { ViewBar } from '../components/view-bar.js';
 import { StatCard } from '../components/stat-card.js';
 import * as reports from '../api/reports.js';
 import { useApi } from '../lib/api-context.js';
 import { formatBucket, formatCount } from '../lib/format.js';
+import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
+import { filtersKey } from '../lib/view-state.js';
 
 /** How far back the live page looks, minutes. */
 const MINUTES = 30;
@@ -17,14 +24,13 @@ const REFRESH_MS = 5000;
 /** The page. */
 export function LivePage(): ReactNode {
   const api = useApi();
-  const live = useResource((signal) => reports.live(api, MINUTES, signal), [api], REFRESH_MS);
+  const report = useReportQuery();
+  const { filters } = report.query;
+  const live = useResource((signal) => reports.live(api, MINUTES, filters, signal), [api, filtersKey(filters)], REFRESH_MS);
   const recent = useResource((signal) => reports.events(api, { from: Date.now() - MINUTES * 60_000, limit: 50 }, signal), [api], REFRESH_MS);
   return (
     <div className="page" data-testid="live">
-      <div className="toolbar">
-        <h1>Live</h1>
-        <span className="muted">Last {MINUTES} minutes · every {REFRESH_MS / 1000} s while this tab is visible</span>
-      </div>
+      <ViewBar title="Live" report={report} withRange={false} note={`Last ${MINUTES} minutes · every ${REFRESH_MS / 1000} s while this tab is visible`} />
       <Panel title="Per minute" resource={live} testId="live-totals">
         {(l) => (
           <>
@@ -41,7 +47,7 @@ export function LivePage(): ReactNode {
           </>
         )}
       </Panel>
-      <Panel title="Newest events" resource={recent} testId="live-events-list">
+      <Panel title="Newest events" resource={recent} testId="live-events-list" actions={Object.keys(filters).length > 0 ? <span className="muted small">not filtered</span> : undefined}>
         {(answer) => <EventTable events={answer.events} />}
       </Panel>
     </div>

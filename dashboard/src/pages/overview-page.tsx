@@ -1,39 +1,34 @@
 /**
- * The overview: a range, the headline numbers, visitors and page views over time, top pages,
- * sources and devices. Each panel loads and fails on its own.
+ * The overview: the headline numbers, visitors and page views over time, top pages, sources,
+ * devices and custom events, for the view's range and filters. A value in a top list (but custom
+ * events: as a filter they would empty every page-view list) adds a filter to every panel. Each panel loads and fails on its own.
  */
-import { type ReactNode, useMemo, useState } from 'react';
-import { Panel } from '../components/panel.js';
-import { RangePicker } from '../components/range-picker.js';
-import { StatCard } from '../components/stat-card.js';
+import type { ReactNode } from 'react';
 import { LineChart } from '../components/line-chart.js';
+import { Panel } from '../components/panel.js';
+import { StatCard } from '../components/stat-card.js';
 import { TopPanel } from '../components/top-panel.js';
+import { ViewBar } from '../components/view-bar.js';
 import * as reports from '../api/reports.js';
 import { useApi } from '../lib/api-context.js';
 import { formatBucket, formatCount, formatDuration, formatPercent } from '../lib/format.js';
-import { type RangeKey, rangeFor } from '../lib/range.js';
+import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
+import { type FilterDimension, withFilter } from '../lib/view-state.js';
 
 /** The page. */
 export function OverviewPage(): ReactNode {
   const api = useApi();
-  const [key, setKey] = useState<RangeKey>('7d');
-  // A range is fixed when it is picked: every panel asks about the same [from, to).
-  const [pickedAt, setPickedAt] = useState(() => Date.now());
-  const range = useMemo(() => rangeFor(key, pickedAt), [key, pickedAt]);
-  const pick = (next: RangeKey): void => {
-    setKey(next);
-    setPickedAt(Date.now());
-  };
-  const series = useResource((signal) => reports.timeseries(api, range, range.interval, signal), [api, range]);
-  const stats = useResource((signal) => reports.sessionStats(api, range, signal), [api, range]);
+  const report = useReportQuery();
+  const { range, query, queryKey, view, setView } = report;
+  const series = useResource((signal) => reports.timeseries(api, query, range.interval, signal), [api, queryKey, range.interval]);
+  const stats = useResource((signal) => reports.sessionStats(api, query, signal), [api, queryKey]);
+  const onFilter = (dimension: FilterDimension, value: string): void => setView(withFilter(view, dimension, value));
+  const top = { query, queryKey, onFilter };
 
   return (
     <div className="page" data-testid="overview" data-from={new Date(range.from).toISOString()} data-to={new Date(range.to).toISOString()}>
-      <div className="toolbar">
-        <h1>Overview</h1>
-        <RangePicker value={key} onChange={pick} />
-      </div>
+      <ViewBar title="Overview" report={report} />
       <div className="stats">
         <Panel title="Traffic" resource={series} className="span-2" testId="traffic">
           {(s) => (
@@ -66,13 +61,15 @@ export function OverviewPage(): ReactNode {
           />
         )}
       </Panel>
+      <p className="muted small hint">Choose a value in a list to see every panel for it alone.</p>
       <div className="grid">
-        <TopPanel title="Top pages" dimension="page" label="Page" range={range} countLabel="Views" count="events" />
-        <TopPanel title="Referrers" dimension="referrer" label="Referrer" range={range} emptyValue="(direct)" />
-        <TopPanel title="Channels" dimension="channel" label="Channel" range={range} />
-        <TopPanel title="Browsers" dimension="browser" label="Browser" range={range} emptyValue="(unknown)" />
-        <TopPanel title="Operating systems" dimension="os" label="OS" range={range} emptyValue="(unknown)" />
-        <TopPanel title="Devices" dimension="device" label="Device" range={range} emptyValue="(unknown)" />
+        <TopPanel title="Top pages" dimension="page" filter="page" label="Page" countLabel="Views" count="events" {...top} />
+        <TopPanel title="Referrers" dimension="referrer" filter="referrer" label="Referrer" emptyValue="(direct)" {...top} />
+        <TopPanel title="Channels" dimension="channel" filter="channel" label="Channel" {...top} />
+        <TopPanel title="Browsers" dimension="browser" filter="browser" label="Browser" emptyValue="(unknown)" {...top} />
+        <TopPanel title="Operating systems" dimension="os" filter="os" label="OS" emptyValue="(unknown)" {...top} />
+        <TopPanel title="Devices" dimension="device" filter="device" label="Device" emptyValue="(unknown)" {...top} />
+        <TopPanel title="Custom events" dimension="custom_event" label="Event" countLabel="Events" count="events" {...top} />
       </div>
     </div>
   );

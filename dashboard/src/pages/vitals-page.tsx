@@ -1,10 +1,11 @@
-/** Web vitals per page: the 75th percentile of LCP, INP, CLS and FCP over the last 7 days. */
-import { type ReactNode, useMemo } from 'react';
+/** Web vitals per page: the 75th percentile of LCP, INP, CLS and FCP for the view's range and filters. */
+import type { ReactNode } from 'react';
 import { Panel } from '../components/panel.js';
+import { ViewBar } from '../components/view-bar.js';
 import * as reports from '../api/reports.js';
 import { useApi } from '../lib/api-context.js';
 import { formatCount, formatVital } from '../lib/format.js';
-import { rangeFor } from '../lib/range.js';
+import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 import { vitalRating } from '../lib/vital-rating.js';
 
@@ -13,14 +14,11 @@ const METRICS = ['lcp', 'inp', 'cls', 'fcp'] as const;
 /** The page. */
 export function VitalsPage(): ReactNode {
   const api = useApi();
-  const range = useMemo(() => rangeFor('7d', Date.now()), []);
-  const vitals = useResource((signal) => reports.vitals(api, range, signal), [api, range]);
+  const report = useReportQuery();
+  const vitals = useResource((signal) => reports.vitals(api, report.query, signal), [api, report.queryKey]);
   return (
     <div className="page">
-      <div className="toolbar">
-        <h1>Web vitals</h1>
-        <span className="muted">p75, last 7 days</span>
-      </div>
+      <ViewBar title="Web vitals" report={report} note="75th percentile per page" />
       <Panel title="Per page" resource={vitals} testId="vitals">
         {(answer) =>
           answer.pages.length === 0 ? (
