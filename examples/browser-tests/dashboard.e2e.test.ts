@@ -1,8 +1,11 @@
 /**
  * The dashboard (dashboard/, built with Vite as the server package ships it) served by the real
- * server, in Chromium: sign in with the read key, the overview shows what the report endpoints
- * answer for the same range, the live view lists the newest events, a funnel built by clicking
- * shows the funnel report's numbers, and a recorded session replays (the player's clock moves).
+ * server (a real SQLite file, events sent through the real API), in Chromium: sign in with the
+ * read key; every panel shows what the report endpoints answer for the same query; a top row
+ * filters every panel, as a chip, in the address's query (and survives a reload); the experiments
+ * page shows the experiment report per variant; a funnel built by clicking shows the funnel
+ * report's numbers; on a phone the navigation is a menu that opens and closes by keyboard; a
+ * recorded session replays (the player's clock moves).
  *
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots at desktop (1280×800) and phone (390×844)
  * widths there.
@@ -13,7 +16,7 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatCount, formatDuration, formatPercent } from '../../dashboard/src/lib/format.js';
+import { formatCount, formatDuration, formatPercent, formatVital } from '../../dashboard/src/lib/format.js';
 import { generateKey } from '../../server/api-keys.js';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
@@ -24,6 +27,7 @@ const SHOTS = process.env.SA_DASHBOARD_SCREENSHOTS;
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
+const PHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
 let out: string;
 let server: TestServer;
@@ -38,20 +42,43 @@ function uuid7(ms: number): string {
 
 const page = (path: string, referrer = '') => JSON.stringify({ url: `https://shop.example${path}`, path, referrer, title: path, search: '' });
 
-/** Three sessions of page views, two signups, an error and a performance sample, all in the last minutes. */
+/**
+ * Four sessions, all in the last minutes: three on a desktop Chrome (one from a news site), one
+ * on an iPhone from a search engine; page views, two signups, an error, a performance sample, and
+ * the exposures of two experiments with purchases before and after them.
+ */
 async function seed(now: number): Promise<string[]> {
-  const sessions = [uuid7(now - 240_000), uuid7(now - 180_000), uuid7(now - 120_000)];
+  const sessions = [uuid7(now - 240_000), uuid7(now - 180_000), uuid7(now - 120_000), uuid7(now - 100_000)];
   const events: unknown[] = [];
-  const add = (session: string, k: number, type: string, at: number, properties: Record<string, string | number>) =>
-    events.push({ event_id: uuid7(at), event_type: type, session_id: session, timestamp: new Date(at).toISOString(), user_agent: UA, properties: { anonymous_id: `anon-${k}`, screen: JSON.stringify({ width: 1280, height: 800 }), ...properties } });
-  sessions.forEach((s, k) => {
+  const add = (k: number, type: string, at: number, properties: Record<string, string | number | boolean>) =>
+    events.push({
+      event_id: uuid7(at),
+      event_type: type,
+      session_id: sessions[k],
+      timestamp: new Date(at).toISOString(),
+      user_agent: k === 3 ? PHONE_UA : UA,
+      properties: { anonymous_id: `anon-${k}`, screen: JSON.stringify(k === 3 ? { width: 390, height: 844 } : { width: 1280, height: 800 }), ...properties },
+    });
+  const referrers = ['https://news.example/item', '', '', 'https://www.google.com/'];
+  sessions.forEach((_, k) => {
     const t = now - 200_000 + k * 30_000;
-    add(s, k, 'page_view', t, { page: page('/', k === 0 ? 'https://news.example/item' : '') });
-    if (k < 2) add(s, k, 'page_view', t + 10_000, { page: page('/pricing') });
-    if (k < 2) add(s, k, 'signup', t + 20_000, { page: page('/pricing'), plan: 'pro' });
+    add(k, 'page_view', t, { page: page('/', referrers[k]) });
+    if (k !== 2) add(k, 'page_view', t + 10_000, { page: page('/pricing', 'https://shop.example/') });
+    if (k < 2) add(k, 'signup', t + 20_000, { page: page('/pricing', 'https://shop.example/'), plan: 'pro' });
   });
-  add(sessions[0]!, 0, 'error', now - 60_000, { page: page('/pricing'), message: 'TypeError: price is undefined', stack: 'TypeError: price is undefined\n    at total (app.js:10:5)' });
-  add(sessions[1]!, 1, 'performance', now - 50_000, { page: page('/'), largestContentfulPaint: 1800, firstContentfulPaint: 900, cumulativeLayoutShift: 0.02, interactionToNextPaint: 120 });
+  add(0, 'error', now - 60_000, { page: page('/pricing'), message: 'TypeError: price is undefined', stack: 'TypeError: price is undefined\n    at total (app.js:10:5)' });
+  add(1, 'performance', now - 50_000, { page: page('/'), largestContentfulPaint: 1800, firstContentfulPaint: 900, cumulativeLayoutShift: 0.02, interactionToNextPaint: 120 });
+  // cta-copy: control anon-0 (bought before exposure only) and anon-2 (bought after), free-trial
+  // anon-1 and anon-3 (both bought after): control 1 of 2, free-trial 2 of 2.
+  const exposure = (k: number, at: number, experiment: string, variant: string) =>
+    add(k, 'experiment_exposure', at, { page: page('/pricing'), experiment, variant, experiment_id: `exp_${experiment}`, variant_id: `var_${variant}`, is_control: variant === 'control' });
+  add(0, 'purchase', now - 46_000, { page: page('/pricing'), amount: 10 });
+  exposure(0, now - 45_000, 'cta-copy', 'control');
+  exposure(1, now - 44_000, 'cta-copy', 'free-trial');
+  exposure(2, now - 43_000, 'cta-copy', 'control');
+  exposure(3, now - 42_000, 'cta-copy', 'free-trial');
+  exposure(1, now - 41_000, 'pricing-table', 'wide');
+  for (const k of [1, 2, 3]) add(k, 'purchase', now - 30_000 + k * 1000, { page: page('/pricing'), amount: 10 });
   const res = await server.postBatch(events);
   expect(res.status).toBe(200);
   // A recording of the first session: a page, then the mouse moving for a few seconds.
@@ -96,7 +123,66 @@ async function api<T>(path: string): Promise<T> {
 async function shot(p: Page, name: string): Promise<void> {
   if (SHOTS === undefined) return;
   mkdirSync(SHOTS, { recursive: true });
+  // From the top: a full-page shot of a scrolled page draws the sticky bar in the middle.
+  await p.evaluate(() => window.scrollTo(0, 0));
   await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Waits until `read()` gives `expected` (panels load on their own), then asserts it, so a mismatch shows both. */
+async function expectShown(what: string, read: () => Promise<unknown>, expected: unknown): Promise<void> {
+  await waitUntil(what, async () => JSON.stringify(await read()) === JSON.stringify(expected), 15_000).catch(() => undefined);
+  expect(await read()).toEqual(expected);
+}
+
+/** The page's report range and the given filters as report parameters. */
+async function viewQuery(p: Page, filters: Record<string, string> = {}): Promise<string> {
+  const view = p.getByTestId('view');
+  const params = new URLSearchParams({ from: (await view.getAttribute('data-from')) ?? '', to: (await view.getAttribute('data-to')) ?? '', ...filters });
+  return params.toString();
+}
+
+/** The overview's top lists: their dimension, which count they show, and how an empty value reads. */
+const TOP_PANELS = [
+  { dimension: 'page', count: 'events', empty: '(none)' },
+  { dimension: 'referrer', count: 'visitors', empty: '(direct)' },
+  { dimension: 'channel', count: 'visitors', empty: '(none)' },
+  { dimension: 'browser', count: 'visitors', empty: '(unknown)' },
+  { dimension: 'os', count: 'visitors', empty: '(unknown)' },
+  { dimension: 'device', count: 'visitors', empty: '(unknown)' },
+  { dimension: 'custom_event', count: 'events', empty: '(none)' },
+] as const;
+
+type TopAnswer = { rows: Array<{ value: string; events: number; visitors: number }> };
+
+/** What one panel shows: a top list's rows as [value, count], or its line when it is empty. */
+async function shownTop(p: Page, dimension: string): Promise<string[][] | string> {
+  const panel = p.getByTestId(`top-${dimension}`);
+  if ((await panel.getAttribute('data-state')) !== 'ready') return 'loading';
+  const rows = await panel.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from((tr as HTMLTableRowElement).cells, (c) => c.textContent?.trim() ?? '')));
+  return rows.length > 0 ? rows : ((await panel.locator('p').first().textContent()) ?? '');
+}
+
+/** The overview shows, for its range and `filters`, the numbers of the report endpoints for the same query. */
+async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}): Promise<{ visitors: number }> {
+  const query = await viewQuery(p, filters);
+  const series = await api<{ totals: { visitors: number; page_views: number; events: number } }>(`reports/timeseries?${query}&interval=day`);
+  const stats = await api<{ sessions: number; bounce_rate: number | null; average_duration_ms: number | null }>(`reports/sessions?${query}`);
+  const text = async (id: string) => (await p.getByTestId(id).textContent())?.trim();
+  const headline = async () => Promise.all(['stat-visitors', 'stat-page-views', 'stat-events', 'stat-sessions', 'stat-bounce-rate', 'stat-duration'].map(text));
+  await expectShown('the headline numbers', headline, [
+    formatCount(series.totals.visitors),
+    formatCount(series.totals.page_views),
+    formatCount(series.totals.events),
+    formatCount(stats.sessions),
+    formatPercent(stats.bounce_rate),
+    formatDuration(stats.average_duration_ms),
+  ]);
+  for (const panel of TOP_PANELS) {
+    const top = await api<TopAnswer>(`reports/top/${panel.dimension}?${query}&limit=8`);
+    const expected = top.rows.length === 0 ? 'Nothing in this range.' : top.rows.map((r) => [r.value === '' ? panel.empty : r.value, formatCount(r[panel.count])]);
+    await expectShown(`the top ${panel.dimension} list`, () => shownTop(p, panel.dimension), expected);
+  }
+  return { visitors: series.totals.visitors };
 }
 
 /** Opens the server's root (redirected to the dashboard) and signs in with the read key. */
@@ -131,40 +217,46 @@ afterAll(async () => {
 });
 
 describe('the dashboard in Chromium', () => {
-  it('signs in and shows on the overview what the report endpoints answer for the same range', async () => {
+  it('signs in and shows in every panel what the report endpoints answer for the same query', async () => {
     const p = await signIn(DESKTOP);
-    const overview = p.getByTestId('overview');
-    const from = await overview.getAttribute('data-from');
-    const to = await overview.getAttribute('data-to');
-    const range = `from=${from}&to=${to}`;
-    const series = await api<{ totals: { visitors: number; page_views: number; events: number } }>(`reports/timeseries?${range}&interval=day`);
-    const stats = await api<{ sessions: number; bounce_rate: number | null; average_duration_ms: number | null }>(`reports/sessions?${range}`);
-    expect(series.totals.page_views).toBe(5);
-    const text = async (id: string) => (await p.getByTestId(id).textContent())?.trim();
-    expect(await text('stat-visitors')).toBe(formatCount(series.totals.visitors));
-    expect(await text('stat-page-views')).toBe(formatCount(series.totals.page_views));
-    expect(await text('stat-events')).toBe(formatCount(series.totals.events));
-    expect(await text('stat-sessions')).toBe(formatCount(stats.sessions));
-    expect(await text('stat-bounce-rate')).toBe(formatPercent(stats.bounce_rate));
-    expect(await text('stat-duration')).toBe(formatDuration(stats.average_duration_ms));
-    await p.getByTestId('top-page').getByText('/pricing').waitFor();
+    const { visitors } = await expectOverviewAsApi(p);
+    expect(visitors).toBe(4);
     await shot(p, 'overview-1280');
     await p.getByRole('button', { name: 'Today' }).click();
     await p.getByTestId('chart').getByText('By hour').waitFor();
+    await expectOverviewAsApi(p);
+    expect(new URL(p.url()).searchParams.get('range')).toBe('today');
 
-    // Live.
+    // Live: the totals of the last 30 minutes, and the newest events.
     await p.getByRole('link', { name: 'Live' }).click();
     await p.getByTestId('live-events-list').getByText('signup').first().waitFor();
     await p.getByTestId('live-totals').locator('svg').waitFor();
+    const live = await api<{ totals: { visitors: number; events: number } }>('reports/live?minutes=30');
+    await expectShown('the live totals', async () => [await p.getByTestId('live-visitors').textContent(), await p.getByTestId('live-events').textContent()], [
+      formatCount(live.totals.visitors),
+      formatCount(live.totals.events),
+    ]);
     await shot(p, 'live-1280');
 
-    // Errors: a click shows the last stack.
+    // Errors: the count per message; a click shows the last stack.
     await p.getByRole('link', { name: 'Errors' }).click();
+    const errors = await api<{ errors: Array<{ message: string; count: number }> }>(`reports/errors?${await viewQuery(p)}&limit=50`);
+    expect(errors.errors.map((e) => e.message)).toEqual(['TypeError: price is undefined']);
+    await expectShown('the error counts', () => p.locator('.error-row .num').allTextContents(), errors.errors.map((e) => `${formatCount(e.count)}×`));
     await p.getByText('TypeError: price is undefined').first().click();
     await p.getByText('at total (app.js:10:5)').waitFor();
     await shot(p, 'errors-1280');
+
+    // Web vitals: the p75 of each metric per page.
     await p.getByRole('link', { name: 'Web vitals' }).click();
-    await p.getByTestId('vitals').locator('table').waitFor();
+    const vitals = await api<{ pages: Array<{ path: string; samples: number; lcp: number | null; inp: number | null; cls: number | null; fcp: number | null }> }>(`reports/vitals?${await viewQuery(p)}&limit=50`);
+    expect(vitals.pages).toHaveLength(1);
+    const shownVitals = () => p.getByTestId('vitals').locator('tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from((tr as HTMLTableRowElement).cells, (c) => c.textContent?.trim() ?? '')));
+    await expectShown(
+      'the vitals table',
+      shownVitals,
+      vitals.pages.map((v) => [v.path, formatVital('lcp', v.lcp), formatVital('inp', v.inp), formatVital('cls', v.cls), formatVital('fcp', v.fcp), formatCount(v.samples)]),
+    );
     await shot(p, 'vitals-1280');
 
     // Sign-out forgets the key: the tab's storage is empty and a reload asks again.
@@ -173,6 +265,85 @@ describe('the dashboard in Chromium', () => {
     expect(await p.evaluate(() => JSON.stringify(window.sessionStorage))).toBe('{}');
     await p.reload();
     await p.getByLabel('Read key').waitFor();
+  });
+
+  it('filters every panel by a top row, as a removable chip kept in the address through a reload', async () => {
+    const p = await signIn(DESKTOP);
+    await expectOverviewAsApi(p);
+    await p.getByTestId('top-device').getByRole('button', { name: 'mobile', exact: true }).click();
+    await p.getByRole('button', { name: 'Remove filter Device: mobile' }).waitFor();
+    expect(new URL(p.url()).searchParams.get('device')).toBe('mobile');
+    expect((await expectOverviewAsApi(p, { device: 'mobile' })).visitors).toBe(1);
+    await shot(p, 'overview-filtered-1280');
+
+    // The view is in the address, the key is not: a reload shows the same filtered numbers.
+    await p.reload();
+    await p.getByRole('button', { name: 'Remove filter Device: mobile' }).waitFor();
+    expect(p.url()).not.toContain(server.project.readKey);
+    await expectOverviewAsApi(p, { device: 'mobile' });
+
+    // A second filter from another list: both hold.
+    await p.getByTestId('top-page').getByRole('button', { name: '/pricing', exact: true }).click();
+    await waitUntil('two chips', async () => (await p.getByTestId('filter-chip').count()) === 2, 10_000);
+    await expectOverviewAsApi(p, { device: 'mobile', page: '/pricing' });
+
+    // The filters go with the view to the other pages.
+    await p.getByRole('link', { name: 'Funnels' }).click();
+    expect(await p.getByTestId('filter-chip').count()).toBe(2);
+    await p.getByRole('link', { name: 'Overview' }).click();
+
+    // Removing a chip removes its filter; Back brings it again.
+    await p.getByRole('button', { name: 'Remove filter Device: mobile' }).click();
+    await waitUntil('one chip', async () => (await p.getByTestId('filter-chip').count()) === 1, 10_000);
+    expect(new URL(p.url()).searchParams.get('device')).toBeNull();
+    await expectOverviewAsApi(p, { page: '/pricing' });
+    await p.goBack();
+    await waitUntil('two chips again', async () => (await p.getByTestId('filter-chip').count()) === 2, 10_000);
+    await expectOverviewAsApi(p, { device: 'mobile', page: '/pricing' });
+    await p.context().close();
+  });
+
+  it('shows the experiment report per variant for the picked experiment and conversion event', async () => {
+    const p = await signIn(DESKTOP);
+    await p.getByRole('link', { name: 'Experiments' }).click();
+    const experiment = p.getByLabel('Experiment', { exact: true });
+    await experiment.waitFor();
+    // The most exposed experiment first, then the others of the range.
+    expect(await experiment.inputValue()).toBe('cta-copy');
+    expect(await experiment.locator('option').allTextContents()).toEqual(['cta-copy', 'pricing-table']);
+    await p.getByLabel('Conversion event').selectOption('purchase');
+    await waitUntil('the conversion in the address', () => new URL(p.url()).searchParams.get('conversion') === 'purchase', 10_000);
+    expect(new URL(p.url()).searchParams.get('experiment')).toBe('cta-copy');
+
+    type Answer = { variants: Array<{ variant: string; exposures: number; conversions: number | null; conversion_rate: number | null }> };
+    const shownVariants = () =>
+      p.getByTestId('variant-row').evaluateAll((trs) => trs.map((tr) => ['variant-name', 'variant-exposures', 'variant-conversions', 'variant-rate'].map((id) => tr.querySelector(`[data-testid="${id}"]`)?.textContent?.trim() ?? '')));
+    const asShown = (a: Answer) => a.variants.map((v) => [v.variant, formatCount(v.exposures), formatCount(v.conversions), formatPercent(v.conversion_rate)]);
+    const answer = await api<Answer>(`reports/experiments/cta-copy?${await viewQuery(p)}&conversion=purchase`);
+    // anon-0 bought before its exposure only: it is exposed, not converted.
+    expect(answer.variants).toEqual([
+      { variant: 'control', exposures: 2, conversions: 1, conversion_rate: 0.5 },
+      { variant: 'free-trial', exposures: 2, conversions: 2, conversion_rate: 1 },
+    ]);
+    await expectShown('the variants', shownVariants, asShown(answer));
+    await shot(p, 'experiments-1280');
+
+    // The choice survives a reload; another experiment shows its own variants.
+    await p.reload();
+    await expectShown('the variants after a reload', shownVariants, asShown(answer));
+    await experiment.selectOption('pricing-table');
+    const other = await api<Answer>(`reports/experiments/pricing-table?${await viewQuery(p)}&conversion=purchase`);
+    expect(other.variants.map((v) => [v.variant, v.exposures, v.conversions])).toEqual([['wide', 1, 1]]);
+    await expectShown('the other experiment', shownVariants, asShown(other));
+
+    // With a filter, the numbers are the filtered report's.
+    await p.getByLabel('Experiment', { exact: true }).selectOption('cta-copy');
+    await p.goto(`${p.url().replace('?', '?device=mobile&')}`);
+    await p.getByRole('button', { name: 'Remove filter Device: mobile' }).waitFor();
+    const filtered = await api<Answer>(`reports/experiments/cta-copy?${await viewQuery(p, { device: 'mobile' })}&conversion=purchase`);
+    expect(filtered.variants.map((v) => [v.variant, v.exposures, v.conversions])).toEqual([['free-trial', 1, 1]]);
+    await expectShown('the filtered variants', shownVariants, asShown(filtered));
+    await p.context().close();
   });
 
   it('builds a funnel by clicking and shows the funnel report', async () => {
@@ -188,10 +359,63 @@ describe('the dashboard in Chromium', () => {
     await p.getByRole('button', { name: 'Add step' }).click();
     await waitUntil('three funnel steps', async () => (await p.getByTestId('funnel-step').count()) === 3, 10_000);
     const shown = await p.getByTestId('funnel-sessions').allTextContents();
-    const funnel = await api<{ steps: Array<{ sessions: number }> }>(`reports/funnel?step=page:/&step=page:/pricing&step=event:signup&from=${new Date(Date.now() - 30 * 86_400_000).toISOString()}`);
-    expect(funnel.steps.map((s) => s.sessions)).toEqual([3, 2, 2]);
+    const funnel = await api<{ steps: Array<{ sessions: number }> }>(`reports/funnel?step=page:/&step=page:/pricing&step=event:signup&${await viewQuery(p)}`);
+    expect(funnel.steps.map((s) => s.sessions)).toEqual([4, 3, 2]);
     expect(shown.map((t) => Number(t.split(' ')[0]))).toEqual(funnel.steps.map((s) => s.sessions));
     await shot(p, 'funnel-1280');
+    await p.context().close();
+  });
+
+  it('on a phone, the navigation is a menu: it opens with focus inside, Escape closes it, a choice closes it', async () => {
+    const p = await signIn(PHONE);
+    const menu = p.getByRole('button', { name: 'Menu' });
+    const nav = p.locator('nav[aria-label="Dashboard"]');
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await nav.isVisible()).toBe(false);
+    // Nothing is wider than the phone: no sideways scrolling.
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await menu.click();
+    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    expect(await menu.getAttribute('aria-controls')).toBe(await nav.getAttribute('id'));
+    await nav.waitFor({ state: 'visible' });
+    // Focus moves to the current page's link.
+    await waitUntil('focus in the menu', async () => (await p.evaluate(() => document.activeElement?.textContent)) === 'Overview', 5_000);
+    await shot(p, 'menu-390');
+    await p.keyboard.press('Escape');
+    await nav.waitFor({ state: 'hidden' });
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    expect(await p.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Menu');
+    // By keyboard: Enter opens it, Tab walks its links, Enter follows one, and the menu closes.
+    await p.keyboard.press('Enter');
+    await nav.waitFor({ state: 'visible' });
+    for (let i = 0; i < 5; i++) await p.keyboard.press('Tab');
+    expect(await p.evaluate(() => document.activeElement?.textContent)).toBe('Experiments');
+    await p.keyboard.press('Enter');
+    await p.getByTestId('experiments').waitFor();
+    await nav.waitFor({ state: 'hidden' });
+    expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    await p.getByLabel('Conversion event').selectOption('purchase');
+    await p.getByTestId('variant-rate').first().waitFor();
+    await expectShown('the variants at phone width', () => p.getByTestId('variant-rate').allTextContents(), ['50%', '100%']);
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await shot(p, 'experiments-390');
+
+    // The filtered overview at phone width.
+    await menu.click();
+    await p.getByRole('link', { name: 'Overview' }).click();
+    await p.getByTestId('top-device').getByRole('button', { name: 'mobile', exact: true }).click();
+    await p.getByRole('button', { name: 'Remove filter Device: mobile' }).waitFor();
+    await expectOverviewAsApi(p, { device: 'mobile' });
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await shot(p, 'overview-filtered-390');
+
+    // On a desktop there is no menu button: the links are in the bar.
+    const desktop = await signIn(DESKTOP);
+    expect(await desktop.locator('.menu-button').isVisible()).toBe(false);
+    expect(await desktop.locator('nav[aria-label="Dashboard"] a').count()).toBe(7);
+    expect(await desktop.getByRole('link', { name: 'Experiments' }).isVisible()).toBe(true);
+    await desktop.context().close();
+    await p.context().close();
   });
 
   it('on a demo server reached over loopback, one button signs in with the demo project', async () => {
@@ -218,10 +442,13 @@ describe('the dashboard in Chromium', () => {
     }
   });
 
-  it('opens a session from the list and replays it: the player clock moves', async () => {
+  it('opens a session from the list and replays it: the player clock moves, with its timeline, speeds and skip-inactivity', async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const p = await signIn(viewport);
-      if (viewport === PHONE) await shot(p, 'overview-390');
+      if (viewport === PHONE) {
+        await shot(p, 'overview-390');
+        await p.getByRole('button', { name: 'Menu' }).click();
+      }
       await p.getByRole('link', { name: 'Sessions' }).click();
       const link = p.getByTestId('session-link').first();
       // Shown by the random tail of the UUIDv7, not its time prefix.
@@ -232,8 +459,24 @@ describe('the dashboard in Chromium', () => {
       const first = Number(await clock.getAttribute('data-ms'));
       await waitUntil('the replay to advance', async () => Number(await clock.getAttribute('data-ms')) > first, 10_000);
       await p.getByTestId('replay-events').getByText('page_view').first().waitFor();
+      // The player's own controls: a timeline to scrub, the speeds, skip inactivity.
+      const player = p.getByTestId('replay-frame');
+      await player.locator('.rr-timeline').waitFor();
+      expect((await player.locator('.rr-controller__btns button').allTextContents()).map((t) => t.trim())).toEqual(expect.arrayContaining(['1x', '2x', '4x', '8x']));
+      expect(await player.getByText('skip inactive').count()).toBe(1);
+      expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
       await shot(p, `replay-${viewport.width}`);
       await p.context().close();
     }
+  });
+
+  it('links an event of the live list to the replay of its session', async () => {
+    const p = await signIn(DESKTOP);
+    await p.getByRole('link', { name: 'Live' }).click();
+    const row = p.getByTestId('live-events-list').locator('tr', { hasText: 'error' });
+    await row.getByRole('link', { name: sessions[0]!.slice(-12) }).click();
+    await waitUntil('the replay page', () => decodeURIComponent(new URL(p.url()).hash) === `#/replay/${sessions[0]}`, 10_000);
+    await p.getByTestId('replay-time').waitFor();
+    await p.context().close();
   });
 });
