@@ -16,6 +16,7 @@ import type { BenchServer } from './analytics-server.js';
 import type { CdpBrowser } from './cdp.js';
 import { benchDocument } from './pages.js';
 import { posthogOptions } from './posthog.js';
+import { type Resolver, sourceMapResolver } from './profile.js';
 import type { ScenarioRow } from './delivery-scenarios.js';
 import type { StaticServer } from '../../test-support/browser/static-server.js';
 
@@ -147,7 +148,7 @@ async function traceLoad(browser: CdpBrowser, url: string, detail: boolean, wait
 }
 
 /** The main thread's tasks in the window between the page's two marks. */
-export function startupWork(events: readonly TraceEvent[], detail = false): StartupResult {
+export function startupWork(events: readonly TraceEvent[], detail = false, resolve: Resolver = () => undefined): StartupResult {
   const start = events.find((e) => e.name === START_MARK);
   const ready = events.find((e) => e.name === READY_MARK && e.pid === start?.pid);
   if (start === undefined || ready === undefined) throw new Error(`the trace has no ${start === undefined ? START_MARK : READY_MARK} mark`);
@@ -178,11 +179,14 @@ export function startupWork(events: readonly TraceEvent[], detail = false): Star
       lines.push(`+${((s - from) / 1000).toFixed(1)} ms: ${((e - s) / 1000).toFixed(1)} ms wall, ${(taskCpu / 1000).toFixed(1)} ms CPU  ${inside.join(' | ')}`);
     }
   }
-  return { busyMs: busy / 1000, cpuMs: cpu / 1000, windowMs: (to - from) / 1000, tasks: lines, hotFunctions: detail ? hotFunctions(events, start) : [] };
+  return { busyMs: busy / 1000, cpuMs: cpu / 1000, windowMs: (to - from) / 1000, tasks: lines, hotFunctions: detail ? hotFunctions(events, start, resolve) : [] };
 }
 
-/** Self time per function from V8's sampling profiler in the trace, main thread only, top 15. */
-function hotFunctions(events: readonly TraceEvent[], main: TraceEvent): string[] {
+/**
+ * Self time per function from V8's sampling profiler in the trace, main thread only, top 15; the
+ * client build's functions named through its source maps.
+ */
+function hotFunctions(events: readonly TraceEvent[], main: TraceEvent, resolve: Resolver): string[] {
   const profiles = new Set(events.filter((e) => e.name === 'Profile' && e.pid === main.pid && e.tid === main.tid).map((e) => e.id));
   const names = new Map<number, string>();
   const selfUs = new Map<string, number>();
@@ -193,7 +197,10 @@ function hotFunctions(events: readonly TraceEvent[], main: TraceEvent): string[]
       cpuProfile?: { nodes?: Array<{ id: number; callFrame: { functionName: string; url?: string; lineNumber?: number; columnNumber?: number } }>; samples?: number[] };
       timeDeltas?: number[];
     };
-    for (const { id, callFrame: f } of data.cpuProfile?.nodes ?? []) names.set(id, `${f.functionName || '(anonymous)'} ${urlPath(f.url)}:${f.lineNumber ?? ''}:${f.columnNumber ?? ''}`);
+    for (const { id, callFrame: f } of data.cpuProfile?.nodes ?? []) {
+      const original = f.url === undefined ? undefined : resolve(f.url, f.lineNumber ?? 0, f.columnNumber ?? 0);
+      names.set(id, original ?? `${f.functionName || '(anonymous)'} ${urlPath(f.url)}:${f.lineNumber ?? ''}:${f.columnNumber ?? ''}`);
+    }
     const samples = data.cpuProfile?.samples ?? [];
     for (let i = 0; i < samples.length; i++) {
       const name = names.get(samples[i]!) ?? String(samples[i]);
@@ -217,7 +224,7 @@ export async function measureStartup(rig: StartupRig, kind: StartupPage, round: 
   // longer one rather than lose the run.
   for (let attempt = 1; ; attempt++) {
     try {
-      return startupWork(await traceLoad(rig.browser, `${rig.web.url}${path}`, detail, 4_000 * attempt), detail);
+      return startupWork(await traceLoad(rig.browser, `${rig.web.url}${path}`, detail, 4_000 * attempt), detail, sourceMapResolver(rig.clientDir));
     } catch (error) {
       if (attempt === 3) throw error;
     }
