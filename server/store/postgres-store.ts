@@ -7,6 +7,9 @@ import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL }
 import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
+import { createPostgresRollupRefresh } from './rollup-refresh.js';
+import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
+import { ensurePostgresRollups } from './rollup-schema.js';
 import {
   EVENT_COLUMNS,
   EVENT_PROJECTS_SQL,
@@ -136,7 +139,11 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     await migrate();
     // Rows of an older version get their report columns, batch by batch, before the store serves.
     await backfillPostgresReportColumns(pool, options.backfillBatch);
+    // Daily rollups (rollup-schema.ts): created after the schema, refreshed in the background until close.
+    await ensurePostgresRollups(pool);
   };
+  const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
+  let rollupRefresher: RollupRefresher | null = null;
   const migrate = () =>
     transaction(async (client) => {
       await client.query(SCHEMA_LOCK_SQL);
@@ -163,14 +170,18 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
   return {
     kind: 'postgres',
-    reports: createReportStore(POSTGRES_DIALECT, async (sql, values) => (await query(sql, values)).rows),
+    reports: createReportStore(POSTGRES_DIALECT, async (sql, values) => (await query(sql, values)).rows, {
+      refreshNext: (beforeDay) => (use(), refreshRollup(beforeDay)),
+    }),
 
     async init() {
       if (state === 'closed') throw new StoreError('NOT_OPEN', 'The PostgreSQL store is closed.');
       // Concurrent calls share one run; a failed run may be retried by calling init() again.
       initialising ??= createSchema().then(
         () => {
-          if (state === 'new') state = 'open';
+          if (state !== 'new') return;
+          state = 'open';
+          rollupRefresher = startRollupRefresher({ refreshNext: refreshRollup, onError: (error) => options.onPoolError?.(error as Error) });
         },
         (error: unknown) => {
           initialising = null;
@@ -376,6 +387,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     async close() {
       if (state === 'closed') return;
       state = 'closed';
+      await rollupRefresher?.stop();
       await credentials?.close();
       await pool.end();
     },

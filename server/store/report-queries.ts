@@ -12,6 +12,10 @@ import type {
   VariantResult,
 } from './report-store.js';
 import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS } from './report-store.js';
+import { type DayPlan, type SourceContext, errorsSource, exposuresSource, planDays, visitsSource, vitalsSource } from './rollup-queries.js';
+import type { RefreshNext } from './rollup-refresh.js';
+import { refreshAll } from './rollup-refresher.js';
+import { DAY_MS } from './rollup-schema.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -21,6 +25,12 @@ import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS } from './report-store.js';
  * read except the few properties of error, performance and exposure events. A CTE read more than
  * once is `MATERIALIZED` (both databases have it): SQLite would otherwise run it again at each
  * reference, JSON extraction included.
+ *
+ * With daily rollups (`rollup-*.ts`, docs/decisions.md "Daily rollups"), a report whose shape they
+ * can answer exactly reads its whole clean days from them and the rest of its range from the
+ * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
+ * sessions; no filter for top lists, errors, vitals and experiments. Everything else, funnels
+ * included, reads the events as below.
  */
 
 /** What differs between SQLite and PostgreSQL in the report SQL. */
@@ -82,9 +92,42 @@ class Values {
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
+/** Options of {@link createReportStore}. */
+export interface ReportStoreOptions {
+  /** Refreshes the next marked day: the store keeps daily rollups, and eligible reports read them. */
+  refreshNext?: RefreshNext;
+}
+
+/** How many filters a report has. */
+const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter((v) => v !== undefined).length;
+
 /** The SQL of every report over a {@link Dialect}, run by `run`. */
-export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore {
+export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
+  const { refreshNext } = options;
+
+  /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
+  const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {
+    if (refreshNext === undefined || filterCount(q) > maxFilters) return null;
+    const plan = await planDays(q, run, dialect);
+    return plan.days === null ? null : plan;
+  };
+
+  const sourceContext = (q: ReportQuery, v: Values): SourceContext => ({
+    dialect,
+    add: (value) => v.add(value),
+    rawWhere: (from, to) => where({ ...q, from, to }, v),
+    visitor: visitorOf(q),
+  });
+
+  /** The visits of the report's one filter (or of every event), for totals, series and sessions. */
+  const filteredVisits = (q: ReportQuery, plan: DayPlan, v: Values): string => {
+    const entry = (Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>).find(([, value]) => value !== undefined);
+    return visitsSource(q, plan, sourceContext(q, v), { dim: entry?.[0] ?? '', value: entry?.[1] ?? '', rawValue: "''" });
+  };
+
+  const visitsTotalsSql = `COALESCE(SUM(events), 0) AS events, COALESCE(SUM(page_views), 0) AS page_views,
+     COUNT(DISTINCT visitor) AS visitors, COUNT(DISTINCT session_id) AS sessions`;
 
   /** The conditions every report puts on its rows. */
   const where = (q: ReportQuery, v: Values): string => {
@@ -108,13 +151,29 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
   });
 
   return {
+    async refreshRollups() {
+      return refreshNext === undefined ? 0 : refreshAll(refreshNext);
+    },
+
     async totals(q) {
+      const plan = await rollupPlan(q, 1);
+      if (plan !== null) {
+        const v = new Values(dialect);
+        const rows = await run(`SELECT ${visitsTotalsSql} FROM (${filteredVisits(q, plan, v)}) s`, v.list);
+        return toTotals(rows[0]);
+      }
       const v = new Values(dialect);
       const rows = await run(`SELECT ${totalsSql(q)} FROM events WHERE ${where(q, v)}`, v.list);
       return toTotals(rows[0]);
     },
 
     async series(q, bucketMs): Promise<SeriesPoint[]> {
+      const plan = bucketMs === DAY_MS ? await rollupPlan(q, 1) : null;
+      if (plan !== null) {
+        const v = new Values(dialect);
+        const rows = await run(`SELECT day, ${visitsTotalsSql} FROM (${filteredVisits(q, plan, v)}) s GROUP BY day ORDER BY day`, v.list);
+        return rows.map((row) => ({ time: num(row.day) * DAY_MS, ...toTotals(row) }));
+      }
       const v = new Values(dialect);
       const bucket = Math.trunc(bucketMs);
       const rows = await run(
@@ -125,8 +184,29 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     },
 
     async top(q, dimension, limit): Promise<TopRow[]> {
-      const v = new Values(dialect);
       const column = dimension === 'custom_event' ? 'event_type' : COLUMNS[dimension];
+      const plan = await rollupPlan(q, 0);
+      if (plan !== null) {
+        const v = new Values(dialect);
+        const pages = PAGE_DIMENSIONS.has(dimension);
+        const builtIns = () => BUILT_IN_EVENT_TYPES.map((t) => v.add(t)).join(', ');
+        const source = visitsSource(q, plan, sourceContext(q, v), {
+          dim: dimension === 'custom_event' ? 'event_type' : dimension,
+          value: null,
+          rawValue: column,
+          rollupExtra: () => (pages ? ' AND page_views > 0' : dimension === 'custom_event' ? ` AND value NOT IN (${builtIns()})` : ''),
+          rawExtra: () =>
+            ` AND ${column} IS NOT NULL` +
+            (pages ? " AND event_type = 'page_view'" : dimension === 'custom_event' ? ` AND event_type NOT IN (${builtIns()})` : ''),
+        });
+        const rows = await run(
+          `SELECT value, SUM(${pages ? 'page_views' : 'events'}) AS events, COUNT(DISTINCT visitor) AS visitors FROM (${source}) s
+           GROUP BY value ORDER BY events DESC, ${dialect.byteOrder('value')} LIMIT ${v.add(limit)}`,
+          v.list,
+        );
+        return rows.map((row) => ({ value: String(row.value), events: num(row.events), visitors: num(row.visitors) }));
+      }
+      const v = new Values(dialect);
       let extra = `${column} IS NOT NULL`;
       if (PAGE_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
       const base = where(q, v);
@@ -141,12 +221,17 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     },
 
     async sessions(q): Promise<SessionStats> {
+      const plan = await rollupPlan(q, 1);
       const v = new Values(dialect);
-      const rows = await run(
-        `WITH s AS (
-           SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration,
+      const perSession =
+        plan !== null
+          ? `SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv
+           FROM (${filteredVisits(q, plan, v)}) v WHERE session_id IS NOT NULL GROUP BY session_id`
+          : `SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration,
              SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
-           FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL GROUP BY session_id)
+           FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL GROUP BY session_id`;
+      const rows = await run(
+        `WITH s AS (${perSession})
          SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
            COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s`,
         v.list,
@@ -156,14 +241,18 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     },
 
     async vitals(q, limit): Promise<PageVitals[]> {
+      const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
       const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
+      const perf =
+        plan !== null
+          ? vitalsSource(q, plan, sourceContext(q, v))
+          : `SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
+           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL`;
       // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
       // integer arithmetic, which both databases have (SQLite may lack CEIL).
       const rows = await run(
-        `WITH perf AS MATERIALIZED (
-           SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
-           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
+        `WITH perf AS MATERIALIZED (${perf}),
          pages AS (
            SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
            ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
@@ -193,17 +282,22 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     },
 
     async errors(q, limit): Promise<ErrorGroup[]> {
+      const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
+      // One row per error, or per rollup group of errors (n of them, the latest's time, id and stack).
+      const source =
+        plan !== null
+          ? errorsSource(q, plan, sourceContext(q, v))
+          : `SELECT COALESCE(${dialect.textProperty('message')}, '') AS message, ${visitorOf(q)} AS visitor, 1 AS n,
+             timestamp AS last_ts, event_id AS last_event_id, ${dialect.textProperty('stack')} AS stack
+           FROM events WHERE ${where(q, v)} AND event_type = 'error'`;
       const rows = await run(
-        `WITH e AS MATERIALIZED (
-           SELECT COALESCE(${dialect.textProperty('message')}, '') AS message, ${dialect.textProperty('stack')} AS stack,
-             timestamp, event_id, ${visitorOf(q)} AS visitor
-           FROM events WHERE ${where(q, v)} AND event_type = 'error'),
+        `WITH e AS MATERIALIZED (${source}),
          g AS (
-           SELECT message, COUNT(*) AS n, COUNT(DISTINCT visitor) AS visitors, MAX(timestamp) AS last_seen FROM e
+           SELECT message, SUM(n) AS n, COUNT(DISTINCT visitor) AS visitors, MAX(last_ts) AS last_seen FROM e
            GROUP BY message ORDER BY n DESC, ${dialect.byteOrder('message')} LIMIT ${v.add(limit)}),
          latest AS (
-           SELECT e.message, e.stack, ROW_NUMBER() OVER (PARTITION BY e.message ORDER BY e.timestamp DESC, e.event_id DESC) AS rn
+           SELECT e.message, e.stack, ROW_NUMBER() OVER (PARTITION BY e.message ORDER BY e.last_ts DESC, e.last_event_id DESC) AS rn
            FROM e JOIN g ON g.message = e.message)
          SELECT g.message, g.n, g.visitors, g.last_seen, latest.stack
          FROM g JOIN latest ON latest.message = g.message AND latest.rn = 1
@@ -251,9 +345,14 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {
+      const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
       const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
-      const exposures = `SELECT ${variant} AS variant, ${visitorOf(q)} AS visitor, MIN(timestamp) AS first FROM events
+      const exposures =
+        plan !== null
+          ? `SELECT variant, visitor, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
+        WHERE visitor IS NOT NULL GROUP BY variant, visitor`
+          : `SELECT ${variant} AS variant, ${visitorOf(q)} AS visitor, MIN(timestamp) AS first FROM events
         WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
           AND ${visitorOf(q)} IS NOT NULL
         GROUP BY ${variant}, ${visitorOf(q)}`;
@@ -264,7 +363,15 @@ export function createReportStore(dialect: Dialect, run: RunQuery): ReportStore 
         );
         return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
       }
-      const conversions = `SELECT ${visitorOf(q)} AS visitor, MAX(timestamp) AS last FROM events
+      const conversions =
+        plan !== null
+          ? `SELECT visitor, MAX(last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
+              dim: 'event_type',
+              value: conversion,
+              rawValue: 'event_type',
+              rawExtra: () => ` AND event_type = ${v.add(conversion)}`,
+            })}) c WHERE visitor IS NOT NULL GROUP BY visitor`
+          : `SELECT ${visitorOf(q)} AS visitor, MAX(timestamp) AS last FROM events
         WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
       // A visitor converted when a conversion event came at or after their first exposure.
       const rows = await run(

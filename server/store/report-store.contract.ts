@@ -1,14 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { useStore, type MakeStore } from './event-store.contract-support.js';
 import type { EventDimensions, StoredEvent } from './event-store.js';
-import { T0, makeEvent } from './event-store.fixtures.js';
+import { T0 as UNALIGNED_T0, makeEvent } from './event-store.fixtures.js';
 import type { ReportQuery } from './report-store.js';
 
 /*
  * The rules of the reports (`report-store.ts`) on hand-made rows, run against every store: edge
  * cases that generated data rarely hits (ties, repeats, empty ranges, bots, the visitor key). The
  * counts over a realistic project are checked over HTTP in `routes/reports.test.ts`.
+ *
+ * It runs twice: on the events (the range does not start at a UTC midnight, so no whole day is in
+ * it) and on the daily rollups (the range is one whole UTC day, refreshed after every write), with
+ * the same rows and the same expected numbers.
  */
+
+const DAY_MS = 86_400_000;
 
 const NO_DIMENSIONS: EventDimensions = {
   path: null,
@@ -25,9 +31,14 @@ const NO_DIMENSIONS: EventDimensions = {
   anonymousId: null,
 };
 
-/** Runs the report contract against a store. */
+/** Runs the report contract against a store, from the events and from the daily rollups. */
 export function describeReportStore(name: string, makeStore: MakeStore): void {
-  describe(`${name}: reports`, () => {
+  describeReports(`${name}: reports from the events`, makeStore, UNALIGNED_T0, false);
+  describeReports(`${name}: reports from the daily rollups`, makeStore, Math.ceil(UNALIGNED_T0 / DAY_MS) * DAY_MS, true);
+}
+
+function describeReports(title: string, makeStore: MakeStore, T0: number, rollups: boolean): void {
+  describe(title, () => {
     const ctx = useStore(makeStore);
     let n = 0;
     const event = (overrides: Partial<StoredEvent> & { d?: Partial<EventDimensions> }): StoredEvent => {
@@ -43,7 +54,10 @@ export function describeReportStore(name: string, makeStore: MakeStore): void {
       visitorKey: 'anonymous',
       ...overrides,
     });
-    const write = (events: StoredEvent[]) => ctx.store.write({ events, chunks: [] });
+    const write = async (events: StoredEvent[]) => {
+      await ctx.store.write({ events, chunks: [] });
+      if (rollups) await ctx.store.reports.refreshRollups();
+    };
 
     it('answers zeros and empty lists for a project without events', async () => {
       const r = ctx.store.reports;

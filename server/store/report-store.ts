@@ -152,6 +152,11 @@ export interface VariantResult {
 
 /** The reports of one store. */
 export interface ReportStore {
+  /**
+   * Brings every daily rollup up to date now (the store also does it in the background); resolves
+   * with the number of days refreshed, 0 for a store without rollups.
+   */
+  refreshRollups(): Promise<number>;
   totals(query: ReportQuery): Promise<Totals>;
   /** Buckets of `bucketMs` (a minute, an hour, a day), aligned to the epoch (UTC). */
   series(query: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;

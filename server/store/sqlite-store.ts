@@ -3,6 +3,9 @@ import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBou
 import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
 import { assembleRecording } from './recording-assembly.js';
 import { SQLITE_DIALECT, createReportStore } from './report-queries.js';
+import { createSqliteRollupRefresh, type RefreshNext } from './rollup-refresh.js';
+import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
+import { ensureSqliteRollups } from './rollup-schema.js';
 import { cleanJson, cleanText } from './sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
 import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
@@ -174,10 +177,15 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   const credentials = new Map<string, Credential | null>();
   let credentialsVersion = -1;
   let initializing: Promise<void> | null = null;
+  // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
+  let refreshRollup: RefreshNext | null = null;
+  let rollupRefresher: RollupRefresher | null = null;
 
   async function openAll(): Promise<void> {
     const db = openDatabase(options);
     try {
+      ensureSqliteRollups(db.db);
+      refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
       if (isPrivateDatabase(options.path)) {
         const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
         write = async (batch) => commit(encodeBatch(batch));
@@ -197,6 +205,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       throw new StoreError('NOT_OPEN', 'The SQLite store was closed while it opened.');
     }
     open = db;
+    const refreshNext = refreshRollup;
+    rollupRefresher = startRollupRefresher({ refreshNext, onError: (error) => process.emitWarning(`Daily rollup refresh failed: ${String(error)}`) });
   }
 
   const use = (): OpenDatabase => {
@@ -205,16 +215,20 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   };
 
   // Report statements by text: a handful of shapes per report and filter combination.
-  const reports = createReportStore(SQLITE_DIALECT, async (sql, values) => {
-    const current = use();
-    let statement = current.reportCache.get(sql);
-    if (!statement) {
-      statement = current.db.prepare<unknown[]>(sql);
-      if (current.reportCache.size >= REPORT_STATEMENTS) current.reportCache.clear();
-      current.reportCache.set(sql, statement);
-    }
-    return statement.all(...values) as Array<Record<string, unknown>>;
-  });
+  const reports = createReportStore(
+    SQLITE_DIALECT,
+    async (sql, values) => {
+      const current = use();
+      let statement = current.reportCache.get(sql);
+      if (!statement) {
+        statement = current.db.prepare<unknown[]>(sql);
+        if (current.reportCache.size >= REPORT_STATEMENTS) current.reportCache.clear();
+        current.reportCache.set(sql, statement);
+      }
+      return statement.all(...values) as Array<Record<string, unknown>>;
+    },
+    { refreshNext: (beforeDay) => (use(), (refreshRollup as RefreshNext)(beforeDay)) },
+  );
 
   return {
     kind: 'sqlite',
@@ -427,6 +441,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       closed = true;
       const current = open;
       open = null;
+      await rollupRefresher?.stop();
       // Groups already handed to the writer commit before its connection closes.
       await closeWriter();
       current?.db.close();

@@ -1,0 +1,150 @@
+import type { Dialect, RunQuery } from './report-queries.js';
+import type { FilterDimension, ReportQuery } from './report-store.js';
+import { DAY_MS, daySql } from './rollup-schema.js';
+
+/*
+ * The rows a report aggregates when it is served from the daily rollups (docs/decisions.md,
+ * "Daily rollups"): the whole UTC days of the range that carry no mark come from the rollup
+ * tables, everything else (the partial days at either end of the range, and marked days: today,
+ * a day with late events or an erasure not yet refreshed) from the events, in one statement so one
+ * snapshot sees both. Each source has the same columns on both sides of its UNION ALL, and every
+ * count taken over it (sums, distinct visitors and sessions, first and last times) is the count
+ * the raw query takes, because a rollup row is a group of those very events.
+ */
+
+/** Which of a report's range comes from where. */
+export interface DayPlan {
+  /** Whole days `[first, end)` served from rollups, except `dirty`. */
+  days: { first: number; end: number; dirty: number[] } | null;
+  /** Ranges `[from, to)` read from the events, in order. */
+  raw: Array<[number, number]>;
+}
+
+/** What a source needs of the report it serves. */
+export interface SourceContext {
+  dialect: Dialect;
+  /** Adds a value to the statement; returns its placeholder. Called in the order of the text. */
+  add(value: unknown): string;
+  /** The raw query's conditions (project, bots, filters) over `[from, to)` instead of the report's range. */
+  rawWhere(from: number, to: number): string;
+  /** The raw query's visitor expression. */
+  visitor: string;
+}
+
+/** Reads which whole days of the range are marked, and splits the range accordingly. */
+export async function planDays(q: ReportQuery, run: RunQuery, dialect: Dialect): Promise<DayPlan> {
+  const fullFrom = Math.ceil(q.from / DAY_MS) * DAY_MS;
+  const fullTo = Math.floor(q.to / DAY_MS) * DAY_MS;
+  if (fullTo <= fullFrom) return { days: null, raw: [[q.from, q.to]] };
+  const first = fullFrom / DAY_MS;
+  const end = fullTo / DAY_MS;
+  const ph = dialect.placeholder;
+  const rows = await run(`SELECT day FROM rollup_dirty WHERE project_id = ${ph(1)} AND day >= ${ph(2)} AND day < ${ph(3)} ORDER BY day`, [q.projectId, first, end]);
+  const dirty = rows.map((row) => Number(row.day));
+  const raw: Array<[number, number]> = [];
+  const push = (from: number, to: number) => {
+    const last = raw[raw.length - 1];
+    if (last !== undefined && last[1] === from) last[1] = to;
+    else raw.push([from, to]);
+  };
+  if (q.from < fullFrom) push(q.from, fullFrom);
+  for (const day of dirty) push(day * DAY_MS, (day + 1) * DAY_MS);
+  if (fullTo < q.to) push(fullTo, q.to);
+  return { days: dirty.length === end - first ? null : { first, end, dirty }, raw };
+}
+
+/** The conditions on a rollup table's rows: the project, its clean days, bots. */
+function rollupWhere(q: ReportQuery, days: NonNullable<DayPlan['days']>, s: SourceContext): string {
+  let sql = `project_id = ${s.add(q.projectId)} AND day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
+  if (days.dirty.length > 0) sql += ` AND day NOT IN (${days.dirty.map((d) => s.add(d)).join(', ')})`;
+  if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
+  return sql;
+}
+
+/** The UNION ALL of a rollup part and raw parts; raw parts are built in order by `rawPart`. */
+function union(plan: DayPlan, rollupPart: (() => string) | null, rawPart: (from: number, to: number) => string): string {
+  const parts: string[] = [];
+  if (plan.days !== null && rollupPart !== null) parts.push(rollupPart());
+  for (const [from, to] of plan.raw) parts.push(rawPart(from, to));
+  return parts.join('\n  UNION ALL ');
+}
+
+/** Options of {@link visitsSource}. */
+export interface VisitsSpec {
+  /** The `rollup_values` dimension: '' for every event. */
+  dim: FilterDimension | '';
+  /** Rows of this value only (the one filter of the report), or every value. */
+  value: string | null;
+  /** The `value` column of a raw row. */
+  rawValue: string;
+  /** More conditions on rollup rows (leading ` AND `), built when called. */
+  rollupExtra?: () => string;
+  /** More conditions on raw rows (leading ` AND `), built when called. */
+  rawExtra?: () => string;
+}
+
+/**
+ * Visits: `day, value, session_id, visitor, events, page_views, first_ts, last_ts`, one row per
+ * rollup group or per raw event (the raw rows carry the report's filters, the rollup rows the one
+ * filter as `dim`/`value`).
+ */
+export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, spec: VisitsSpec): string {
+  const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+  return union(
+    plan,
+    plan.days === null
+      ? null
+      : () => {
+          const days = plan.days as NonNullable<DayPlan['days']>;
+          let sql = `SELECT day, value, session_id, ${visitorColumn} AS visitor, events, page_views, first_ts, last_ts FROM rollup_values
+    WHERE project_id = ${s.add(q.projectId)} AND dim = ${s.add(spec.dim)} AND day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
+          if (days.dirty.length > 0) sql += ` AND day NOT IN (${days.dirty.map((d) => s.add(d)).join(', ')})`;
+          if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
+          if (spec.value !== null) sql += ` AND value = ${s.add(spec.value)}`;
+          return sql + (spec.rollupExtra?.() ?? '');
+        },
+    (from, to) =>
+      `SELECT ${daySql('timestamp')} AS day, ${spec.rawValue} AS value, session_id, ${s.visitor} AS visitor, 1 AS events,
+    CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS page_views, timestamp AS first_ts, timestamp AS last_ts
+    FROM events WHERE ${s.rawWhere(from, to)}${spec.rawExtra?.() ?? ''}`,
+  );
+}
+
+/** Errors: `message, visitor, n, last_ts, last_event_id, stack`. */
+export function errorsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): string {
+  const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+  return union(
+    plan,
+    () => `SELECT message, ${visitorColumn} AS visitor, n, last_ts, last_event_id, last_stack AS stack FROM rollup_errors
+    WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
+    (from, to) =>
+      `SELECT COALESCE(${s.dialect.textProperty('message')}, '') AS message, ${s.visitor} AS visitor, 1 AS n, timestamp AS last_ts,
+    event_id AS last_event_id, ${s.dialect.textProperty('stack')} AS stack
+    FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'error'`,
+  );
+}
+
+/** Performance samples: `path, lcp, inp, cls, fcp`. */
+export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): string {
+  const n = s.dialect.numberProperty;
+  return union(
+    plan,
+    () => `SELECT path, lcp, inp, cls, fcp FROM rollup_vitals WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
+    (from, to) =>
+      `SELECT path, ${n('largestContentfulPaint')} AS lcp, ${n('interactionToNextPaint')} AS inp, ${n('cumulativeLayoutShift')} AS cls,
+    ${n('firstContentfulPaint')} AS fcp FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'performance' AND path IS NOT NULL`,
+  );
+}
+
+/** Exposures to one experiment: `variant, visitor, first`. */
+export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext, experiment: string): string {
+  const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+  return union(
+    plan,
+    () => `SELECT variant, ${visitorColumn} AS visitor, first_ts AS first FROM rollup_exposures
+    WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)} AND experiment = ${s.add(experiment)}`,
+    (from, to) =>
+      `SELECT COALESCE(${s.dialect.textProperty('variant')}, '') AS variant, ${s.visitor} AS visitor, timestamp AS first
+    FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'experiment_exposure' AND ${s.dialect.textProperty('experiment')} = ${s.add(experiment)}`,
+  );
+}

@@ -1,0 +1,101 @@
+import { dayOf } from './rollup-schema.js';
+import type { RefreshNext } from './rollup-refresh.js';
+
+/*
+ * The background side of the daily rollups (docs/decisions.md, "Daily rollups"): every tick it
+ * refreshes at most `daysPerTick` marked days, newest first, then waits for the next tick. Today
+ * (and any later day) is marked again by nearly every group commit, so it is refreshed at most once
+ * per `todayEveryMs`; meanwhile reports read it from the events. The timer is unref'd: it never
+ * keeps a process alive; `stop()` waits for a refresh in progress.
+ */
+
+/** Options of {@link startRollupRefresher}. */
+export interface RollupRefresherOptions {
+  refreshNext: RefreshNext;
+  /** @default Date.now */
+  now?: () => number;
+  /**
+   * Pause between ticks, ms.
+   * @default 1000
+   */
+  tickMs?: number;
+  /**
+   * Days refreshed per tick at most, so that one tick holds the database (and, on SQLite, the
+   * thread) for a bounded time.
+   * @default 4
+   */
+  daysPerTick?: number;
+  /**
+   * How often the current UTC day is refreshed at most, ms.
+   * @default 60000
+   */
+  todayEveryMs?: number;
+  /** Told about a failed refresh (the next tick tries again). @default ignore */
+  onError?: (error: unknown) => void;
+  /** @default (cb, ms) => setTimeout(cb, ms) */
+  setTimer?: (callback: () => void, ms: number) => { unref?(): void };
+  /** @default (timer) => clearTimeout(timer) */
+  clearTimer?: (timer: unknown) => void;
+}
+
+/** A running refresher. */
+export interface RollupRefresher {
+  /** Stops the ticks; resolves when a refresh in progress has finished. */
+  stop(): Promise<void>;
+}
+
+/** Starts refreshing marked days in the background. */
+export function startRollupRefresher(options: RollupRefresherOptions): RollupRefresher {
+  const now = options.now ?? (() => Date.now());
+  const tickMs = options.tickMs ?? 1000;
+  const daysPerTick = options.daysPerTick ?? 4;
+  const todayEveryMs = options.todayEveryMs ?? 60_000;
+  const setTimer = options.setTimer ?? ((callback, ms) => setTimeout(callback, ms));
+  const clearTimer = options.clearTimer ?? ((timer) => clearTimeout(timer as ReturnType<typeof setTimeout>));
+  let stopped = false;
+  let timer: unknown = null;
+  let running: Promise<void> | null = null;
+  let todayRefreshedAt = -Infinity;
+
+  const tick = async () => {
+    for (let n = 0; n < daysPerTick && !stopped; n++) {
+      const time = now();
+      const today = dayOf(time);
+      // Past days first; today (and a clock-skewed later day) only when its pause is over.
+      const before = time - todayRefreshedAt >= todayEveryMs ? Number.MAX_SAFE_INTEGER : today;
+      const refreshed = await options.refreshNext(before);
+      if (refreshed === null) break;
+      if (refreshed.day >= today) todayRefreshedAt = time;
+    }
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    const handle = setTimer(() => {
+      running = tick()
+        .catch((error: unknown) => options.onError?.(error))
+        .finally(() => {
+          running = null;
+          schedule();
+        });
+    }, tickMs);
+    handle.unref?.();
+    timer = handle;
+  };
+  schedule();
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer !== null) clearTimer(timer);
+      await running;
+    },
+  };
+}
+
+/** Refreshes every marked day now, today included; resolves with how many days it refreshed. */
+export async function refreshAll(refreshNext: RefreshNext): Promise<number> {
+  let n = 0;
+  while ((await refreshNext(Number.MAX_SAFE_INTEGER)) !== null) n++;
+  return n;
+}

@@ -1,0 +1,194 @@
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
+
+/*
+ * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
+ * truth. They live beside the schema rather than in it: created at every store open by idempotent
+ * DDL, with a shape version of their own, so a change of shape drops and rebuilds them without a
+ * schema migration. Triggers on `events` record, in the very statement that inserts, deletes or
+ * updates events, which (project, UTC day) pairs changed: a mark that commits or rolls back with
+ * the events, survives a crash and is seen by every process. A day is served from its rollup only
+ * while it has no mark; `rollup-refresh.ts` recomputes a marked day from its raw events and
+ * removes the mark.
+ */
+
+/** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
+export const ROLLUP_SHAPE = 1;
+
+/** Milliseconds in a UTC day. */
+export const DAY_MS = 86_400_000;
+
+/** The UTC day number of a time in ms, floored (also before 1970), in SQL both databases run. */
+export const daySql = (ms: string): string => `((${ms}) - (((${ms}) % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS}) / ${DAY_MS}`;
+
+/** The UTC day number of a time in ms. */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+/** Every rollup table, dropped on a shape change. */
+const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_dirty', 'rollup_meta'];
+
+/*
+ * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
+ * event), bot flag, session and visitor (both keys): events, page views, first and last time. Fine
+ * enough to count distinct visitors and sessions over many days exactly, and to get each session's
+ * span and page views; one dimension at a time, which is what the default view and a single filter
+ * ask. rollup_errors: per day, message and visitor, the count and the latest error with its stack.
+ * rollup_vitals: the four vitals of each performance event, already out of the JSON.
+ * rollup_exposures: per day, experiment, variant and visitor, the first exposure.
+ */
+const SQLITE_ROLLUP_DDL = `
+CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rollup_dirty (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_values (
+  project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot INTEGER NOT NULL,
+  session_id TEXT, visitor TEXT, visitor_hash TEXT,
+  events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day);
+CREATE TABLE IF NOT EXISTS rollup_errors (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, message NOT NULL, visitor TEXT, visitor_hash TEXT,
+  n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
+CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_vitals (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, path TEXT NOT NULL, lcp, inp, cls, fcp);
+CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_exposures (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
+  visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
+CREATE TRIGGER IF NOT EXISTS rollup_mark_insert AFTER INSERT ON events BEGIN
+  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (NEW.project_id, ${daySql('NEW.timestamp')});
+END;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN
+  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (OLD.project_id, ${daySql('OLD.timestamp')});
+END;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN
+  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (OLD.project_id, ${daySql('OLD.timestamp')});
+  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (NEW.project_id, ${daySql('NEW.timestamp')});
+END;`;
+
+/*
+ * On PostgreSQL the marks are set once per statement from its transition table (a group commit of
+ * thousands of events upserts a handful of rows). The upsert updates an existing mark rather than
+ * leaving it be: that row lock makes a commit that touches a day wait for a refresh of that day in
+ * progress (which holds the mark locked, `rollup-refresh.ts`), and then mark the day again, so no
+ * event can slip between a refresh's snapshot and the removal of the mark. Marks are taken in
+ * (project, day) order, so two writers cannot deadlock on them.
+ */
+const markFrom = (table: string) => `
+  INSERT INTO rollup_dirty (project_id, day)
+  SELECT DISTINCT project_id, ${daySql('timestamp')} FROM ${table} ORDER BY 1, 2
+  ON CONFLICT (project_id, day) DO UPDATE SET marks = rollup_dirty.marks + 1;`;
+
+const POSTGRES_ROLLUP_DDL = `
+CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rollup_dirty (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, marks BIGINT NOT NULL DEFAULT 1, PRIMARY KEY (project_id, day));
+CREATE TABLE IF NOT EXISTS rollup_values (
+  project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
+  session_id TEXT, visitor TEXT, visitor_hash TEXT,
+  events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day);
+CREATE TABLE IF NOT EXISTS rollup_errors (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
+  n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);
+CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_vitals (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, path TEXT NOT NULL,
+  lcp FLOAT8, inp FLOAT8, cls FLOAT8, fcp FLOAT8);
+CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_exposures (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, experiment TEXT NOT NULL, variant TEXT NOT NULL,
+  visitor TEXT, visitor_hash TEXT, first_ts BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
+CREATE OR REPLACE FUNCTION rollup_mark_new() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ${markFrom('rollup_new_rows')} RETURN NULL; END $$;
+CREATE OR REPLACE FUNCTION rollup_mark_old() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ${markFrom('rollup_old_rows')} RETURN NULL; END $$;
+CREATE OR REPLACE FUNCTION rollup_mark_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ${markFrom('(SELECT project_id, timestamp FROM rollup_old_rows UNION SELECT project_id, timestamp FROM rollup_new_rows) AS changed')} RETURN NULL; END $$;
+CREATE OR REPLACE TRIGGER rollup_mark_insert AFTER INSERT ON events
+  REFERENCING NEW TABLE AS rollup_new_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_new();
+CREATE OR REPLACE TRIGGER rollup_mark_delete AFTER DELETE ON events
+  REFERENCING OLD TABLE AS rollup_old_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_old();
+CREATE OR REPLACE TRIGGER rollup_mark_update AFTER UPDATE ON events
+  REFERENCING OLD TABLE AS rollup_old_rows NEW TABLE AS rollup_new_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_changed();`;
+
+/**
+ * The first and last event time of each project with events: what a new rollup must build. The
+ * projects are found by index seeks, one per project, not by a scan of the events.
+ */
+const PROJECT_SPANS_SQL = `WITH RECURSIVE p (project_id) AS (
+  SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT e.project_id FROM events e WHERE e.project_id > p.project_id ORDER BY e.project_id LIMIT 1) FROM p WHERE p.project_id IS NOT NULL)
+SELECT p.project_id,
+  (SELECT MIN(timestamp) FROM events e WHERE e.project_id = p.project_id) AS first_ts,
+  (SELECT MAX(timestamp) FROM events e WHERE e.project_id = p.project_id) AS last_ts
+FROM p WHERE p.project_id IS NOT NULL`;
+
+type Span = { project_id: string; first_ts: number | string | null; last_ts: number | string | null };
+
+/** The (project, day) pairs of existing events, each day of each project's span. */
+function* spanDays(spans: readonly Span[]): Generator<[string, number]> {
+  for (const span of spans) {
+    if (span.first_ts === null || span.last_ts === null) continue;
+    for (let day = dayOf(Number(span.first_ts)); day <= dayOf(Number(span.last_ts)); day++) yield [span.project_id, day];
+  }
+}
+
+/**
+ * Creates the SQLite rollup tables and triggers, or rebuilds them when their shape changed. A new
+ * rollup starts with every day of existing events marked, so an upgraded database is built in the
+ * background while reports read those days from the events; the marks and triggers are created in
+ * one transaction, so no write falls between them.
+ */
+export function ensureSqliteRollups(db: Database.Database): void {
+  db.transaction(() => {
+    const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollup_meta'").get();
+    const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM rollup_meta').pluck().get() as number | undefined);
+    if (shape === ROLLUP_SHAPE) {
+      db.exec(SQLITE_ROLLUP_DDL);
+      return;
+    }
+    for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
+    for (const table of ROLLUP_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
+    db.exec(SQLITE_ROLLUP_DDL);
+    const mark = db.prepare('INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (?, ?)');
+    for (const [projectId, day] of spanDays(db.prepare(PROJECT_SPANS_SQL).all() as Span[])) mark.run(projectId, day);
+    db.prepare('INSERT INTO rollup_meta (shape) VALUES (?)').run(ROLLUP_SHAPE);
+  }).immediate();
+}
+
+/** The PostgreSQL counterpart of {@link ensureSqliteRollups}, under the schema's advisory lock. */
+export async function ensurePostgresRollups(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(SCHEMA_LOCK_SQL);
+    const meta = await client.query<{ found: boolean }>("SELECT to_regclass('rollup_meta') IS NOT NULL AS found");
+    const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
+    if (shape !== ROLLUP_SHAPE) {
+      for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) await client.query(`DROP TRIGGER IF EXISTS ${trigger} ON events`);
+      await client.query(`DROP TABLE IF EXISTS ${ROLLUP_TABLES.join(', ')}`);
+    }
+    await client.query(POSTGRES_ROLLUP_DDL);
+    if (shape !== ROLLUP_SHAPE) {
+      const pairs = [...spanDays((await client.query<Span>(PROJECT_SPANS_SQL)).rows)];
+      if (pairs.length > 0) {
+        await client.query('INSERT INTO rollup_dirty (project_id, day) SELECT * FROM unnest($1::text[], $2::int[]) ON CONFLICT DO NOTHING', [
+          pairs.map((p) => p[0]),
+          pairs.map((p) => p[1]),
+        ]);
+      }
+      await client.query('INSERT INTO rollup_meta (shape) VALUES ($1)', [ROLLUP_SHAPE]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
