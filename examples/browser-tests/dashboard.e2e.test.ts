@@ -464,6 +464,21 @@ describe('the dashboard in Chromium', () => {
       await player.locator('.rr-timeline').waitFor();
       expect((await player.locator('.rr-controller__btns button').allTextContents()).map((t) => t.trim())).toEqual(expect.arrayContaining(['1x', '2x', '4x', '8x']));
       expect(await player.getByText('skip inactive').count()).toBe(1);
+      if (viewport === DESKTOP) {
+        // At 8× it plays to its end; back at 1×, a click on the timeline a quarter in scrubs back there.
+        await player.getByRole('button', { name: '8x' }).click();
+        const total = Number(await clock.getAttribute('data-total-ms'));
+        expect(total).toBeGreaterThan(0);
+        await waitUntil('the replay to reach its end', async () => Number(await clock.getAttribute('data-ms')) >= total, 30_000);
+        await player.getByRole('button', { name: '1x' }).click();
+        const box = await player.locator('.rr-progress').boundingBox();
+        expect(box).not.toBeNull();
+        await p.mouse.click(box!.x + box!.width * 0.25, box!.y + box!.height / 2);
+        await waitUntil('the replay to go back', async () => Number(await clock.getAttribute('data-ms')) < total, 10_000);
+        // An event beside the player seeks to its moment: the session's first page view is its start.
+        await p.getByTestId('replay-events').locator('tr.pickable').first().click();
+        await waitUntil('the replay at its start', async () => Number(await clock.getAttribute('data-ms')) < total * 0.5, 10_000);
+      }
       expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
       await shot(p, `replay-${viewport.width}`);
       await p.context().close();

@@ -52,9 +52,11 @@ function VariantTable({ answer }: { answer: ExperimentAnswer }): ReactNode {
               </td>
               <td className="num rate-col">
                 <span className="rate">
-                  <span className="rate-track" aria-hidden="true">
-                    <span className={`rate-bar${v.conversion_rate !== null && v.conversion_rate === best && best > 0 ? ' best' : ''}`} style={{ width: `${(v.conversion_rate ?? 0) * 100}%` }} />
-                  </span>
+                  {v.conversion_rate !== null && (
+                    <span className="rate-track" aria-hidden="true">
+                      <span className={`rate-bar${v.conversion_rate === best && best > 0 ? ' best' : ''}`} style={{ width: `${v.conversion_rate * 100}%` }} />
+                    </span>
+                  )}
                   <span data-testid="variant-rate">{formatPercent(v.conversion_rate)}</span>
                 </span>
               </td>

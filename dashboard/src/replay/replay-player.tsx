@@ -91,7 +91,7 @@ export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNo
       )}
       <div ref={box} className="player-box sa-block" data-testid="replay-frame" />
       {time !== null && (
-        <p className="muted small" data-testid="replay-time" data-ms={Math.round(time.now)}>
+        <p className="muted small" data-testid="replay-time" data-ms={Math.round(time.now)} data-total-ms={Math.round(time.total)}>
           {formatClock(time.now)} / {formatClock(time.total)}
           {recording.gaps.length > 0 ? ` · ${recording.gaps.length} missing chunk${recording.gaps.length === 1 ? '' : 's'}` : ''}
         </p>
