@@ -385,6 +385,19 @@ describe('the dashboard in Chromium', () => {
     await nav.waitFor({ state: 'hidden' });
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     expect(await p.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Menu');
+    // Tab past its last link closes it; a tap outside too.
+    await p.keyboard.press('Enter');
+    await nav.waitFor({ state: 'visible' });
+    for (let i = 0; i < 7; i++) await p.keyboard.press('Tab');
+    await nav.waitFor({ state: 'hidden' });
+    await menu.click();
+    await nav.waitFor({ state: 'visible' });
+    // On the chart's legend, below the open menu: a place where a tap does nothing else.
+    const legend = await p.getByTestId('chart').locator('figcaption').boundingBox();
+    expect(legend).not.toBeNull();
+    await p.mouse.click(legend!.x + legend!.width - 5, legend!.y + legend!.height / 2);
+    await nav.waitFor({ state: 'hidden' });
+    await menu.focus();
     // By keyboard: Enter opens it, Tab walks its links, Enter follows one, and the menu closes.
     await p.keyboard.press('Enter');
     await nav.waitFor({ state: 'visible' });

@@ -1,8 +1,8 @@
 /**
  * The dashboard's navigation and sign-out. On a phone the links collapse behind a "Menu" button
  * (a disclosure: `aria-expanded`, `aria-controls`): opening it moves focus to the current page's
- * link, Escape or a tap outside closes it and gives focus back to the button, and choosing a page
- * closes it. Which of the two layouts shows is the stylesheet's decision (one width breakpoint).
+ * link, Escape closes it and gives focus back to the button, a tap outside or Tab past its last
+ * link closes it, and choosing a page closes it. Which of the two layouts shows is the stylesheet's decision (one width breakpoint).
  */
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { type Route, routeHref } from '../lib/route.js';
@@ -45,11 +45,19 @@ export function Nav({ current, projectId, onSignOut }: { current: Route; project
       const target = event.target as Node | null;
       if (target !== null && !nav.current?.contains(target) && !button.current?.contains(target)) setOpen(false);
     };
+    // Tabbing out of the last link leaves the menu: it closes rather than cover the page under it.
+    const onFocusOut = (event: FocusEvent): void => {
+      const next = event.relatedTarget as Node | null;
+      if (next !== null && !nav.current?.contains(next) && !button.current?.contains(next)) setOpen(false);
+    };
+    const menu = nav.current;
     document.addEventListener('keydown', onKey);
     document.addEventListener('pointerdown', onPointer);
+    menu?.addEventListener('focusout', onFocusOut);
     return () => {
       document.removeEventListener('keydown', onKey);
       document.removeEventListener('pointerdown', onPointer);
+      menu?.removeEventListener('focusout', onFocusOut);
     };
   }, [open]);
 
