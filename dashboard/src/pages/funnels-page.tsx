@@ -51,7 +51,9 @@ export function FunnelsPage(): ReactNode {
             <ol className="steps">
               {steps.map((s, i) => (
                 <li key={`${i}-${stepParam(s)}`}>
-                  <span>{stepLabel(s)}</span>
+                  <span>
+                    {i + 1}. {stepLabel(s)}
+                  </span>
                   <button type="button" className="link" aria-label={`Remove step ${i + 1}`} onClick={() => setSteps(removeStep(steps, i))}>
                     Remove
                   </button>
