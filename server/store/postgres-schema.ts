@@ -1,3 +1,4 @@
+import { DEFAULT_PARTITION, ID_DAY_FUNCTION } from './postgres-partition.js';
 import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
 
 /**
@@ -31,8 +32,12 @@ import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
  *   table rewrite) and `backfills`, whose row makes `report-backfill.ts` fill the older rows' columns
  *   in bounded batches after the schema step. No index is added for the reports: each reads one
  *   project's time range through `events_by_time` (docs/decisions.md, "Report columns").
+ * - Version 6 partitions `events` by day (`postgres-partition.ts`): the day of the UUIDv7 time in
+ *   the event id, `id_day`, part of the unique key so that dedupe stays exact across partitions,
+ *   and a default partition for other ids. The migration moves every row into the new table, in
+ *   the schema transaction: one pass over the events, paid once at the upgrade.
  */
-export const POSTGRES_SCHEMA_VERSION = 5;
+export const POSTGRES_SCHEMA_VERSION = 6;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -77,6 +82,39 @@ CREATE TABLE IF NOT EXISTS salts (
   salt TEXT NOT NULL
 );`;
 
+/**
+ * The events, partitioned by `id_day` (version 6). `id_day` defaults to 0, the day of ids that are
+ * not UUIDv7; a row of a UUIDv7 id written by hand must set it to `service_analytics_id_day(event_id)`.
+ * The unique key and `events_by_time` are declared on the parent, which gives each partition its own.
+ */
+const EVENTS_TABLE = `
+CREATE TABLE IF NOT EXISTS events (
+  project_id TEXT COLLATE "C" NOT NULL,
+  event_id TEXT COLLATE "C" NOT NULL,
+  event_type TEXT COLLATE "C" NOT NULL,
+  user_id TEXT COLLATE "C",
+  session_id TEXT COLLATE "C",
+  timestamp BIGINT NOT NULL,
+  client_timestamp BIGINT,
+  received_at BIGINT NOT NULL,
+  properties JSONB NOT NULL,
+  user_agent TEXT,
+  ip_address TEXT,
+  is_bot BOOLEAN NOT NULL DEFAULT false,
+  visitor_id TEXT COLLATE "C",
+${REPORT_COLUMN_DEFINITIONS.map((definition) => `  ${definition},`).join('\n')}
+  id_day INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (project_id, event_id, id_day)
+) PARTITION BY RANGE (id_day);
+CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
+CREATE TABLE IF NOT EXISTS ${DEFAULT_PARTITION} PARTITION OF events DEFAULT;`;
+
+/** Every column of a version 5 `events` row, in table order. */
+const V5_EVENT_COLUMNS = [
+  'project_id', 'event_id', 'event_type', 'user_id', 'session_id', 'timestamp', 'client_timestamp', 'received_at',
+  'properties', 'user_agent', 'ip_address', 'is_bot', 'visitor_id', ...REPORT_COLUMNS,
+].join(', ');
+
 /** The latest schema, for a database that has none yet. */
 export const POSTGRES_SCHEMA = `
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -103,24 +141,8 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_project ON api_keys (project_id, created_at);
 
-CREATE TABLE IF NOT EXISTS events (
-  project_id TEXT COLLATE "C" NOT NULL,
-  event_id TEXT COLLATE "C" NOT NULL,
-  event_type TEXT COLLATE "C" NOT NULL,
-  user_id TEXT COLLATE "C",
-  session_id TEXT COLLATE "C",
-  timestamp BIGINT NOT NULL,
-  client_timestamp BIGINT,
-  received_at BIGINT NOT NULL,
-  properties JSONB NOT NULL,
-  user_agent TEXT,
-  ip_address TEXT,
-  is_bot BOOLEAN NOT NULL DEFAULT false,
-  visitor_id TEXT COLLATE "C",
-${REPORT_COLUMN_DEFINITIONS.map((definition) => `  ${definition},`).join('\n')}
-  UNIQUE (project_id, event_id)
-);
-CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
+${ID_DAY_FUNCTION}
+${EVENTS_TABLE}
 
 CREATE TABLE IF NOT EXISTS recording_chunks (
   project_id TEXT COLLATE "C" NOT NULL,
@@ -164,4 +186,28 @@ ${SALTS_TABLE}`,
 ${REPORT_COLUMN_DEFINITIONS.map((definition) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${definition};`).join('\n')}
 ${BACKFILLS_TABLE}
 INSERT INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL) ON CONFLICT (name) DO NOTHING;`,
+  // The old table steps aside (its indexes renamed, as names are per schema), the partitioned one
+  // takes its name with a partition per day its rows have (days from 2000 to two days ahead; the
+  // rest go to the default partition), and every row moves over with its id's day. A table that is
+  // partitioned already is left as it is.
+  6: `
+${ID_DAY_FUNCTION}
+DO $migrate$
+DECLARE d INTEGER;
+BEGIN
+  IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'events'::regclass) <> 'r' THEN RETURN; END IF;
+  ALTER TABLE events RENAME TO events_v5;
+  ALTER INDEX IF EXISTS events_by_time RENAME TO events_v5_by_time;
+  ALTER INDEX IF EXISTS events_project_id_event_id_key RENAME TO events_v5_key;
+  ${EVENTS_TABLE.trim().split('\n').join('\n  ')}
+  FOR d IN SELECT DISTINCT service_analytics_id_day(event_id) FROM events_v5 LOOP
+    IF d >= 10957 AND d <= floor(extract(epoch FROM now()) / 86400)::int + 2 THEN
+      EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)',
+                     'events_p' || to_char(date '1970-01-01' + d, 'YYYYMMDD'), d, d + 1);
+    END IF;
+  END LOOP;
+  INSERT INTO events (${V5_EVENT_COLUMNS}, id_day) SELECT ${V5_EVENT_COLUMNS}, service_analytics_id_day(event_id) FROM events_v5;
+  DROP TABLE events_v5;
+END
+$migrate$;`,
 };

@@ -3,13 +3,14 @@ import type { RecordedEvent } from '../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
 import type { EventPage, EventStore, WriteResult } from './event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
+import { createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
 import { createPostgresRollupRefresh } from './rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
-import { ensurePostgresRollups } from './rollup-schema.js';
+import { daySql, ensurePostgresRollups } from './rollup-schema.js';
 import {
   EVENT_COLUMNS,
   EVENT_PROJECTS_SQL,
@@ -78,6 +79,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
   pool.on('error', (error) => options.onPoolError?.(error));
   const eventWriter = createEventWriter(pool);
+  const partitions = createPartitionManager(pool);
   let state: 'new' | 'open' | 'closed' = 'new';
   let initialising: Promise<void> | null = null;
 
@@ -137,6 +139,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   /** Creates the schema under an advisory lock, so concurrent starts of several processes are safe. */
   const createSchema = async () => {
     await migrate();
+    // Today's partition and the next days', before the first write needs them.
+    await partitions.ensure([]);
     // Rows of an older version get their report columns, batch by batch, before the store serves.
     await backfillPostgresReportColumns(pool, options.backfillBatch);
     // Daily rollups (rollup-schema.ts): created after the schema, refreshed in the background until close.
@@ -194,6 +198,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     async write(batch): Promise<WriteResult> {
       use();
       if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
+      // The day partitions the group needs, made first if new (postgres-partition.ts).
+      await partitions.ensure(batch.events.map((e) => idDay(e.eventId)));
       if (batch.chunks.length === 0 && isOneStatement(batch.events)) {
         // The usual group commit: one statement (a COPY, or an INSERT after a duplicate), atomic and
         // committed on its own, so BEGIN and COMMIT would only add two round trips.
@@ -372,7 +378,17 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     },
 
     async deleteOlderThan(cutoff) {
-      let events = 0;
+      // Whole day partitions first; the row delete below then finds only the few rows left elsewhere.
+      const dropped = await dropExpiredPartitions(pool, cutoff, {
+        // A DROP fires no DELETE trigger: the days it empties are marked for the rollups here, as
+        // the trigger marks those of deleted rows (rollup-schema.ts).
+        beforeDrop: async (client, partition) => {
+          await client.query(`INSERT INTO rollup_dirty (project_id, day) SELECT DISTINCT project_id, ${daySql('timestamp')} FROM ${partition}
+            ON CONFLICT (project_id, day) DO UPDATE SET marks = rollup_dirty.marks + 1`);
+        },
+      });
+      partitions.forget();
+      let events = dropped.events;
       for (const { project_id: projectId } of (await query(EVENT_PROJECTS_SQL)).rows) {
         events += (await query('DELETE FROM events WHERE project_id = $1 AND timestamp < $2', [projectId, cutoff])).rowCount ?? 0;
       }

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { EventDimensions, StoredEvent, StoredRecordingChunk } from './event-store.js';
+import { idDay } from './postgres-partition.js';
 import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
 
 /*
@@ -52,12 +53,12 @@ const INSERT_EVENTS = {
 WITH inserted AS (
   INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
                       received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host,
-                      channel, utm_source, utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id)
-  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v, pa, h, rh, ch, us, um, uc, br, os, dv, sc, a
+                      channel, utm_source, utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, id_day)
+  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v, pa, h, rh, ch, us, um, uc, br, os, dv, sc, a, d
   FROM jsonb_to_recordset($1::jsonb) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
                                          props jsonb, ua text, ip text, b boolean, v text, pa text, h text, rh text,
-                                         ch text, us text, um text, uc text, br text, os text, dv text, sc text, a text)
-  ON CONFLICT (project_id, event_id) DO NOTHING
+                                         ch text, us text, um text, uc text, br text, os text, dv text, sc text, a text, d int4)
+  ON CONFLICT (project_id, event_id, id_day) DO NOTHING
   RETURNING project_id, event_id
 ), counted AS (
   SELECT count(*)::int AS n FROM inserted
@@ -145,6 +146,8 @@ export async function insertEvents(client: Queryable, events: readonly StoredEve
         v: e.visitorId,
         // Report columns; a missing member reads as null.
         ...(e.dimensions === undefined ? {} : reportMembers(e.dimensions)),
+        // The partition day (`postgres-partition.ts`), of the id as stored.
+        d: idDay(cleanText(e.eventId)),
       };
     });
     const values = [cleanJson(JSON.stringify(rows)), slice.length];
@@ -201,7 +204,7 @@ const UNIQUE_VIOLATION = '23505';
 /** Columns of a COPY row, in the order {@link copyRow} writes them. */
 const COPY_EVENTS = `COPY events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
   received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
-  utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id) FROM STDIN`;
+  utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, id_day) FROM STDIN`;
 
 const COPY_SPECIAL = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
@@ -220,8 +223,8 @@ function copyJson(json: string): string {
   return clean.indexOf('\\') === -1 ? clean : clean.replaceAll('\\', '\\\\');
 }
 
-/** One event as a line of COPY text: 25 tab-separated values, `\N` for null. */
-function copyRow(e: StoredEvent): string {
+/** One event as a line of COPY text: 26 tab-separated values, `\N` for null; `eventId` is the cleaned id. */
+function copyRow(e: StoredEvent, eventId: string): string {
   const d = e.dimensions;
   const report =
     d === undefined
@@ -232,11 +235,11 @@ function copyRow(e: StoredEvent): string {
           d.anonymousId,
         )}`;
   const clientTimestamp = e.clientTimestamp === null ? '\\N' : String(wholeMs(e.clientTimestamp));
-  return `${copyText(e.projectId)}\t${copyText(e.eventId)}\t${copyText(e.eventType)}\t${copyText(e.userId)}\t${copyText(e.sessionId)}\t${wholeMs(
+  return `${copyText(e.projectId)}\t${copyText(eventId)}\t${copyText(e.eventType)}\t${copyText(e.userId)}\t${copyText(e.sessionId)}\t${wholeMs(
     e.timestamp,
   )}\t${clientTimestamp}\t${wholeMs(e.receivedAt)}\t${copyJson(JSON.stringify(e.properties))}\t${copyText(e.userAgent)}\t${copyText(
     e.ipAddress,
-  )}\t${e.isBot ? 't' : 'f'}\t${copyText(e.visitorId)}\t${report}\n`;
+  )}\t${e.isBot ? 't' : 'f'}\t${copyText(e.visitorId)}\t${report}\t${idDay(eventId)}\n`;
 }
 
 /**
@@ -250,10 +253,12 @@ export async function copyEvents(client: PoolClient, events: readonly StoredEven
   const inserted = new Array<boolean>(events.length).fill(false);
   if (events.length === 0) return inserted;
   const keys = new Array<string>(events.length);
+  const ids = new Array<string>(events.length);
   const seen = new Set<string>();
   const order: number[] = [];
   for (let i = 0; i < events.length; i++) {
-    const key = `${cleanText(events[i].projectId)}\0${cleanText(events[i].eventId)}`;
+    ids[i] = cleanText(events[i].eventId);
+    const key = `${cleanText(events[i].projectId)}\0${ids[i]}`;
     keys[i] = key;
     if (!seen.has(key)) {
       seen.add(key);
@@ -262,7 +267,7 @@ export async function copyEvents(client: PoolClient, events: readonly StoredEven
   }
   order.sort(byKey(keys));
   let text = '';
-  for (const i of order) text += copyRow(events[i]);
+  for (const i of order) text += copyRow(events[i], ids[i]);
   const stream = client.query(copyFrom(COPY_EVENTS));
   try {
     await new Promise<void>((resolve, reject) => {

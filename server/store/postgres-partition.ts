@@ -1,0 +1,216 @@
+import type { Pool, PoolClient } from 'pg';
+
+/*
+ * PostgreSQL's `events` is partitioned by day (schema version 6, docs/decisions.md, "PostgreSQL
+ * partitions"). The day is not the event's `timestamp`, which the server may correct by a skew
+ * measured anew on every request, so that a resent event could land in another day than its first
+ * copy: it is the day of the time inside the event id, `id_day`. The client's ids are UUIDv7, whose
+ * first 48 bits are the milliseconds of their making, so the day is a function of the id alone and
+ * the unique key (project_id, event_id, id_day) dedupes exactly like (project_id, event_id) did.
+ *
+ * Ids that are not UUIDv7 (the wire accepts any string, docs/protocol.md) get day 0 and live in the
+ * default partition, as do events of any day that has no partition of its own: a UUIDv7 made by a
+ * clock far off, or one made up. Partitions are made for the days around today only (ahead of time
+ * and on demand), so made-up ids cannot make a process create thousands of tables. Retention drops
+ * a day's partition whole once every row in it is past the cut-off.
+ */
+
+const DAY_MS = 86_400_000;
+
+/** Days after today whose partitions exist ahead of time. */
+export const DAYS_AHEAD = 2;
+/** Days before today whose partitions a write still creates on demand (late events, catch-up). */
+export const DAYS_BACK = 31;
+
+/** The partition that holds ids that are not UUIDv7 and days without a partition of their own. */
+export const DEFAULT_PARTITION = 'events_default';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+/**
+ * The partition day of an event id: days since 1970-01-01 (UTC) of a UUIDv7's time, 0 for any other
+ * id. The SQL function {@link ID_DAY_FUNCTION} computes the same for rows written by SQL.
+ */
+export function idDay(eventId: string): number {
+  if (eventId.length !== 36 || !UUID_V7.test(eventId)) return 0;
+  return Math.floor(parseInt(eventId.slice(0, 8) + eventId.slice(9, 13), 16) / DAY_MS);
+}
+
+/**
+ * `service_analytics_id_day(event_id)`, the SQL twin of {@link idDay}: the migration to version 6
+ * gives existing rows their day with it, and anyone inserting rows by hand must set `id_day` to it.
+ */
+export const ID_DAY_FUNCTION = `
+CREATE OR REPLACE FUNCTION service_analytics_id_day(event_id TEXT) RETURNS INTEGER
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE WHEN length(event_id) = 36 AND event_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+    THEN floor(('x' || lpad(substr(event_id, 1, 8) || substr(event_id, 10, 4), 16, '0'))::bit(64)::bigint / 86400000.0)::int
+    ELSE 0 END
+$$;`;
+
+/** The table name of a day's partition: `events_p` and the date, e.g. `events_p20261125`. */
+export function partitionName(day: number): string {
+  return `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+}
+
+/** The day of a partition name made by {@link partitionName}, or null for any other table. */
+export function partitionDay(name: string): number | null {
+  const m = /^events_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+  if (!m) return null;
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return Number.isNaN(ms) ? null : ms / DAY_MS;
+}
+
+/** Statement creating a day's partition; a no-op when it exists. */
+export function createPartitionSql(day: number): string {
+  return `CREATE TABLE IF NOT EXISTS ${partitionName(day)} PARTITION OF events FOR VALUES FROM (${day}) TO (${day + 1})`;
+}
+
+/** The day partitions of `events` as they are now, by day. */
+export const LIST_PARTITIONS_SQL = `
+SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'events'::regclass`;
+
+/** Serialises partition changes between processes (creation on demand, retention's drops). */
+const PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-analytics:partitions'))";
+
+/** SQLSTATE of a check violation: the default partition already holds rows of the day. */
+const CHECK_VIOLATION = '23514';
+
+/** Options of {@link createPartitionManager}. */
+export interface PartitionManagerOptions {
+  /** The clock, ms. @default Date.now */
+  now?: () => number;
+}
+
+/** Keeps the day partitions of `events` that writes need. */
+export interface PartitionManager {
+  /**
+   * Makes sure the partitions of the days of `days` that lie around today exist (and those of
+   * today and the next {@link DAYS_AHEAD} days). Other days go to the default partition, so a write
+   * never fails for want of a partition.
+   */
+  ensure(days: Iterable<number>): Promise<void>;
+  /** Forgets what it knew, e.g. after retention dropped partitions. */
+  forget(): void;
+}
+
+/** Creates the partition keeper of one store (one process). */
+export function createPartitionManager(pool: Pool, options: PartitionManagerOptions = {}): PartitionManager {
+  const now = options.now ?? Date.now;
+  /** Days known to have a partition, or to stay in the default partition. */
+  let known: Set<number> | null = null;
+
+  const load = async (): Promise<Set<number>> => {
+    const days = new Set<number>();
+    for (const row of (await pool.query<{ name: string }>(LIST_PARTITIONS_SQL)).rows) {
+      const day = partitionDay(row.name);
+      if (day !== null) days.add(day);
+    }
+    return days;
+  };
+
+  const create = async (missing: number[]): Promise<void> => {
+    const client: PoolClient = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(PARTITION_LOCK_SQL);
+      for (const day of missing) {
+        await client.query('SAVEPOINT partition');
+        try {
+          await client.query(createPartitionSql(day));
+          await client.query('RELEASE SAVEPOINT partition');
+        } catch (error) {
+          // The default partition holds rows of that day (ids whose clock ran ahead): the day stays
+          // there, as a partition of its own would have to take them over first.
+          if ((error as { code?: unknown }).code !== CHECK_VIOLATION) throw error;
+          await client.query('ROLLBACK TO SAVEPOINT partition');
+        }
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  };
+
+  return {
+    async ensure(days) {
+      const set = (known ??= await load());
+      const today = Math.floor(now() / DAY_MS);
+      const missing = new Set<number>();
+      for (let day = today; day <= today + DAYS_AHEAD; day++) if (!set.has(day)) missing.add(day);
+      for (const day of days) if (day >= today - DAYS_BACK && day <= today + DAYS_AHEAD && !set.has(day)) missing.add(day);
+      if (missing.size === 0) return;
+      const sorted = [...missing].sort((a, b) => a - b);
+      await create(sorted);
+      for (const day of sorted) set.add(day);
+    },
+    forget() {
+      known = null;
+    },
+  };
+}
+
+/** Options of {@link dropExpiredPartitions}. */
+export interface DropOptions {
+  /**
+   * Runs in the transaction that drops `partition`, before the drop: a DROP fires no DELETE
+   * trigger, so whatever follows deleted rows (e.g. marking the days a rollup must recompute) is
+   * done here, from the partition's rows.
+   * @default nothing
+   */
+  beforeDrop?: (client: PoolClient, partition: string) => Promise<void>;
+}
+
+/** What {@link dropExpiredPartitions} did. */
+export interface DroppedPartitions {
+  /** Partitions dropped whole. */
+  partitions: number;
+  /** Rows they held. */
+  events: number;
+}
+
+/**
+ * Drops every day partition whose day ended before `cutoff` and that holds no row at or after it
+ * (an event's `timestamp` can lie after its id's day: a client clock corrected by skew, or a
+ * `timestamp` set apart from the id). A partition that does hold such a row is kept; the row
+ * delete that follows (the store's prune) takes its older rows.
+ */
+export async function dropExpiredPartitions(pool: Pool, cutoff: number, options: DropOptions = {}): Promise<DroppedPartitions> {
+  const expired = (await pool.query<{ name: string }>(LIST_PARTITIONS_SQL)).rows
+    .map((row) => ({ name: row.name, day: partitionDay(row.name) }))
+    .filter((p): p is { name: string; day: number } => p.day !== null && (p.day + 1) * DAY_MS <= cutoff)
+    .sort((a, b) => a.day - b.day);
+  let partitions = 0;
+  let events = 0;
+  for (const { name } of expired) {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(PARTITION_LOCK_SQL);
+      // One scan counts what goes and looks for a row to keep; far cheaper than deleting rows.
+      const { rows } = await client.query<{ n: number; kept: number }>(
+        `SELECT count(*)::int AS n, count(*) FILTER (WHERE timestamp >= $1)::int AS kept FROM ${name}`,
+        [cutoff],
+      );
+      const found = rows[0] ?? { n: 0, kept: 0 };
+      if (found.kept === 0) {
+        await options.beforeDrop?.(client, name);
+        await client.query(`DROP TABLE ${name}`);
+        partitions++;
+        events += found.n;
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      // Dropped meanwhile by another process's retention: nothing left to do for it.
+      if ((error as { code?: unknown }).code !== '42P01') throw error;
+    } finally {
+      client.release();
+    }
+  }
+  return { partitions, events };
+}
