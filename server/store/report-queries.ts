@@ -244,15 +244,33 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
       const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
-      const perf =
-        plan !== null
-          ? vitalsSource(q, plan, sourceContext(q, v))
-          : `SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
-           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL`;
       // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
       // integer arithmetic, which both databases have (SQLite may lack CEIL).
-      const rows = await run(
-        `WITH perf AS MATERIALIZED (${perf}),
+      const rows =
+        plan !== null
+          ? // From counts of values: the smallest value whose running count reaches the rank.
+            await run(
+              `WITH h AS MATERIALIZED (
+                 SELECT path, metric, value, CAST(SUM(n) AS BIGINT) AS n FROM (${vitalsSource(q, plan, sourceContext(q, v), VITALS)}) s
+                 GROUP BY path, metric, value),
+               pages AS (
+                 SELECT path, n AS samples FROM h WHERE metric = ''
+                 ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
+               cum AS (
+                 SELECT h.path, h.metric, h.value,
+                   CAST(SUM(h.n) OVER (PARTITION BY h.path, h.metric ORDER BY h.value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS BIGINT) AS upto,
+                   CAST(SUM(h.n) OVER (PARTITION BY h.path, h.metric) AS BIGINT) AS total
+                 FROM h JOIN pages ON pages.path = h.path WHERE h.metric <> ''),
+               pick AS (SELECT path, metric, MIN(value) AS value FROM cum WHERE upto >= (3 * total + 3) / 4 GROUP BY path, metric)
+               SELECT pages.path, pages.samples, pick.metric, pick.value
+               FROM pages LEFT JOIN pick ON pick.path = pages.path
+               ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
+              v.list,
+            )
+          : await run(
+        `WITH perf AS MATERIALIZED (
+           SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
+           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
          pages AS (
            SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
            ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),

@@ -124,15 +124,23 @@ export function errorsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): s
   );
 }
 
-/** Performance samples: `path, lcp, inp, cls, fcp`. */
-export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): string {
-  const n = s.dialect.numberProperty;
+/**
+ * Vitals as counts of values: `path, metric, value, n`, with metric '' counting the performance
+ * events of the page; `properties` names the property of each metric key.
+ */
+export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, properties: Readonly<Record<string, string>>): string {
+  const metrics = Object.entries(properties);
+  const value = `CASE m.metric WHEN '' THEN 0 ${metrics.map(([key, name]) => `WHEN '${key}' THEN ${s.dialect.numberProperty(name)}`).join(' ')} END`;
+  const metricRows = ["SELECT '' AS metric", ...metrics.map(([key]) => `SELECT '${key}'`)].join(' UNION ALL ');
   return union(
     plan,
-    () => `SELECT path, lcp, inp, cls, fcp FROM rollup_vitals WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
+    () => `SELECT path, metric, value, SUM(n) AS n FROM rollup_vitals WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}
+    GROUP BY path, metric, value`,
     (from, to) =>
-      `SELECT path, ${n('largestContentfulPaint')} AS lcp, ${n('interactionToNextPaint')} AS inp, ${n('cumulativeLayoutShift')} AS cls,
-    ${n('firstContentfulPaint')} AS fcp FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'performance' AND path IS NOT NULL`,
+      `SELECT path, metric, value, COUNT(*) AS n FROM (
+      SELECT path, m.metric AS metric, ${value} AS value FROM events CROSS JOIN (${metricRows}) m
+      WHERE ${s.rawWhere(from, to)} AND event_type = 'performance' AND path IS NOT NULL) r
+    WHERE value IS NOT NULL GROUP BY path, metric, value`,
   );
 }
 

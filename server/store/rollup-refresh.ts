@@ -38,6 +38,9 @@ export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {
   event_type: 'event_type',
 };
 
+/** The vitals of `rollup_vitals`, by their report keys. */
+export const VITAL_KEYS = ['lcp', 'inp', 'cls', 'fcp'] as const;
+
 /** Every `dim` of `rollup_values`: '' (all events) and each filter dimension. */
 export const ROLLUP_DIMS: readonly string[] = ['', ...FILTER_DIMENSIONS];
 
@@ -74,8 +77,11 @@ function rollupInserts(src: string, p: string, d: string): string[] {
        SELECT ${key}, timestamp, event_id, stack,
          ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY timestamp DESC, event_id DESC) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n
        FROM ${src} WHERE event_type = 'error') r WHERE rn = 1`,
-    `INSERT INTO rollup_vitals (project_id, day, is_bot, path, lcp, inp, cls, fcp)
-     SELECT ${p}, ${d}, is_bot, path, lcp, inp, cls, fcp FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL`,
+    `INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, value, n)
+     SELECT ${p}, ${d}, is_bot, path, metric, value, COUNT(*) FROM (
+       SELECT is_bot, path, '' AS metric, 0 AS value FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL
+       ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${k} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n       ')}) v
+     GROUP BY is_bot, path, metric, value`,
     `INSERT INTO rollup_exposures (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
      SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
      WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash`,

@@ -14,7 +14,7 @@ import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
  */
 
 /** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
-export const ROLLUP_SHAPE = 1;
+export const ROLLUP_SHAPE = 2;
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -34,7 +34,9 @@ const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollu
  * enough to count distinct visitors and sessions over many days exactly, and to get each session's
  * span and page views; one dimension at a time, which is what the default view and a single filter
  * ask. rollup_errors: per day, message and visitor, the count and the latest error with its stack.
- * rollup_vitals: the four vitals of each performance event, already out of the JSON.
+ * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
+ * many performance events the page had): a percentile over many days is a walk along the summed
+ * counts, in value order (SQLite keeps the rows in that order).
  * rollup_exposures: per day, experiment, variant and visitor, the first exposure.
  */
 const SQLITE_ROLLUP_DDL = `
@@ -51,7 +53,8 @@ CREATE TABLE IF NOT EXISTS rollup_errors (
   n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
 CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_vitals (
-  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, path TEXT NOT NULL, lcp, inp, cls, fcp);
+  project_id TEXT NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL, value NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL,
+  n INTEGER NOT NULL, PRIMARY KEY (project_id, path, metric, value, day, is_bot)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
@@ -95,8 +98,8 @@ CREATE TABLE IF NOT EXISTS rollup_errors (
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);
 CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_vitals (
-  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, path TEXT NOT NULL,
-  lcp FLOAT8, inp FLOAT8, cls FLOAT8, fcp FLOAT8);
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL,
+  value FLOAT8 NOT NULL, n INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, experiment TEXT NOT NULL, variant TEXT NOT NULL,
