@@ -282,8 +282,8 @@ describe('the dashboard in Chromium', () => {
     expect(p.url()).not.toContain(server.project.readKey);
     await expectOverviewAsApi(p, { device: 'mobile' });
 
-    // A second filter from another list: both hold.
-    await p.getByTestId('top-page').getByRole('button', { name: '/pricing', exact: true }).click();
+    // A second filter from another list, by a click on the row's count: both hold.
+    await p.getByTestId('top-page').locator('tr', { has: p.getByRole('button', { name: '/pricing', exact: true }) }).locator('td.num').click();
     await waitUntil('two chips', async () => (await p.getByTestId('filter-chip').count()) === 2, 10_000);
     await expectOverviewAsApi(p, { device: 'mobile', page: '/pricing' });
 

@@ -20,6 +20,10 @@ describe('TopTable', () => {
     expect(screen.getByText('/').closest('tr')?.className).toBe('active');
     fireEvent.click(screen.getByRole('button', { name: '/pricing' }));
     expect(picked).toEqual(['/pricing']);
+    // A click anywhere on the row, its count too, picks it; the active row's does not.
+    fireEvent.click(screen.getByText('5'));
+    fireEvent.click(screen.getByText('3'));
+    expect(picked).toEqual(['/pricing', '/pricing']);
   });
 
   it('has no buttons without onPick', () => {

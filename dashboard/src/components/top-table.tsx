@@ -38,11 +38,13 @@ export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visito
           const text = row.value === '' ? emptyValue : row.value;
           const pickable = onPick !== undefined && row.value !== '' && row.value !== active;
           return (
-            <tr key={row.value} className={row.value === active ? 'active' : undefined}>
+            // The whole row takes a click; the button in it is what the keyboard and screen readers
+            // reach, and its click bubbles up to the row.
+            <tr key={row.value} className={row.value === active ? 'active' : pickable ? 'pickable' : undefined} onClick={pickable ? () => onPick(row.value) : undefined}>
               <td className="bar-cell">
                 <span className="bar" style={{ width: `${(row[count] / max) * 100}%` }} />
                 {pickable ? (
-                  <button type="button" className="bar-label row-filter" title={`Filter by ${label.toLowerCase()} ${row.value}`} onClick={() => onPick(row.value)}>
+                  <button type="button" className="bar-label row-filter" title={`Filter by ${label.toLowerCase()} ${row.value}`}>
                     {text}
                   </button>
                 ) : (
