@@ -402,18 +402,32 @@ function parseResponse(buf: Buffer): { status: number; text: string; close: bool
 /** Which HTTP client the load generator uses. */
 export type ClientKind = 'raw' | 'http';
 
-/** Pushes load at one server and measures it; resolves after the last in-flight request ends. */
-export function runLoad(target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
+/**
+ * Pushes load at a server, or at several (processes behind one address in production), and
+ * measures it as one; resolves after the last in-flight request ends. With several targets the
+ * requests in flight are shared out evenly, slot by slot.
+ */
+export function runLoad(target: LoadTarget | readonly LoadTarget[], settings: LoadSettings): Promise<LoadResult> {
   const { concurrency, batchSize } = settings;
-  const url = new URL(target.url);
-  if (url.hostname !== '127.0.0.1') throw new Error(`the benchmark only targets 127.0.0.1, not ${url.hostname}`);
+  const targets: readonly LoadTarget[] = Array.isArray(target) ? target : [target as LoadTarget];
+  if (targets.length === 0) throw new Error('runLoad needs a target');
   const templates = makeTemplates(batchSize);
-  const fixedHeaders = {
-    'Content-Type': 'application/json',
-    Authorization: `ApiKey ${target.key}`,
-    'X-Project-ID': target.projectId,
+  const transports = targets.map((t) => {
+    const url = new URL(t.url);
+    if (url.hostname !== '127.0.0.1') throw new Error(`the benchmark only targets 127.0.0.1, not ${url.hostname}`);
+    const fixedHeaders = {
+      'Content-Type': 'application/json',
+      Authorization: `ApiKey ${t.key}`,
+      'X-Project-ID': t.projectId,
+    };
+    return settings.client === 'http' ? httpTransport(url, fixedHeaders, concurrency) : rawTransport(url, fixedHeaders);
+  });
+  const transport: Transport = {
+    send: (slot, body, cb) => (transports[slot % transports.length] as Transport).send(slot, body, cb),
+    close: () => {
+      for (const t of transports) t.close();
+    },
   };
-  const transport = settings.client === 'http' ? httpTransport(url, fixedHeaders, concurrency) : rawTransport(url, fixedHeaders);
   const expected = `"processed":${batchSize}`;
 
   let phase: 'warmup' | 'window' | 'drain' = 'warmup';

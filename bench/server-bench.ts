@@ -17,7 +17,8 @@
 // bench/RESULTS.md), BENCH_STORE_ALONE=0.
 //
 // Targets: `bare` (the limit), `noop` (our server with a store whose writes go nowhere: a diagnostic
-// that separates HTTP + auth + validation from the database), `sqlite`, `postgres`. Each runs in
+// that separates HTTP + auth + validation from the database), `sqlite`, `postgres`, `postgres2` (two
+// server processes on one PostgreSQL database, the load shared between them). Each runs in
 // its own process (bench/server-target.ts), fresh database per round; the load generator runs in
 // this one (two cores: one each). The load uses a hand-written keep-alive HTTP/1.1 client
 // (bench/load.ts) because node:http's client costs about as much CPU per request as the bare
@@ -359,50 +360,86 @@ async function freshDatabase(target: StoreTarget): Promise<{ location: string; p
   return { location: db.url, postmaster: await postmasterPid(db.url), cleanup: () => db.drop() };
 }
 
+/** Sums the counters of several server processes measured together (the two-process target). */
+function sumMarks(marks: readonly TargetMark[]): TargetMark {
+  const sum = (f: (m: TargetMark) => number): number => marks.reduce((a, m) => a + f(m), 0);
+  const queues = marks.map((m) => m.runQueueMs);
+  return {
+    // Each process's own clock: the window's length is what matters, and it is the same for all.
+    at: (marks[0] as TargetMark).at,
+    cpuMicros: sum((m) => m.cpuMicros),
+    runQueueMs: queues.every((q): q is number => q !== null) ? queues.reduce((a, q) => a + q, 0) : null,
+    eluIdle: sum((m) => m.eluIdle),
+    eluActive: sum((m) => m.eluActive),
+    commits: sum((m) => m.commits),
+    commitSeconds: sum((m) => m.commitSeconds),
+    commitItems: sum((m) => m.commitItems),
+    rssBytes: sum((m) => m.rssBytes),
+  };
+}
+
 async function runTarget(target: TargetName, settings: Settings, bundle: string, cpuProfDir: string | null): Promise<RunResult> {
   let args: string[];
   let count: ((projectId: string) => Promise<number>) | null = null;
   let cleanup = async (): Promise<void> => {};
   let postmaster: number | null = null;
+  const processes = target === 'postgres2' ? 2 : 1;
   if (target === 'bare' || target === 'noop') args = [target];
   else {
-    const db = await freshDatabase(target);
-    args = [target, db.location];
-    const countIn = target === 'sqlite' ? countSqlite : countPostgres;
+    const store: StoreTarget = target === 'sqlite' ? 'sqlite' : 'postgres';
+    const db = await freshDatabase(store);
+    args = [store, db.location];
+    const countIn = store === 'sqlite' ? countSqlite : countPostgres;
     count = (projectId) => countIn(db.location, projectId);
     cleanup = db.cleanup;
     postmaster = db.postmaster;
   }
 
   try {
-    const child = await startChild(bundle, args, cpuProfDir);
+    // One after the other: the first creates the schema and the project, the next finds them.
+    const started: Child[] = [];
+    try {
+      for (let i = 0; i < processes; i++) started.push(await startChild(bundle, args, cpuProfDir));
+    } catch (error) {
+      for (const child of started) child.kill();
+      throw error;
+    }
+    const mark = async (): Promise<TargetMark> => sumMarks(await Promise.all(started.map((child) => child.mark())));
     let opened: Promise<CpuSample> | null = null;
     let closed: Promise<CpuSample> | null = null;
     let load: LoadResult;
     let cpu: CpuShares | null = null;
+    let rss: RunResult['rss'] = null;
     try {
-      load = await runLoad(child.ready, {
-        concurrency: settings.concurrency,
-        batchSize: settings.batchSize,
-        warmupSeconds: settings.warmupSeconds,
-        durationSeconds: settings.durationSeconds,
-        client: settings.client,
-        onWindow(edge) {
-          // The machine-wide and PostgreSQL counters are read when the server's answer arrives,
-          // a fraction of a millisecond later, so all counters cover the same span.
-          const sample = child.mark().then((mark) => sampleCpu(mark, postmaster));
-          if (edge === 'open') opened = sample;
-          else closed = sample;
+      load = await runLoad(
+        started.map((child) => child.ready),
+        {
+          concurrency: settings.concurrency,
+          batchSize: settings.batchSize,
+          warmupSeconds: settings.warmupSeconds,
+          durationSeconds: settings.durationSeconds,
+          client: settings.client,
+          onWindow(edge) {
+            // The machine-wide and PostgreSQL counters are read when the server's answer arrives,
+            // a fraction of a millisecond later, so all counters cover the same span.
+            const sample = mark().then((m) => sampleCpu(m, postmaster));
+            if (edge === 'open') opened = sample;
+            else closed = sample;
+          },
         },
-      });
-      if (opened && closed) cpu = cpuShares(await opened, await closed);
-      await child.stop();
+      );
+      if (opened && closed) {
+        const [a, b] = [await opened, await closed] as [CpuSample, CpuSample];
+        cpu = cpuShares(a, b);
+        rss = { start: a.server.rssBytes, end: b.server.rssBytes };
+      }
+      await Promise.all(started.map((child) => child.stop()));
     } catch (error) {
-      child.kill();
+      for (const child of started) child.kill();
       throw error;
     }
-    const stored = count ? await count(child.ready.projectId) : null;
-    return { target, load, cpu, stored };
+    const stored = count ? await count((started[0] as Child).ready.projectId) : null;
+    return { target, load, cpu, stored, rss };
   } finally {
     await cleanup();
   }

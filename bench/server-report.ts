@@ -5,13 +5,14 @@ import { cpus } from 'node:os';
 import { type ClientKind, type LoadResult, quantile } from './load.js';
 import type { StoreAloneResult } from './store-alone.js';
 
-export type TargetName = 'bare' | 'noop' | 'sqlite' | 'postgres';
-export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'postgres'];
+export type TargetName = 'bare' | 'noop' | 'sqlite' | 'postgres' | 'postgres2';
+export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'postgres', 'postgres2'];
 export const LABELS: Record<TargetName, string> = {
   bare: 'bare node:http (parse + answer)',
   noop: 'our server, no-op store (diagnostic)',
   sqlite: 'our server, SQLite',
   postgres: 'our server, PostgreSQL',
+  postgres2: 'our server, PostgreSQL, two processes',
 };
 /** Aims from the issue: share of the bare limit's events/s. Reported, not enforced. */
 const AIMS: Partial<Record<TargetName, number>> = { sqlite: 0.5, postgres: 0.35 };
@@ -56,6 +57,8 @@ export interface RunResult {
   cpu: CpuShares | null;
   /** Events found in the database after the server closed; null for the bare server. */
   stored: number | null;
+  /** Resident memory of the server process(es) at the window's start and end, bytes; null when not read. */
+  rss: { start: number; end: number } | null;
 }
 
 /** One store measured alone. */
@@ -138,6 +141,17 @@ function storedText(runs: RunResult[]): string {
   return `${fmtInt(stored)} / ${fmtInt(acked)} ${stored === acked ? '✓' : '✗ MISMATCH'}`;
 }
 
+const MB = 1024 * 1024;
+
+/** The server's resident memory over the window, the highest of the rounds at each edge. */
+function rssText(runs: RunResult[]): string {
+  const known = runs.map((r) => r.rss).filter((r): r is { start: number; end: number } => r !== null);
+  if (known.length === 0) return '—';
+  const start = Math.max(...known.map((r) => r.start));
+  const end = Math.max(...known.map((r) => r.end));
+  return `${Math.round(start / MB)} → ${Math.round(end / MB)}`;
+}
+
 export function report(rows: Row[], alone: StoreAloneRow[], settings: RunShape, bodyBytes: number, started: Date, load0: number[]): string {
   const bare = rows.find((r) => r.target === 'bare');
   const lines: string[] = [];
@@ -152,14 +166,14 @@ export function report(rows: Row[], alone: StoreAloneRow[], settings: RunShape, 
       `(${settings.client === 'raw' ? 'hand-written keep-alive HTTP/1.1 client' : 'node:http with a keep-alive Agent'}), 127.0.0.1.`,
   );
   lines.push('');
-  lines.push('| target | events/s | requests/s | p50 ms | p99 ms | % of bare limit | non-2xx | stored / acknowledged |');
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---|');
+  lines.push('| target | events/s | requests/s | p50 ms | p99 ms | % of bare limit | non-2xx | stored / acknowledged | RSS MB, window start → end |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---|---:|');
   for (const row of rows) {
     const l = row.latenciesMs;
     const share = bare && row !== bare ? row.eventsPerSecond / bare.eventsPerSecond : row === bare ? 1 : null;
     lines.push(
       `| ${LABELS[row.target]} | ${fmtInt(row.eventsPerSecond)} | ${fmtInt(row.requestsPerSecond)} | ${fmtMs(quantile(l, 0.5))} | ` +
-        `${fmtMs(quantile(l, 0.99))} | ${fmtPct(share)} | ${failuresText(row.runs)} | ${storedText(row.runs)} |`,
+        `${fmtMs(quantile(l, 0.99))} | ${fmtPct(share)} | ${failuresText(row.runs)} | ${storedText(row.runs)} | ${rssText(row.runs)} |`,
     );
   }
   lines.push('');
@@ -222,7 +236,11 @@ export function report(rows: Row[], alone: StoreAloneRow[], settings: RunShape, 
       'anything else on the machine) held both cores. "CPU µs per event" is the CPU the server (and PostgreSQL) ' +
       'spent per event acknowledged, steadier than events/s when other processes take cores. "ms / commit" runs ' +
       'from handing a group to the store until its answer is back on the request thread, and "time in commits" ' +
-      'can pass 100% because two groups are in flight at once. Numbers on a shared 2-core machine are noisy; compare rows ' +
+      'can pass 100% because two groups are in flight at once. "RSS" is the resident memory of the server process ' +
+      '(both processes together for the two-process row) when the window opened and closed, the highest of the rounds. ' +
+      'The two-process row runs two server processes on one PostgreSQL database, the load shared evenly between them ' +
+      '(each request to one process, as a load balancer would); its CPU columns add up both processes. ' +
+      'Numbers on a shared 2-core machine are noisy; compare rows ' +
       'of one run, not runs.',
   );
   return lines.join('\n');

@@ -5,6 +5,7 @@
 //   node scripts/run-ts.mjs bench/server-target.ts noop        (our server, writes go nowhere)
 //   node scripts/run-ts.mjs bench/server-target.ts sqlite /tmp/x/events.db
 //   node scripts/run-ts.mjs bench/server-target.ts postgres postgres://…
+//   (twice on one database: the two-process target; the second finds the project and adds a key)
 //
 // When listening it prints one JSON line on stdout: { url, projectId, key, pid }. Commands come one
 // per line on stdin: `mark` answers { mark: TargetMark } (CPU, event-loop use, group commits so
@@ -41,6 +42,8 @@ export interface TargetMark {
   commits: number;
   commitSeconds: number;
   commitItems: number;
+  /** Resident memory of the process (every thread, native memory included), bytes. */
+  rssBytes: number;
 }
 
 const PROJECT_ID = 'proj_bench';
@@ -105,7 +108,10 @@ async function startOurs(location: string, noop = false): Promise<Running> {
   await opened.init();
   const store = noop ? noopWrites(opened) : opened;
   const now = Date.now();
-  await store.createProject({ id: PROJECT_ID, name: 'Benchmark', createdAt: now, fullIp: false, corsOrigins: [], bots: 'drop' });
+  // A second process on the same database (the two-process target) finds the project made.
+  if (!(await store.getProject(PROJECT_ID))) {
+    await store.createProject({ id: PROJECT_ID, name: 'Benchmark', createdAt: now, fullIp: false, corsOrigins: [], bots: 'drop' });
+  }
   const { key, record } = generateKey(PROJECT_ID, 'write', now);
   await store.createKey(record);
   const running = await serve({ store, logger: silentLogger, port: 0, host: '127.0.0.1' });
@@ -162,6 +168,7 @@ async function main(): Promise<void> {
       commits: metric(text, 'sa_write_latency_seconds_count'),
       commitSeconds: metric(text, 'sa_write_latency_seconds_sum'),
       commitItems: metric(text, 'sa_commit_items_total'),
+      rssBytes: process.memoryUsage.rss(),
     };
     process.stdout.write(`${JSON.stringify({ mark: m })}\n`);
   };
