@@ -4,8 +4,9 @@
  * read key; every panel shows what the report endpoints answer for the same query; a top row
  * filters every panel, as a chip, in the address's query (and survives a reload); the experiments
  * page shows the experiment report per variant; a funnel built by clicking shows the funnel
- * report's numbers; on a phone the navigation is a menu that opens and closes by keyboard; a
- * recorded session replays (the player's clock moves).
+ * report's numbers, and its steps too survive a reload; on a phone the navigation is a menu that
+ * opens and closes by keyboard; a recorded session replays (the player's clock moves, its timeline
+ * scrubs), and an event links to its session's replay.
  *
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots at desktop (1280×800) and phone (390×844)
  * widths there.
@@ -363,6 +364,13 @@ describe('the dashboard in Chromium', () => {
     expect(funnel.steps.map((s) => s.sessions)).toEqual([4, 3, 2]);
     expect(shown.map((t) => Number(t.split(' ')[0]))).toEqual(funnel.steps.map((s) => s.sessions));
     await shot(p, 'funnel-1280');
+    // The steps are in the address: a reload (or the link, shared) shows the same funnel.
+    expect(new URL(p.url()).searchParams.getAll('step')).toEqual(['page:/', 'page:/pricing', 'event:signup']);
+    await p.reload();
+    await expectShown('the funnel after a reload', async () => (await p.getByTestId('funnel-sessions').allTextContents()).map((t) => Number(t.split(' ')[0])), [4, 3, 2]);
+    await p.getByRole('button', { name: 'Remove step 2' }).click();
+    const shorter = await api<{ steps: Array<{ sessions: number }> }>(`reports/funnel?step=page:/&step=event:signup&${await viewQuery(p)}`);
+    await expectShown('the funnel without its second step', async () => (await p.getByTestId('funnel-sessions').allTextContents()).map((t) => Number(t.split(' ')[0])), shorter.steps.map((s) => s.sessions));
     await p.context().close();
   });
 

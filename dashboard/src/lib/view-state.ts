@@ -1,10 +1,11 @@
 /**
- * What a view of the dashboard looks at: the range, the filters of every report panel, and the
- * experiments page's choices. It lives in the URL's query (`?range=30d&channel=social`), before the
+ * What a view of the dashboard looks at: the range, the filters of every report panel, the funnel's
+ * steps and the experiments page's choices. It lives in the URL's query (`?range=30d&channel=social`), before the
  * hash route, so a view can be shared as a link and survives a reload; the read key never does
  * (it is in `sessionStorage`). The filter names are the report endpoints' own parameters
  * (docs/protocol.md, "Reports", "Report columns").
  */
+import { type FunnelStep, MAX_STEPS, parseStep, stepParam } from './funnel-steps.js';
 import { RANGES, type RangeKey } from './range.js';
 
 /** The dimensions a report can be filtered by, in the order chips show them. */
@@ -52,6 +53,8 @@ export const MAX_VALUE_LENGTH = 512;
 export interface ViewState {
   range: RangeKey;
   filters: Filters;
+  /** The funnel page's steps, in order (`step=page:/&step=event:signup`, as the funnel report takes them). */
+  steps: FunnelStep[];
   /** The experiment the experiments page shows, null for its default. */
   experiment: string | null;
   /** The conversion event type of the experiments page, null for none. */
@@ -72,9 +75,15 @@ export function parseViewState(search: string): ViewState {
     const value = params.get(dimension);
     if (usable(value)) filters[dimension] = value;
   }
+  const steps = params
+    .getAll('step')
+    .filter(usable)
+    .map(parseStep)
+    .filter((step): step is FunnelStep => step !== null)
+    .slice(0, MAX_STEPS);
   const experiment = params.get('experiment');
   const conversion = params.get('conversion');
-  return { range, filters, experiment: usable(experiment) ? experiment : null, conversion: usable(conversion) ? conversion : null };
+  return { range, filters, steps, experiment: usable(experiment) ? experiment : null, conversion: usable(conversion) ? conversion : null };
 }
 
 /** The query string of a view, `?…` or '' for the default view; dimensions in a fixed order, so a view has one URL. */
@@ -85,6 +94,7 @@ export function viewSearch(state: ViewState): string {
     const value = state.filters[dimension];
     if (usable(value ?? null)) params.set(dimension, value as string);
   }
+  for (const step of state.steps) params.append('step', stepParam(step));
   if (state.experiment !== null) params.set('experiment', state.experiment);
   if (state.conversion !== null) params.set('conversion', state.conversion);
   const text = params.toString();

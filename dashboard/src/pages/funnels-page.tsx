@@ -1,7 +1,8 @@
 /**
  * Funnels: pick steps from the project's event types and pages (the top values of the view's
  * range), then see how many sessions reached each step in order, with conversion and drop-off,
- * for the view's range and filters.
+ * for the view's range and filters. The steps are part of the view in the address: a funnel can be
+ * shared as a link and survives a reload.
  */
 import { type ReactNode, useState } from 'react';
 import { Panel } from '../components/panel.js';
@@ -17,10 +18,11 @@ import { useResource } from '../lib/use-resource.js';
 export function FunnelsPage(): ReactNode {
   const api = useApi();
   const report = useReportQuery();
-  const { query, queryKey } = report;
+  const { query, queryKey, view, setView } = report;
+  const { steps } = view;
+  const setSteps = (next: FunnelStep[]): void => setView({ ...view, steps: next });
   // The step choices ignore the filters: a filter must not hide a step one wants to add.
   const unfiltered = { ...query, filters: {} };
-  const [steps, setSteps] = useState<FunnelStep[]>([]);
   const [choice, setChoice] = useState('');
   const options = useResource(
     async (signal) => {
