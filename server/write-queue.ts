@@ -3,6 +3,9 @@ import { HttpError } from './http-error.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
+/** Items (events + chunks) waiting for a commit at most, by default: {@link WriteQueueOptions.maxPendingItems}. */
+export const DEFAULT_MAX_PENDING_ITEMS = 50_000;
+
 /** Options of the group-commit write queue. */
 export interface WriteQueueOptions {
   /**
@@ -48,7 +51,7 @@ export interface WriteQueue {
  * arrived join), so throughput is not one transaction per request.
  */
 export function createWriteQueue(store: EventStore, logger: Logger, metrics: Metrics, options: WriteQueueOptions = {}): WriteQueue {
-  const maxPending = options.maxPendingItems ?? 50_000;
+  const maxPending = options.maxPendingItems ?? DEFAULT_MAX_PENDING_ITEMS;
   const maxGroup = options.maxGroupItems ?? 2000;
   const concurrency = options.concurrency ?? 2;
   const retryAfter = String(options.retryAfterSeconds ?? 1);
