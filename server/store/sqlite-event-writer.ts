@@ -17,11 +17,19 @@ const CHUNK_FIELDS = 10;
  * Primitives only, because a structured clone of strings and numbers is a copy, while one of
  * event objects walks every property: measured, cloning the objects cost more per event than
  * serializing the properties here and cloning the flat values (the SQLite store's figures are in
- * bench/RESULTS.md).
+ * bench/RESULTS.md). The clone still copies every string, and most columns repeat from event to
+ * event (project, agent, address, visitor, session, the report columns): those are sent once per
+ * group in {@link EncodedBatch.strings} and referred to by index.
  */
 export interface EncodedBatch {
-  /** {@link EVENT_FIELDS} values per event: ids, times, the properties as JSON text, the report columns. */
+  /**
+   * {@link EVENT_FIELDS} values per event: the event id, times, the properties as JSON text, and
+   * for every other text column (project, type, user, session, agent, address, visitor and the
+   * twelve report columns) an index into `strings`, or null.
+   */
   events: Array<string | number | null>;
+  /** The distinct values of the repeating columns of `events`, each once. */
+  strings: string[];
   /** {@link CHUNK_FIELDS} values per chunk, the recorded events as JSON text. */
   chunks: Array<string | number | null>;
 }
@@ -29,39 +37,51 @@ export interface EncodedBatch {
 /** Flattens a group commit for {@link prepareEventWriter}; JSON is serialized here, cleaned in the writer. */
 export function encodeBatch(batch: WriteBatch): EncodedBatch {
   const { events, chunks } = batch;
+  const strings: string[] = [];
+  const seen = new Map<string, number>();
+  const ref = (value: string | null): number | null => {
+    if (value === null) return null;
+    let i = seen.get(value);
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(value);
+      seen.set(value, i);
+    }
+    return i;
+  };
   const ev = new Array<string | number | null>(events.length * EVENT_FIELDS);
   let j = 0;
   for (let i = 0; i < events.length; i++) {
     const e = events[i];
-    ev[j++] = e.projectId;
+    ev[j++] = ref(e.projectId);
     ev[j++] = e.eventId;
-    ev[j++] = e.eventType;
-    ev[j++] = e.userId;
-    ev[j++] = e.sessionId;
+    ev[j++] = ref(e.eventType);
+    ev[j++] = ref(e.userId);
+    ev[j++] = ref(e.sessionId);
     ev[j++] = e.timestamp;
     ev[j++] = e.clientTimestamp;
     ev[j++] = e.receivedAt;
     ev[j++] = JSON.stringify(e.properties);
-    ev[j++] = e.userAgent;
-    ev[j++] = e.ipAddress;
+    ev[j++] = ref(e.userAgent);
+    ev[j++] = ref(e.ipAddress);
     ev[j++] = e.isBot ? 1 : 0;
-    ev[j++] = e.visitorId;
+    ev[j++] = ref(e.visitorId);
     const d = e.dimensions;
     if (d === undefined) {
       for (let k = 0; k < 12; k++) ev[j++] = null;
     } else {
-      ev[j++] = d.path;
-      ev[j++] = d.host;
-      ev[j++] = d.referrerHost;
-      ev[j++] = d.channel;
-      ev[j++] = d.utmSource;
-      ev[j++] = d.utmMedium;
-      ev[j++] = d.utmCampaign;
-      ev[j++] = d.browser;
-      ev[j++] = d.os;
-      ev[j++] = d.device;
-      ev[j++] = d.screenClass;
-      ev[j++] = d.anonymousId;
+      ev[j++] = ref(d.path);
+      ev[j++] = ref(d.host);
+      ev[j++] = ref(d.referrerHost);
+      ev[j++] = ref(d.channel);
+      ev[j++] = ref(d.utmSource);
+      ev[j++] = ref(d.utmMedium);
+      ev[j++] = ref(d.utmCampaign);
+      ev[j++] = ref(d.browser);
+      ev[j++] = ref(d.os);
+      ev[j++] = ref(d.device);
+      ev[j++] = ref(d.screenClass);
+      ev[j++] = ref(d.anonymousId);
     }
   }
   const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
@@ -79,7 +99,7 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     ch[j++] = c.isFinal ? 1 : 0;
     ch[j++] = c.receivedAt;
   }
-  return { events: ev, chunks: ch };
+  return { events: ev, strings, chunks: ch };
 }
 
 /**
@@ -109,38 +129,42 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
   const text = (v: string | number | null): string => cleanText(v as string);
   const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
   const ms = (v: string | number | null): number => Math.round(v as number);
-  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as source.
+  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as
+  // source; `at` reads a column sent as an index into `strings`.
   return db.transaction((batch: EncodedBatch): WriteResult => {
+    // Each distinct value cleaned once, however many events repeat it.
+    const strings = batch.strings.map((value) => cleanText(value));
+    const at = (v: string | number | null): string | null => (v === null ? null : (strings[v as number] as string));
     const ev = batch.events;
     const eventInserted = new Array<boolean>(ev.length / 25);
     for (let i = 0, j = 0; j < ev.length; i++, j += 25) {
       eventInserted[i] =
         insertEvent.run(
-          text(ev[j]),
+          at(ev[j]),
           text(ev[j + 1]),
-          text(ev[j + 2]),
-          textOrNull(ev[j + 3]),
-          textOrNull(ev[j + 4]),
+          at(ev[j + 2]),
+          at(ev[j + 3]),
+          at(ev[j + 4]),
           ms(ev[j + 5]),
           ev[j + 6] === null ? null : ms(ev[j + 6]),
           ms(ev[j + 7]),
           cleanJson(ev[j + 8] as string),
-          textOrNull(ev[j + 9]),
-          textOrNull(ev[j + 10]),
+          at(ev[j + 9]),
+          at(ev[j + 10]),
           ev[j + 11],
-          ev[j + 12],
-          textOrNull(ev[j + 13]),
-          textOrNull(ev[j + 14]),
-          textOrNull(ev[j + 15]),
-          textOrNull(ev[j + 16]),
-          textOrNull(ev[j + 17]),
-          textOrNull(ev[j + 18]),
-          textOrNull(ev[j + 19]),
-          textOrNull(ev[j + 20]),
-          textOrNull(ev[j + 21]),
-          textOrNull(ev[j + 22]),
-          textOrNull(ev[j + 23]),
-          textOrNull(ev[j + 24]),
+          at(ev[j + 12]),
+          at(ev[j + 13]),
+          at(ev[j + 14]),
+          at(ev[j + 15]),
+          at(ev[j + 16]),
+          at(ev[j + 17]),
+          at(ev[j + 18]),
+          at(ev[j + 19]),
+          at(ev[j + 20]),
+          at(ev[j + 21]),
+          at(ev[j + 22]),
+          at(ev[j + 23]),
+          at(ev[j + 24]),
         ).changes > 0;
     }
     const ch = batch.chunks;
