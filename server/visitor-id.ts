@@ -53,6 +53,27 @@ export function utcDay(ms: number): string {
   return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
 }
 
+/**
+ * {@link utcDay} remembering the last two days it formatted: every request asks for two (its own
+ * and the one the grace period reaches back to), and they change once a day, so the Date and the
+ * string are made twice a day instead of twice per request.
+ */
+function rememberedUtcDay(): (ms: number) => string {
+  const days = [Number.NaN, Number.NaN];
+  const texts = ['', ''];
+  let next = 0;
+  return (ms) => {
+    const day = Math.floor(ms / DAY_MS);
+    if (day === days[0]) return texts[0] as string;
+    if (day === days[1]) return texts[1] as string;
+    const text = utcDay(ms);
+    days[next] = day;
+    texts[next] = text;
+    next = 1 - next;
+    return text;
+  };
+}
+
 /** The visitor id: SHA-256 over the parts, separated by NUL (none of them holds one), first 16 bytes. */
 export function hashVisitor(salt: string, projectId: string, ip: string, userAgent: string): string {
   return createHash('sha256').update(`${salt}\0${projectId}\0${ip}\0${userAgent}`).digest().subarray(0, 16).toString('base64url');
@@ -67,6 +88,7 @@ export function createVisitorIds(options: VisitorIdOptions): VisitorIds {
   const salts = new Map<string, Promise<string>>();
   /** Salts before this day have been deleted (by this process). */
   let deletedBefore = '';
+  const dayOf = rememberedUtcDay();
 
   const saltOf = (day: string): Promise<string> => {
     let salt = salts.get(day);
@@ -80,7 +102,7 @@ export function createVisitorIds(options: VisitorIdOptions): VisitorIds {
 
   /** Once per day and process, past the grace period: forget and delete every older salt. */
   const expire = (receivedAt: number): void => {
-    const keepFrom = utcDay(receivedAt - graceMs);
+    const keepFrom = dayOf(receivedAt - graceMs);
     if (keepFrom <= deletedBefore) return;
     deletedBefore = keepFrom;
     for (const day of salts.keys()) if (day < keepFrom) salts.delete(day);
@@ -98,7 +120,7 @@ export function createVisitorIds(options: VisitorIdOptions): VisitorIds {
       if (ip === null) return () => null;
       let salt: string;
       try {
-        salt = await saltOf(utcDay(receivedAt));
+        salt = await saltOf(dayOf(receivedAt));
       } catch (error) {
         logger.warn('reading the visitor salt failed', { error: error instanceof Error ? error.message : String(error) });
         throw new HttpError('STORAGE_UNAVAILABLE', 'The database is not reachable; retry later.', { headers: { 'Retry-After': '1' }, cause: error });
