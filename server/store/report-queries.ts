@@ -268,23 +268,23 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
               v.list,
             )
           : await run(
-        `WITH perf AS MATERIALIZED (
-           SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
-           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
-         pages AS (
-           SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
-           ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
-         samples AS (
-           ${metrics.map(([key]) => `SELECT perf.path, '${key}' AS metric, ${key} AS value FROM perf JOIN pages ON pages.path = perf.path WHERE ${key} IS NOT NULL`).join('\n           UNION ALL ')}),
-         ranked AS (
-           SELECT path, metric, value, ROW_NUMBER() OVER (PARTITION BY path, metric ORDER BY value) AS rn,
-             COUNT(*) OVER (PARTITION BY path, metric) AS n
-           FROM samples)
-         SELECT pages.path, pages.samples, ranked.metric, ranked.value
-         FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
-         ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
-        v.list,
-      );
+              `WITH perf AS MATERIALIZED (
+                 SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
+                 FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
+               pages AS (
+                 SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
+                 ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
+               samples AS (
+                 ${metrics.map(([key]) => `SELECT perf.path, '${key}' AS metric, ${key} AS value FROM perf JOIN pages ON pages.path = perf.path WHERE ${key} IS NOT NULL`).join('\n           UNION ALL ')}),
+               ranked AS (
+                 SELECT path, metric, value, ROW_NUMBER() OVER (PARTITION BY path, metric ORDER BY value) AS rn,
+                   COUNT(*) OVER (PARTITION BY path, metric) AS n
+                 FROM samples)
+               SELECT pages.path, pages.samples, ranked.metric, ranked.value
+               FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
+               ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
+              v.list,
+            );
       const byPath = new Map<string, PageVitals>();
       for (const row of rows) {
         const path = String(row.path);

@@ -17,6 +17,8 @@ export interface RefreshedDay {
   projectId: string;
   /** UTC day number (ms / 86,400,000). */
   day: number;
+  /** The day changed while it was computed: it stays marked, for a later refresh. */
+  changed?: boolean;
 }
 
 /** Refreshes the next marked day before `beforeDay` (newest first); null when there is none. */
@@ -58,8 +60,14 @@ function dayColumns(dialect: Dialect): string {
     ${prop('experiment_exposure', `COALESCE(${dialect.textProperty('variant')}, '')`)} AS variant`;
 }
 
-/** The rollup rows of one day, as INSERT … SELECT from `src` (the day's rows of {@link dayColumns}); `$p`, `$d` name project and day. */
-function rollupInserts(src: string, p: string, d: string): string[] {
+/** The rollup tables a refresh writes. */
+const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures'] as const;
+
+/**
+ * The rollup rows of one day, as INSERT … SELECT from `src` (the day's rows of {@link dayColumns});
+ * `p`, `d` name project and day; `into` names the table written in place of each rollup table.
+ */
+function rollupInserts(src: string, p: string, d: string, into: (table: string) => string = (table) => table): string[] {
   const visits = ROLLUP_DIMS.map((dim) => {
     const column = dim === '' ? "''" : DIMENSION_COLUMNS[dim as FilterDimension];
     const where = dim === '' ? '' : ` WHERE ${column} IS NOT NULL`;
@@ -67,22 +75,22 @@ function rollupInserts(src: string, p: string, d: string): string[] {
   }).join('\n      UNION ALL ');
   const key = 'is_bot, message, visitor, visitor_hash';
   return [
-    `INSERT INTO rollup_values (project_id, dim, day, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts)
+    `INSERT INTO ${into('rollup_values')} (project_id, dim, day, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts)
      SELECT ${p}, dim, ${d}, value, is_bot, session_id, visitor, visitor_hash, COUNT(*),
        SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END), MIN(timestamp), MAX(timestamp)
      FROM (${visits}) v
      GROUP BY dim, value, is_bot, session_id, visitor, visitor_hash ORDER BY dim, value`,
-    `INSERT INTO rollup_errors (project_id, day, is_bot, message, visitor, visitor_hash, n, last_ts, last_event_id, last_stack)
+    `INSERT INTO ${into('rollup_errors')} (project_id, day, is_bot, message, visitor, visitor_hash, n, last_ts, last_event_id, last_stack)
      SELECT ${p}, ${d}, is_bot, message, visitor, visitor_hash, n, timestamp, event_id, stack FROM (
        SELECT ${key}, timestamp, event_id, stack,
          ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY timestamp DESC, event_id DESC) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n
        FROM ${src} WHERE event_type = 'error') r WHERE rn = 1`,
-    `INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, value, n)
+    `INSERT INTO ${into('rollup_vitals')} (project_id, day, is_bot, path, metric, value, n)
      SELECT ${p}, ${d}, is_bot, path, metric, value, COUNT(*) FROM (
        SELECT is_bot, path, '' AS metric, 0 AS value FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL
        ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${k} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n       ')}) v
      GROUP BY is_bot, path, metric, value`,
-    `INSERT INTO rollup_exposures (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
+    `INSERT INTO ${into('rollup_exposures')} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
      SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
      WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash`,
   ];
@@ -97,64 +105,108 @@ function rollupDeletes(p: string, d: string): string[] {
 }
 
 /**
- * The SQLite refresh, on the store's own connection. One write transaction per day: SQLite has a
- * single writer, so no commit can fall between the day's read and the removal of its mark. The
- * day's rows are read once, through the time index, into a temporary table.
+ * The SQLite refresh, on the store's own connection, in two transactions so that the write lock is
+ * held only to install the result: the day is read and its rollup rows computed into temporary
+ * tables inside a read transaction (one snapshot; writes to `temp` take no lock on the database,
+ * so the writer thread goes on committing), then one short write transaction replaces the day's
+ * rows and removes its mark, if the mark's count is still the one the snapshot saw. If it moved,
+ * events of the day committed meanwhile: the result is dropped and the day stays marked.
  */
 export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialect): RefreshNext {
+  const staged = (table: string) => `temp.${table.replace('rollup_', 'rollup_staged_')}`;
   db.exec(`CREATE TEMP TABLE IF NOT EXISTS rollup_day AS SELECT ${dayColumns(dialect)} FROM events WHERE 0`);
-  const next = db.prepare<[number]>('SELECT project_id, day FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1');
+  for (const table of ROLLUP_TABLES) db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`);
+  const next = db.prepare<[number]>('SELECT project_id, day, marks FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1');
+  const marksOf = db.prepare('SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
   const unmark = db.prepare('DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?');
-  const clear = db.prepare('DELETE FROM temp.rollup_day');
+  const clears = ['temp.rollup_day', ...ROLLUP_TABLES.map(staged)].map((table) => db.prepare(`DELETE FROM ${table}`));
   const load = db.prepare(`INSERT INTO temp.rollup_day SELECT ${dayColumns(dialect)} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
+  const computes = rollupInserts('temp.rollup_day', '@p', '@d', staged).map((sql) => db.prepare(sql));
   const deletes = rollupDeletes('@p', '@d').map((sql) => db.prepare(sql));
-  const inserts = rollupInserts('temp.rollup_day', '@p', '@d').map((sql) => db.prepare(sql));
-  const refresh = db.transaction((beforeDay: number): RefreshedDay | null => {
-    const row = next.get(beforeDay) as { project_id: string; day: number } | undefined;
+  const installs = ROLLUP_TABLES.map((table) => db.prepare(`INSERT INTO main.${table} SELECT * FROM ${staged(table)}`));
+  type Marked = { project_id: string; day: number; marks: number };
+  const clear = () => {
+    for (const statement of clears) statement.run();
+  };
+  const compute = db.transaction((beforeDay: number): Marked | null => {
+    const row = next.get(beforeDay) as Marked | undefined;
     if (row === undefined) return null;
-    const { project_id: projectId, day } = row;
-    unmark.run(projectId, day);
-    clear.run();
-    load.run(projectId, day * DAY_MS, (day + 1) * DAY_MS);
-    for (const statement of deletes) statement.run({ p: projectId, d: day });
-    for (const statement of inserts) statement.run({ p: projectId, d: day });
-    clear.run();
-    return { projectId, day };
+    clear();
+    load.run(row.project_id, row.day * DAY_MS, (row.day + 1) * DAY_MS);
+    for (const statement of computes) statement.run({ p: row.project_id, d: row.day });
+    return row;
   });
-  return async (beforeDay) => refresh.immediate(beforeDay);
+  const install = db.transaction((row: Marked): boolean => {
+    if (marksOf.get(row.project_id, row.day) !== row.marks) return false;
+    for (const statement of deletes) statement.run({ p: row.project_id, d: row.day });
+    for (const statement of installs) statement.run();
+    unmark.run(row.project_id, row.day);
+    return true;
+  });
+  return async (beforeDay) => {
+    try {
+      const row = compute(beforeDay);
+      if (row === null) return null;
+      const installed = install.immediate(row);
+      return { projectId: row.project_id, day: row.day, ...(installed ? {} : { changed: true }) };
+    } finally {
+      clear();
+    }
+  };
 }
 
 /**
- * The PostgreSQL refresh: the mark is taken `FOR UPDATE SKIP LOCKED`, so several processes refresh
- * different days at once, and a commit touching the day waits on the mark until the refresh
- * committed (the trigger's upsert, `rollup-schema.ts`) and then marks it again. Reading the day
- * and writing every rollup is one statement, so the events are read once.
+ * The PostgreSQL refresh, in one transaction that holds no lock a writer waits for until its very
+ * end. A day is claimed with a transaction-scoped advisory lock (several processes refresh
+ * different days at once). One statement reads the day's mark count and events and writes the new
+ * rollup rows, under one snapshot; then the mark is deleted only if its count is still that one.
+ * A commit that touched the day after the snapshot moved the count (the trigger's upsert,
+ * `rollup-schema.ts`), so the transaction rolls back and the day stays marked; a commit whose
+ * trigger comes after the delete waits on that row until this transaction ends, then marks the
+ * day again.
  */
 export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): RefreshNext {
-  const build = `WITH src AS MATERIALIZED (SELECT ${dayColumns(dialect)} FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4),
+  const build = `WITH mark AS (SELECT marks FROM rollup_dirty WHERE project_id = $1 AND day = $2),
+    src AS MATERIALIZED (SELECT ${dayColumns(dialect)} FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4),
     ${rollupInserts('src', '$1::text', '$2::int')
       .map((sql, i) => `w${i} AS (${sql})`)
       .join(',\n    ')}
-    SELECT 1`;
+    SELECT (SELECT marks FROM mark) AS marks`;
   const deletes = rollupDeletes('$1', '$2');
   return async (beforeDay) => {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const { rows } = await client.query<{ project_id: string; day: number }>(
-        'SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint ORDER BY day DESC, project_id LIMIT 1 FOR UPDATE SKIP LOCKED',
+      const candidates = await client.query<{ project_id: string; day: number }>(
+        'SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint ORDER BY day DESC, project_id LIMIT 16',
         [beforeDay],
       );
-      const row = rows[0];
+      let row: { project_id: string; day: number } | undefined;
+      for (const candidate of candidates.rows) {
+        const claim = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext('rollup:' || $1::text), $2::int) AS ok", [
+          candidate.project_id,
+          candidate.day,
+        ]);
+        if (claim.rows[0]?.ok === true) {
+          row = candidate;
+          break;
+        }
+      }
       if (row === undefined) {
         await client.query('COMMIT');
         return null;
       }
       const { project_id: projectId, day } = row;
-      await client.query('DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2', [projectId, day]);
       for (const sql of deletes) await client.query(sql, [projectId, day]);
-      await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
+      const built = await client.query<{ marks: string | number | null }>(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
+      const marks = built.rows[0]?.marks ?? null;
+      const unmarked =
+        marks === null ? 0 : ((await client.query('DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND marks = $3', [projectId, day, marks])).rowCount ?? 0);
+      if (unmarked === 0) {
+        await client.query('ROLLBACK');
+        return { projectId, day, changed: true };
+      }
       await client.query('COMMIT');
       return { projectId, day };
     } catch (error) {

@@ -93,9 +93,18 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
   };
 }
 
-/** Refreshes every marked day now, today included; resolves with how many days it refreshed. */
-export async function refreshAll(refreshNext: RefreshNext): Promise<number> {
+/**
+ * Refreshes every marked day now, today included; resolves with how many days it refreshed. A day
+ * that changed while it was computed is tried again, up to `maxChanged` times in all (under
+ * continuous writes to a day it would never end).
+ */
+export async function refreshAll(refreshNext: RefreshNext, maxChanged = 20): Promise<number> {
   let n = 0;
-  while ((await refreshNext(Number.MAX_SAFE_INTEGER)) !== null) n++;
-  return n;
+  let changed = 0;
+  for (;;) {
+    const refreshed = await refreshNext(Number.MAX_SAFE_INTEGER);
+    if (refreshed === null) return n;
+    if (refreshed.changed !== true) n++;
+    else if (++changed > maxChanged) return n;
+  }
 }

@@ -14,7 +14,7 @@ import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
  */
 
 /** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
-export const ROLLUP_SHAPE = 2;
+export const ROLLUP_SHAPE = 3;
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -27,6 +27,14 @@ export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
 const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_dirty', 'rollup_meta'];
+
+/**
+ * SQLite marks a day per row and counts the marks: a refresh computes a day outside the write lock
+ * and installs it only if the count did not move meanwhile (`rollup-refresh.ts`).
+ */
+const sqliteMark = (row: 'NEW' | 'OLD') =>
+  `INSERT INTO rollup_dirty (project_id, day) VALUES (${row}.project_id, ${daySql(`${row}.timestamp`)})
+   ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1;`;
 
 /*
  * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
@@ -42,7 +50,7 @@ const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollu
 const SQLITE_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rollup_dirty (
-  project_id TEXT NOT NULL, day INTEGER NOT NULL, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, marks INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_values (
   project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot INTEGER NOT NULL,
   session_id TEXT, visitor TEXT, visitor_hash TEXT,
@@ -60,24 +68,17 @@ CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
   visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
-CREATE TRIGGER IF NOT EXISTS rollup_mark_insert AFTER INSERT ON events BEGIN
-  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (NEW.project_id, ${daySql('NEW.timestamp')});
-END;
-CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN
-  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (OLD.project_id, ${daySql('OLD.timestamp')});
-END;
-CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN
-  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (OLD.project_id, ${daySql('OLD.timestamp')});
-  INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (NEW.project_id, ${daySql('NEW.timestamp')});
-END;`;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_insert AFTER INSERT ON events BEGIN ${sqliteMark('NEW')} END;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN ${sqliteMark('OLD')} END;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN ${sqliteMark('OLD')} ${sqliteMark('NEW')} END;`;
 
 /*
  * On PostgreSQL the marks are set once per statement from its transition table (a group commit of
- * thousands of events upserts a handful of rows). The upsert updates an existing mark rather than
- * leaving it be: that row lock makes a commit that touches a day wait for a refresh of that day in
- * progress (which holds the mark locked, `rollup-refresh.ts`), and then mark the day again, so no
- * event can slip between a refresh's snapshot and the removal of the mark. Marks are taken in
- * (project, day) order, so two writers cannot deadlock on them.
+ * thousands of events upserts a handful of rows). The upsert counts the marks of a day rather than
+ * leaving an existing one be: a refresh removes the mark only if the count is still the one its
+ * snapshot saw (`rollup-refresh.ts`), so no event can slip between a refresh's snapshot and the
+ * removal of the mark. Marks are taken in (project, day) order, so two writers cannot deadlock on
+ * them.
  */
 const markFrom = (table: string) => `
   INSERT INTO rollup_dirty (project_id, day)
