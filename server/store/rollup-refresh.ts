@@ -104,26 +104,59 @@ function rollupDeletes(p: string, d: string): string[] {
   ];
 }
 
-/**
- * The SQLite refresh, on the store's own connection, in two transactions so that the write lock is
- * held only to install the result: the day is read and its rollup rows computed into temporary
- * tables inside a read transaction (one snapshot; writes to `temp` take no lock on the database,
- * so the writer thread goes on committing), then one short write transaction replaces the day's
- * rows and removes its mark, if the mark's count is still the one the snapshot saw. If it moved,
- * events of the day committed meanwhile: the result is dropped and the day stays marked.
- */
-export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialect): RefreshNext {
+/** The statements of the SQLite refresh, as text: they travel to the refresh thread. */
+export interface SqliteRefreshSql {
+  setup: string[];
+  next: string;
+  marksOf: string;
+  unmark: string;
+  clears: string[];
+  load: string;
+  computes: string[];
+  deletes: string[];
+  installs: string[];
+}
+
+/** The SQLite refresh's statements over `dialect`. */
+export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
   const staged = (table: string) => `temp.${table.replace('rollup_', 'rollup_staged_')}`;
-  db.exec(`CREATE TEMP TABLE IF NOT EXISTS rollup_day AS SELECT ${dayColumns(dialect)} FROM events WHERE 0`);
-  for (const table of ROLLUP_TABLES) db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`);
-  const next = db.prepare<[number]>('SELECT project_id, day, marks FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1');
-  const marksOf = db.prepare('SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
-  const unmark = db.prepare('DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?');
-  const clears = ['temp.rollup_day', ...ROLLUP_TABLES.map(staged)].map((table) => db.prepare(`DELETE FROM ${table}`));
-  const load = db.prepare(`INSERT INTO temp.rollup_day SELECT ${dayColumns(dialect)} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
-  const computes = rollupInserts('temp.rollup_day', '@p', '@d', staged).map((sql) => db.prepare(sql));
-  const deletes = rollupDeletes('@p', '@d').map((sql) => db.prepare(sql));
-  const installs = ROLLUP_TABLES.map((table) => db.prepare(`INSERT INTO main.${table} SELECT * FROM ${staged(table)}`));
+  return {
+    setup: [
+      `CREATE TEMP TABLE IF NOT EXISTS rollup_day AS SELECT ${dayColumns(dialect)} FROM events WHERE 0`,
+      ...ROLLUP_TABLES.map((table) => `CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`),
+    ],
+    next: 'SELECT project_id, day, marks FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1',
+    marksOf: 'SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?',
+    unmark: 'DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?',
+    clears: ['temp.rollup_day', ...ROLLUP_TABLES.map(staged)].map((table) => `DELETE FROM ${table}`),
+    load: `INSERT INTO temp.rollup_day SELECT ${dayColumns(dialect)} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
+    computes: rollupInserts('temp.rollup_day', '@p', '@d', staged),
+    deletes: rollupDeletes('@p', '@d'),
+    installs: ROLLUP_TABLES.map((table) => `INSERT INTO main.${table} SELECT * FROM ${staged(table)}`),
+  };
+}
+
+/**
+ * The SQLite refresh on connection `db`, in two transactions so that the write lock is held only
+ * to install the result: the day is read and its rollup rows computed into temporary tables inside
+ * a read transaction (one snapshot; writes to `temp` take no lock on the database, so the writer
+ * thread goes on committing), then one short write transaction replaces the day's rows and removes
+ * its mark, if the mark's count is still the one the snapshot saw. If it moved, events of the day
+ * committed meanwhile: the result is dropped and the day stays marked.
+ *
+ * It runs on the refresh thread (`rollup-sqlite-thread.ts`), which receives it as source text, so
+ * it must stay self-contained: nothing from outside its body and parameters but erased types.
+ */
+export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSql, dayMs: number): (beforeDay: number) => RefreshedDay | null {
+  for (const statement of sql.setup) db.exec(statement);
+  const next = db.prepare(sql.next);
+  const marksOf = db.prepare(sql.marksOf).pluck();
+  const unmark = db.prepare(sql.unmark);
+  const clears = sql.clears.map((text) => db.prepare(text));
+  const load = db.prepare(sql.load);
+  const computes = sql.computes.map((text) => db.prepare(text));
+  const deletes = sql.deletes.map((text) => db.prepare(text));
+  const installs = sql.installs.map((text) => db.prepare(text));
   type Marked = { project_id: string; day: number; marks: number };
   const clear = () => {
     for (const statement of clears) statement.run();
@@ -132,7 +165,7 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
     const row = next.get(beforeDay) as Marked | undefined;
     if (row === undefined) return null;
     clear();
-    load.run(row.project_id, row.day * DAY_MS, (row.day + 1) * DAY_MS);
+    load.run(row.project_id, row.day * dayMs, (row.day + 1) * dayMs);
     for (const statement of computes) statement.run({ p: row.project_id, d: row.day });
     return row;
   });
@@ -143,16 +176,22 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
     unmark.run(row.project_id, row.day);
     return true;
   });
-  return async (beforeDay) => {
+  return (beforeDay) => {
     try {
       const row = compute(beforeDay);
       if (row === null) return null;
       const installed = install.immediate(row);
-      return { projectId: row.project_id, day: row.day, ...(installed ? {} : { changed: true }) };
+      return installed ? { projectId: row.project_id, day: row.day } : { projectId: row.project_id, day: row.day, changed: true };
     } finally {
       clear();
     }
   };
+}
+
+/** The SQLite refresh on the calling thread's connection (an in-memory database, which no other thread can open). */
+export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialect): RefreshNext {
+  const refresh = prepareSqliteRefresh(db, sqliteRefreshSql(dialect), DAY_MS);
+  return async (beforeDay) => refresh(beforeDay);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventSto
 import { assembleRecording } from './recording-assembly.js';
 import { SQLITE_DIALECT, createReportStore } from './report-queries.js';
 import { createSqliteRollupRefresh, type RefreshNext } from './rollup-refresh.js';
+import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
 import { ensureSqliteRollups } from './rollup-schema.js';
 import { cleanJson, cleanText } from './sanitize.js';
@@ -180,12 +181,19 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
   let refreshRollup: RefreshNext | null = null;
   let rollupRefresher: RollupRefresher | null = null;
+  let closeRollupThread: () => Promise<void> = async () => {};
 
   async function openAll(): Promise<void> {
     const db = openDatabase(options);
     try {
       ensureSqliteRollups(db.db);
-      refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
+      if (isPrivateDatabase(options.path)) {
+        refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
+      } else {
+        const thread = await startSqliteRollupThread({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, dialect: SQLITE_DIALECT });
+        refreshRollup = thread.refreshNext;
+        closeRollupThread = () => thread.close();
+      }
       if (isPrivateDatabase(options.path)) {
         const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
         write = async (batch) => commit(encodeBatch(batch));
@@ -195,11 +203,13 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         closeWriter = () => writer.close();
       }
     } catch (error) {
+      await closeRollupThread();
       db.db.close();
       throw error;
     }
     if (closed) {
       // close() came while the writer started: it found nothing open, so this must not stay open.
+      await closeRollupThread();
       await closeWriter();
       db.db.close();
       throw new StoreError('NOT_OPEN', 'The SQLite store was closed while it opened.');
@@ -442,6 +452,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       const current = open;
       open = null;
       await rollupRefresher?.stop();
+      await closeRollupThread();
       // Groups already handed to the writer commit before its connection closes.
       await closeWriter();
       current?.db.close();
