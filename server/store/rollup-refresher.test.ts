@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { RefreshedDay } from './rollup-refresh.js';
+import { refreshAll, startRollupRefresher } from './rollup-refresher.js';
+
+const DAY = 86_400_000;
+
+/** A manual timer: the test fires the pending callback. */
+function manualTimer() {
+  let pending: (() => void) | null = null;
+  return {
+    setTimer: (callback: () => void) => {
+      pending = callback;
+      return { unref() {} };
+    },
+    clearTimer: () => {
+      pending = null;
+    },
+    fire: () => {
+      const callback = pending;
+      pending = null;
+      callback?.();
+    },
+    get pending() {
+      return pending !== null;
+    },
+  };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('startRollupRefresher()', () => {
+  it('refreshes at most daysPerTick days a tick, and today at most once per todayEveryMs', async () => {
+    const today = 20_000;
+    let now = today * DAY + 5_000;
+    const marked = [today, today - 1, today - 2, today - 3];
+    const asked: number[] = [];
+    const refreshNext = async (beforeDay: number): Promise<RefreshedDay | null> => {
+      asked.push(beforeDay);
+      const i = marked.findIndex((d) => d < beforeDay);
+      if (i < 0) return null;
+      const [day] = marked.splice(i, 1) as [number];
+      return { projectId: 'p', day };
+    };
+    const timer = manualTimer();
+    const refresher = startRollupRefresher({ refreshNext, now: () => now, daysPerTick: 2, todayEveryMs: 60_000, ...timer });
+    timer.fire();
+    await settle();
+    // Today first (never refreshed yet), then only days before it.
+    expect(asked).toEqual([Number.MAX_SAFE_INTEGER, today]);
+    expect(marked).toEqual([today - 2, today - 3]);
+    marked.unshift(today); // marked again by a commit
+    now += 1000;
+    timer.fire();
+    await settle();
+    expect(asked.slice(2)).toEqual([today, today]);
+    expect(marked).toEqual([today]);
+    now += 60_000;
+    timer.fire();
+    await settle();
+    expect(marked).toEqual([]);
+    await refresher.stop();
+    expect(timer.pending).toBe(false);
+  });
+
+  it('reports a failed refresh and keeps ticking; stop() waits for a refresh in progress', async () => {
+    const errors: unknown[] = [];
+    let release: () => void = () => {};
+    let calls = 0;
+    const refreshNext = async (): Promise<RefreshedDay | null> => {
+      calls++;
+      if (calls === 1) throw new Error('busy');
+      await new Promise<void>((resolve) => (release = resolve));
+      return null;
+    };
+    const timer = manualTimer();
+    const refresher = startRollupRefresher({ refreshNext, onError: (e) => errors.push(e), ...timer });
+    timer.fire();
+    await settle();
+    expect(errors).toHaveLength(1);
+    expect(timer.pending).toBe(true);
+    timer.fire();
+    await settle();
+    let stopped = false;
+    const stopping = refresher.stop().then(() => (stopped = true));
+    await settle();
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(timer.pending).toBe(false);
+  });
+});
+
+describe('refreshAll()', () => {
+  it('counts the days refreshed and gives up on a day that keeps changing', async () => {
+    let n = 0;
+    expect(await refreshAll(async () => (n++ < 3 ? { projectId: 'p', day: n } : null))).toBe(3);
+    let tries = 0;
+    expect(await refreshAll(async () => (tries++, { projectId: 'p', day: 1, changed: true }), 5)).toBe(0);
+    expect(tries).toBe(6);
+  });
+});
