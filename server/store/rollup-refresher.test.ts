@@ -62,6 +62,31 @@ describe('startRollupRefresher()', () => {
     expect(timer.pending).toBe(false);
   });
 
+  it('by default leaves today to the events and refreshes it once it is past', async () => {
+    const today = 20_000;
+    let now = today * DAY + 5_000;
+    const marked = [today, today - 1];
+    const refreshNext = async (beforeDay: number): Promise<RefreshedDay | null> => {
+      const i = marked.findIndex((d) => d < beforeDay);
+      if (i < 0) return null;
+      const [day] = marked.splice(i, 1) as [number];
+      return { projectId: 'p', day };
+    };
+    const timer = manualTimer();
+    const refresher = startRollupRefresher({ refreshNext, now: () => now, ...timer });
+    for (let tick = 0; tick < 3; tick++) {
+      timer.fire();
+      await settle();
+      now += 3_600_000;
+    }
+    expect(marked).toEqual([today]);
+    now = (today + 1) * DAY + 1_000; // midnight passed: yesterday is a past day
+    timer.fire();
+    await settle();
+    expect(marked).toEqual([]);
+    await refresher.stop();
+  });
+
   it('reports a failed refresh and keeps ticking; stop() waits for a refresh in progress', async () => {
     const errors: unknown[] = [];
     let release: () => void = () => {};

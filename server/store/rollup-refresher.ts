@@ -4,9 +4,12 @@ import type { RefreshNext } from './rollup-refresh.js';
 /*
  * The background side of the daily rollups (docs/decisions.md, "Daily rollups"): every tick it
  * refreshes at most `daysPerTick` marked days, newest first, then waits for the next tick. Today
- * (and any later day) is marked again by nearly every group commit, so it is refreshed at most once
- * per `todayEveryMs`; meanwhile reports read it from the events. The timer is unref'd: it never
- * keeps a process alive; `stop()` waits for a refresh in progress.
+ * (and any later day) is not refreshed by default: nearly every group commit marks it again, so
+ * under steady ingest its refresh (seconds of work for a large project) was almost always
+ * computed in vain, and reports read it from the events anyway; a site quiet enough for the
+ * refresh to hold is one whose day is cheap to read from the events. It is refreshed once it is
+ * past. The timer is unref'd: it never keeps a process alive; `stop()` waits for a refresh in
+ * progress.
  */
 
 /** Options of {@link startRollupRefresher}. */
@@ -26,8 +29,8 @@ export interface RollupRefresherOptions {
    */
   daysPerTick?: number;
   /**
-   * How often the current UTC day is refreshed at most, ms.
-   * @default 60000
+   * How often the current UTC day is refreshed at most, ms; `Infinity`: only once it is past.
+   * @default Infinity
    */
   todayEveryMs?: number;
   /** Told about a failed refresh (the next tick tries again). @default ignore */
@@ -49,7 +52,7 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
   const now = options.now ?? (() => Date.now());
   const tickMs = options.tickMs ?? 1000;
   const daysPerTick = options.daysPerTick ?? 4;
-  const todayEveryMs = options.todayEveryMs ?? 60_000;
+  const todayEveryMs = options.todayEveryMs ?? Infinity;
   const setTimer = options.setTimer ?? ((callback, ms) => setTimeout(callback, ms));
   const clearTimer = options.clearTimer ?? ((timer) => clearTimeout(timer as ReturnType<typeof setTimeout>));
   let stopped = false;
@@ -62,7 +65,8 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
       const time = now();
       const today = dayOf(time);
       // Past days first; today (and a clock-skewed later day) only when its pause is over.
-      const before = time - todayRefreshedAt >= todayEveryMs ? Number.MAX_SAFE_INTEGER : today;
+      const todayDue = todayEveryMs !== Infinity && time - todayRefreshedAt >= todayEveryMs;
+      const before = todayDue ? Number.MAX_SAFE_INTEGER : today;
       const refreshed = await options.refreshNext(before);
       if (refreshed === null) break;
       if (refreshed.day >= today) todayRefreshedAt = time;
