@@ -74,7 +74,7 @@ describe('createDeferredBody(options)', () => {
   it('posts a gzip body of the items in the beacon form, with their numbers as ranges', async () => {
     const { posts, set } = setup();
     set([...numbered(0, 3), { number: undefined, wire: wire(99) }, ...numbered(5, 7)]);
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     expect(posts).toHaveLength(1);
     const arm = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
     expect(arm).toMatchObject({ t: 'deferred-arm', covered: [0, 3, 5, 7], complete: true });
@@ -83,7 +83,7 @@ describe('createDeferredBody(options)', () => {
     expect(Object.fromEntries(url.searchParams)).toEqual({
       api_key: 'key',
       project_id: 'proj_1',
-      sent_at: new Date(START + REBUILD_INTERVAL_MS).toISOString(), // the first build waits one interval
+      sent_at: new Date(START).toISOString(),
       encoding: 'gzip',
     });
     expect(bodyOf(arm).map((e) => e.event_id)).toEqual(['evt-0', 'evt-1', 'evt-2', 'evt-99', 'evt-5', 'evt-6']);
@@ -92,7 +92,7 @@ describe('createDeferredBody(options)', () => {
   it('sends plain JSON without encoding=gzip where there is no gzip', async () => {
     const { posts, set } = setup({ compress: undefined });
     set(numbered(0, 2));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     const arm = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
     expect(new URL(arm.url).searchParams.has('encoding')).toBe(false);
     expect(bodyOf(arm)).toHaveLength(2);
@@ -102,7 +102,7 @@ describe('createDeferredBody(options)', () => {
     const { posts, set, builds } = setup();
     set(numbered(0, 1));
     set(numbered(0, 2));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     expect(builds()).toBe(1);
     expect(posts.at(-1)).toMatchObject({ covered: [0, 2] });
     for (let n = 3; n <= 40; n++) {
@@ -126,7 +126,7 @@ describe('createDeferredBody(options)', () => {
     };
     const { posts, set, builds } = setup({ compress: slow });
     set(numbered(0, 1));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     for (let i = 0; i < 5; i++) {
       set(numbered(0, 2 + i));
       await vi.advanceTimersByTimeAsync(300);
@@ -153,7 +153,7 @@ describe('createDeferredBody(options)', () => {
   it('keeps the armed body while the set only shrinks, and rebuilds when it gains an event', async () => {
     const { posts, set, builds } = setup();
     set(numbered(0, 10));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     for (let acked = 1; acked < 10; acked++) {
       set(numbered(acked, 10)); // the server acknowledged the oldest
       await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS / 4);
@@ -170,7 +170,7 @@ describe('createDeferredBody(options)', () => {
   it('rebuilds a body that could not carry everything when acknowledgements make room', async () => {
     const { posts, set } = setup({ compress: undefined, maxBytes: 2_000 });
     set(numbered(0, 100, 'x'.repeat(100)));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     const first = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
     const carried = bodyOf(first).length;
     set(numbered(carried, 100, 'x'.repeat(100)));
@@ -182,7 +182,7 @@ describe('createDeferredBody(options)', () => {
   it('covers the oldest that fit in maxBytes as sent, and says the body is not complete', async () => {
     const { posts, set } = setup({ compress: undefined, maxBytes: 2_000 });
     set(numbered(0, 100, 'x'.repeat(100)));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     const arm = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
     expect(arm.body.byteLength).toBeLessThanOrEqual(2_000);
     expect(arm.complete).toBe(false);
@@ -197,7 +197,7 @@ describe('createDeferredBody(options)', () => {
     // Random text does not compress: 1,500 events of ~300 bytes cannot all fit.
     const noise = (n: number) => Array.from({ length: 40 }, (_, i) => ((n * 7919 + i * 104_729) % 36).toString(36)).join('');
     set(Array.from({ length: 1_500 }, (_, n) => ({ number: n, wire: wire(n, noise(n).repeat(6)) })));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     const arm = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
     expect(arm.body.byteLength).toBeLessThanOrEqual(LIMITS.maxBeaconBytes);
     const events = bodyOf(arm);
@@ -209,7 +209,7 @@ describe('createDeferredBody(options)', () => {
   it('disarms when not even the oldest event fits', async () => {
     const { posts, set } = setup({ compress: undefined, maxBytes: 100 });
     set(numbered(0, 2));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     expect(posts).toEqual([]);
     set(numbered(0, 1));
     await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
@@ -223,20 +223,20 @@ describe('createDeferredBody(options)', () => {
     };
     const { keeper, posts, set } = setup({ compress: slow });
     set(numbered(0, 2));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS + 150);
+    await vi.advanceTimersByTimeAsync(150);
     expect(posts.map((m) => m.t)).toEqual(['deferred-arm']);
-    set(numbered(0, 3)); // a rebuild starts one interval after the first …
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS - 100);
+    set(numbered(0, 3)); // a rebuild starts at 250 ms …
+    await vi.advanceTimersByTimeAsync(150);
     set([]);
     keeper.cleared(); // … and the queue is cleared while it runs
-    await vi.advanceTimersByTimeAsync(2 * REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(1_000);
     expect(posts.map((m) => m.t)).toEqual(['deferred-arm', 'deferred-disarm']);
   });
 
   it('rebuilds an armed body with a fresh sent_at every SENT_AT_REFRESH_MS, and stops when closed', async () => {
     const { keeper, posts, set } = setup();
     set(numbered(0, 2));
-    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     // The rebuild is scheduled from inside a timer, which fake timers count as at least 1 ms.
     await vi.advanceTimersByTimeAsync(SENT_AT_REFRESH_MS + 1);
     expect(posts).toHaveLength(2);

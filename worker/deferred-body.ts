@@ -79,10 +79,7 @@ export interface DeferredBody {
   close(): void;
 }
 
-/**
- * Creates the body keeper; it posts nothing until the first {@link DeferredBody.changed}, and
- * nothing sooner than one interval after its creation.
- */
+/** Creates the body keeper; it posts nothing until the first {@link DeferredBody.changed}. */
 export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   const interval = options.intervalMs ?? REBUILD_INTERVAL_MS;
   const refreshMs = options.refreshMs ?? SENT_AT_REFRESH_MS;
@@ -96,10 +93,7 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   let covered = new Set<string>();
   /** The armed body's `sent_at` is due for renewal. */
   let refreshDue = false;
-  // The first build waits one interval too: the first `fetchLater` of a page costs its main
-  // thread several milliseconds, and a page that is starting has better uses for them (the
-  // pagehide beacon covers these events meanwhile; only a crash in that first second is not).
-  let lastStart = options.now();
+  let lastStart = -Infinity;
   /** Counts clears: a build that saw one while it ran posts nothing. */
   let clears = 0;
 
