@@ -63,13 +63,25 @@ describe('events tracked right before the page goes away', () => {
   // is sending while the page goes away, and what it has not had acknowledged (hundreds of events
   // of about 300 bytes, far more than a 64 KB beacon budget holds as plain JSON) goes by gzipped
   // beacons. None may be lost, none stored twice.
-  for (const { name, leave } of cases) {
-    it(`500 realistic events, default settings, all arrive once each when ${name}`, async () => {
+  // Where the browser has no fetchLater (Firefox, Safari; Chromium outside secure contexts) the
+  // pagehide beacon is all there is: the same cases without it.
+  const withAndWithout = [
+    ...cases.map((c) => ({ ...c, fetchLater: true })),
+    ...cases.map((c) => ({ ...c, fetchLater: false })),
+  ];
+  for (const { name, leave, fetchLater } of withAndWithout) {
+    it(`500 realistic events, default settings, all arrive once each when ${name}${fetchLater ? '' : ', without fetchLater'}`, async () => {
       const project = await env.server.createProject();
       const context = await env.browser.newContext();
+      if (!fetchLater) {
+        await context.addInitScript(() => {
+          for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
+        });
+      }
       try {
         const page = await openAnalyticsPage(context, env.web, '/unload-500.html', { config: pageConfig(env.server.url, project) });
         expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
+        expect(await page.evaluate(() => typeof (window as { fetchLater?: unknown }).fetchLater)).toBe(fetchLater ? 'function' : 'undefined');
         const run = runId();
         const size = await page.evaluate(
           ({ r, n }) => {

@@ -60,7 +60,11 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
     const message = event.data;
     // The deferred request is armed here; the mirror hears which events it carries, if any.
     if (message.t === 'deferred-arm' || message.t === 'deferred-disarm') {
-      handlers.onMessage(options.deferred?.receive(message) ?? { t: 'deferred-disarm' });
+      if (options.deferred === undefined) handlers.onMessage({ t: 'deferred-disarm' });
+      else {
+        const heard = options.deferred.receive(message);
+        if (heard !== undefined) handlers.onMessage(heard);
+      }
     } else handlers.onMessage(message);
   };
 

@@ -48,7 +48,11 @@ function deferredRequestOf(context: StartContext, logger: Logger | undefined): D
   if (typeof scope.fetchLater !== 'function') return undefined;
   let request = deferredRequests.get(context);
   if (request === undefined) {
-    request = createDeferredRequest((url, init) => scope.fetchLater!(url, init), (message, detail) => logger?.debug(message, detail));
+    request = createDeferredRequest(
+      (url, init) => scope.fetchLater!(url, init),
+      (message, detail) => logger?.debug(message, detail),
+      typeof window === 'undefined' ? undefined : window,
+    );
     deferredRequests.set(context, request);
   }
   return request;

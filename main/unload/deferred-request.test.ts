@@ -183,6 +183,21 @@ describe('createDeferredRequest(fetchLater, debug)', () => {
     expect(signals[1]!.aborted).toBe(true);
   });
 
+  it('leaves what is armed as it is from pagehide to pageshow: the beacon left those events to it', () => {
+    const signals: AbortSignal[] = [];
+    const page = new EventTarget();
+    const request = createDeferredRequest((_url, init) => signals.push(init.signal!), () => {}, page as unknown as Window);
+    request.receive(arm);
+    page.dispatchEvent(new Event('pagehide'));
+    expect(request.receive({ ...arm, covered: [0, 5] })).toBeUndefined();
+    expect(request.receive({ t: 'deferred-disarm' })).toBeUndefined();
+    expect(signals).toHaveLength(1);
+    expect(signals[0]!.aborted).toBe(false);
+    page.dispatchEvent(new Event('pageshow'));
+    expect(request.receive({ ...arm, covered: [0, 5] })).toEqual({ ...arm, covered: [0, 5] });
+    expect(signals.map((s) => s.aborted)).toEqual([true, false]);
+  });
+
   it('answers a refused arm with a disarm, and says so in the debug log', () => {
     const debug = vi.fn();
     const request = createDeferredRequest(() => {

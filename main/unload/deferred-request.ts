@@ -6,6 +6,10 @@
  * Each `deferred-arm` from the core replaces it: the previous one is aborted, a new one armed.
  * Nothing here runs per event: per message, one abort and one `fetchLater` call.
  *
+ * From `pagehide` to `pageshow` what is armed stays as it is: the pagehide beacon has left out the
+ * events it carries, so a body that arrives from the core during the unload must not abort it.
+ * After `pageshow` the next body from the core replaces it as usual.
+ *
  * In the chunk that starts the core (`worker-start.ts`), not in the facade's entry.
  */
 import type { FromWorkerMessage } from '../../worker/types.js';
@@ -21,9 +25,10 @@ export interface DeferredRequest {
   /**
    * Aborts what is armed and arms the core's new body, or only aborts on a disarm. Returns what
    * the facade's mirror is to hear: the message when its body is armed, a disarm when it is not
-   * (`fetchLater` refused it: quota), so that the pagehide beacon then sends those events itself.
+   * (`fetchLater` refused it: quota), so that the pagehide beacon then sends those events itself;
+   * undefined when nothing changed (the page is between `pagehide` and `pageshow`).
    */
-  receive(message: DeferredMessage): DeferredMessage;
+  receive(message: DeferredMessage): DeferredMessage | undefined;
   /** Aborts what is armed (`clearQueue()`: the events are dropped, they must not leave later). */
   disarm(): void;
 }
@@ -32,9 +37,17 @@ export interface DeferredRequest {
  * Creates the deferred request of one client.
  * @param fetchLater the page's, looked up when called.
  * @param debug where a refused `fetchLater` is reported (the debug log).
+ * @param page where `pagehide` and `pageshow` are heard (the window).
  */
-export function createDeferredRequest(fetchLater: FetchLater, debug: (message: string, detail?: unknown) => void): DeferredRequest {
+export function createDeferredRequest(
+  fetchLater: FetchLater,
+  debug: (message: string, detail?: unknown) => void,
+  page?: Pick<Window, 'addEventListener'>,
+): DeferredRequest {
   let controller: AbortController | undefined;
+  let hidden = false;
+  page?.addEventListener('pagehide', () => (hidden = true));
+  page?.addEventListener('pageshow', () => (hidden = false));
 
   function disarm(): void {
     controller?.abort();
@@ -43,6 +56,7 @@ export function createDeferredRequest(fetchLater: FetchLater, debug: (message: s
 
   return {
     receive(message) {
+      if (hidden) return undefined;
       disarm();
       if (message.t === 'deferred-disarm') return message;
       const next = new AbortController();
