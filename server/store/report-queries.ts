@@ -11,7 +11,7 @@ import type {
   Totals,
   VariantResult,
 } from './report-store.js';
-import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS } from './report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS } from './report-store.js';
 import { type DayPlan, type SourceContext, errorsSource, exposuresSource, planDays, visitsSource, vitalsSource } from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
@@ -51,22 +51,6 @@ export interface Dialect {
 
 /** Runs a statement and returns its rows. */
 export type RunQuery = (sql: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
-
-/** Dimension parameter → column. */
-const COLUMNS: Readonly<Record<FilterDimension, string>> = {
-  page: 'path',
-  host: 'host',
-  referrer: 'referrer_host',
-  channel: 'channel',
-  utm_source: 'utm_source',
-  utm_medium: 'utm_medium',
-  utm_campaign: 'utm_campaign',
-  browser: 'browser',
-  os: 'os',
-  device: 'device',
-  screen: 'screen_class',
-  event_type: 'event_type',
-};
 
 /** Top-N dimensions counted over page views: they describe a page load. */
 const PAGE_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
@@ -134,7 +118,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     const parts = [`project_id = ${v.add(q.projectId)}`, `timestamp >= ${v.add(q.from)}`, `timestamp < ${v.add(q.to)}`];
     if (!q.includeBots) parts.push(`is_bot = ${dialect.falseValue}`);
     for (const [dimension, value] of Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>) {
-      if (value !== undefined) parts.push(`${COLUMNS[dimension]} = ${v.add(value)}`);
+      if (value !== undefined) parts.push(`${DIMENSION_COLUMNS[dimension]} = ${v.add(value)}`);
     }
     return parts.join(' AND ');
   };
@@ -184,7 +168,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     },
 
     async top(q, dimension, limit): Promise<TopRow[]> {
-      const column = dimension === 'custom_event' ? 'event_type' : COLUMNS[dimension];
+      const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
       const plan = await rollupPlan(q, 0);
       if (plan !== null) {
         const v = new Values(dialect);

@@ -23,6 +23,22 @@ export const FILTER_DIMENSIONS = [
 /** A dimension a report can filter on. */
 export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
 
+/** The events column of each dimension, by its parameter name. */
+export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {
+  page: 'path',
+  host: 'host',
+  referrer: 'referrer_host',
+  channel: 'channel',
+  utm_source: 'utm_source',
+  utm_medium: 'utm_medium',
+  utm_campaign: 'utm_campaign',
+  browser: 'browser',
+  os: 'os',
+  device: 'device',
+  screen: 'screen_class',
+  event_type: 'event_type',
+};
+
 /** Dimensions of the top-N report: the filter dimensions and `custom_event`. */
 export const TOP_DIMENSIONS = [...FILTER_DIMENSIONS, 'custom_event'] as const;
 

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import type { Dialect } from './report-queries.js';
-import { FILTER_DIMENSIONS, type FilterDimension } from './report-store.js';
+import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from './report-store.js';
 import { DAY_MS } from './rollup-schema.js';
 
 /*
@@ -23,22 +23,6 @@ export interface RefreshedDay {
 
 /** Refreshes the next marked day before `beforeDay` (newest first); null when there is none. */
 export type RefreshNext = (beforeDay: number) => Promise<RefreshedDay | null>;
-
-/** The events column of each dimension, by its parameter name. */
-export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {
-  page: 'path',
-  host: 'host',
-  referrer: 'referrer_host',
-  channel: 'channel',
-  utm_source: 'utm_source',
-  utm_medium: 'utm_medium',
-  utm_campaign: 'utm_campaign',
-  browser: 'browser',
-  os: 'os',
-  device: 'device',
-  screen: 'screen_class',
-  event_type: 'event_type',
-};
 
 /** The vitals of `rollup_vitals`, by their report keys. */
 export const VITAL_KEYS = ['lcp', 'inp', 'cls', 'fcp'] as const;
