@@ -41,6 +41,14 @@ describe('isBackendEvent(value)', () => {
     expect(message.length).toBeGreaterThan(5);
   });
 
+  it('explains an event whose later failure holds a value that cannot become text (an own toString that is no function)', () => {
+    // Found by the bad-input suite: superstruct prints each failing value into its message, and
+    // `${value}` throws for such an object; the first failure is a key too long, the second this value.
+    const properties = JSON.parse(`{"${'x'.repeat(LIMITS.maxPropertyKeyLength + 1)}":1,"b":{"toString":"~"}}`) as object;
+    const message = explainInvalidEvent({ ...valid, properties });
+    expect(message.startsWith('properties')).toBe(true);
+  });
+
   // Inputs come from JSON.parse, which never makes null-prototype objects: generate none.
   it('agrees with the detailed struct on generated input', () => {
     const scalar = fc.oneof(fc.string({ maxLength: 20 }), fc.double(), fc.boolean(), fc.constant(null), fc.integer());

@@ -151,7 +151,13 @@ export function explainInvalidEvent(value: unknown): string {
     return 'invalid event: a value is nested too deeply';
   }
   if (!error) return 'invalid event';
-  const failure = error.failures()[0] ?? error;
+  let failure: Pick<typeof error, 'path' | 'type' | 'refinement' | 'value' | 'message'> = error;
+  try {
+    failure = error.failures()[0] ?? error;
+  } catch {
+    // failures() makes the later failures' messages too, printing each value: `${value}` throws for
+    // an object whose own `toString` is no function. The error itself holds the first failure.
+  }
   const path = failure.path.join('.');
   // Refinements and our own defined types carry a message of their own; superstruct's built-in
   // types get one phrased like the rest.
