@@ -93,6 +93,9 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   let covered = new Set<string>();
   /** The armed body's `sent_at` is due for renewal. */
   let refreshDue = false;
+  // The first build runs as soon as events arrive: a navigation away from a cross-origin isolated
+  // page often runs no `pagehide` in Chromium, and then only an armed body carries the events
+  // (docs/decisions.md, "Unload").
   let lastStart = -Infinity;
   /** Counts clears: a build that saw one while it ran posts nothing. */
   let clears = 0;
