@@ -486,6 +486,9 @@ async function main(): Promise<void> {
           const result = await measureStartup(startupRig, kind, round, true);
           console.log(`\n${kind}: taking events after ${fmt(result.createdCpuMs)} ms CPU (${fmt(result.createdBusyMs)} ms wall); ready after ${fmt(result.cpuMs)} ms CPU, ${fmt(result.busyMs)} ms wall, in a window of ${fmt(result.windowMs)} ms`);
           for (const line of result.tasks) console.log(`  task ${line}`);
+          console.log('  hottest functions to the client taking events:');
+          for (const line of result.hotFunctionsCreated) console.log(`  fn ${line}`);
+          console.log('  hottest functions to the client ready:');
           for (const line of result.hotFunctions) console.log(`  fn ${line}`);
         }
       }

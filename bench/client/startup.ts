@@ -51,8 +51,10 @@ export interface StartupResult {
   windowMs: number;
   /** With `detail`: each task of the window (≥ 0.5 ms), with the trace events that filled it. */
   tasks: string[];
-  /** With `detail`: the functions that took most of the main thread's samples, ms each. */
+  /** With `detail`: the functions that took most of the main thread's samples in the window, ms each. */
   hotFunctions: string[];
+  /** With `detail`: the same, up to the client taking events. */
+  hotFunctionsCreated: string[];
 }
 
 interface TraceEvent {
@@ -202,15 +204,21 @@ export function startupWork(events: readonly TraceEvent[], detail = false, resol
       lines.push(`+${((s - from) / 1000).toFixed(1)} ms: ${((e - s) / 1000).toFixed(1)} ms wall, ${(taskCpu / 1000).toFixed(1)} ms CPU  ${inside.join(' | ')}`);
     }
   }
-  return { createdCpuMs: createdCpu / 1000, createdBusyMs: createdBusy / 1000, busyMs: busy / 1000, cpuMs: cpu / 1000, windowMs: (to - from) / 1000, tasks: lines, hotFunctions: detail ? hotFunctions(events, start, resolve) : [] };
+  return { createdCpuMs: createdCpu / 1000, createdBusyMs: createdBusy / 1000, busyMs: busy / 1000, cpuMs: cpu / 1000, windowMs: (to - from) / 1000, tasks: lines,
+    hotFunctions: detail ? hotFunctions(events, start, resolve, from, to) : [],
+    hotFunctionsCreated: detail ? hotFunctions(events, start, resolve, from, created.ts) : [],
+  };
 }
 
 /**
- * Self time per function from V8's sampling profiler in the trace, main thread only, top 15; the
- * client build's functions named through its source maps.
+ * Self time per function from V8's sampling profiler in the trace, main thread only, samples from
+ * `from` to `to` (trace clock, µs), top 15; the client build's functions named through its source maps.
  */
-function hotFunctions(events: readonly TraceEvent[], main: TraceEvent, resolve: Resolver): string[] {
-  const profiles = new Set(events.filter((e) => e.name === 'Profile' && e.pid === main.pid && e.tid === main.tid).map((e) => e.id));
+function hotFunctions(events: readonly TraceEvent[], main: TraceEvent, resolve: Resolver, from: number, to: number): string[] {
+  const profileEvents = events.filter((e) => e.name === 'Profile' && e.pid === main.pid && e.tid === main.tid);
+  const profiles = new Set(profileEvents.map((e) => e.id));
+  // A sample's time: the profile's start plus the deltas so far, chunk after chunk.
+  const clock = new Map(profileEvents.map((e) => [e.id, Number((e.args?.data as { startTime?: number } | undefined)?.startTime ?? e.ts)]));
   const names = new Map<number, string>();
   const selfUs = new Map<string, number>();
   for (const event of events) {
@@ -225,10 +233,15 @@ function hotFunctions(events: readonly TraceEvent[], main: TraceEvent, resolve: 
       names.set(id, original ?? `${f.functionName || '(anonymous)'} ${urlPath(f.url)}:${f.lineNumber ?? ''}:${f.columnNumber ?? ''}`);
     }
     const samples = data.cpuProfile?.samples ?? [];
+    let at = clock.get(event.id) ?? 0;
     for (let i = 0; i < samples.length; i++) {
+      const delta = data.timeDeltas?.[i] ?? 0;
+      at += delta;
+      if (at < from || at > to) continue;
       const name = names.get(samples[i]!) ?? String(samples[i]);
-      selfUs.set(name, (selfUs.get(name) ?? 0) + (data.timeDeltas?.[i] ?? 0));
+      selfUs.set(name, (selfUs.get(name) ?? 0) + delta);
     }
+    clock.set(event.id, at);
   }
   return [...selfUs]
     .filter(([name]) => !name.startsWith('(idle)'))
@@ -268,7 +281,7 @@ export async function runStartup(rig: StartupRig, rounds: number): Promise<Map<S
         createdCpuMs: median(list.map((r) => r.createdCpuMs)),
         createdBusyMs: median(list.map((r) => r.createdBusyMs)),
         busyMs: median(list.map((r) => r.busyMs)),
-        cpuMs: median(list.map((r) => r.cpuMs)), windowMs: median(list.map((r) => r.windowMs)), tasks: [], hotFunctions: [] },
+        cpuMs: median(list.map((r) => r.cpuMs)), windowMs: median(list.map((r) => r.windowMs)), tasks: [], hotFunctions: [], hotFunctionsCreated: [] },
     ]),
   );
 }
