@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test-support/postgres.js';
 import { uuidV7 } from '../ids.js';
 import type { EventStore } from './event-store.js';
-import { makeEvent, makeProject, newProjectId } from './event-store.fixtures.js';
-import { DAYS_AHEAD, DAYS_BACK, idDay, partitionDay, partitionName } from './postgres-partition.js';
+import { makeChunk, makeEvent, makeProject, newProjectId } from './event-store.fixtures.js';
+import { DAYS_AHEAD, DAYS_BACK, RECORDING_PARTITIONS, idDay, partitionDay, partitionName } from './postgres-partition.js';
 import { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 import { createPostgresStore } from './postgres-store.js';
 import { REPORT_COLUMNS } from './sqlite-schema.js';
@@ -250,6 +250,136 @@ describe('schema migration to version 6', () => {
         expect((await stores[0].write({ events: again, chunks: [] })).eventInserted).toEqual(ids.map(() => false));
         const left = await client.query("SELECT to_regclass('events_v5') AS t");
         expect(left.rows).toEqual([{ t: null }]);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+    } finally {
+      await client.end();
+      await old.drop();
+    }
+  });
+});
+
+describe('PostgreSQL recording chunks partitioned by the day of the session id (schema version 7)', () => {
+  /** The day partitions of `recording_chunks` of the database at `client`. */
+  async function recordingPartitions(client: pg.Client = admin): Promise<number[]> {
+    const { rows } = await client.query<{ name: string }>(
+      "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'recording_chunks'::regclass",
+    );
+    return rows.map((r) => partitionDay(r.name, RECORDING_PARTITIONS)).filter((d): d is number => d !== null).sort((a, b) => a - b);
+  }
+
+  async function chunkHomes(client: pg.Client, projectId: string): Promise<Map<string, string>> {
+    const { rows } = await client.query<{ session_id: string; home: string }>(
+      'SELECT DISTINCT session_id, tableoid::regclass::text AS home FROM recording_chunks WHERE project_id = $1',
+      [projectId],
+    );
+    return new Map(rows.map((r) => [r.session_id, r.home]));
+  }
+
+  it("stores each session's chunks in its day's partition, dedupes a resent chunk and replays the session whole", async () => {
+    await withStore(async (store) => {
+      const p = newProjectId();
+      const recent = uuidV7((TODAY - 4) * DAY + 7);
+      const today = uuidV7(TODAY * DAY + 7);
+      const chunks = [makeChunk(p, recent, 0, 3), makeChunk(p, recent, 3, 2, { isFinal: true }), makeChunk(p, today, 0, 1), makeChunk(p, 'not-a-uuid', 0, 2)];
+      expect((await store.write({ events: [], chunks })).chunkInserted).toEqual([true, true, true, true]);
+      expect(await recordingPartitions()).toEqual(expect.arrayContaining([TODAY - 4, TODAY, TODAY + DAYS_AHEAD]));
+      const home = await chunkHomes(admin, p);
+      expect(home.get(recent)).toBe(partitionName(TODAY - 4, RECORDING_PARTITIONS));
+      expect(home.get(today)).toBe(partitionName(TODAY, RECORDING_PARTITIONS));
+      expect(home.get('not-a-uuid')).toBe(RECORDING_PARTITIONS.defaultPartition);
+      // Sent again (a retry whose answer was lost): duplicates, in every partition.
+      expect((await store.write({ events: [], chunks })).chunkInserted).toEqual([false, false, false, false]);
+      const replay = await store.getRecording(p, recent);
+      expect(replay?.events.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4]);
+      expect((await store.getRecording(p, 'not-a-uuid'))?.events).toHaveLength(2);
+      expect((await store.listSessions(p, 10)).map((s) => s.sessionId).sort()).toEqual([recent, today, 'not-a-uuid'].sort());
+    });
+  });
+
+  it("retention drops a day of recordings whole, and keeps a day that holds a chunk received after the cut-off", async () => {
+    const own = await createTestDatabase();
+    const ownAdmin = new pg.Client({ connectionString: own.url });
+    await ownAdmin.connect();
+    try {
+      await withStore(async (store) => {
+        const p = newProjectId();
+        const expired = uuidV7((TODAY - 20) * DAY);
+        const stillGoing = uuidV7((TODAY - 18) * DAY);
+        const fresh = uuidV7(TODAY * DAY);
+        const chunks = [
+          makeChunk(p, expired, 0, 2, { receivedAt: (TODAY - 20) * DAY + 1 }),
+          makeChunk(p, expired, 2, 2, { receivedAt: (TODAY - 20) * DAY + 2 }),
+          // A session of day -18 whose last chunk came after the cut-off: its partition must stay.
+          makeChunk(p, stillGoing, 0, 1, { receivedAt: (TODAY - 18) * DAY }),
+          makeChunk(p, stillGoing, 1, 1, { receivedAt: (TODAY - 1) * DAY }),
+          makeChunk(p, 'legacy-session', 0, 1, { receivedAt: (TODAY - 20) * DAY }),
+          makeChunk(p, fresh, 0, 1, { receivedAt: TODAY * DAY }),
+        ];
+        await store.write({ events: [], chunks });
+        expect(await recordingPartitions(ownAdmin)).toEqual(expect.arrayContaining([TODAY - 20, TODAY - 18]));
+
+        const deleted = await store.deleteOlderThan((TODAY - 2) * DAY);
+        expect(deleted.chunks).toBe(4);
+        const after = await recordingPartitions(ownAdmin);
+        expect(after).not.toContain(TODAY - 20);
+        expect(after).toEqual(expect.arrayContaining([TODAY - 18, TODAY]));
+        expect(await store.getRecording(p, expired)).toBeNull();
+        expect(await store.getRecording(p, 'legacy-session')).toBeNull();
+        expect((await store.getRecording(p, stillGoing))?.events.map((e) => (e.data as { i: number }).i)).toEqual([1]);
+        expect((await store.getRecording(p, fresh))?.events).toHaveLength(1);
+        // A late chunk of an expired day finds no partition and goes to the default one: no failure.
+        expect((await store.write({ events: [], chunks: [chunks[0]] })).chunkInserted).toEqual([true]);
+      }, own.url);
+    } finally {
+      await ownAdmin.end();
+      await own.drop();
+    }
+  });
+
+  it('the upgrade from version 6 moves every chunk into the partitioned table, each to its session\'s day, and dedupes them afterwards', async () => {
+    const old = await createTestDatabase();
+    const client = new pg.Client({ connectionString: old.url });
+    await client.connect();
+    try {
+      const first = createPostgresStore({ url: old.url });
+      await first.init();
+      await first.close();
+      // The version 6 table, as version 6 created it.
+      await client.query(`
+        DROP TABLE recording_chunks CASCADE;
+        CREATE TABLE recording_chunks (
+          project_id TEXT COLLATE "C" NOT NULL, session_id TEXT COLLATE "C" NOT NULL, event_offset DOUBLE PRECISION NOT NULL,
+          events JSONB NOT NULL, event_count INTEGER NOT NULL, duration DOUBLE PRECISION NOT NULL, start_url TEXT, user_id TEXT,
+          is_final BOOLEAN NOT NULL, received_at BIGINT NOT NULL,
+          UNIQUE (project_id, session_id, event_offset));
+        CREATE INDEX recording_chunks_by_received ON recording_chunks (received_at);
+        UPDATE schema_version SET version = 6;`);
+      const p = newProjectId();
+      const sessions = [uuidV7((TODAY - 40) * DAY), uuidV7((TODAY - 1) * DAY), 'legacy-s'];
+      const chunks = sessions.flatMap((s) => [makeChunk(p, s, 0, 2), makeChunk(p, s, 2, 1, { isFinal: true })]);
+      for (const c of chunks) {
+        await client.query(
+          `INSERT INTO recording_chunks (project_id, session_id, event_offset, events, event_count, duration, start_url, user_id, is_final, received_at)
+           VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)`,
+          [c.projectId, c.sessionId, c.eventOffset, c.eventsJson, c.eventCount, c.duration, c.startUrl, c.userId, c.isFinal, c.receivedAt],
+        );
+      }
+
+      const stores = [createPostgresStore({ url: old.url }), createPostgresStore({ url: old.url })];
+      // Two processes upgrading at once: one migrates, the other finds it done.
+      await Promise.all(stores.map((s) => s.init()));
+      try {
+        expect((await client.query('SELECT version FROM schema_version')).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+        expect((await client.query("SELECT relkind FROM pg_class WHERE oid = 'recording_chunks'::regclass")).rows).toEqual([{ relkind: 'p' }]);
+        const home = await chunkHomes(client, p);
+        expect(home.get(sessions[0])).toBe(partitionName(TODAY - 40, RECORDING_PARTITIONS));
+        expect(home.get(sessions[1])).toBe(partitionName(TODAY - 1, RECORDING_PARTITIONS));
+        expect(home.get('legacy-s')).toBe(RECORDING_PARTITIONS.defaultPartition);
+        for (const s of sessions) expect((await stores[1].getRecording(p, s))?.events.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2]);
+        expect((await stores[0].write({ events: [], chunks })).chunkInserted).toEqual(chunks.map(() => false));
+        expect((await client.query("SELECT to_regclass('recording_chunks_v6') AS t")).rows).toEqual([{ t: null }]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 
 /*
  * PostgreSQL's `events` is partitioned by day (schema version 6, docs/decisions.md, "PostgreSQL
- * partitions"). The day is not the event's `timestamp`, which the server may correct by a skew
+ * partitions"), and so is `recording_chunks` (version 7), by the day of the session id. The day is not the event's `timestamp`, which the server may correct by a skew
  * measured anew on every request, so that a resent event could land in another day than its first
  * copy: it is the day of the time inside the event id, `id_day`. The client's ids are UUIDv7, whose
  * first 48 bits are the milliseconds of their making, so the day is a function of the id alone and
@@ -22,8 +22,34 @@ export const DAYS_AHEAD = 2;
 /** Days before today whose partitions a write still creates on demand (late events, catch-up). */
 export const DAYS_BACK = 31;
 
-/** The partition that holds ids that are not UUIDv7 and days without a partition of their own. */
-export const DEFAULT_PARTITION = 'events_default';
+/** A table partitioned by the day of a UUIDv7 id: its name, its partitions' and its retention time. */
+export interface PartitionedTable {
+  table: 'events' | 'recording_chunks';
+  /** Day partitions are named this and the date, e.g. `events_p20261125`. */
+  prefix: string;
+  /** The partition that holds ids that are not UUIDv7 and days without a partition of their own. */
+  defaultPartition: string;
+  /** The column retention compares with its cut-off. */
+  timeColumn: 'timestamp' | 'received_at';
+}
+
+/** `events`, by the day of `event_id`. */
+export const EVENT_PARTITIONS: PartitionedTable = { table: 'events', prefix: 'events_p', defaultPartition: 'events_default', timeColumn: 'timestamp' };
+
+/**
+ * `recording_chunks`, by the day of `session_id`: the chunks of one session share a partition, so a
+ * replay is kept or dropped whole, and retention compares the time a chunk was received, as it did
+ * before partitions.
+ */
+export const RECORDING_PARTITIONS: PartitionedTable = {
+  table: 'recording_chunks',
+  prefix: 'recordings_p',
+  defaultPartition: 'recordings_default',
+  timeColumn: 'received_at',
+};
+
+/** The default partition of `events`. */
+export const DEFAULT_PARTITION = EVENT_PARTITIONS.defaultPartition;
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -48,28 +74,31 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     ELSE 0 END
 $$;`;
 
-/** The table name of a day's partition: `events_p` and the date, e.g. `events_p20261125`. */
-export function partitionName(day: number): string {
-  return `events_p${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
+/** The table name of a day's partition: the prefix and the date, e.g. `events_p20261125`. */
+export function partitionName(day: number, of: PartitionedTable = EVENT_PARTITIONS): string {
+  return `${of.prefix}${new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '')}`;
 }
 
 /** The day of a partition name made by {@link partitionName}, or null for any other table. */
-export function partitionDay(name: string): number | null {
-  const m = /^events_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+export function partitionDay(name: string, of: PartitionedTable = EVENT_PARTITIONS): number | null {
+  if (!name.startsWith(of.prefix)) return null;
+  const m = /^(\d{4})(\d{2})(\d{2})$/.exec(name.slice(of.prefix.length));
   if (!m) return null;
   const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   return Number.isNaN(ms) ? null : ms / DAY_MS;
 }
 
 /** Statement creating a day's partition; a no-op when it exists. */
-export function createPartitionSql(day: number): string {
-  return `CREATE TABLE IF NOT EXISTS ${partitionName(day)} PARTITION OF events FOR VALUES FROM (${day}) TO (${day + 1})`;
+export function createPartitionSql(day: number, of: PartitionedTable = EVENT_PARTITIONS): string {
+  return `CREATE TABLE IF NOT EXISTS ${partitionName(day, of)} PARTITION OF ${of.table} FOR VALUES FROM (${day}) TO (${day + 1})`;
 }
 
-/** The day partitions of `events` as they are now, by day. */
-export const LIST_PARTITIONS_SQL = `
+/** The partitions of a table as they are now. */
+export function listPartitionsSql(of: PartitionedTable = EVENT_PARTITIONS): string {
+  return `
 SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'events'::regclass`;
+WHERE i.inhparent = '${of.table}'::regclass`;
+}
 
 /** Serialises partition changes between processes (creation on demand, retention's drops). */
 const PARTITION_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-analytics:partitions'))";
@@ -81,9 +110,11 @@ const CHECK_VIOLATION = '23514';
 export interface PartitionManagerOptions {
   /** The clock, ms. @default Date.now */
   now?: () => number;
+  /** @default EVENT_PARTITIONS */
+  table?: PartitionedTable;
 }
 
-/** Keeps the day partitions of `events` that writes need. */
+/** Keeps the day partitions of one table that writes need. */
 export interface PartitionManager {
   /**
    * Makes sure the partitions of the days of `days` that lie around today exist (and those of
@@ -98,13 +129,14 @@ export interface PartitionManager {
 /** Creates the partition keeper of one store (one process). */
 export function createPartitionManager(pool: Pool, options: PartitionManagerOptions = {}): PartitionManager {
   const now = options.now ?? Date.now;
+  const of = options.table ?? EVENT_PARTITIONS;
   /** Days known to have a partition, or to stay in the default partition. */
   let known: Set<number> | null = null;
 
   const load = async (): Promise<Set<number>> => {
     const days = new Set<number>();
-    for (const row of (await pool.query<{ name: string }>(LIST_PARTITIONS_SQL)).rows) {
-      const day = partitionDay(row.name);
+    for (const row of (await pool.query<{ name: string }>(listPartitionsSql(of))).rows) {
+      const day = partitionDay(row.name, of);
       if (day !== null) days.add(day);
     }
     return days;
@@ -118,7 +150,7 @@ export function createPartitionManager(pool: Pool, options: PartitionManagerOpti
       for (const day of missing) {
         await client.query('SAVEPOINT partition');
         try {
-          await client.query(createPartitionSql(day));
+          await client.query(createPartitionSql(day, of));
           await client.query('RELEASE SAVEPOINT partition');
         } catch (error) {
           // The default partition holds rows of that day (ids whose clock ran ahead): the day stays
@@ -156,6 +188,8 @@ export function createPartitionManager(pool: Pool, options: PartitionManagerOpti
 
 /** Options of {@link dropExpiredPartitions}. */
 export interface DropOptions {
+  /** @default EVENT_PARTITIONS */
+  table?: PartitionedTable;
   /**
    * Runs in the transaction that drops `partition`, before the drop: a DROP fires no DELETE
    * trigger, so whatever follows deleted rows (e.g. marking the days a rollup must recompute) is
@@ -170,22 +204,24 @@ export interface DroppedPartitions {
   /** Partitions dropped whole. */
   partitions: number;
   /** Rows they held. */
-  events: number;
+  rows: number;
 }
 
 /**
  * Drops every day partition whose day ended before `cutoff` and that holds no row at or after it
- * (an event's `timestamp` can lie after its id's day: a client clock corrected by skew, or a
- * `timestamp` set apart from the id). A partition that does hold such a row is kept; the row
- * delete that follows (the store's prune) takes its older rows.
+ * in the table's time column (an event's `timestamp` can lie after its id's day: a client clock
+ * corrected by skew, or a `timestamp` set apart from the id; a session's chunks keep arriving for
+ * as long as it lasts). A partition that does hold such a row is kept; the row delete that follows
+ * (the store's prune) takes its older rows.
  */
 export async function dropExpiredPartitions(pool: Pool, cutoff: number, options: DropOptions = {}): Promise<DroppedPartitions> {
-  const expired = (await pool.query<{ name: string }>(LIST_PARTITIONS_SQL)).rows
-    .map((row) => ({ name: row.name, day: partitionDay(row.name) }))
+  const of = options.table ?? EVENT_PARTITIONS;
+  const expired = (await pool.query<{ name: string }>(listPartitionsSql(of))).rows
+    .map((row) => ({ name: row.name, day: partitionDay(row.name, of) }))
     .filter((p): p is { name: string; day: number } => p.day !== null && (p.day + 1) * DAY_MS <= cutoff)
     .sort((a, b) => a.day - b.day);
   let partitions = 0;
-  let events = 0;
+  let dropped = 0;
   for (const { name } of expired) {
     const client = await pool.connect();
     try {
@@ -193,7 +229,7 @@ export async function dropExpiredPartitions(pool: Pool, cutoff: number, options:
       await client.query(PARTITION_LOCK_SQL);
       // One scan counts what goes and looks for a row to keep; far cheaper than deleting rows.
       const { rows } = await client.query<{ n: number; kept: number }>(
-        `SELECT count(*)::int AS n, count(*) FILTER (WHERE timestamp >= $1)::int AS kept FROM ${name}`,
+        `SELECT count(*)::int AS n, count(*) FILTER (WHERE ${of.timeColumn} >= $1)::int AS kept FROM ${name}`,
         [cutoff],
       );
       const found = rows[0] ?? { n: 0, kept: 0 };
@@ -201,7 +237,7 @@ export async function dropExpiredPartitions(pool: Pool, cutoff: number, options:
         await options.beforeDrop?.(client, name);
         await client.query(`DROP TABLE ${name}`);
         partitions++;
-        events += found.n;
+        dropped += found.n;
       }
       await client.query('COMMIT');
     } catch (error) {
@@ -212,5 +248,5 @@ export async function dropExpiredPartitions(pool: Pool, cutoff: number, options:
       client.release();
     }
   }
-  return { partitions, events };
+  return { partitions, rows: dropped };
 }

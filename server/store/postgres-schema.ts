@@ -1,4 +1,4 @@
-import { DEFAULT_PARTITION, ID_DAY_FUNCTION } from './postgres-partition.js';
+import { DEFAULT_PARTITION, ID_DAY_FUNCTION, RECORDING_PARTITIONS } from './postgres-partition.js';
 import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
 
 /**
@@ -36,8 +36,10 @@ import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
  *   the event id, `id_day`, part of the unique key so that dedupe stays exact across partitions,
  *   and a default partition for other ids. The migration moves every row into the new table, in
  *   the schema transaction: one pass over the events, paid once at the upgrade.
+ * - Version 7 partitions `recording_chunks` the same way, by the day of the session id (the
+ *   client's session ids are UUIDv7 too), so that retention drops a day of recordings whole.
  */
-export const POSTGRES_SCHEMA_VERSION = 6;
+export const POSTGRES_SCHEMA_VERSION = 7;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -109,6 +111,32 @@ ${REPORT_COLUMN_DEFINITIONS.map((definition) => `  ${definition},`).join('\n')}
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
 CREATE TABLE IF NOT EXISTS ${DEFAULT_PARTITION} PARTITION OF events DEFAULT;`;
 
+/**
+ * The recording chunks, partitioned by `id_day` of the session id (version 7), as `events` is by its
+ * event id's: the unique key holds the day, which is a function of the session id, so a resent chunk
+ * is still a duplicate. `id_day` defaults to 0 (the default partition).
+ */
+const RECORDINGS_TABLE = `
+CREATE TABLE IF NOT EXISTS recording_chunks (
+  project_id TEXT COLLATE "C" NOT NULL,
+  session_id TEXT COLLATE "C" NOT NULL,
+  event_offset DOUBLE PRECISION NOT NULL,
+  events JSONB NOT NULL,
+  event_count INTEGER NOT NULL,
+  duration DOUBLE PRECISION NOT NULL,
+  start_url TEXT,
+  user_id TEXT,
+  is_final BOOLEAN NOT NULL,
+  received_at BIGINT NOT NULL,
+  id_day INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (project_id, session_id, event_offset, id_day)
+) PARTITION BY RANGE (id_day);
+CREATE INDEX IF NOT EXISTS recording_chunks_by_received ON recording_chunks (received_at);
+CREATE TABLE IF NOT EXISTS ${RECORDING_PARTITIONS.defaultPartition} PARTITION OF recording_chunks DEFAULT;`;
+
+/** Every column of a version 6 `recording_chunks` row, in table order. */
+const V6_CHUNK_COLUMNS = 'project_id, session_id, event_offset, events, event_count, duration, start_url, user_id, is_final, received_at';
+
 /** Every column of a version 5 `events` row, in table order. */
 const V5_EVENT_COLUMNS = [
   'project_id', 'event_id', 'event_type', 'user_id', 'session_id', 'timestamp', 'client_timestamp', 'received_at',
@@ -144,20 +172,7 @@ CREATE INDEX IF NOT EXISTS api_keys_by_project ON api_keys (project_id, created_
 ${ID_DAY_FUNCTION}
 ${EVENTS_TABLE}
 
-CREATE TABLE IF NOT EXISTS recording_chunks (
-  project_id TEXT COLLATE "C" NOT NULL,
-  session_id TEXT COLLATE "C" NOT NULL,
-  event_offset DOUBLE PRECISION NOT NULL,
-  events JSONB NOT NULL,
-  event_count INTEGER NOT NULL,
-  duration DOUBLE PRECISION NOT NULL,
-  start_url TEXT,
-  user_id TEXT,
-  is_final BOOLEAN NOT NULL,
-  received_at BIGINT NOT NULL,
-  UNIQUE (project_id, session_id, event_offset)
-);
-CREATE INDEX IF NOT EXISTS recording_chunks_by_received ON recording_chunks (received_at);
+${RECORDINGS_TABLE}
 ${SALTS_TABLE}
 ${BACKFILLS_TABLE}
 ${CREDENTIAL_TRIGGERS}
@@ -208,6 +223,27 @@ BEGIN
   END LOOP;
   INSERT INTO events (${V5_EVENT_COLUMNS}, id_day) SELECT ${V5_EVENT_COLUMNS}, service_analytics_id_day(event_id) FROM events_v5;
   DROP TABLE events_v5;
+END
+$migrate$;`,
+  // As version 6 did for the events: the chunks move to a partitioned table, each to its session's day.
+  7: `
+DO $migrate$
+DECLARE d INTEGER;
+BEGIN
+  IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'recording_chunks'::regclass) <> 'r' THEN RETURN; END IF;
+  ALTER TABLE recording_chunks RENAME TO recording_chunks_v6;
+  ALTER INDEX IF EXISTS recording_chunks_by_received RENAME TO recording_chunks_v6_by_received;
+  ALTER INDEX IF EXISTS recording_chunks_project_id_session_id_event_offset_key RENAME TO recording_chunks_v6_key;
+  ${RECORDINGS_TABLE.trim().split('\n').join('\n  ')}
+  FOR d IN SELECT DISTINCT service_analytics_id_day(session_id) FROM recording_chunks_v6 LOOP
+    IF d >= 10957 AND d <= floor(extract(epoch FROM now()) / 86400)::int + 2 THEN
+      EXECUTE format('CREATE TABLE %I PARTITION OF recording_chunks FOR VALUES FROM (%s) TO (%s)',
+                     '${RECORDING_PARTITIONS.prefix}' || to_char(date '1970-01-01' + d, 'YYYYMMDD'), d, d + 1);
+    END IF;
+  END LOOP;
+  INSERT INTO recording_chunks (${V6_CHUNK_COLUMNS}, id_day)
+    SELECT ${V6_CHUNK_COLUMNS}, service_analytics_id_day(session_id) FROM recording_chunks_v6;
+  DROP TABLE recording_chunks_v6;
 END
 $migrate$;`,
 };

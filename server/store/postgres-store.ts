@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
 import type { EventPage, EventStore, WriteResult } from './event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
-import { createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
+import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import { backfillPostgresReportColumns } from './report-backfill.js';
@@ -80,6 +80,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   pool.on('error', (error) => options.onPoolError?.(error));
   const eventWriter = createEventWriter(pool);
   const partitions = createPartitionManager(pool);
+  const recordingPartitions = createPartitionManager(pool, { table: RECORDING_PARTITIONS });
   let state: 'new' | 'open' | 'closed' = 'new';
   let initialising: Promise<void> | null = null;
 
@@ -141,6 +142,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     await migrate();
     // Today's partition and the next days', before the first write needs them.
     await partitions.ensure([]);
+    await recordingPartitions.ensure([]);
     // Rows of an older version get their report columns, batch by batch, before the store serves.
     await backfillPostgresReportColumns(pool, options.backfillBatch);
     // Daily rollups (rollup-schema.ts): created after the schema, refreshed in the background until close.
@@ -200,6 +202,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
       // The day partitions the group needs, made first if new (postgres-partition.ts).
       await partitions.ensure(batch.events.map((e) => idDay(e.eventId)));
+      if (batch.chunks.length > 0) await recordingPartitions.ensure(batch.chunks.map((c) => idDay(c.sessionId)));
       if (batch.chunks.length === 0 && isOneStatement(batch.events)) {
         // The usual group commit: one statement (a COPY, or an INSERT after a duplicate), atomic and
         // committed on its own, so BEGIN and COMMIT would only add two round trips.
@@ -309,8 +312,9 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
     async getRecording(projectId, sessionId) {
       const { rows } = await query(
-        'SELECT event_offset, events, is_final FROM recording_chunks WHERE project_id = $1 AND session_id = $2 ORDER BY event_offset',
-        [projectId, sessionId],
+        // The day narrows the read to the session's partition (postgres-partition.ts).
+        'SELECT event_offset, events, is_final FROM recording_chunks WHERE project_id = $1 AND session_id = $2 AND id_day = $3 ORDER BY event_offset',
+        [projectId, sessionId, idDay(sessionId)],
       );
       if (rows.length === 0) return null;
       return assembleRecording(
@@ -388,11 +392,13 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         },
       });
       partitions.forget();
-      let events = dropped.events;
+      let events = dropped.rows;
       for (const { project_id: projectId } of (await query(EVENT_PROJECTS_SQL)).rows) {
         events += (await query('DELETE FROM events WHERE project_id = $1 AND timestamp < $2', [projectId, cutoff])).rowCount ?? 0;
       }
-      const chunks = (await query('DELETE FROM recording_chunks WHERE received_at < $1', [cutoff])).rowCount ?? 0;
+      const droppedChunks = await dropExpiredPartitions(pool, cutoff, { table: RECORDING_PARTITIONS });
+      recordingPartitions.forget();
+      const chunks = droppedChunks.rows + ((await query('DELETE FROM recording_chunks WHERE received_at < $1', [cutoff])).rowCount ?? 0);
       return { events, chunks };
     },
 

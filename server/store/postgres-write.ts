@@ -71,9 +71,9 @@ const INSERT_CHUNK = {
   name: 'service_analytics_insert_chunk',
   text: `
 INSERT INTO recording_chunks (project_id, session_id, event_offset, events, event_count, duration,
-                              start_url, user_id, is_final, received_at)
-VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
-ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
+                              start_url, user_id, is_final, received_at, id_day)
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (project_id, session_id, event_offset, id_day) DO NOTHING`,
 };
 
 /** The report columns of an event as members of its insert row, null ones left out (shorter to send). */
@@ -178,11 +178,12 @@ export async function insertChunks(client: PoolClient, chunks: readonly StoredRe
   const order = chunks.map((_, i) => i).sort(byKey(keys));
   for (const i of order) {
     const c = chunks[i];
+    const sessionId = cleanText(c.sessionId);
     const result = await client.query({
       ...INSERT_CHUNK,
       values: [
         cleanText(c.projectId),
-        cleanText(c.sessionId),
+        sessionId,
         c.eventOffset,
         cleanJson(c.eventsJson),
         c.eventCount,
@@ -191,6 +192,8 @@ export async function insertChunks(client: PoolClient, chunks: readonly StoredRe
         cleanNullableText(c.userId),
         c.isFinal,
         wholeMs(c.receivedAt),
+        // The partition day (`postgres-partition.ts`), of the session id as stored.
+        idDay(sessionId),
       ],
     });
     inserted[i] = result.rowCount === 1;
