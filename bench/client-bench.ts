@@ -9,6 +9,7 @@
 //   npm run bench:client -- --scenarios-only  # only the delivery scenarios (unload, burst with defaults)
 //   npm run bench:client -- --no-scenarios    # only the main-thread table
 //   npm run bench:client -- --startup-only    # where start-up goes: each page's tasks and hottest functions
+//   npm run bench:client -- --startup-table --rounds=9  # only the start-up rows, medians of 9 loads per page
 //
 // Per target, on a fresh page (cross-origin isolated, so performance.now() ticks in 5 µs steps):
 // 1,000 warm-up calls; per-call cost = median over 20 tasks of 100 track() calls, timed around the
@@ -78,6 +79,7 @@ interface Settings {
   scenariosOnly: boolean;
   /** Only the start-up measurement (bench/client/startup.ts), printed with its breakdown. */
   startupOnly: boolean;
+  startupTable: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
@@ -97,6 +99,7 @@ function readSettings(argv: string[]): Settings {
     scenarios: args.get('no-scenarios') !== 'true',
     scenariosOnly: args.get('scenarios-only') === 'true',
     startupOnly: args.get('startup-only') === 'true',
+    startupTable: args.get('startup-table') === 'true',
   };
 }
 
@@ -478,6 +481,11 @@ async function main(): Promise<void> {
   const rig: Rig = { browser, web, server, capture, clientDir, posthogJs };
   try {
     const startupRig = { browser, web, server, clientDir, captureUrl: capture.url, headers: ISOLATION };
+    if (settings.startupTable) {
+      const rounds = Math.max(STARTUP_ROUNDS, settings.rounds);
+      console.log(scenarioTable(startupRows(await runStartup(startupRig, rounds), rounds)));
+      return;
+    }
     if (settings.startupOnly) {
       // Where the start-up goes: every task of the window and the hottest functions (the tracing
       // this needs costs the page time of its own: compare pages within this output only).

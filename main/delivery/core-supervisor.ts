@@ -1,6 +1,6 @@
 /**
- * Supervision of the delivery core (docs/architecture.md, "The worker boundary"): starts it at once
- * through the strategies in order (`worker-start.ts`, a chunk of its own); a worker that dies is
+ * Supervision of the delivery core (docs/architecture.md, "The worker boundary"): starts it in the
+ * task after the one that created the client, through the strategies in order (`worker-start.ts`, a chunk of its own); a worker that dies is
  * restarted once with its unacknowledged events replayed, and after that the core runs in-process.
  * Each start is a generation: whatever a replaced core still says or does is ignored. The host app
  * never sees any of it.
@@ -54,7 +54,10 @@ export function createCoreSupervisor(
   let restarts = 0;
   let closed = false;
 
-  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, []);
+  // The first start waits for the next task: its synchronous part (the page's first dynamic
+  // import, `new Worker`) costs the main thread milliseconds that do not belong in the task that
+  // called createAnalytics(), where the app is starting too (docs/decisions.md, "Start-up").
+  let starting = state === 'held' ? Promise.resolve(undefined) : nextTask().then(() => start(options.strategies, []));
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
@@ -100,6 +103,19 @@ export function createCoreSupervisor(
     state = link.mode;
     onStarted(true);
     return link;
+  }
+
+  /** Resolves in a task of its own: a message to oneself, which background tabs do not throttle as they do timers. */
+  function nextTask(): Promise<void> {
+    return new Promise((resolve) => {
+      if (typeof MessageChannel !== 'function') return void context.timers.setTimeout(resolve, 0);
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    });
   }
 
   function onDeath(gen: number, reason: string): void {

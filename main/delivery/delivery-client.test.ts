@@ -75,6 +75,8 @@ describe('worker start', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { analytics, workers } = setup(['silent', 'ok'], { workerUrl: '/w.js' });
     const stats = analytics.getDeliveryStats();
+    // The core starts in the task after createAnalytics() (core-supervisor.ts): then the handshake's timer runs.
+    await vi.waitFor(() => expect(workers.created).toHaveLength(1));
     await vi.advanceTimersByTimeAsync(3000);
     expect(await stats).toMatchObject({ mode: 'worker', strategy: 'shipped-worker' });
     expect(workers.created[0]!.terminated).toBe(true);
@@ -107,10 +109,12 @@ describe('worker start', () => {
 
   it('loses nothing captured before the handshake', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { analytics, fetches } = setup(['silent', 'ok'], { workerUrl: '/w.js' });
+    const { analytics, fetches, workers } = setup(['silent', 'ok'], { workerUrl: '/w.js' });
     analytics.track('early_1');
     analytics.track('early_2');
     expect(analytics.getQueueSize()).toBe(2);
+    expect(workers.created).toHaveLength(0);
+    await vi.waitFor(() => expect(workers.created).toHaveLength(1));
     await vi.advanceTimersByTimeAsync(3000);
     analytics.track('late');
     await analytics.flush();
