@@ -12,6 +12,7 @@ import type { CoreMirror } from './core-mirror.js';
 import type { DeliveryClient, DeliveryClientOptions, DeliveryMode } from './delivery-client.js';
 import type { DeliveryLink } from './delivery-link.js';
 import type { StartStrategy } from './transport-options.js';
+import { nextTask } from '../next-task.js';
 
 /** The supervisor; create one with {@link createCoreSupervisor}. */
 export interface CoreSupervisor extends Pick<DeliveryClient, 'mode' | 'started'> {
@@ -57,7 +58,7 @@ export function createCoreSupervisor(
   // The first start waits for the next task: its synchronous part (the page's first dynamic
   // import, `new Worker`) costs the main thread milliseconds that do not belong in the task that
   // called createAnalytics(), where the app is starting too (docs/decisions.md, "Start-up").
-  let starting = state === 'held' ? Promise.resolve(undefined) : nextTask().then(() => start(options.strategies, []));
+  let starting = state === 'held' ? Promise.resolve(undefined) : nextTask((resolve) => context.timers.setTimeout(resolve, 0)).then(() => start(options.strategies, []));
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
@@ -103,19 +104,6 @@ export function createCoreSupervisor(
     state = link.mode;
     onStarted(true);
     return link;
-  }
-
-  /** Resolves in a task of its own: a message to oneself, which background tabs do not throttle as they do timers. */
-  function nextTask(): Promise<void> {
-    return new Promise((resolve) => {
-      if (typeof MessageChannel !== 'function') return void context.timers.setTimeout(resolve, 0);
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => {
-        channel.port1.close();
-        resolve();
-      };
-      channel.port2.postMessage(null);
-    });
   }
 
   function onDeath(gen: number, reason: string): void {

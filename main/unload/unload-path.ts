@@ -13,6 +13,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { SessionManager } from '../session/session.js';
 import { watchUnload } from './unload.js';
+import { nextTask } from '../next-task.js';
 import type { DeliveryClient } from '../delivery/delivery-client.js';
 
 /** Starts the unload hooks; returns the remover. */
@@ -26,10 +27,14 @@ export function startUnloadPath(
   log: Logger,
 ): () => void {
   let beaconSender: Pick<typeof import('./beacon.js'), 'beaconFromPageHide'> | undefined;
-  import('../delivery/worker-start.js').then(
-    (module) => (beaconSender = module),
-    (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),
-  );
+  // In the next task, as the core's start (core-supervisor.ts): the page's first dynamic import
+  // costs the main thread milliseconds that do not belong in the task that created the client.
+  nextTask()
+    .then(() => import('../delivery/worker-start.js'))
+    .then(
+      (module) => (beaconSender = module),
+      (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),
+    );
   return watchUnload(win, {
     onHidden() {
       try {
