@@ -1,4 +1,4 @@
-import { DEFAULT_PARTITION, ID_DAY_FUNCTION, RECORDING_PARTITIONS } from './postgres-partition.js';
+import { DEFAULT_PARTITION, EVENT_PARTITIONS, ID_DAY_FUNCTION, type PartitionedTable, RECORDING_PARTITIONS } from './postgres-partition.js';
 import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
 
 /**
@@ -201,49 +201,44 @@ ${SALTS_TABLE}`,
 ${REPORT_COLUMN_DEFINITIONS.map((definition) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${definition};`).join('\n')}
 ${BACKFILLS_TABLE}
 INSERT INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL) ON CONFLICT (name) DO NOTHING;`,
-  // The old table steps aside (its indexes renamed, as names are per schema), the partitioned one
-  // takes its name with a partition per day its rows have (days from 2000 to two days ahead; the
-  // rest go to the default partition), and every row moves over with its id's day. A table that is
-  // partitioned already is left as it is.
   6: `
 ${ID_DAY_FUNCTION}
-DO $migrate$
-DECLARE d INTEGER;
-BEGIN
-  IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'events'::regclass) <> 'r' THEN RETURN; END IF;
-  ALTER TABLE events RENAME TO events_v5;
-  ALTER INDEX IF EXISTS events_by_time RENAME TO events_v5_by_time;
-  ALTER INDEX IF EXISTS events_project_id_event_id_key RENAME TO events_v5_key;
-  ${EVENTS_TABLE.trim().split('\n').join('\n  ')}
-  FOR d IN SELECT DISTINCT service_analytics_id_day(event_id) FROM events_v5 LOOP
-    IF d >= 10957 AND d <= floor(extract(epoch FROM now()) / 86400)::int + 2 THEN
-      EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)',
-                     'events_p' || to_char(date '1970-01-01' + d, 'YYYYMMDD'), d, d + 1);
-    END IF;
-  END LOOP;
-  INSERT INTO events (${V5_EVENT_COLUMNS}, id_day) SELECT ${V5_EVENT_COLUMNS}, service_analytics_id_day(event_id) FROM events_v5;
-  DROP TABLE events_v5;
-END
-$migrate$;`,
+${partitionMigration({ of: EVENT_PARTITIONS, old: 'events_v5', columns: V5_EVENT_COLUMNS, idColumn: 'event_id', ddl: EVENTS_TABLE, indexes: ['events_by_time', 'events_project_id_event_id_key'] })}`,
   // As version 6 did for the events: the chunks move to a partitioned table, each to its session's day.
-  7: `
+  7: partitionMigration({
+    of: RECORDING_PARTITIONS,
+    old: 'recording_chunks_v6',
+    columns: V6_CHUNK_COLUMNS,
+    idColumn: 'session_id',
+    ddl: RECORDINGS_TABLE,
+    indexes: ['recording_chunks_by_received', 'recording_chunks_project_id_session_id_event_offset_key'],
+  }),
+};
+
+/**
+ * The migration that partitions a table by the day of an id. The old table steps aside (its
+ * indexes renamed, as names are per schema), the partitioned one takes its name with a partition per
+ * day its rows have (days from 2000 to two days ahead; the rest go to the default partition), and
+ * every row moves over with its id's day. A table that is partitioned already is left as it is.
+ */
+function partitionMigration(m: { of: PartitionedTable; old: string; columns: string; idColumn: string; ddl: string; indexes: readonly string[] }): string {
+  const table = m.of.table;
+  return `
 DO $migrate$
 DECLARE d INTEGER;
 BEGIN
-  IF (SELECT c.relkind FROM pg_class c WHERE c.oid = 'recording_chunks'::regclass) <> 'r' THEN RETURN; END IF;
-  ALTER TABLE recording_chunks RENAME TO recording_chunks_v6;
-  ALTER INDEX IF EXISTS recording_chunks_by_received RENAME TO recording_chunks_v6_by_received;
-  ALTER INDEX IF EXISTS recording_chunks_project_id_session_id_event_offset_key RENAME TO recording_chunks_v6_key;
-  ${RECORDINGS_TABLE.trim().split('\n').join('\n  ')}
-  FOR d IN SELECT DISTINCT service_analytics_id_day(session_id) FROM recording_chunks_v6 LOOP
+  IF (SELECT c.relkind FROM pg_class c WHERE c.oid = '${table}'::regclass) <> 'r' THEN RETURN; END IF;
+  ALTER TABLE ${table} RENAME TO ${m.old};
+  ${m.indexes.map((index, k) => `ALTER INDEX IF EXISTS ${index} RENAME TO ${m.old}_${k}`).join(';\n  ')};
+  ${m.ddl.trim().split('\n').join('\n  ')}
+  FOR d IN SELECT DISTINCT service_analytics_id_day(${m.idColumn}) FROM ${m.old} LOOP
     IF d >= 10957 AND d <= floor(extract(epoch FROM now()) / 86400)::int + 2 THEN
-      EXECUTE format('CREATE TABLE %I PARTITION OF recording_chunks FOR VALUES FROM (%s) TO (%s)',
-                     '${RECORDING_PARTITIONS.prefix}' || to_char(date '1970-01-01' + d, 'YYYYMMDD'), d, d + 1);
+      EXECUTE format('CREATE TABLE %I PARTITION OF ${table} FOR VALUES FROM (%s) TO (%s)',
+                     '${m.of.prefix}' || to_char(date '1970-01-01' + d, 'YYYYMMDD'), d, d + 1);
     END IF;
   END LOOP;
-  INSERT INTO recording_chunks (${V6_CHUNK_COLUMNS}, id_day)
-    SELECT ${V6_CHUNK_COLUMNS}, service_analytics_id_day(session_id) FROM recording_chunks_v6;
-  DROP TABLE recording_chunks_v6;
+  INSERT INTO ${table} (${m.columns}, id_day) SELECT ${m.columns}, service_analytics_id_day(${m.idColumn}) FROM ${m.old};
+  DROP TABLE ${m.old};
 END
-$migrate$;`,
-};
+$migrate$;`;
+}
