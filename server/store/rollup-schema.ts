@@ -92,18 +92,21 @@ CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN ${s
 /** The advisory lock key of a (project, day)'s marks, as SQL over the two expressions. */
 export const markLockSql = (project: string, day: string): string => `hashtext('rollup-mark:' || ${project}), ${day}`;
 
+/** The call of `rollup_mark_days` over the distinct (project, day) pairs of `rows`, in lock order. */
+const markCall = (rows: string): string =>
+  `rollup_mark_days(array_agg(project_id ORDER BY project_id, day), array_agg(day ORDER BY project_id, day))
+   FROM (SELECT DISTINCT project_id, (${daySql('timestamp')})::int AS day FROM ${rows}) d`;
+
 /**
  * The statement that marks the (project, day) pairs of a set of rows with `project_id` and
  * `timestamp` columns (a table or a parenthesized query with an alias), inside the transaction
- * that changed them. Triggers use it; so must anything that changes events without firing them
- * (dropping a partition).
+ * that changed them: what the triggers do, for what changes events without firing them (dropping
+ * a partition).
  */
-export const markDaysSql = (rows: string): string =>
-  `SELECT rollup_mark_days(array_agg(project_id ORDER BY project_id, day), array_agg(day ORDER BY project_id, day))
-   FROM (SELECT DISTINCT project_id, (${daySql('timestamp')})::int AS day FROM ${rows}) d`;
+export const markDaysSql = (rows: string): string => `SELECT ${markCall(rows)}`;
 
-const markFrom = (table: string) => `PERFORM rollup_mark_days(array_agg(project_id ORDER BY project_id, day), array_agg(day ORDER BY project_id, day))
-  FROM (SELECT DISTINCT project_id, (${daySql('timestamp')})::int AS day FROM ${table}) d;`;
+/** The same in a trigger function's body. */
+const markFrom = (table: string) => `PERFORM ${markCall(table)};`;
 
 const POSTGRES_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
