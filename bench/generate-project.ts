@@ -71,7 +71,16 @@ function loadSqlite(path: string, events: Iterable<StoredEvent>, onProgress?: (n
   db.pragma('cache_size = -256000');
   const columns = ['project_id', 'event_id', 'event_type', 'user_id', 'session_id', 'timestamp', 'client_timestamp', 'received_at', 'properties', 'user_agent', 'ip_address', 'is_bot', 'visitor_id', ...REPORT_COLUMNS];
   const insert = db.prepare<unknown[]>(`INSERT OR IGNORE INTO events (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  // SQLite marks inserted days for the report rollups in the writer, not by a trigger
+  // (server/store/rollup-schema.ts): a bulk load marks the days it filled itself, in the same transaction.
+  const markDay = db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1');
   const slice = db.transaction((rows: StoredEvent[]) => {
+    const days = new Map<string, [string, number]>();
+    for (const e of rows) {
+      const day = Math.floor(e.timestamp / DAY_MS);
+      days.set(`${day} ${e.projectId}`, [e.projectId, day]);
+    }
+    for (const [projectId, day] of days.values()) markDay.run(projectId, day);
     for (const e of rows) {
       insert.run(e.projectId, e.eventId, e.eventType, e.userId, e.sessionId, e.timestamp, e.clientTimestamp, e.receivedAt, JSON.stringify(e.properties), e.userAgent, e.ipAddress, e.isBot ? 1 : 0, e.visitorId, ...dimensionValues(e.dimensions));
     }

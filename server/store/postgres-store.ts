@@ -10,7 +10,7 @@ import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
 import { createPostgresRollupRefresh } from './rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
-import { daySql, ensurePostgresRollups } from './rollup-schema.js';
+import { ensurePostgresRollups, markDaysSql } from './rollup-schema.js';
 import {
   EVENT_COLUMNS,
   EVENT_PROJECTS_SQL,
@@ -386,9 +386,11 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       const dropped = await dropExpiredPartitions(pool, cutoff, {
         // A DROP fires no DELETE trigger: the days it empties are marked for the rollups here, as
         // the trigger marks those of deleted rows (rollup-schema.ts).
+        // The table lock first: a rollup refresh reading the events holds a share of it and may wait
+        // for the marks' lock taken below, so taking them the other way round could deadlock.
         beforeDrop: async (client, partition) => {
-          await client.query(`INSERT INTO rollup_dirty (project_id, day) SELECT DISTINCT project_id, ${daySql('timestamp')} FROM ${partition}
-            ON CONFLICT (project_id, day) DO UPDATE SET marks = rollup_dirty.marks + 1`);
+          await client.query(`LOCK TABLE ${partition} IN ACCESS EXCLUSIVE MODE`);
+          await client.query(markDaysSql(partition));
         },
       });
       partitions.forget();

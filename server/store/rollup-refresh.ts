@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import type { Dialect } from './report-queries.js';
 import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from './report-store.js';
-import { DAY_MS } from './rollup-schema.js';
+import { DAY_MS, markLockSql } from './rollup-schema.js';
 
 /*
  * Recomputing one marked (project, day) from its raw events (docs/decisions.md, "Daily rollups"):
@@ -181,26 +181,35 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
 /**
  * The PostgreSQL refresh, in one transaction that holds no lock a writer waits for until its very
  * end. A day is claimed with a transaction-scoped advisory lock (several processes refresh
- * different days at once). One statement reads the day's mark count and events and writes the new
- * rollup rows, under one snapshot; then the mark is deleted only if its count is still that one.
- * A commit that touched the day after the snapshot moved the count (the trigger's upsert,
- * `rollup-schema.ts`), so the transaction rolls back and the day stays marked; a commit whose
- * trigger comes after the delete waits on that row until this transaction ends, then marks the
- * day again.
+ * different days at once). One statement deletes the day's marks and reads its events and writes
+ * the new rollup rows, under one snapshot: the marks it deletes are exactly those of the commits
+ * it sees (`rollup-schema.ts`: marks are insert-only, one row per marking). Then it takes the
+ * day's mark lock, which waits for markings in flight (they hold it shared until their commit)
+ * and holds off new ones for a moment, and removes the day from `rollup_dirty` only if no mark is
+ * left: a commit after the snapshot left its mark, so the day stays marked for a later refresh.
+ *
+ * Marks of the days a call does not refresh (today, under steady ingest) are one row per group
+ * commit; each call deletes those its snapshot sees, for days it can claim (a claimed day has no
+ * refresh in flight whose snapshot could miss one), so the table stays small. The day stays in
+ * `rollup_dirty`; any later refresh sees those commits.
  */
 export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): RefreshNext {
-  const build = `WITH mark AS (SELECT marks FROM rollup_dirty WHERE project_id = $1 AND day = $2),
+  const build = `WITH seen AS (DELETE FROM rollup_marks WHERE project_id = $1 AND day = $2 RETURNING 1),
     src AS MATERIALIZED (SELECT ${dayColumns(dialect)} FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4),
     ${rollupInserts('src', '$1::text', '$2::int')
       .map((sql, i) => `w${i} AS (${sql})`)
       .join(',\n    ')}
-    SELECT (SELECT marks FROM mark) AS marks`;
+    SELECT (SELECT count(*) FROM seen) AS marks`;
+  const compact = `WITH later AS MATERIALIZED (SELECT project_id, day FROM rollup_dirty WHERE day >= $1::bigint ORDER BY project_id, day),
+    claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
+    DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
   return async (beforeDay) => {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
+      await client.query(compact, [beforeDay]);
       const candidates = await client.query<{ project_id: string; day: number }>(
         'SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint ORDER BY day DESC, project_id LIMIT 16',
         [beforeDay],
@@ -222,16 +231,15 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       }
       const { project_id: projectId, day } = row;
       for (const sql of deletes) await client.query(sql, [projectId, day]);
-      const built = await client.query<{ marks: string | number | null }>(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
-      const marks = built.rows[0]?.marks ?? null;
-      const unmarked =
-        marks === null ? 0 : ((await client.query('DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND marks = $3', [projectId, day, marks])).rowCount ?? 0);
-      if (unmarked === 0) {
-        await client.query('ROLLBACK');
-        return { projectId, day, changed: true };
-      }
+      await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
+      await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
+      const unmarked = await client.query(
+        'DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND NOT EXISTS (SELECT 1 FROM rollup_marks WHERE project_id = $1 AND day = $2)',
+        [projectId, day],
+      );
+      // Kept either way: the rows are the day as the snapshot saw it, and a day still marked is read from the events.
       await client.query('COMMIT');
-      return { projectId, day };
+      return (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day };
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;

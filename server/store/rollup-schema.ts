@@ -6,9 +6,10 @@ import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
  * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
  * truth. They live beside the schema rather than in it: created at every store open by idempotent
  * DDL, with a shape version of their own, so a change of shape drops and rebuilds them without a
- * schema migration. Triggers on `events` record, in the very statement that inserts, deletes or
- * updates events, which (project, UTC day) pairs changed: a mark that commits or rolls back with
- * the events, survives a crash and is seen by every process. A day is served from its rollup only
+ * schema migration. Marks record, in the very transaction that inserts, deletes or updates events,
+ * which (project, UTC day) pairs changed: a mark commits or rolls back with the events, survives a
+ * crash and is seen by every process. Triggers on `events` set them, except for SQLite's inserts,
+ * which the group commit marks itself. A day is served from its rollup only
  * while it has no mark; `rollup-refresh.ts` recomputes a marked day from its raw events and
  * removes the mark.
  */
@@ -26,11 +27,15 @@ export const daySql = (ms: string): string => `((${ms}) - (((${ms}) % ${DAY_MS})
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
-const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_dirty', 'rollup_meta'];
+const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
 
 /**
- * SQLite marks a day per row and counts the marks: a refresh computes a day outside the write lock
- * and installs it only if the count did not move meanwhile (`rollup-refresh.ts`).
+ * SQLite counts the marks of a day: a refresh computes a day outside the write lock and installs it
+ * only if the count did not move meanwhile (`rollup-refresh.ts`). Inserts are marked by the group
+ * commit itself, once per day it stored events in (`sqlite-event-writer.ts`): a row trigger's upsert
+ * per event was a clear share of the writer's cost per event. Every other writer of SQLite
+ * events must mark its days the same way (the bench's data generator does). The rare deletes and
+ * updates (erasure, retention, the report-column backfill) keep their row triggers.
  */
 const sqliteMark = (row: 'NEW' | 'OLD') =>
   `INSERT INTO rollup_dirty (project_id, day) VALUES (${row}.project_id, ${daySql(`${row}.timestamp`)})
@@ -68,27 +73,52 @@ CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
   visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
-CREATE TRIGGER IF NOT EXISTS rollup_mark_insert AFTER INSERT ON events BEGIN ${sqliteMark('NEW')} END;
+DROP TRIGGER IF EXISTS rollup_mark_insert;
 CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN ${sqliteMark('OLD')} END;
 CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN ${sqliteMark('OLD')} ${sqliteMark('NEW')} END;`;
 
 /*
- * On PostgreSQL the marks are set once per statement from its transition table (a group commit of
- * thousands of events upserts a handful of rows). The upsert counts the marks of a day rather than
- * leaving an existing one be: a refresh removes the mark only if the count is still the one its
- * snapshot saw (`rollup-refresh.ts`), so no event can slip between a refresh's snapshot and the
- * removal of the mark. Marks are taken in (project, day) order, so two writers cannot deadlock on
- * them.
+ * On PostgreSQL the marks are set once per statement from its transition table, and writers never
+ * update a shared row: each marking appends a row per (project, day) to `rollup_marks` (insert-only)
+ * and makes sure the day's row in `rollup_dirty`, the set of marked days that reports read, exists
+ * (`ON CONFLICT DO NOTHING` on a committed row takes no lock). A counter per day, updated by every
+ * writer, made every group commit of the day wait for the one before it to commit: two server
+ * processes were no faster than one. The refresh (`rollup-refresh.ts`) deletes the marks its
+ * snapshot saw and removes the day from `rollup_dirty` only if no mark is left; the shared advisory
+ * lock per (project, day) that a marking holds until its commit lets the refresh wait, at that
+ * moment only, for markings in flight. Days are locked in (project, day) order.
  */
-const markFrom = (table: string) => `
-  INSERT INTO rollup_dirty (project_id, day)
-  SELECT DISTINCT project_id, ${daySql('timestamp')} FROM ${table} ORDER BY 1, 2
-  ON CONFLICT (project_id, day) DO UPDATE SET marks = rollup_dirty.marks + 1;`;
+
+/** The advisory lock key of a (project, day)'s marks, as SQL over the two expressions. */
+export const markLockSql = (project: string, day: string): string => `hashtext('rollup-mark:' || ${project}), ${day}`;
+
+/** The call of `rollup_mark_days` over the distinct (project, day) pairs of `rows`, in lock order. */
+const markCall = (rows: string): string =>
+  `rollup_mark_days(array_agg(project_id ORDER BY project_id, day), array_agg(day ORDER BY project_id, day))
+   FROM (SELECT DISTINCT project_id, (${daySql('timestamp')})::int AS day FROM ${rows}) d`;
+
+/**
+ * The statement that marks the (project, day) pairs of a set of rows with `project_id` and
+ * `timestamp` columns (a table or a parenthesized query with an alias), inside the transaction
+ * that changed them: what the triggers do, for what changes events without firing them (dropping
+ * a partition).
+ */
+export const markDaysSql = (rows: string): string => `SELECT ${markCall(rows)}`;
+
+/** The same in a trigger function's body. */
+const markFrom = (table: string) => `PERFORM ${markCall(table)};`;
 
 const POSTGRES_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rollup_dirty (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, marks BIGINT NOT NULL DEFAULT 1, PRIMARY KEY (project_id, day));
+CREATE TABLE IF NOT EXISTS rollup_marks (project_id TEXT NOT NULL, day INTEGER NOT NULL);
+CREATE OR REPLACE FUNCTION rollup_mark_days(projects TEXT[], days INTEGER[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(${markLockSql('m.p', 'm.d')}) FROM unnest(projects, days) AS m(p, d);
+  INSERT INTO rollup_marks (project_id, day) SELECT * FROM unnest(projects, days);
+  INSERT INTO rollup_dirty (project_id, day) SELECT * FROM unnest(projects, days) ON CONFLICT DO NOTHING;
+END $$;
 CREATE TABLE IF NOT EXISTS rollup_values (
   project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
   session_id TEXT, visitor TEXT, visitor_hash TEXT,

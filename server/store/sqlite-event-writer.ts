@@ -125,27 +125,37 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
        start_url, user_id, is_final, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (project_id, session_id, event_offset) DO NOTHING`,
   );
+  // The report rollups' marks (docs/decisions.md, "Daily rollups"): one per (project, UTC day) the
+  // group stored events in, in the group's own transaction, instead of a row trigger's upsert per event.
+  const markDay = db.prepare<unknown[]>(
+    'INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1',
+  );
   const { cleanText, cleanJson } = clean;
   const text = (v: string | number | null): string => cleanText(v as string);
   const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
   const ms = (v: string | number | null): number => Math.round(v as number);
-  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, written out because this function travels as
-  // source; `at` reads a column sent as an index into `strings`.
+  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, 86,400,000 is DAY_MS (rollup-schema.ts),
+  // written out because this function travels as source; `at` reads a column sent as an index into `strings`.
   return db.transaction((batch: EncodedBatch): WriteResult => {
     // Each distinct value cleaned once, however many events repeat it.
     const strings = batch.strings.map((value) => cleanText(value));
     const at = (v: string | number | null): string | null => (v === null ? null : (strings[v as number] as string));
     const ev = batch.events;
     const eventInserted = new Array<boolean>(ev.length / 25);
+    // (project index, day) pairs of stored events; a group nearly always holds one or two.
+    const days = new Map<number, Set<number>>();
+    let lastProject = -1;
+    let lastDay = Number.NaN;
     for (let i = 0, j = 0; j < ev.length; i++, j += 25) {
-      eventInserted[i] =
+      const timestamp = ms(ev[j + 5]);
+      const stored =
         insertEvent.run(
           at(ev[j]),
           text(ev[j + 1]),
           at(ev[j + 2]),
           at(ev[j + 3]),
           at(ev[j + 4]),
-          ms(ev[j + 5]),
+          timestamp,
           ev[j + 6] === null ? null : ms(ev[j + 6]),
           ms(ev[j + 7]),
           cleanJson(ev[j + 8] as string),
@@ -166,7 +176,18 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
           at(ev[j + 23]),
           at(ev[j + 24]),
         ).changes > 0;
+      eventInserted[i] = stored;
+      if (!stored) continue;
+      const project = ev[j] as number;
+      const day = Math.floor(timestamp / 86_400_000);
+      if (project === lastProject && day === lastDay) continue;
+      lastProject = project;
+      lastDay = day;
+      let projectDays = days.get(project);
+      if (projectDays === undefined) days.set(project, (projectDays = new Set()));
+      projectDays.add(day);
     }
+    for (const [project, projectDays] of days) for (const day of projectDays) markDay.run(at(project), day);
     const ch = batch.chunks;
     const chunkInserted = new Array<boolean>(ch.length / 10);
     for (let i = 0, j = 0; j < ch.length; i++, j += 10) {
