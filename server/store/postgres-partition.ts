@@ -227,6 +227,12 @@ export async function dropExpiredPartitions(pool: Pool, cutoff: number, options:
     try {
       await client.query('BEGIN');
       await client.query(PARTITION_LOCK_SQL);
+      // No write may land between the count and the drop: a row stored meanwhile would be dropped
+      // unseen (an event of an old id whose corrected time is after the cut-off, acknowledged).
+      // First in the transaction also for the marks `beforeDrop` writes: a rollup refresh reading
+      // the events holds a share of this table and may wait for the marks' lock, so taking them
+      // the other way round could deadlock.
+      await client.query(`LOCK TABLE ${name} IN ACCESS EXCLUSIVE MODE`);
       // One scan counts what goes and looks for a row to keep; far cheaper than deleting rows.
       const { rows } = await client.query<{ n: number; kept: number }>(
         `SELECT count(*)::int AS n, count(*) FILTER (WHERE ${of.timeColumn} >= $1)::int AS kept FROM ${name}`,

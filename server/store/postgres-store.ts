@@ -385,11 +385,9 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       // Whole day partitions first; the row delete below then finds only the few rows left elsewhere.
       const dropped = await dropExpiredPartitions(pool, cutoff, {
         // A DROP fires no DELETE trigger: the days it empties are marked for the rollups here, as
-        // the trigger marks those of deleted rows (rollup-schema.ts).
-        // The table lock first: a rollup refresh reading the events holds a share of it and may wait
-        // for the marks' lock taken below, so taking them the other way round could deadlock.
+        // the trigger marks those of deleted rows (rollup-schema.ts); the partition is locked
+        // already (postgres-partition.ts says why first).
         beforeDrop: async (client, partition) => {
-          await client.query(`LOCK TABLE ${partition} IN ACCESS EXCLUSIVE MODE`);
           await client.query(markDaysSql(partition));
         },
       });
