@@ -4,24 +4,10 @@
  * (`report-store.contract.ts`) checks both against direct counts.
  */
 
-/** Dimensions a report can group by or filter on, by their parameter name. */
-export const FILTER_DIMENSIONS = [
-  'page',
-  'host',
-  'referrer',
-  'channel',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'browser',
-  'os',
-  'device',
-  'screen',
-  'event_type',
-] as const;
+import { FILTER_DIMENSIONS, type FilterDimension } from '../../protocol/report-dimensions.js';
 
-/** A dimension a report can filter on. */
-export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+/** Dimensions a report can group by or filter on, by their parameter name (defined with the wire contract). */
+export { FILTER_DIMENSIONS, type FilterDimension };
 
 /** The events column of each dimension, by its parameter name. */
 export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {

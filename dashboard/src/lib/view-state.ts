@@ -5,27 +5,12 @@
  * (it is in `sessionStorage`). The filter names are the report endpoints' own parameters
  * (docs/protocol.md, "Reports", "Report columns").
  */
+import { FILTER_DIMENSIONS, type FilterDimension } from '../../../protocol/report-dimensions.js';
 import { type FunnelStep, MAX_STEPS, parseStep, stepParam } from './funnel-steps.js';
 import { RANGES, type RangeKey } from './range.js';
 
-/** The dimensions a report can be filtered by, in the order chips show them. */
-export const FILTER_DIMENSIONS = [
-  'page',
-  'host',
-  'referrer',
-  'channel',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'browser',
-  'os',
-  'device',
-  'screen',
-  'event_type',
-] as const;
-
-/** One filterable dimension. */
-export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+/** The dimensions a report can be filtered by, in the order chips show them (the endpoints' own list). */
+export { FILTER_DIMENSIONS, type FilterDimension };
 
 /** At most one value per dimension: every filter must hold (the endpoints refuse a repeat). */
 export type Filters = Partial<Record<FilterDimension, string>>;
