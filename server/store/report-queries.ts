@@ -1,5 +1,6 @@
 import type {
   ErrorGroup,
+  ExperimentSummary,
   FilterDimension,
   PageVitals,
   ReportQuery,
@@ -12,7 +13,7 @@ import type {
   VariantResult,
 } from './report-store.js';
 import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS } from './report-store.js';
-import { type DayPlan, type SourceContext, errorsSource, exposuresSource, planDays, stepsSource, visitsSource, vitalsSource } from './rollup-queries.js';
+import { type DayPlan, type SourceContext, errorsSource, experimentsSource, exposuresSource, planDays, stepsSource, visitsSource, vitalsSource } from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { DAY_MS } from './rollup-schema.js';
@@ -29,7 +30,7 @@ import { DAY_MS } from './rollup-schema.js';
  * With daily rollups (`rollup-*.ts`, docs/decisions.md "Daily rollups"), a report whose shape they
  * can answer exactly reads its whole clean days from them and the rest of its range from the
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
- * sessions; no filter for top lists, errors, vitals, experiments and funnels. Everything else
+ * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels. Everything else
  * reads the events as below.
  */
 
@@ -353,6 +354,23 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
         for (let k = 0; k < depth; k++) reached[k]! += num(row.sessions);
       }
       return reached;
+    },
+
+    async experiments(q, limit): Promise<ExperimentSummary[]> {
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      const source =
+        plan !== null
+          ? experimentsSource(q, plan, sourceContext(q, v))
+          : `SELECT ${dialect.textProperty('experiment')} AS experiment, ${visitorOf(q)} AS visitor
+        FROM events WHERE ${where(q, v)} AND event_type = 'experiment_exposure'`;
+      const rows = await run(
+        `SELECT experiment, COUNT(DISTINCT visitor) AS visitors FROM (${source}) x
+         WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
+         ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
+        v.list,
+      );
+      return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {

@@ -152,6 +152,14 @@ export interface VariantResult {
   conversions: number | null;
 }
 
+/** An experiment with exposures in the range. */
+export interface ExperimentSummary {
+  /** `properties.experiment` of its `experiment_exposure` events. */
+  experiment: string;
+  /** Distinct visitors exposed to any of its variants. */
+  visitors: number;
+}
+
 /** The reports of one store. */
 export interface ReportStore {
   /**
@@ -171,6 +179,8 @@ export interface ReportStore {
   errors(query: ReportQuery, limit: number): Promise<ErrorGroup[]>;
   /** Sessions that reached each step, in order, within the session. */
   funnel(query: ReportQuery, steps: readonly FunnelStepSpec[]): Promise<number[]>;
+  /** Experiments with exposures in the range, the most exposed visitors first, then by name (byte order). */
+  experiments(query: ReportQuery, limit: number): Promise<ExperimentSummary[]>;
   /** Variants in byte order. */
   experiment(query: ReportQuery, experiment: string, conversion: string | null): Promise<VariantResult[]>;
 }

@@ -144,6 +144,18 @@ export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, pr
   );
 }
 
+/** Exposures to any experiment: `experiment, visitor`. */
+export function experimentsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): string {
+  const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+  return union(
+    plan,
+    () => `SELECT experiment, ${visitorColumn} AS visitor FROM rollup_exposures WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
+    (from, to) =>
+      `SELECT ${s.dialect.textProperty('experiment')} AS experiment, ${s.visitor} AS visitor
+    FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'experiment_exposure'`,
+  );
+}
+
 /** Exposures to one experiment: `variant, visitor, first`. */
 export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext, experiment: string): string {
   const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';

@@ -58,6 +58,8 @@ async function panels(store: EventStore, projectId: string) {
       errorsHash: await r.errors(q({ visitorKey: 'hash' }), 2),
       experiment: await r.experiment(q(), 'checkout-button', 'purchase'),
       exposures: await r.experiment(q({ visitorKey: 'hash' }), 'checkout-button', null),
+      experiments: await r.experiments(q(), 10),
+      experimentsHash: await r.experiments(q({ visitorKey: 'hash', includeBots: true }), 10),
       funnel: await r.funnel(q(), [
         { kind: 'page', value: '/' },
         { kind: 'page', value: '/signup' },
