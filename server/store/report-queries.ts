@@ -30,8 +30,8 @@ import { DAY_MS } from './rollup-schema.js';
  * With daily rollups (`rollup-*.ts`, docs/decisions.md "Daily rollups"), a report whose shape they
  * can answer exactly reads its whole clean days from them and the rest of its range from the
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
- * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels. Everything else
- * reads the events as below.
+ * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
+ * Everything else reads the events as below.
  */
 
 /** What differs between SQLite and PostgreSQL in the report SQL. */

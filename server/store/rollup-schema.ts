@@ -41,8 +41,10 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * event), bot flag, session and visitor (both keys): events, page views, first and last time. Fine
  * enough to count distinct visitors and sessions over many days exactly, and to get each session's
  * span and page views; one dimension at a time, which is what the default view and a single filter
- * ask. Its index ends with the value, so the rows of one value (a filter, an experiment's
- * conversion event) are picked out in the index, not read from the table. rollup_errors: per day, message and visitor, the count and the latest error with its stack.
+ * ask. On PostgreSQL its index ends with the value, so the rows of one value (a filter, an
+ * experiment's conversion event) are picked out in the index, not read from the table; on SQLite
+ * the same index made the series and top pages slower (bench/RESULTS.md, "Report panels").
+ * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
  * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
  * many performance events the page had): a percentile over many days is a walk along the summed
  * counts, in value order. On SQLite the table is clustered by day: a range of days is one
@@ -62,7 +64,7 @@ CREATE TABLE IF NOT EXISTS rollup_values (
   project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot INTEGER NOT NULL,
   session_id TEXT, visitor TEXT, visitor_hash TEXT,
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, value);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day);
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, message NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
