@@ -19,6 +19,7 @@ import { recordingsRoute } from './routes/recordings.js';
 import {
   errorsRoute,
   experimentRoute,
+  experimentsRoute,
   funnelRoute,
   liveRoute,
   sessionStatsRoute,
@@ -179,6 +180,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
   router.get('/api/v1/reports/vitals', limited, vitalsRoute(rc));
   router.get('/api/v1/reports/errors', limited, errorsRoute(rc));
   router.get('/api/v1/reports/funnel', limited, funnelRoute(rc));
+  router.get('/api/v1/reports/experiments', limited, experimentsRoute(rc));
   router.get('/api/v1/reports/experiments/:experiment', limited, experimentRoute(rc));
   router.get('/api/v1/reports/live', limited, liveRoute(rc));
   // Operations stay at the root whatever the base path: probes and scrapers reach the server

@@ -308,6 +308,24 @@ describe.each(STORE_KINDS)('report endpoints on %s', (kind) => {
     );
   });
 
+  it('lists the experiments with exposures in the range, by exposed visitors', async () => {
+    const { status, body } = await get('experiments', range);
+    expect(status).toBe(200);
+    const visitors = new Map<string, Set<string>>();
+    for (const r of humans()) {
+      const name = r.properties.experiment;
+      const v = visitorOf(r);
+      if (r.event_type !== 'experiment_exposure' || typeof name !== 'string' || name === '' || v === null) continue;
+      visitors.set(name, (visitors.get(name) ?? new Set()).add(v));
+    }
+    const expected = [...visitors]
+      .map(([experiment, set]) => ({ experiment, visitors: set.size }))
+      .sort((a, b) => b.visitors - a.visitors || byBytes(a.experiment, b.experiment))
+      .slice(0, 10);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(body.experiments).toEqual(expected);
+  });
+
   it('shows live events of the last minutes, with the report columns filled at ingest', async () => {
     const project = await server.createProject();
     const page = JSON.stringify({ url: 'https://live.example/now?utm_source=partner-blog', path: '/now', referrer: 'https://www.bing.com/', search: '' });
@@ -355,6 +373,7 @@ describe('report endpoints: validation and authentication', () => {
     [`funnel?${Array.from({ length: 11 }, (_, i) => `step=event:e${i}`).join('&')}`, /2 to 10 "step"/],
     ['funnel?step=event:a&step=click', /"event:TYPE" or "page:PATH"/],
     ['experiments/x?conversion=', /"conversion" must not be empty/],
+    ['experiments?limit=101', /"limit" must be an integer from 1 to 100/],
     ['live?minutes=61', /"minutes" must be an integer from 1 to 60/],
     ['live?from=2026-01-01', /takes "minutes", not "from"/],
   ])('refuses %s with 400 VALIDATION_ERROR', async (path, message) => {
@@ -369,7 +388,7 @@ describe('report endpoints: validation and authentication', () => {
     expect([status, body.code]).toEqual([404, 'NOT_FOUND']);
   });
 
-  it.each(['timeseries', 'top/page', 'sessions', 'vitals', 'errors', 'funnel?step=event:a&step=event:b', 'experiments/x', 'live'])(
+  it.each(['timeseries', 'top/page', 'sessions', 'vitals', 'errors', 'funnel?step=event:a&step=event:b', 'experiments', 'experiments/x', 'live'])(
     'refuses %s without a key, with a write key and with another project\'s read key (401 AUTH_ERROR)',
     async (path) => {
       const other = await server.createProject();

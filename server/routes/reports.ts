@@ -158,6 +158,16 @@ export function funnelRoute(rc: RouteContext): Middleware {
   });
 }
 
+/** `GET /api/v1/reports/experiments`: the experiments with exposures in the range, the most exposed visitors first. */
+export function experimentsRoute(rc: RouteContext): Middleware {
+  return report(rc, async (ctx, rc, projectId) => {
+    rejectUnknown(ctx, ['limit']);
+    const q = reportQuery(ctx, projectId, rc.now());
+    const limit = intParam(ctx, 'limit', 1, REPORT_LIMITS.maxLimit, REPORT_LIMITS.defaultLimit);
+    return { ...rangeToWire(q), experiments: await rc.store.reports.experiments(q, limit) };
+  });
+}
+
 /** `GET /api/v1/reports/experiments/:experiment`: exposures and conversions per variant. */
 export function experimentRoute(rc: RouteContext): Middleware {
   return report(rc, async (ctx, rc, projectId) => {

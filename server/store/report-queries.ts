@@ -1,5 +1,6 @@
 import type {
   ErrorGroup,
+  ExperimentSummary,
   FilterDimension,
   PageVitals,
   ReportQuery,
@@ -12,7 +13,7 @@ import type {
   VariantResult,
 } from './report-store.js';
 import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS } from './report-store.js';
-import { type DayPlan, type SourceContext, errorsSource, exposuresSource, planDays, visitsSource, vitalsSource } from './rollup-queries.js';
+import { type DayPlan, type SourceContext, errorsSource, experimentsSource, exposuresSource, planDays, stepsSource, visitsSource, vitalsSource } from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { DAY_MS } from './rollup-schema.js';
@@ -29,8 +30,8 @@ import { DAY_MS } from './rollup-schema.js';
  * With daily rollups (`rollup-*.ts`, docs/decisions.md "Daily rollups"), a report whose shape they
  * can answer exactly reads its whole clean days from them and the rest of its range from the
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
- * sessions; no filter for top lists, errors, vitals and experiments. Everything else, funnels
- * included, reads the events as below.
+ * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
+ * Everything else reads the events as below.
  */
 
 /** What differs between SQLite and PostgreSQL in the report SQL. */
@@ -317,24 +318,33 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
+      const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
       // Each event that matches any step gets a mask of the steps it matches; a session becomes the
       // sequence of its masks in (time, event id) order; sessions are counted per distinct
       // sequence. One scan and one sort per session, whatever the number of steps; the walk along
-      // a sequence is {@link reachedSteps}.
-      const mask = steps
-        .map((step, k) => {
-          const match = step.kind === 'event' ? `event_type = ${v.add(step.value)}` : `event_type = 'page_view' AND path = ${v.add(step.value)}`;
-          return `CASE WHEN ${match} THEN ${2 ** k} ELSE 0 END`;
-        })
-        .join(' + ');
-      // After the mask: with SQLite's positional `?`, values are added in the order of the text.
-      const base = where(q, v);
+      // a sequence is {@link reachedSteps}. Whole clean days read only the events of the steps'
+      // keys from `rollup_steps` (`rollup-queries.ts`).
+      const mask = () =>
+        steps
+          .map((step, k) => {
+            const match = step.kind === 'event' ? `event_type = ${v.add(step.value)}` : `event_type = 'page_view' AND path = ${v.add(step.value)}`;
+            return `CASE WHEN ${match} THEN ${2 ** k} ELSE 0 END`;
+          })
+          .join(' + ');
+      let matched: string;
+      if (plan !== null) matched = stepsSource(q, plan, sourceContext(q, v), steps, mask);
+      else {
+        // After the mask: with SQLite's positional `?`, values are added in the order of the text.
+        const masks = mask();
+        matched = `SELECT session_id, timestamp, event_id, mask FROM (
+           SELECT session_id, timestamp, event_id, ${masks} AS mask FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL) r
+         WHERE mask > 0`;
+      }
       const rows = await run(
-        `WITH m AS MATERIALIZED (
-           SELECT session_id, timestamp, event_id, ${mask} AS mask FROM events WHERE ${base} AND session_id IS NOT NULL),
+        `WITH m AS MATERIALIZED (${matched}),
          seq AS (
-           SELECT ${dialect.orderedConcat('mask', 'timestamp, event_id')} AS masks FROM m WHERE mask > 0 GROUP BY session_id)
+           SELECT ${dialect.orderedConcat('mask', 'timestamp, event_id')} AS masks FROM m GROUP BY session_id)
          SELECT masks, COUNT(*) AS sessions FROM seq GROUP BY masks`,
         v.list,
       );
@@ -344,6 +354,23 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
         for (let k = 0; k < depth; k++) reached[k]! += num(row.sessions);
       }
       return reached;
+    },
+
+    async experiments(q, limit): Promise<ExperimentSummary[]> {
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      const source =
+        plan !== null
+          ? experimentsSource(q, plan, sourceContext(q, v))
+          : `SELECT ${dialect.textProperty('experiment')} AS experiment, ${visitorOf(q)} AS visitor
+        FROM events WHERE ${where(q, v)} AND event_type = 'experiment_exposure'`;
+      const rows = await run(
+        `SELECT experiment, COUNT(DISTINCT visitor) AS visitors FROM (${source}) x
+         WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
+         ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
+        v.list,
+      );
+      return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {

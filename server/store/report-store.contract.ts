@@ -70,6 +70,7 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
       expect(await r.errors(q, 10)).toEqual([]);
       expect(await r.funnel(q, [{ kind: 'event', value: 'a' }, { kind: 'event', value: 'b' }])).toEqual([0, 0]);
       expect(await r.experiment(q, 'x', 'buy')).toEqual([]);
+      expect(await r.experiments(q, 10)).toEqual([]);
     });
 
     it('counts visitors by anonymous id, else the daily hash; by the hash alone on request; leaves bots out unless asked', async () => {
@@ -155,6 +156,27 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
         { variant: 'a', exposures: 2, conversions: 1 },
         { variant: 'b', exposures: 1, conversions: 1 },
       ]);
+    });
+
+    it('lists the experiments by exposed visitors, then by name in byte order, at most limit', async () => {
+      const exposure = (experiment: string | null, visitor: string, t: number) =>
+        event({ eventType: 'experiment_exposure', timestamp: T0 + t, properties: { experiment, variant: 'a' }, d: { anonymousId: visitor } });
+      await write([
+        exposure('b', 'v1', 1),
+        exposure('b', 'v1', 2),
+        exposure('b', 'v2', 3),
+        exposure('a', 'v3', 4),
+        exposure('B', 'v4', 5),
+        exposure('', 'v5', 6),
+        exposure(null, 'v6', 7),
+        event({ eventType: 'buy', timestamp: T0 + 8, properties: { experiment: 'not-an-exposure' } }),
+      ]);
+      expect(await ctx.store.reports.experiments(query(), 10)).toEqual([
+        { experiment: 'b', visitors: 2 },
+        { experiment: 'B', visitors: 1 },
+        { experiment: 'a', visitors: 1 },
+      ]);
+      expect(await ctx.store.reports.experiments(query(), 1)).toEqual([{ experiment: 'b', visitors: 2 }]);
     });
   });
 }

@@ -4,24 +4,10 @@
  * (`report-store.contract.ts`) checks both against direct counts.
  */
 
-/** Dimensions a report can group by or filter on, by their parameter name. */
-export const FILTER_DIMENSIONS = [
-  'page',
-  'host',
-  'referrer',
-  'channel',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'browser',
-  'os',
-  'device',
-  'screen',
-  'event_type',
-] as const;
+import { FILTER_DIMENSIONS, type FilterDimension } from '../../protocol/report-dimensions.js';
 
-/** A dimension a report can filter on. */
-export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+/** Dimensions a report can group by or filter on, by their parameter name (defined with the wire contract). */
+export { FILTER_DIMENSIONS, type FilterDimension };
 
 /** The events column of each dimension, by its parameter name. */
 export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {
@@ -166,6 +152,14 @@ export interface VariantResult {
   conversions: number | null;
 }
 
+/** An experiment with exposures in the range. */
+export interface ExperimentSummary {
+  /** `properties.experiment` of its `experiment_exposure` events. */
+  experiment: string;
+  /** Distinct visitors exposed to any of its variants. */
+  visitors: number;
+}
+
 /** The reports of one store. */
 export interface ReportStore {
   /**
@@ -185,6 +179,8 @@ export interface ReportStore {
   errors(query: ReportQuery, limit: number): Promise<ErrorGroup[]>;
   /** Sessions that reached each step, in order, within the session. */
   funnel(query: ReportQuery, steps: readonly FunnelStepSpec[]): Promise<number[]>;
+  /** Experiments with exposures in the range, the most exposed visitors first, then by name (byte order). */
+  experiments(query: ReportQuery, limit: number): Promise<ExperimentSummary[]>;
   /** Variants in byte order. */
   experiment(query: ReportQuery, experiment: string, conversion: string | null): Promise<VariantResult[]>;
 }

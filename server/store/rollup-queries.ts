@@ -1,5 +1,5 @@
 import type { Dialect, RunQuery } from './report-queries.js';
-import type { FilterDimension, ReportQuery } from './report-store.js';
+import type { FilterDimension, FunnelStepSpec, ReportQuery } from './report-store.js';
 import { DAY_MS, daySql } from './rollup-schema.js';
 
 /*
@@ -144,6 +144,18 @@ export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, pr
   );
 }
 
+/** Exposures to any experiment: `experiment, visitor`. */
+export function experimentsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): string {
+  const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+  return union(
+    plan,
+    () => `SELECT experiment, ${visitorColumn} AS visitor FROM rollup_exposures WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
+    (from, to) =>
+      `SELECT ${s.dialect.textProperty('experiment')} AS experiment, ${s.visitor} AS visitor
+    FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'experiment_exposure'`,
+  );
+}
+
 /** Exposures to one experiment: `variant, visitor, first`. */
 export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext, experiment: string): string {
   const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
@@ -154,5 +166,46 @@ export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext,
     (from, to) =>
       `SELECT COALESCE(${s.dialect.textProperty('variant')}, '') AS variant, ${s.visitor} AS visitor, timestamp AS first
     FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'experiment_exposure' AND ${s.dialect.textProperty('experiment')} = ${s.add(experiment)}`,
+  );
+}
+
+/**
+ * The events of a funnel that match at least one of its steps: `session_id, timestamp, event_id,
+ * mask`, bit k of `mask` set when the event matches step k. Whole clean days come from
+ * `rollup_steps`, only the rows of the steps' keys, one index range per day and key; the rest of
+ * the range from the events, through `rawMask` (the raw query's mask, built when called).
+ */
+export function stepsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, steps: readonly FunnelStepSpec[], rawMask: () => string): string {
+  return union(
+    plan,
+    () => {
+      const days = plan.days as NonNullable<DayPlan['days']>;
+      const dirty = new Set(days.dirty);
+      const clean: number[] = [];
+      for (let day = days.first; day < days.end; day++) if (!dirty.has(day)) clean.push(day);
+      const match = (step: FunnelStepSpec) =>
+        step.kind === 'page'
+          ? `kind = 0 AND value = ${s.add(step.value)}`
+          : step.value === 'page_view'
+            ? 'kind < 2'
+            : `kind = 2 AND value = ${s.add(step.value)}`;
+      const mask = steps.map((step, k) => `CASE WHEN ${match(step)} THEN ${2 ** k} ELSE 0 END`).join(' + ');
+      // The keys as a row-value IN, which both databases search key by key in the index; an
+      // OR of conditions made SQLite read every row of each day.
+      let sql = `SELECT session_id, ts AS timestamp, event_id, ${mask} AS mask FROM rollup_steps
+    WHERE project_id = ${s.add(q.projectId)} AND day IN (${clean.map((d) => s.add(d)).join(', ')})`;
+      const keyed = steps.filter((step) => step.kind === 'page' || step.value !== 'page_view');
+      const keys = keyed.map((step) => `(${step.kind === 'page' ? 0 : 2}, CAST(${s.add(step.value)} AS TEXT))`).join(', ');
+      const anyPage = keyed.length < steps.length;
+      sql += ` AND (${[...(anyPage ? ['kind < 2'] : []), ...(keyed.length > 0 ? [`(kind, value) IN (VALUES ${keys})`] : [])].join(' OR ')})`;
+      if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
+      return sql;
+    },
+    (from, to) => {
+      const mask = rawMask();
+      return `SELECT session_id, timestamp, event_id, mask FROM (
+      SELECT session_id, timestamp, event_id, ${mask} AS mask FROM events WHERE ${s.rawWhere(from, to)} AND session_id IS NOT NULL) r
+    WHERE mask > 0`;
+    },
   );
 }

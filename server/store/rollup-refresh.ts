@@ -30,6 +30,12 @@ export const VITAL_KEYS = ['lcp', 'inp', 'cls', 'fcp'] as const;
 /** Every `dim` of `rollup_values`: '' (all events) and each filter dimension. */
 export const ROLLUP_DIMS: readonly string[] = ['', ...FILTER_DIMENSIONS];
 
+/** The `kind` of an event's `rollup_steps` row (`rollup-schema.ts`): 0 a page view of a path, 1 one without, 2 any other event. */
+const STEP_KIND = "CASE WHEN event_type = 'page_view' THEN CASE WHEN path IS NULL THEN 1 ELSE 0 END ELSE 2 END";
+
+/** The `value` of an event's `rollup_steps` row: the path of a page view ('' without one), else the event type. */
+const STEP_VALUE = "CASE WHEN event_type = 'page_view' THEN COALESCE(path, '') ELSE event_type END";
+
 /** What a day's refresh reads of each event: the columns and the few properties the rollups keep. */
 function dayColumns(dialect: Dialect): string {
   const prop = (type: string, expression: string) => `CASE WHEN event_type = '${type}' THEN ${expression} END`;
@@ -45,7 +51,7 @@ function dayColumns(dialect: Dialect): string {
 }
 
 /** The rollup tables a refresh writes. */
-const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures'] as const;
+const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'] as const;
 
 /**
  * The rollup rows of one day, as INSERT … SELECT from `src` (the day's rows of {@link dayColumns});
@@ -77,6 +83,9 @@ function rollupInserts(src: string, p: string, d: string, into: (table: string) 
     `INSERT INTO ${into('rollup_exposures')} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
      SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
      WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash`,
+    `INSERT INTO ${into('rollup_steps')} (project_id, day, kind, value, event_id, is_bot, session_id, ts)
+     SELECT ${p}, ${d}, ${STEP_KIND}, ${STEP_VALUE}, event_id, is_bot, session_id, timestamp FROM ${src} WHERE session_id IS NOT NULL
+     ORDER BY 3, 4, 5`,
   ];
 }
 
@@ -84,7 +93,7 @@ function rollupInserts(src: string, p: string, d: string, into: (table: string) 
 function rollupDeletes(p: string, d: string): string[] {
   return [
     `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
-    ...['rollup_errors', 'rollup_vitals', 'rollup_exposures'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
+    ...['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
   ];
 }
 

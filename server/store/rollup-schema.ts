@@ -15,7 +15,7 @@ import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
  */
 
 /** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
-export const ROLLUP_SHAPE = 3;
+export const ROLLUP_SHAPE = 4;
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -27,7 +27,7 @@ export const daySql = (ms: string): string => `((${ms}) - (((${ms}) % ${DAY_MS})
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
-const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
+const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
 
 /**
  * SQLite counts the marks of a day: a refresh computes a day outside the write lock and installs it
@@ -46,11 +46,20 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * event), bot flag, session and visitor (both keys): events, page views, first and last time. Fine
  * enough to count distinct visitors and sessions over many days exactly, and to get each session's
  * span and page views; one dimension at a time, which is what the default view and a single filter
- * ask. rollup_errors: per day, message and visitor, the count and the latest error with its stack.
+ * ask. On PostgreSQL its index ends with the value, so the rows of one value (a filter, an
+ * experiment's conversion event) are picked out in the index, not read from the table; on SQLite
+ * the same index made the series and top pages slower (bench/RESULTS.md, "Report panels").
+ * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
  * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
  * many performance events the page had): a percentile over many days is a walk along the summed
- * counts, in value order (SQLite keeps the rows in that order).
+ * counts, in value order. On SQLite the table is clustered by day: a range of days is one
+ * contiguous read, where a secondary index by day cost a key lookup per row (bench/RESULTS.md,
+ * "Report panels").
  * rollup_exposures: per day, experiment, variant and visitor, the first exposure.
+ * rollup_steps: what a funnel reads of each event with a session, keyed by what a step can match
+ * (kind 0: a page view, value its path; kind 1: a page view without a path, value ''; kind 2:
+ * any other event, value its type): a funnel reads only the rows of its steps' keys, one index
+ * range per day and key, instead of every event of the range (docs/decisions.md, "Daily rollups").
  */
 const SQLITE_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
@@ -67,12 +76,14 @@ CREATE TABLE IF NOT EXISTS rollup_errors (
 CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_vitals (
   project_id TEXT NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL, value NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL,
-  n INTEGER NOT NULL, PRIMARY KEY (project_id, path, metric, value, day, is_bot)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
+  n INTEGER NOT NULL, PRIMARY KEY (project_id, day, path, metric, value, is_bot)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
   visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_steps (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, kind INTEGER NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
+  is_bot INTEGER NOT NULL, session_id TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (project_id, day, kind, value, event_id)) WITHOUT ROWID;
 DROP TRIGGER IF EXISTS rollup_mark_insert;
 CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN ${sqliteMark('OLD')} END;
 CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN ${sqliteMark('OLD')} ${sqliteMark('NEW')} END;`;
@@ -123,7 +134,7 @@ CREATE TABLE IF NOT EXISTS rollup_values (
   project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
   session_id TEXT, visitor TEXT, visitor_hash TEXT,
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, value);
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);
@@ -136,6 +147,10 @@ CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, experiment TEXT NOT NULL, variant TEXT NOT NULL,
   visitor TEXT, visitor_hash TEXT, first_ts BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_steps (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, kind SMALLINT NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
+  is_bot BOOLEAN NOT NULL, session_id TEXT NOT NULL, ts BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_steps_by_key ON rollup_steps (project_id, day, kind, value);
 CREATE OR REPLACE FUNCTION rollup_mark_new() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN ${markFrom('rollup_new_rows')} RETURN NULL; END $$;
 CREATE OR REPLACE FUNCTION rollup_mark_old() RETURNS trigger LANGUAGE plpgsql AS $$

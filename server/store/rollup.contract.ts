@@ -58,9 +58,22 @@ async function panels(store: EventStore, projectId: string) {
       errorsHash: await r.errors(q({ visitorKey: 'hash' }), 2),
       experiment: await r.experiment(q(), 'checkout-button', 'purchase'),
       exposures: await r.experiment(q({ visitorKey: 'hash' }), 'checkout-button', null),
+      experiments: await r.experiments(q(), 10),
+      experimentsHash: await r.experiments(q({ visitorKey: 'hash', includeBots: true }), 10),
       funnel: await r.funnel(q(), [
         { kind: 'page', value: '/' },
         { kind: 'page', value: '/signup' },
+        { kind: 'event', value: 'signup_started' },
+      ]),
+      // Any page view, a step repeated, bots counted: every kind of key of `rollup_steps`.
+      funnelKinds: await r.funnel(q({ includeBots: true }), [
+        { kind: 'event', value: 'page_view' },
+        { kind: 'page', value: '/pricing' },
+        { kind: 'page', value: '/pricing' },
+        { kind: 'event', value: 'purchase' },
+      ]),
+      funnelFiltered: await r.funnel(q({ filters: { device: 'mobile' } }), [
+        { kind: 'page', value: '/' },
         { kind: 'event', value: 'signup_started' },
       ]),
     };
@@ -124,6 +137,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         await writeProject(store, { projectId, start: START, days: DAYS, sessions: 120, seed: 3 }, 200);
         const raw = await expectExact(store, loc, projectId);
         expect((raw['whole days'] as { totals: { events: number } }).totals.events).toBeGreaterThan(500);
+        expect((raw['whole days'] as { funnelKinds: number[] }).funnelKinds[2]).toBeGreaterThan(0);
         // The rollup is what is read: a change to it shows in the report (then the day is rebuilt).
         await loc.sql("UPDATE rollup_values SET events = events + 1000 WHERE project_id = ? AND dim = '' AND day = ?", [projectId, START / DAY + 1]);
         const q: ReportQuery = { projectId, from: START, to: START + DAYS * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
@@ -228,7 +242,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) {
         await loc.sql(name === 'postgres' ? `DROP TRIGGER IF EXISTS ${trigger} ON events` : `DROP TRIGGER IF EXISTS ${trigger}`);
       }
-      for (const table of ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_dirty', 'rollup_meta']) await loc.sql(`DROP TABLE ${table}`);
+      for (const table of ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_meta']) await loc.sql(`DROP TABLE ${table}`);
       const second = loc.open();
       await second.init();
       try {

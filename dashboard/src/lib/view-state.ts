@@ -5,10 +5,16 @@
  * (it is in `sessionStorage`). The filter names are the report endpoints' own parameters
  * (docs/protocol.md, "Reports", "Report columns").
  */
+import type { FilterDimension as ReportDimension } from '../../../protocol/report-dimensions.js';
 import { type FunnelStep, MAX_STEPS, parseStep, stepParam } from './funnel-steps.js';
 import { RANGES, type RangeKey } from './range.js';
 
-/** The dimensions a report can be filtered by, in the order chips show them. */
+/**
+ * The dimensions a report can be filtered by, in the order chips show them. The dashboard takes
+ * only types from protocol/ (scripts/import-rules.test.ts), so the list is written out here and
+ * the type check holds it to the endpoints' own (protocol/report-dimensions.ts): no unknown
+ * dimension, none missing.
+ */
 export const FILTER_DIMENSIONS = [
   'page',
   'host',
@@ -22,10 +28,14 @@ export const FILTER_DIMENSIONS = [
   'device',
   'screen',
   'event_type',
-] as const;
+] as const satisfies readonly ReportDimension[];
 
 /** One filterable dimension. */
 export type FilterDimension = (typeof FILTER_DIMENSIONS)[number];
+
+/** `true` only while every dimension of the endpoints has a chip (else the type check fails here). */
+export type EveryDimensionHasAChip = AssertTrue<[Exclude<ReportDimension, FilterDimension>] extends [never] ? true : false>;
+type AssertTrue<T extends true> = T;
 
 /** At most one value per dimension: every filter must hold (the endpoints refuse a repeat). */
 export type Filters = Partial<Record<FilterDimension, string>>;
