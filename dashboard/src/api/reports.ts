@@ -6,6 +6,7 @@ import { stepParam } from '../lib/funnel-steps.js';
 import type {
   ErrorsAnswer,
   ExperimentAnswer,
+  ExperimentsAnswer,
   EventsAnswer,
   FunnelAnswer,
   LiveAnswer,
@@ -48,6 +49,10 @@ export const errors = (api: ApiClient, q: ReportQuery, signal?: AbortSignal) => 
 
 export const funnel = (api: ApiClient, q: ReportQuery, steps: readonly FunnelStep[], signal?: AbortSignal) =>
   api.get<FunnelAnswer>('reports/funnel', { ...common(q), step: steps.map(stepParam) }, signal);
+
+/** The experiments exposed in the range, the most exposed visitors first, at most `limit`. */
+export const experiments = (api: ApiClient, q: ReportQuery, limit: number, signal?: AbortSignal) =>
+  api.get<ExperimentsAnswer>('reports/experiments', { ...common(q), limit }, signal);
 
 /** Exposed visitors per variant of `experiment`, and with `conversion` those who converted. */
 export const experiment = (api: ApiClient, q: ReportQuery, name: string, conversion: string | null, signal?: AbortSignal) =>

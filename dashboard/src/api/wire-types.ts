@@ -168,6 +168,11 @@ export interface VariantResult {
   conversion_rate: number | null;
 }
 
+/** `GET /api/v1/reports/experiments`: the experiments exposed in the range, the most exposed first. */
+export interface ExperimentsAnswer {
+  experiments: Array<{ experiment: string; visitors: number }>;
+}
+
 /** `GET /api/v1/reports/experiments/:experiment`. */
 export interface ExperimentAnswer {
   experiment: string;

@@ -1,7 +1,8 @@
 /**
  * Experiments: pick an experiment and a conversion event, and see per variant the visitors exposed,
  * those who converted after their first exposure, and the rate, for the view's range and filters
- * (`GET /api/v1/reports/experiments/:name`). The choices live in the URL's query with the view.
+ * (`GET /api/v1/reports/experiments/:name`); the experiments to pick from are those of
+ * `GET /api/v1/reports/experiments`. The choices live in the URL's query with the view.
  */
 import type { ReactNode } from 'react';
 import { Panel } from '../components/panel.js';
@@ -9,13 +10,14 @@ import { ViewBar } from '../components/view-bar.js';
 import * as reports from '../api/reports.js';
 import type { ExperimentAnswer } from '../api/wire-types.js';
 import { useApi } from '../lib/api-context.js';
-import { EXPOSURES_SCANNED, experimentNames } from '../lib/experiment-names.js';
 import { formatCount, formatPercent } from '../lib/format.js';
 import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 
 /** Event types that make no sense as a conversion. */
 const NOT_CONVERSIONS = new Set(['experiment_exposure']);
+/** How many experiments the picker offers (the endpoint's most). */
+const EXPERIMENTS_LISTED = 100;
 
 /** The variants' table. */
 function VariantTable({ answer }: { answer: ExperimentAnswer }): ReactNode {
@@ -73,8 +75,9 @@ export function ExperimentsPage(): ReactNode {
   const api = useApi();
   const report = useReportQuery();
   const { view, setView, query, queryKey } = report;
+  // The choices ignore the filters, as the conversion choices do: a filter must not hide an experiment.
   const names = useResource(
-    async (signal) => experimentNames((await reports.events(api, { eventType: 'experiment_exposure', from: query.from, to: query.to, limit: EXPOSURES_SCANNED }, signal)).events),
+    async (signal) => (await reports.experiments(api, { ...query, filters: {} }, EXPERIMENTS_LISTED, signal)).experiments.map((e) => e.experiment),
     [api, query.from, query.to],
   );
   // Conversion choices ignore the filters: a filter must not hide the event one wants to measure.
@@ -141,7 +144,7 @@ export function ExperimentsPage(): ReactNode {
           }
         </Panel>
       )}
-      <p className="muted small">The experiments listed are those of the newest {formatCount(EXPOSURES_SCANNED)} exposures in the range.</p>
+      <p className="muted small">The experiments listed are the {formatCount(EXPERIMENTS_LISTED)} with the most exposed visitors in the range.</p>
     </div>
   );
 }
