@@ -1,7 +1,7 @@
 /**
  * Supervision of the delivery core (docs/architecture.md, "The worker boundary"): starts it in the
- * task after the one that created the client, through the strategies in order (`worker-start.ts`, a chunk of its own); a worker that dies is
- * restarted once with its unacknowledged events replayed, and after that the core runs in-process.
+ * task after the one that created the client, through the strategies in order (`worker-start.ts`,
+ * a chunk of its own); a worker that dies is restarted once with its unacknowledged events replayed, and after that the core runs in-process.
  * Each start is a generation: whatever a replaced core still says or does is ignored. The host app
  * never sees any of it.
  */
@@ -58,7 +58,10 @@ export function createCoreSupervisor(
   // The first start waits for the next task: its synchronous part (the page's first dynamic
   // import, `new Worker`) costs the main thread milliseconds that do not belong in the task that
   // called createAnalytics(), where the app is starting too (docs/decisions.md, "Start-up").
-  let starting = state === 'held' ? Promise.resolve(undefined) : nextTask((resolve) => context.timers.setTimeout(resolve, 0)).then(() => start(options.strategies, []));
+  let starting =
+    state === 'held'
+      ? Promise.resolve(undefined)
+      : nextTask((resolve) => context.timers.setTimeout(resolve, 0)).then(() => start(options.strategies, []));
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
