@@ -1,9 +1,9 @@
 /**
  * Supervision of the delivery core (docs/architecture.md, "The worker boundary"): starts it in the
  * task after the one that created the client, through the strategies in order (`worker-start.ts`,
- * a chunk of its own); a worker that dies is restarted once with its unacknowledged events replayed, and after that the core runs in-process.
- * Each start is a generation: whatever a replaced core still says or does is ignored. The host app
- * never sees any of it.
+ * a chunk of its own); a worker that dies is restarted once with its unacknowledged events
+ * replayed, and after that the core runs in-process. Each start is a generation: whatever a
+ * replaced core still says or does is ignored. The host app never sees any of it.
  */
 import type { FromWorkerMessage } from '../../worker/types.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
