@@ -86,6 +86,24 @@ describe.each(STORE_KINDS)('GET /api/v1/events on %s', (kind) => {
     expect(body.code).toBe('AUTH_ERROR');
   });
 
+  it("filters by the reports' dimensions (page, device, …) extracted at ingest, with the other filters; an empty one is refused", async () => {
+    const page = (path: string) => JSON.stringify({ url: `https://shop.example${path}`, path, referrer: '', search: '' });
+    const at = new Date(base + 100_000).toISOString();
+    const res = await server.postBatch([
+      makeEvent({ event_type: 'page_view', timestamp: at, properties: { page: page('/pricing') } }),
+      makeEvent({ event_type: 'signup', timestamp: at, properties: { page: page('/pricing') } }),
+      makeEvent({ event_type: 'page_view', timestamp: at, properties: { page: page('/docs') } }),
+    ]);
+    expect(res.status).toBe(200);
+    const pricing = await get('?page=%2Fpricing&limit=100');
+    expect(pricing.body.events.map((e) => e.event_type).sort()).toEqual(['page_view', 'signup']);
+    const both = await get('?page=%2Fpricing&event_type=signup&host=shop.example');
+    expect(both.body.events.map((e) => e.event_type)).toEqual(['signup']);
+    expect((await get('?page=%2Fnowhere')).body.events).toEqual([]);
+    const empty = await get('?device=');
+    expect([empty.status, empty.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+  });
+
   it("never shows another project's events", async () => {
     const other = await server.createProject();
     const res = await fetch(`${server.url}/api/v1/events`, { headers: { authorization: `ApiKey ${other.readKey}`, 'x-project-id': other.id } });

@@ -7,6 +7,7 @@ import { cleanText } from '../store/sanitize.js';
 import { isStoreError } from '../store/store-error.js';
 import { eventToWire, isoTime } from './event-wire.js';
 import { param, parseTime } from './query-params.js';
+import { filtersOf } from './report-params.js';
 import type { RouteContext } from './route-context.js';
 
 const DEFAULT_PAGE = 100;
@@ -14,8 +15,8 @@ const MAX_PAGE = 1000;
 
 /**
  * `GET /api/v1/events`: the project's events, newest first, filtered by `event_type`, `user_id`,
- * `session_id`, `from` and `to` (ISO time or ms), paginated by `cursor` with `limit` (≤ 1000).
- * Needs a read key.
+ * `session_id`, the reports' dimensions (`page`, `channel`, `device`, …), `from` and `to` (ISO time
+ * or ms), paginated by `cursor` with `limit` (≤ 1000). Needs a read key.
  */
 export function listEventsRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
@@ -33,6 +34,9 @@ export function listEventsRoute(rc: RouteContext): Middleware {
     if (eventType) query.eventType = cleanText(eventType);
     if (userId) query.userId = cleanText(userId);
     if (sessionId) query.sessionId = cleanText(sessionId);
+    // `event_type` keeps its meaning here (an empty one is no filter), read above.
+    const filters = filtersOf(ctx, 'event_type');
+    if (Object.keys(filters).length > 0) query.filters = filters;
     if (cursor) query.cursor = cursor;
     if (from) query.from = parseTime('from', from);
     if (to) query.to = parseTime('to', to);

@@ -55,10 +55,14 @@ function visitorKeyParam(ctx: ParameterizedContext): VisitorKey {
   throw new HttpError('VALIDATION_ERROR', '"visitors" must be anonymous or hash.');
 }
 
-/** The filters among the query parameters; an empty value is refused. */
-function filtersOf(ctx: ParameterizedContext): ReportQuery['filters'] {
+/**
+ * The filters among the query parameters, but `skip` (a parameter the caller reads itself); an
+ * empty value is refused.
+ */
+export function filtersOf(ctx: ParameterizedContext, skip?: FilterDimension): ReportQuery['filters'] {
   const filters: ReportQuery['filters'] = {};
   for (const dimension of FILTER_DIMENSIONS) {
+    if (dimension === skip) continue;
     const value = param(ctx, dimension);
     if (value === undefined) continue;
     if (value === '') throw new HttpError('VALIDATION_ERROR', `"${dimension}" must not be empty.`);

@@ -166,6 +166,29 @@ export function describeEventStore(name: string, makeStore: MakeStore): void {
         expect(await allPages(ctx.store, { projectId: p, limit: 5, userId: 'nobody' })).toEqual([]);
       });
 
+      it("filters by the reports' dimensions, each compared with its report column, with the other filters and across pages", async () => {
+        const p = ctx.projectId;
+        const none = { path: null, host: null, referrerHost: null, channel: null, utmSource: null, utmMedium: null, utmCampaign: null };
+        const more = { browser: null, os: null, screenClass: null, anonymousId: null };
+        const events = Array.from({ length: 12 }, (_, n) =>
+          makeEvent(p, n, {
+            eventType: n % 2 === 0 ? 'page_view' : 'click',
+            timestamp: T0 + n * 10,
+            dimensions: { ...none, ...more, path: n % 3 === 0 ? '/pricing' : '/', device: n % 4 === 0 ? 'mobile' : 'desktop', channel: n < 6 ? 'search' : null },
+          }),
+        );
+        await ctx.store.write({ events, chunks: [] });
+        const d = (e: StoredEvent) => e.dimensions!;
+        const check = async (query: Omit<Parameters<EventStore['queryEvents']>[0], 'projectId' | 'limit'>, keep: (e: StoredEvent) => boolean) => {
+          const rows = await allPages(ctx.store, { projectId: p, limit: 2, ...query });
+          expect(ids(rows)).toEqual(newestFirst(events.filter(keep)));
+        };
+        await check({ filters: { page: '/pricing' } }, (e) => d(e).path === '/pricing');
+        await check({ filters: { page: '/pricing', device: 'mobile' } }, (e) => d(e).path === '/pricing' && d(e).device === 'mobile');
+        await check({ filters: { channel: 'search' }, eventType: 'click', from: T0 + 20 }, (e) => d(e).channel === 'search' && e.eventType === 'click' && e.timestamp >= T0 + 20);
+        await check({ filters: { device: 'tablet' } }, () => false);
+      });
+
       it('walks every event exactly once across pages when many share a timestamp', async () => {
         const p = ctx.projectId;
         const events = Array.from({ length: 25 }, (_, n) => makeEvent(p, n, { timestamp: T0 + (n % 3) }));

@@ -1,5 +1,5 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/wire-types.js';
-import type { ReportStore } from './report-store.js';
+import type { FilterDimension, ReportStore } from './report-store.js';
 
 /** Which side of the product a key opens: browser write keys are public, read keys are secret. */
 export type KeyKind = 'write' | 'read';
@@ -149,6 +149,11 @@ export interface EventQuery {
   eventType?: string;
   userId?: string;
   sessionId?: string;
+  /**
+   * Report dimensions the events must have, each compared with its report column (the reports'
+   * filters, docs/protocol.md; `event_type` is the field above).
+   */
+  filters?: Partial<Record<Exclude<FilterDimension, 'event_type'>, string>>;
   /** Inclusive lower bound on `timestamp`, ms. */
   from?: number;
   /** Exclusive upper bound on `timestamp`, ms. */

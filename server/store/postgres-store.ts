@@ -11,6 +11,7 @@ import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
 import { createPostgresRollupRefresh } from './rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from './rollup-schema.js';
+import { filterColumns } from './report-store.js';
 import {
   EVENT_COLUMNS,
   EVENT_PROJECTS_SQL,
@@ -284,6 +285,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       if (q.eventType) add((n) => `event_type = $${n}`, q.eventType);
       if (q.userId) add((n) => `user_id = $${n}`, q.userId);
       if (q.sessionId) add((n) => `session_id = $${n}`, q.sessionId);
+      for (const [column, value] of filterColumns(q.filters)) add((n) => `${column} = $${n}`, value);
       if (q.from !== undefined) add((n) => `timestamp >= $${n}`, timeBound(q.from));
       if (q.to !== undefined) add((n) => `timestamp < $${n}`, timeBound(q.to));
       if (q.cursor) {

@@ -25,6 +25,12 @@ export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {
   event_type: 'event_type',
 };
 
+/** The columns and values of `filters`, in FILTER_DIMENSIONS order (a stable SQL text per set). */
+export function filterColumns(filters: Partial<Record<FilterDimension, string>> | undefined): Array<[column: string, value: string]> {
+  if (filters === undefined) return [];
+  return FILTER_DIMENSIONS.filter((d) => filters[d] !== undefined).map((d) => [DIMENSION_COLUMNS[d], filters[d] as string]);
+}
+
 /** Dimensions of the top-N report: the filter dimensions and `custom_event`. */
 export const TOP_DIMENSIONS = [...FILTER_DIMENSIONS, 'custom_event'] as const;
 

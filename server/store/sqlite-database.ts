@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import type { EventQuery } from './event-store.js';
+import { filterColumns } from './report-store.js';
 import { backfillSqliteReportColumns } from './report-backfill.js';
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS, SQLITE_V5_COLUMNS } from './sqlite-schema.js';
 import type { SqliteStoreOptions } from './sqlite-store.js';
@@ -208,13 +209,15 @@ export interface OpenDatabase {
  * the rows it reads (see `sqlite-schema.ts` for why there is no index per filter).
  */
 export function eventPageStatement(open: OpenDatabase, query: EventQuery): Statement {
-  const key = `${+!!query.eventType}${+!!query.userId}${+!!query.sessionId}${+(query.from !== undefined)}${+(query.to !== undefined)}${+!!query.cursor}`;
+  const dimensions = filterColumns(query.filters).map(([column]) => column);
+  const key = `${+!!query.eventType}${+!!query.userId}${+!!query.sessionId}${+(query.from !== undefined)}${+(query.to !== undefined)}${+!!query.cursor}${dimensions.join(',')}`;
   let statement = open.queryCache.get(key);
   if (!statement) {
     const where = ['project_id = ?'];
     if (query.eventType) where.push('event_type = ?');
     if (query.userId) where.push('user_id = ?');
     if (query.sessionId) where.push('session_id = ?');
+    for (const column of dimensions) where.push(`${column} = ?`);
     if (query.from !== undefined) where.push('timestamp >= ?');
     if (query.to !== undefined) where.push('timestamp < ?');
     if (query.cursor) where.push('(timestamp, event_id) < (?, ?)');

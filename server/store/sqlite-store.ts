@@ -7,6 +7,7 @@ import { createSqliteRollupRefresh, type RefreshNext } from './rollup-refresh.js
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
 import { ensureSqliteRollups } from './rollup-schema.js';
+import { filterColumns } from './report-store.js';
 import { cleanJson, cleanText } from './sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
 import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
@@ -334,6 +335,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       if (query.eventType) params.push(query.eventType);
       if (query.userId) params.push(query.userId);
       if (query.sessionId) params.push(query.sessionId);
+      // In the order of eventPageStatement's conditions.
+      for (const [, value] of filterColumns(query.filters)) params.push(value);
       if (query.from !== undefined) params.push(timeBound(query.from));
       if (query.to !== undefined) params.push(timeBound(query.to));
       if (query.cursor) {

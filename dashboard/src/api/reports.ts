@@ -61,11 +61,16 @@ export const experiment = (api: ApiClient, q: ReportQuery, name: string, convers
 export const live = (api: ApiClient, minutes: number, filters: Filters, signal?: AbortSignal) =>
   api.get<LiveAnswer>('reports/live', { minutes, ...filters }, signal);
 
-/** Events, newest first, optionally of one session or type, from a time. */
-export const events = (api: ApiClient, query: { sessionId?: string; eventType?: string; from?: number; to?: number; limit: number }, signal?: AbortSignal) =>
+/** Events, newest first, optionally of one session or type, with the view's filters, from a time. */
+export const events = (
+  api: ApiClient,
+  query: { sessionId?: string; eventType?: string; filters?: Filters; from?: number; to?: number; limit: number },
+  signal?: AbortSignal,
+) =>
   api.get<EventsAnswer>(
     'events',
     {
+      ...query.filters,
       limit: query.limit,
       session_id: query.sessionId,
       event_type: query.eventType,

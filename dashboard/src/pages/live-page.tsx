@@ -1,7 +1,6 @@
 /**
- * Live: the last minutes, per minute, with the view's filters, and the newest events (the event
- * list of the read API has no dimension filters, so that list is never filtered), refreshed while
- * the tab is visible.
+ * Live: the last minutes, per minute, and the newest events, both with the view's filters,
+ * refreshed while the tab is visible.
  */
 import type { ReactNode } from 'react';
 import { EventTable } from '../components/event-table.js';
@@ -27,7 +26,7 @@ export function LivePage(): ReactNode {
   const report = useReportQuery();
   const { filters } = report.query;
   const live = useResource((signal) => reports.live(api, MINUTES, filters, signal), [api, filtersKey(filters)], REFRESH_MS);
-  const recent = useResource((signal) => reports.events(api, { from: Date.now() - MINUTES * 60_000, limit: 50 }, signal), [api], REFRESH_MS);
+  const recent = useResource((signal) => reports.events(api, { filters, from: Date.now() - MINUTES * 60_000, limit: 50 }, signal), [api, filtersKey(filters)], REFRESH_MS);
   return (
     <div className="page" data-testid="live">
       <ViewBar title="Live" report={report} withRange={false} note={`Last ${MINUTES} minutes · every ${REFRESH_MS / 1000} s while this tab is visible`} />
@@ -47,7 +46,7 @@ export function LivePage(): ReactNode {
           </>
         )}
       </Panel>
-      <Panel title="Newest events" resource={recent} testId="live-events-list" actions={Object.keys(filters).length > 0 ? <span className="muted small">not filtered</span> : undefined}>
+      <Panel title="Newest events" resource={recent} testId="live-events-list">
         {(answer) => <EventTable events={answer.events} />}
       </Panel>
     </div>
