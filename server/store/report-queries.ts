@@ -12,7 +12,7 @@ import type {
   Totals,
   VariantResult,
 } from './report-store.js';
-import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS } from './report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, filterColumns } from './report-store.js';
 import { type DayPlan, type SourceContext, errorsSource, experimentsSource, exposuresSource, planDays, stepsSource, visitsSource, vitalsSource } from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
@@ -118,9 +118,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
   const where = (q: ReportQuery, v: Values): string => {
     const parts = [`project_id = ${v.add(q.projectId)}`, `timestamp >= ${v.add(q.from)}`, `timestamp < ${v.add(q.to)}`];
     if (!q.includeBots) parts.push(`is_bot = ${dialect.falseValue}`);
-    for (const [dimension, value] of Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>) {
-      if (value !== undefined) parts.push(`${DIMENSION_COLUMNS[dimension]} = ${v.add(value)}`);
-    }
+    for (const [column, value] of filterColumns(q.filters)) parts.push(`${column} = ${v.add(value)}`);
     return parts.join(' AND ');
   };
 
