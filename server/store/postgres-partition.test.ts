@@ -42,6 +42,19 @@ async function homes(projectId: string): Promise<Map<string, string>> {
   return new Map(rows.map((r) => [r.event_id, r.home]));
 }
 
+/** Runs `work` on a database of its own and a client of it, dropped afterwards (retention and upgrades count every row). */
+async function withOwnDatabase(work: (db: TestDatabase, client: pg.Client) => Promise<void>): Promise<void> {
+  const db = await createTestDatabase();
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    await work(db, client);
+  } finally {
+    await client.end();
+    await db.drop();
+  }
+}
+
 async function withStore<T>(work: (store: EventStore) => Promise<T>, url = database.url): Promise<T> {
   const store = createPostgresStore({ url, poolSize: 4 });
   await store.init();
@@ -143,16 +156,13 @@ describe('PostgreSQL events partitioned by the day of the event id (schema versi
 
   it('retention drops the partitions of expired days whole, and keeps a partition that holds a row after the cut-off', async () => {
     // A database of its own: retention counts every project's rows.
-    const own = await createTestDatabase();
-    const ownAdmin = new pg.Client({ connectionString: own.url });
-    await ownAdmin.connect();
-    const partitions = async (): Promise<number[]> => {
-      const { rows } = await ownAdmin.query<{ name: string }>(
-        "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass",
-      );
-      return rows.map((r) => partitionDay(r.name)).filter((d): d is number => d !== null);
-    };
-    try {
+    await withOwnDatabase(async (own, ownAdmin) => {
+      const partitions = async (): Promise<number[]> => {
+        const { rows } = await ownAdmin.query<{ name: string }>(
+          "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass",
+        );
+        return rows.map((r) => partitionDay(r.name)).filter((d): d is number => d !== null);
+      };
       await withStore(async (store) => {
       const p = newProjectId();
       const old = [TODAY - 20, TODAY - 20, TODAY - 19];
@@ -185,19 +195,13 @@ describe('PostgreSQL events partitioned by the day of the event id (schema versi
       // A late copy of an expired day's event finds no partition and goes to the default one: no failure.
       expect((await store.write({ events: [events[0]], chunks: [] })).eventInserted).toEqual([true]);
       }, own.url);
-    } finally {
-      await ownAdmin.end();
-      await own.drop();
-    }
+    });
   });
 });
 
 describe('schema migration to version 6', () => {
   it('moves every row of a version 5 database into the partitioned table, each to its day, and dedupes them afterwards', async () => {
-    const old = await createTestDatabase();
-    const client = new pg.Client({ connectionString: old.url });
-    await client.connect();
-    try {
+    await withOwnDatabase(async (old, client) => {
       const first = createPostgresStore({ url: old.url });
       await first.init();
       const p = newProjectId();
@@ -253,10 +257,7 @@ describe('schema migration to version 6', () => {
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
-    } finally {
-      await client.end();
-      await old.drop();
-    }
+    });
   });
 });
 
@@ -299,10 +300,7 @@ describe('PostgreSQL recording chunks partitioned by the day of the session id (
   });
 
   it("retention drops a day of recordings whole, and keeps a day that holds a chunk received after the cut-off", async () => {
-    const own = await createTestDatabase();
-    const ownAdmin = new pg.Client({ connectionString: own.url });
-    await ownAdmin.connect();
-    try {
+    await withOwnDatabase(async (own, ownAdmin) => {
       await withStore(async (store) => {
         const p = newProjectId();
         const expired = uuidV7((TODAY - 20) * DAY);
@@ -332,17 +330,11 @@ describe('PostgreSQL recording chunks partitioned by the day of the session id (
         // A late chunk of an expired day finds no partition and goes to the default one: no failure.
         expect((await store.write({ events: [], chunks: [chunks[0]] })).chunkInserted).toEqual([true]);
       }, own.url);
-    } finally {
-      await ownAdmin.end();
-      await own.drop();
-    }
+    });
   });
 
   it('the upgrade from version 6 moves every chunk into the partitioned table, each to its session\'s day, and dedupes them afterwards', async () => {
-    const old = await createTestDatabase();
-    const client = new pg.Client({ connectionString: old.url });
-    await client.connect();
-    try {
+    await withOwnDatabase(async (old, client) => {
       const first = createPostgresStore({ url: old.url });
       await first.init();
       await first.close();
@@ -383,9 +375,6 @@ describe('PostgreSQL recording chunks partitioned by the day of the session id (
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
-    } finally {
-      await client.end();
-      await old.drop();
-    }
+    });
   });
 });
