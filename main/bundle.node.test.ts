@@ -5,6 +5,7 @@
  * checked by the build's size report (`npm run size`), which prints the headroom and fails over
  * the budget.
  */
+import { SourceMap } from 'node:module';
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
@@ -44,6 +45,29 @@ describe('the main-thread entry', () => {
     const source = inline![1];
     expect(source.includes('Comlink.proxy') && source.includes('WorkerGlobalScope')).toBe(true);
     expect(source.length).toBeGreaterThan(built.files.get('worker.js')!.length);
+  });
+});
+
+describe('the compile hint on the facade', () => {
+  it('marks the chunk that holds createAnalytics(), and its source map still points at the sources', () => {
+    const [name, text] = [...built.files].find(([file, code]) => file.endsWith('.js') && code.includes('the client was shut down'))!;
+    expect(text.startsWith('//# allFunctionsCalledOnLoad\n')).toBe(true);
+    const map = new SourceMap(JSON.parse(built.files.get(`${name}.map`)!));
+    // A string that appears once in the chunk, found where its source says it is.
+    const lines = text.split('\n');
+    const line = lines.findIndex((l) => l.includes('track() needs an event name'));
+    const entry = map.findEntry(line, lines[line]!.indexOf('track() needs an event name'));
+    if (!('originalSource' in entry)) throw new Error('no mapping at the string');
+    expect(entry.originalSource).toMatch(/main\/create-analytics\.ts$/);
+    const source = map.payload.sourcesContent![map.payload.sources.indexOf(entry.originalSource)]!;
+    expect(source.split('\n')[entry.originalLine]).toContain('track() needs an event name');
+  });
+
+  it('leaves the lazy chunks and the worker unmarked', () => {
+    for (const [file, code] of built.files) {
+      if (!file.endsWith('.js') || code.includes('the client was shut down')) continue;
+      expect(code.startsWith('//# allFunctionsCalledOnLoad'), file).toBe(false);
+    }
   });
 });
 
