@@ -32,7 +32,7 @@ import { type BenchServer, startBenchServer } from './client/analytics-server.js
 import { type CdpBrowser, type CdpPage, launchCdpBrowser } from './client/cdp.js';
 import { runDeliveryScenarios, scenarioTable } from './client/delivery-scenarios.js';
 import { STARTUP_PAGES, measureStartup, runStartup, startupRows } from './client/startup.js';
-import { FLOOR_WORKER, FLOOR_WORKER_SILENT, floorPage } from './client/floor.js';
+import { FLOOR_WORKER, FLOOR_WORKER_SILENT, FLOOR_WORKER_STARTUP, floorPage } from './client/floor.js';
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
 import { type CaptureEndpoint, bundlePosthog, posthogOptions, startCaptureEndpoint } from './client/posthog.js';
 import { type HotSpot, hotSpots, sourceMapResolver, startProfile } from './client/profile.js';
@@ -470,7 +470,9 @@ async function main(): Promise<void> {
             ? FLOOR_WORKER
             : path === '/bench/floor-worker-silent.js'
               ? FLOOR_WORKER_SILENT
-              : undefined;
+              : path === '/bench/floor-worker-startup.js'
+                ? FLOOR_WORKER_STARTUP
+                : undefined;
       if (script === undefined) return false;
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store', ...ISOLATION, 'cross-origin-resource-policy': 'same-origin' });
       res.end(script);

@@ -49,6 +49,29 @@ export const FLOOR_WORKER_SILENT = FLOOR_WORKER.replace(
 );
 if (FLOOR_WORKER_SILENT === FLOOR_WORKER) throw new Error('floor.ts: the silent floor worker could not be derived');
 
+/** {@link FLOOR_WORKER} answering its configuration, for the start-up measurement's "ready". */
+export const FLOOR_WORKER_STARTUP = FLOOR_WORKER.replace('config = event.data.config; return;', "config = event.data.config; postMessage('ready'); return;");
+if (FLOOR_WORKER_STARTUP === FLOOR_WORKER) throw new Error('floor.ts: the start-up floor worker could not be derived');
+
+/**
+ * The floor of start-up: what any worker-based client with a persistent visitor must do before it
+ * takes events (read or make the visitor's id in localStorage, as SPEC's anonymous id asks, and
+ * start a worker) and before it is ready (the worker answered). Calls `created()` and `ready()`.
+ */
+export function floorStartupScript(config: { endpoint: string; apiKey: string; projectId: string }, created: string, ready: string): string {
+  return `<script>
+{
+  let anonymousId = localStorage.getItem('floor:anonymous-id');
+  if (anonymousId === null) localStorage.setItem('floor:anonymous-id', (anonymousId = crypto.randomUUID()));
+  const worker = new Worker('/bench/floor-worker-startup.js');
+  worker.onmessage = () => { ${ready}; };
+  worker.postMessage({ config: ${JSON.stringify(config)} });
+  window.track = (name) => worker.postMessage([{ id: String(Date.now()), timestamp: Date.now(), type: 'track', event: name, properties: {}, anonymousId, sessionId: anonymousId, context: {} }]);
+  ${created};
+}
+</script>`;
+}
+
 /**
  * The page script: `track(name, properties)` on the main thread. Sets `bench.track`.
  *

@@ -7,7 +7,8 @@
 // too: on a machine with 2 cores, the worker starting beside the page, and the browser's own
 // processes, stretch the wall time of the page's tasks.
 //
-// Pages: one without any client (what the page costs anyway), ours served from its build
+// Pages: one without any client (what the page costs anyway), the floor (floor.ts: a visitor id
+// from localStorage and a worker that answers, the least a worker-based client does), ours served from its build
 // (worker.js beside the facade), ours bundled by esbuild into one file as an app may do (the worker
 // file is then not deployed and the inline worker starts), and posthog-js.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { BenchServer } from './analytics-server.js';
 import type { CdpBrowser } from './cdp.js';
+import { floorStartupScript } from './floor.js';
 import { benchDocument } from './pages.js';
 import { posthogOptions } from './posthog.js';
 import { type Resolver, sourceMapResolver } from './profile.js';
@@ -34,8 +36,8 @@ export interface StartupRig {
 }
 
 /** One page of the measurement. */
-export type StartupPage = 'empty' | 'ours-build' | 'ours-esbuild' | 'posthog';
-export const STARTUP_PAGES: readonly StartupPage[] = ['empty', 'ours-build', 'ours-esbuild', 'posthog'];
+export type StartupPage = 'empty' | 'floor' | 'ours-build' | 'ours-esbuild' | 'posthog';
+export const STARTUP_PAGES: readonly StartupPage[] = ['empty', 'floor', 'ours-build', 'ours-esbuild', 'posthog'];
 
 /** The main thread's work in the window. */
 export interface StartupResult {
@@ -110,6 +112,8 @@ function html(kind: StartupPage, config: Record<string, unknown>, appBundle: str
   switch (kind) {
     case 'empty':
       return benchDocument(`${start}<script>addEventListener('load', () => { ${created}; ${ready}; });</script>`);
+    case 'floor':
+      return benchDocument(`${start}${floorStartupScript(config as { endpoint: string; apiKey: string; projectId: string }, created, ready)}`);
     case 'ours-build':
       return benchDocument(`${start}<script type="module">
 import { createAnalytics } from '/dist/client/index.js';
@@ -306,6 +310,12 @@ export function startupRows(results: ReadonlyMap<StartupPage, StartupResult>, ro
       scenario: `the same, to the client ready (ours: its delivery core in the worker answered; posthog-js: \`loaded\`)`,
       ours: cell('ours-build', 'ready'),
       posthog: cell('posthog', 'ready'),
+    },
+    {
+      scenario:
+        'the floor of both: a page that reads its visitor id from localStorage and starts a worker (taking events), which answers (ready); no facade, no queue, no unload path',
+      ours: `${cell('floor', 'created')}; ready: ${cell('floor', 'ready')}`,
+      posthog: '–',
     },
     {
       scenario: 'both, ours bundled by esbuild into one file with the app (worker.js not deployed: the shipped worker fails to load and the inline worker starts)',
