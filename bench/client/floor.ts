@@ -59,7 +59,8 @@ if (FLOOR_WORKER_STARTUP === FLOOR_WORKER) throw new Error('floor.ts: the start-
  * start a worker) and before it is ready (the worker answered). Calls `created()` and `ready()`.
  */
 export function floorStartupScript(config: { endpoint: string; apiKey: string; projectId: string }, created: string, ready: string): string {
-  return `<script>
+  // A module script, as ours is: both run once the document is parsed, after its first layout.
+  return `<script type="module">
 {
   let anonymousId = localStorage.getItem('floor:anonymous-id');
   if (anonymousId === null) localStorage.setItem('floor:anonymous-id', (anonymousId = crypto.randomUUID()));
