@@ -405,8 +405,9 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       }
       const conversions =
         plan !== null
-          ? // Visitors as text, as the exposures have them: the dictionary's key of an id.
-            `SELECT COALESCE(k.key, c.visitor_key) AS visitor, MAX(c.last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
+          ? // Visitors as text, as the exposures have them: the dictionary's key of an id (a CAST,
+            // so that SQLite's join below can index it: an expression has no affinity).
+            `SELECT CAST(COALESCE(k.key, c.visitor_key) AS TEXT) AS visitor, MAX(c.last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
               dim: 'event_type',
               value: conversion,
               rawValue: 'event_type',
