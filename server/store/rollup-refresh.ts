@@ -72,9 +72,12 @@ function groupsSql(src: string): string {
      GROUP BY dim, value, is_bot, session_id, visitor, visitor_hash`;
 }
 
-/** The distinct keys (sessions, visitors of both kinds) of the groups in `groups`, as column `k`. */
+/**
+ * The distinct keys (sessions, visitors of both kinds) of the groups in `groups`, as column `k`:
+ * those of dimension '', which groups every event of the day.
+ */
 const groupKeysSql = (groups: string): string =>
-  ['session_id', 'visitor', 'visitor_hash'].map((column) => `SELECT ${column} AS k FROM ${groups} WHERE ${column} IS NOT NULL`).join(' UNION ');
+  ['session_id', 'visitor', 'visitor_hash'].map((column) => `SELECT ${column} AS k FROM ${groups} WHERE dim = '' AND ${column} IS NOT NULL`).join(' UNION ');
 
 /**
  * The INSERT of a day's `rollup_values` rows from the text-keyed groups in `groups`, each key
