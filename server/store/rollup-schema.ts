@@ -50,10 +50,12 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * event), bot flag, session and visitor (both keys, as ids of rollup_keys): events, page views,
  * first and last time. Fine enough to count distinct visitors and sessions over many days exactly,
  * and to get each session's span and page views; one dimension at a time, which is what the
- * default view and a single filter ask. On PostgreSQL its index ends with the value, so the rows of
+ * default view and a single filter ask. On PostgreSQL one index ends with the value, so the rows of
  * one value (a filter, an experiment's conversion event) are picked out in the index, not read from
- * the table. On SQLite its index covers what the series, totals and top lists read (all but the
- * hash visitor and the times), so they never read the table (bench/RESULTS.md, "Report panels").
+ * the table. On both, an index covers what the series, totals and top lists read (all but the hash
+ * visitor and the times), so they need not read the table: on PostgreSQL an index-only scan of a
+ * month's rows once autovacuum has marked the pages all-visible, where it chose a parallel scan of
+ * the whole table before (bench/RESULTS.md, "Report panels").
  * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
  * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
  * many performance events the page had): a percentile over many days is a walk along the summed
@@ -144,6 +146,7 @@ CREATE TABLE IF NOT EXISTS rollup_values (
   session_id BIGINT, visitor BIGINT, visitor_hash BIGINT,
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, value);
+CREATE INDEX IF NOT EXISTS rollup_values_cover ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);
