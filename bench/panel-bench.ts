@@ -9,7 +9,11 @@
 // events), then the panels are read as the store serves them (rollups for whole clean days), and
 // over 30 days also from the events alone (the same report SQL without rollups), whose answers
 // must be equal.
-import { mkdtempSync, rmSync } from 'node:fs';
+//
+// `--panels-on=PATH_OR_URL[,…]` measures databases that `bench/generate-project.ts` filled before
+// (their first `bench…` project, over the 90 days up to its last event's day) instead of
+// generating one, so a change to the reports or rollups can be measured without a new load.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
@@ -53,7 +57,7 @@ const PANELS: Panel[] = [
   ['live (5 min)', (s, q) => s.reports.totals({ ...q, from: q.to - 300_000 })],
 ];
 
-/** Milliseconds per panel and range of one store; the last entry is 30 days from the events alone. */
+/** Milliseconds per panel of one store: 7 days, 30 days, its CPU, 90 days, 30 days from the events alone. */
 type Timings = Map<string, number[]>;
 
 /** The measurements of one store. */
@@ -90,10 +94,75 @@ function rawReports(location: string): { reports: ReportStore; markedDays(): Pro
   };
 }
 
-async function measureStore(location: string, events: number, log: (line: string) => void): Promise<StoreResult> {
+/** The generated project of a database that `bench/generate-project.ts` filled: its id, events and end. */
+async function existingProject(location: string): Promise<{ projectId: string; events: number; end: number }> {
+  const projectSql = "SELECT id FROM projects WHERE id LIKE 'bench%' ORDER BY created_at, id LIMIT 1";
+  const spanSql = (ph: (n: number) => string) => `SELECT COUNT(*) AS n, MAX(timestamp) AS last FROM events WHERE project_id = ${ph(1)}`;
+  let found: { id: string; n: number; last: number } | undefined;
+  if (isPostgresUrl(location)) {
+    const pool = new pg.Pool({ connectionString: location, max: 1 });
+    try {
+      const id = (await pool.query<{ id: string }>(projectSql)).rows[0]?.id;
+      const span = id === undefined ? undefined : (await pool.query<{ n: string; last: string }>(spanSql((n) => `$${n}`), [id])).rows[0];
+      if (id !== undefined && span !== undefined) found = { id, n: Number(span.n), last: Number(span.last) };
+    } finally {
+      await pool.end();
+    }
+  } else {
+    const db = new Database(location, { readonly: true });
+    try {
+      const id = (db.prepare(projectSql).get() as { id: string } | undefined)?.id;
+      const span = id === undefined ? undefined : (db.prepare(spanSql(() => '?')).get(id) as { n: number; last: number });
+      if (id !== undefined && span !== undefined) found = { id, n: span.n, last: span.last };
+    } finally {
+      db.close();
+    }
+  }
+  if (found === undefined || found.n === 0) throw new Error(`no generated project with events in ${location}`);
+  return { projectId: found.id, events: found.n, end: (Math.floor(found.last / DAY_MS) + 1) * DAY_MS };
+}
+
+/**
+ * CPU milliseconds the database has spent so far: this process's for SQLite (which runs in it); on
+ * PostgreSQL the sum over the server's client backends (/proc/<pid>/stat, in ticks of 10 ms), so
+ * NaN when the server is not on this machine. Wall time on a shared machine counts the waits for
+ * a core; CPU time does not.
+ */
+function cpuMeter(location: string): { read(): Promise<number>; close(): Promise<void> } {
+  if (!isPostgresUrl(location)) return { read: async () => (process.cpuUsage().user + process.cpuUsage().system) / 1000, close: async () => {} };
+  const pool = new pg.Pool({ connectionString: location, max: 1 });
+  const ticks = (pid: number): number => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const seen = new Map<number, number>();
+  let total = 0;
+  return {
+    async read() {
+      const pids = (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")).rows;
+      // Backends that went away keep what they had counted; new ones count from 0.
+      for (const { pid } of pids) {
+        const now = ticks(pid);
+        total += now - (seen.get(pid) ?? 0);
+        seen.set(pid, now);
+      }
+      return total * 10;
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** Measures a store: on a project generated now into `location`, or on the one it holds (`existing`). */
+async function measureStore(location: string, events: number, log: (line: string) => void, existing = false): Promise<StoreResult> {
   const started = performance.now();
-  const project = await generateIntoStore({ location, events, onProgress: (n) => n % 1_000_000 < 5_000 && log(`  ${n.toLocaleString('en')} events loaded`) });
-  const loadSeconds = (performance.now() - started) / 1000;
+  const project = existing
+    ? await existingProject(location)
+    : await generateIntoStore({ location, events, onProgress: (n) => n % 1_000_000 < 5_000 && log(`  ${n.toLocaleString('en')} events loaded`) });
+  const loadSeconds = existing ? Number.NaN : (performance.now() - started) / 1000;
   const store = openStore(location);
   await store.init();
   const timings: Timings = new Map();
@@ -101,6 +170,7 @@ async function measureStore(location: string, events: number, log: (line: string
   let refreshedDays = 0;
   let refreshSeconds = 0;
   const raw = rawReports(location);
+  const cpu = cpuMeter(location);
   try {
     const refreshStarted = performance.now();
     refreshedDays = await raw.markedDays();
@@ -121,12 +191,14 @@ async function measureStore(location: string, events: number, log: (line: string
     const answers = new Map<string, unknown>();
     for (const days of RANGES) {
       for (const [name, run] of PANELS) {
+        const c0 = await cpu.read();
         const t0 = performance.now();
         const answer = await run(store, query(days));
         const ms = performance.now() - t0;
+        const cpuMs = (await cpu.read()) - c0;
         if (days === 30) answers.set(name, answer);
-        timings.set(name, [...(timings.get(name) ?? []), ms]);
-        log(`  ${name}, ${days} days: ${ms.toFixed(0)} ms`);
+        timings.set(name, [...(timings.get(name) ?? []), ms, ...(days === 30 ? [cpuMs] : [])]);
+        log(`  ${name}, ${days} days: ${ms.toFixed(0)} ms (CPU ${cpuMs.toFixed(0)} ms)`);
       }
     }
     for (const [name, run] of PANELS) {
@@ -139,6 +211,7 @@ async function measureStore(location: string, events: number, log: (line: string
       log(`  ${name}, 30 days from the events: ${ms.toFixed(0)} ms`);
     }
   } finally {
+    await cpu.close();
     await raw.close();
     await store.close();
   }
@@ -148,16 +221,29 @@ async function measureStore(location: string, events: number, log: (line: string
 const fmt = (ms: number | undefined): string => (ms === undefined ? '—' : ms < 10 ? ms.toFixed(1) : ms.toFixed(0));
 
 /** Runs the panel benchmark on the given stores; returns the RESULTS.md section body. */
-export async function runPanelBench(options: { events: number; stores: Array<'sqlite' | 'postgres'>; log: (line: string) => void }): Promise<string> {
+export async function runPanelBench(options: {
+  events: number;
+  stores: Array<'sqlite' | 'postgres'>;
+  /** Databases already filled by bench/generate-project.ts (SQLite paths, postgres:// URLs), measured instead of generating. */
+  existing?: string[];
+  log: (line: string) => void;
+}): Promise<string> {
   const results = new Map<string, StoreResult>();
   const dir = mkdtempSync(join(tmpdir(), 'panel-bench-'));
   let pgServer: PostgresServer | null = null;
   try {
-    if (options.stores.includes('sqlite')) {
+    for (const location of options.existing ?? []) {
+      const name = isPostgresUrl(location) ? 'PostgreSQL' : 'SQLite';
+      options.log(`panel bench: ${name}, ${location}`);
+      results.set(name, await measureStore(location, 0, options.log, true));
+    }
+    if (options.existing !== undefined && options.existing.length > 0) {
+      // Measured on the given databases only.
+    } else if (options.stores.includes('sqlite')) {
       options.log('panel bench: SQLite');
       results.set('SQLite', await measureStore(join(dir, 'panels.db'), options.events, options.log));
     }
-    if (options.stores.includes('postgres')) {
+    if (options.stores.includes('postgres') && (options.existing ?? []).length === 0) {
       options.log('panel bench: PostgreSQL');
       pgServer = await startPostgres();
       results.set('PostgreSQL', await measureStore(pgServer.url, options.events, options.log));
@@ -167,7 +253,7 @@ export async function runPanelBench(options: { events: number; stores: Array<'sq
     await pgServer?.stop().catch(() => {});
   }
   const names = [...results.keys()];
-  const columns = [...RANGES.map((d) => `${d} d`), '30 d, events alone'];
+  const columns = ['7 d', '30 d', '30 d CPU', '90 d', '30 d, events alone'];
   const header = `| panel | ${names.flatMap((n) => columns.map((c) => `${n} ${c}`)).join(' | ')} |`;
   const rule = `|---|${names.flatMap(() => columns.map(() => '---:')).join('|')}|`;
   const rows = PANELS.map(([panel]) => `| ${panel} | ${names.flatMap((n) => columns.map((_, i) => fmt(results.get(n)?.timings.get(panel)?.[i]))).join(' | ')} |`);
@@ -175,12 +261,13 @@ export async function runPanelBench(options: { events: number; stores: Array<'sq
     .map((n) => {
       const r = results.get(n) as StoreResult;
       const perDay = r.refreshedDays === 0 ? '—' : ((r.refreshSeconds * 1000) / r.refreshedDays).toFixed(0);
-      return `${n}: ${r.events.toLocaleString('en')} events loaded in ${r.loadSeconds.toFixed(0)} s, rollups of ${r.refreshedDays} days built in ${r.refreshSeconds.toFixed(0)} s (${perDay} ms a day of about ${Math.round(r.events / 90).toLocaleString('en')} events)`;
+      const loaded = Number.isNaN(r.loadSeconds) ? 'a database generated before' : `loaded in ${r.loadSeconds.toFixed(0)} s`;
+      return `${n}: ${r.events.toLocaleString('en')} events ${loaded}, rollups of ${r.refreshedDays} days built in ${r.refreshSeconds.toFixed(0)} s (${perDay} ms a day of about ${Math.round(r.events / 90).toLocaleString('en')} events)`;
     })
     .join('; ');
   const mismatches = names.flatMap((n) => (results.get(n) as StoreResult).mismatches.map((panel) => `${n} ${panel}`));
   return [
-    `Milliseconds per panel, one call each after a warm-up, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: whole clean days from the daily rollups, the rest from the events (docs/decisions.md, "Daily rollups"); the last column of each store is the same 30 days read from the events alone, by the report SQL without rollups. ${mismatches.length === 0 ? 'Every 30-day answer was equal both ways.' : `Answers that differed between rollups and events: ${mismatches.join(', ')}.`} Aim: each panel ≤ 1,000 ms over 30 days.`,
+    `Milliseconds per panel (wall time, and the database's CPU time over 30 days), one call each after a warm-up, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: whole clean days from the daily rollups, the rest from the events (docs/decisions.md, "Daily rollups"); the last column of each store is the same 30 days read from the events alone, by the report SQL without rollups. ${mismatches.length === 0 ? 'Every 30-day answer was equal both ways.' : `Answers that differed between rollups and events: ${mismatches.join(', ')}.`} Aim: each panel ≤ 1,000 ms over 30 days.`,
     '',
     header,
     rule,

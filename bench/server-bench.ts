@@ -10,6 +10,7 @@
 //   npm run bench:server -- --store-alone=false  # skip the stores' own ceilings (bench/store-alone.ts)
 //   npm run bench:server -- --quick --no-write   # print only; bench/RESULTS.md is left as it is
 //   npm run bench:server -- --panels[=N]         # instead of ingest: every report panel over 7/30/90 days
+//   npm run bench:server -- --panels-on=data/big.db  # the same on a database bench/generate-project.ts filled
 //                                                # on N generated events (default 10,000,000), bench/panel-bench.ts
 //
 // Every setting also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY,
@@ -77,9 +78,11 @@ interface Settings extends RunShape {
   storeAlone: boolean;
   /** Events of the panel benchmark, or null to measure ingest. */
   panels: number | null;
+  /** Databases filled before, which the panel benchmark measures instead of generating. */
+  panelsOn: string[];
 }
 
-const KNOWN_ARGS = ['panels', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
+const KNOWN_ARGS = ['panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -116,7 +119,9 @@ function readSettings(argv: string[]): Settings {
     cpuProf: get('cpu-prof', 'BENCH_CPU_PROF', 'false') === 'true' || process.env.BENCH_CPU_PROF === '1',
     write: get('write', 'BENCH_WRITE', 'true') !== 'false' && process.env.BENCH_WRITE !== '0',
     storeAlone: get('store-alone', 'BENCH_STORE_ALONE', 'true') !== 'false' && process.env.BENCH_STORE_ALONE !== '0',
-    panels: args.has('panels') ? (args.get('panels') === 'true' ? 10_000_000 : num('panels', 'BENCH_PANELS', 10_000_000)) : null,
+    panels:
+      args.has('panels') || args.has('panels-on') ? (args.get('panels') ?? 'true') === 'true' ? 10_000_000 : num('panels', 'BENCH_PANELS', 10_000_000) : null,
+    panelsOn: (args.get('panels-on') ?? '').split(',').filter(Boolean),
   };
 }
 
@@ -473,7 +478,7 @@ async function main(): Promise<void> {
   const settings = readSettings(process.argv.slice(2));
   if (settings.panels !== null) {
     const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
-    const table = await runPanelBench({ events: settings.panels, stores, log: (line) => process.stderr.write(`${line}\n`) });
+    const table = await runPanelBench({ events: settings.panels, stores, existing: settings.panelsOn, log: (line) => process.stderr.write(`${line}\n`) });
     console.log(`\n${PANELS_SECTION}\n\n${table}\n`);
     if (settings.write) {
       writeResultsSection(RESULTS_PATH, PANELS_SECTION, table);

@@ -13,7 +13,20 @@ import type {
   VariantResult,
 } from './report-store.js';
 import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, filterColumns } from './report-store.js';
-import { type DayPlan, type SourceContext, errorsSource, experimentsSource, exposuresSource, planDays, stepsSource, visitsSource, vitalsSource } from './rollup-queries.js';
+import {
+  DISTINCT_SESSIONS_SQL,
+  DISTINCT_VISITORS_SQL,
+  type DayPlan,
+  SESSION_GROUP_SQL,
+  type SourceContext,
+  errorsSource,
+  experimentsSource,
+  exposuresSource,
+  planDays,
+  stepsSource,
+  visitsSource,
+  vitalsSource,
+} from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { DAY_MS } from './rollup-schema.js';
@@ -112,7 +125,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
   };
 
   const visitsTotalsSql = `COALESCE(SUM(events), 0) AS events, COALESCE(SUM(page_views), 0) AS page_views,
-     COUNT(DISTINCT visitor) AS visitors, COUNT(DISTINCT session_id) AS sessions`;
+     ${DISTINCT_VISITORS_SQL} AS visitors, ${DISTINCT_SESSIONS_SQL} AS sessions`;
 
   /** The conditions every report puts on its rows. */
   const where = (q: ReportQuery, v: Values): string => {
@@ -183,7 +196,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
             (pages ? " AND event_type = 'page_view'" : dimension === 'custom_event' ? ` AND event_type NOT IN (${builtIns()})` : ''),
         });
         const rows = await run(
-          `SELECT value, SUM(${pages ? 'page_views' : 'events'}) AS events, COUNT(DISTINCT visitor) AS visitors FROM (${source}) s
+          `SELECT value, SUM(${pages ? 'page_views' : 'events'}) AS events, ${DISTINCT_VISITORS_SQL} AS visitors FROM (${source}) s
            GROUP BY value ORDER BY events DESC, ${dialect.byteOrder('value')} LIMIT ${v.add(limit)}`,
           v.list,
         );
@@ -208,8 +221,8 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       const v = new Values(dialect);
       const perSession =
         plan !== null
-          ? `SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv
-           FROM (${filteredVisits(q, plan, v)}) v WHERE session_id IS NOT NULL GROUP BY session_id`
+          ? `SELECT MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv
+           FROM (${filteredVisits(q, plan, v)}) v WHERE session_id IS NOT NULL OR session_key IS NOT NULL GROUP BY ${SESSION_GROUP_SQL}`
           : `SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration,
              SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
            FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL GROUP BY session_id`;
@@ -392,12 +405,14 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       }
       const conversions =
         plan !== null
-          ? `SELECT visitor, MAX(last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
+          ? // Visitors as text, as the exposures have them: the dictionary's key of an id (a CAST,
+            // so that SQLite's join below can index it: an expression has no affinity).
+            `SELECT CAST(COALESCE(k.key, c.visitor_key) AS TEXT) AS visitor, MAX(c.last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
               dim: 'event_type',
               value: conversion,
               rawValue: 'event_type',
               rawExtra: () => ` AND event_type = ${v.add(conversion)}`,
-            })}) c WHERE visitor IS NOT NULL GROUP BY visitor`
+            })}) c LEFT JOIN rollup_keys k ON k.id = c.visitor WHERE c.visitor IS NOT NULL OR c.visitor_key IS NOT NULL GROUP BY COALESCE(k.key, c.visitor_key)`
           : `SELECT ${visitorOf(q)} AS visitor, MAX(timestamp) AS last FROM events
         WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
       // A visitor converted when a conversion event came at or after their first exposure.

@@ -83,10 +83,28 @@ export interface VisitsSpec {
   rawExtra?: () => string;
 }
 
+/** The id of a key in the project's dictionary (`rollup_keys`), from a raw event: null for a key no refresh has seen. */
+const keyIdSql = (key: string): string => `(SELECT k.id FROM rollup_keys k WHERE k.project_id = events.project_id AND k.key = ${key})`;
+
 /**
- * Visits: `day, value, session_id, visitor, events, page_views, first_ts, last_ts`, one row per
- * rollup group or per raw event (the raw rows carry the report's filters, the rollup rows the one
- * filter as `dim`/`value`).
+ * Distinct visitors over rows of {@link visitsSource}: the ids, and the text keys no id stands for
+ * (a key without an id is in no rollup row, so the two sets never meet).
+ */
+export const DISTINCT_VISITORS_SQL = 'COUNT(DISTINCT visitor) + COUNT(DISTINCT visitor_key) FILTER (WHERE visitor IS NULL)';
+
+/** Distinct sessions over rows of {@link visitsSource}, as {@link DISTINCT_VISITORS_SQL}. */
+export const DISTINCT_SESSIONS_SQL = 'COUNT(DISTINCT session_id) + COUNT(DISTINCT session_key) FILTER (WHERE session_id IS NULL)';
+
+/** One group per session over rows of {@link visitsSource} (`GROUP BY` these, rows with a session only). */
+export const SESSION_GROUP_SQL = 'session_id, CASE WHEN session_id IS NULL THEN session_key END';
+
+/**
+ * Visits: `day, value, session_id, visitor, session_key, visitor_key, events, page_views,
+ * first_ts, last_ts`, one row per rollup group or per raw event (the raw rows carry the report's
+ * filters, the rollup rows the one filter as `dim`/`value`). Sessions and visitors are ids of the
+ * project's key dictionary; a raw row also carries its keys as text (`session_key`,
+ * `visitor_key`), which count where it has no id: its key is new since the last refresh (count
+ * them with {@link DISTINCT_VISITORS_SQL}, {@link DISTINCT_SESSIONS_SQL}, {@link SESSION_GROUP_SQL}).
  */
 export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, spec: VisitsSpec): string {
   const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
@@ -96,7 +114,8 @@ export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, sp
       ? null
       : () => {
           const days = plan.days as NonNullable<DayPlan['days']>;
-          let sql = `SELECT day, value, session_id, ${visitorColumn} AS visitor, events, page_views, first_ts, last_ts FROM rollup_values
+          let sql = `SELECT day, value, session_id, ${visitorColumn} AS visitor, CAST(NULL AS TEXT) AS session_key, CAST(NULL AS TEXT) AS visitor_key,
+    events, page_views, first_ts, last_ts FROM rollup_values
     WHERE project_id = ${s.add(q.projectId)} AND dim = ${s.add(spec.dim)} AND day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
           if (days.dirty.length > 0) sql += ` AND day NOT IN (${days.dirty.map((d) => s.add(d)).join(', ')})`;
           if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
@@ -104,7 +123,8 @@ export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, sp
           return sql + (spec.rollupExtra?.() ?? '');
         },
     (from, to) =>
-      `SELECT ${daySql('timestamp')} AS day, ${spec.rawValue} AS value, session_id, ${s.visitor} AS visitor, 1 AS events,
+      `SELECT ${daySql('timestamp')} AS day, ${spec.rawValue} AS value, ${keyIdSql('events.session_id')} AS session_id, ${keyIdSql(s.visitor)} AS visitor,
+    session_id AS session_key, ${s.visitor} AS visitor_key, 1 AS events,
     CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS page_views, timestamp AS first_ts, timestamp AS last_ts
     FROM events WHERE ${s.rawWhere(from, to)}${spec.rawExtra?.() ?? ''}`,
   );

@@ -53,23 +53,51 @@ function dayColumns(dialect: Dialect): string {
 /** The rollup tables a refresh writes. */
 const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'] as const;
 
+/** The columns of a `rollup_values` group before its keys become ids (`groupsSql`). */
+const GROUP_COLUMNS = 'dim, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts';
+
 /**
- * The rollup rows of one day, as INSERT … SELECT from `src` (the day's rows of {@link dayColumns});
- * `p`, `d` name project and day; `into` names the table written in place of each rollup table.
+ * The `rollup_values` groups of one day from `src` (the day's rows of {@link dayColumns}), with
+ * their session and visitors still as text: {@link GROUP_COLUMNS}.
  */
-function rollupInserts(src: string, p: string, d: string, into: (table: string) => string = (table) => table): string[] {
+function groupsSql(src: string): string {
   const visits = ROLLUP_DIMS.map((dim) => {
     const column = dim === '' ? "''" : DIMENSION_COLUMNS[dim as FilterDimension];
     const where = dim === '' ? '' : ` WHERE ${column} IS NOT NULL`;
     return `SELECT '${dim}' AS dim, ${column} AS value, is_bot, session_id, visitor, visitor_hash, event_type, timestamp FROM ${src}${where}`;
   }).join('\n      UNION ALL ');
+  return `SELECT dim, value, is_bot, session_id, visitor, visitor_hash, COUNT(*) AS events,
+       SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS page_views, MIN(timestamp) AS first_ts, MAX(timestamp) AS last_ts
+     FROM (${visits}) v
+     GROUP BY dim, value, is_bot, session_id, visitor, visitor_hash`;
+}
+
+/**
+ * The distinct keys (sessions, visitors of both kinds) of the groups in `groups`, as column `k`:
+ * those of dimension '', which groups every event of the day.
+ */
+const groupKeysSql = (groups: string): string =>
+  ['session_id', 'visitor', 'visitor_hash'].map((column) => `SELECT ${column} AS k FROM ${groups} WHERE dim = '' AND ${column} IS NOT NULL`).join(' UNION ');
+
+/**
+ * The INSERT of a day's `rollup_values` rows from the text-keyed groups in `groups`, each key
+ * replaced by its id in `ids` (a table or CTE of `id, key`).
+ */
+function valuesInsert(into: string, groups: string, ids: string, p: string, d: string): string {
+  return `INSERT INTO ${into} (project_id, dim, day, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts)
+     SELECT ${p}, g.dim, ${d}, g.value, g.is_bot, s.id, v.id, h.id, g.events, g.page_views, g.first_ts, g.last_ts
+     FROM ${groups} g LEFT JOIN ${ids} s ON s.key = g.session_id LEFT JOIN ${ids} v ON v.key = g.visitor LEFT JOIN ${ids} h ON h.key = g.visitor_hash
+     ORDER BY g.dim, g.value`;
+}
+
+/**
+ * The rollup rows of one day but `rollup_values`, as INSERT … SELECT from `src` (the day's rows of
+ * {@link dayColumns}); `p`, `d` name project and day; `into` names the table written in place of
+ * each rollup table.
+ */
+function rollupInserts(src: string, p: string, d: string, into: (table: string) => string = (table) => table): string[] {
   const key = 'is_bot, message, visitor, visitor_hash';
   return [
-    `INSERT INTO ${into('rollup_values')} (project_id, dim, day, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts)
-     SELECT ${p}, dim, ${d}, value, is_bot, session_id, visitor, visitor_hash, COUNT(*),
-       SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END), MIN(timestamp), MAX(timestamp)
-     FROM (${visits}) v
-     GROUP BY dim, value, is_bot, session_id, visitor, visitor_hash ORDER BY dim, value`,
     `INSERT INTO ${into('rollup_errors')} (project_id, day, is_bot, message, visitor, visitor_hash, n, last_ts, last_event_id, last_stack)
      SELECT ${p}, ${d}, is_bot, message, visitor, visitor_hash, n, timestamp, event_id, stack FROM (
        SELECT ${key}, timestamp, event_id, stack,
@@ -103,6 +131,8 @@ export interface SqliteRefreshSql {
   next: string;
   marksOf: string;
   unmark: string;
+  /** The largest key id (0 when none). */
+  lastKey: string;
   clears: string[];
   load: string;
   computes: string[];
@@ -110,22 +140,40 @@ export interface SqliteRefreshSql {
   installs: string[];
 }
 
-/** The SQLite refresh's statements over `dialect`. */
+/**
+ * The SQLite refresh's statements over `dialect`. The day's `rollup_values` groups are computed
+ * with text keys (`temp.rollup_staged_groups`); each of their keys gets its id from the dictionary
+ * or, when new, `@base + n` (n its ordinal among the day's keys, @base the largest id the snapshot
+ * saw) in `temp.rollup_staged_keys`; the new keys are installed with the rows.
+ */
 export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
   const staged = (table: string) => `temp.${table.replace('rollup_', 'rollup_staged_')}`;
   return {
     setup: [
       `CREATE TEMP TABLE IF NOT EXISTS rollup_day AS SELECT ${dayColumns(dialect)} FROM events WHERE 0`,
+      `CREATE TEMP TABLE IF NOT EXISTS rollup_staged_groups AS SELECT * FROM (${groupsSql('temp.rollup_day')}) WHERE 0`,
+      'CREATE TEMP TABLE IF NOT EXISTS rollup_staged_keys (n INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, id INTEGER)',
       ...ROLLUP_TABLES.map((table) => `CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`),
     ],
     next: 'SELECT project_id, day, marks FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1',
     marksOf: 'SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?',
     unmark: 'DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?',
-    clears: ['temp.rollup_day', ...ROLLUP_TABLES.map(staged)].map((table) => `DELETE FROM ${table}`),
+    lastKey: 'SELECT COALESCE(MAX(id), 0) FROM main.rollup_keys',
+    clears: ['temp.rollup_day', 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', ...ROLLUP_TABLES.map(staged)].map((table) => `DELETE FROM ${table}`),
     load: `INSERT INTO temp.rollup_day SELECT ${dayColumns(dialect)} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
-    computes: rollupInserts('temp.rollup_day', '@p', '@d', staged),
+    computes: [
+      `INSERT INTO temp.rollup_staged_groups (${GROUP_COLUMNS}) ${groupsSql('temp.rollup_day')}`,
+      `INSERT INTO temp.rollup_staged_keys (key, id)
+       SELECT k, (SELECT id FROM main.rollup_keys WHERE project_id = @p AND key = k) FROM (${groupKeysSql('temp.rollup_staged_groups')})`,
+      'UPDATE temp.rollup_staged_keys SET id = @base + n WHERE id IS NULL',
+      valuesInsert(staged('rollup_values'), 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', '@p', '@d'),
+      ...rollupInserts('temp.rollup_day', '@p', '@d', staged),
+    ],
     deletes: rollupDeletes('@p', '@d'),
-    installs: ROLLUP_TABLES.map((table) => `INSERT INTO main.${table} SELECT * FROM ${staged(table)}`),
+    installs: [
+      'INSERT INTO main.rollup_keys (id, project_id, key) SELECT id, @p, key FROM temp.rollup_staged_keys WHERE id > @base',
+      ...ROLLUP_TABLES.map((table) => `INSERT INTO main.${table} SELECT * FROM ${staged(table)}`),
+    ],
   };
 }
 
@@ -133,9 +181,11 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
  * The SQLite refresh on connection `db`, in two transactions so that the write lock is held only
  * to install the result: the day is read and its rollup rows computed into temporary tables inside
  * a read transaction (one snapshot; writes to `temp` take no lock on the database, so the writer
- * thread goes on committing), then one short write transaction replaces the day's rows and removes
- * its mark, if the mark's count is still the one the snapshot saw. If it moved, events of the day
- * committed meanwhile: the result is dropped and the day stays marked.
+ * thread goes on committing), then one short write transaction replaces the day's rows, adds the
+ * day's new keys to the dictionary and removes its mark, if the mark's count and the largest key
+ * id are still the ones the snapshot saw. If the count moved, events of the day committed
+ * meanwhile; if the largest id moved, another process added keys whose ids the new ones could
+ * take: either way the result is dropped and the day stays marked.
  *
  * It runs on the refresh thread (`rollup-sqlite-thread.ts`), which receives it as source text, so
  * it must stay self-contained: nothing from outside its body and parameters but erased types.
@@ -145,27 +195,30 @@ export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSq
   const next = db.prepare(sql.next);
   const marksOf = db.prepare(sql.marksOf).pluck();
   const unmark = db.prepare(sql.unmark);
+  const lastKey = db.prepare(sql.lastKey).pluck();
   const clears = sql.clears.map((text) => db.prepare(text));
   const load = db.prepare(sql.load);
   const computes = sql.computes.map((text) => db.prepare(text));
   const deletes = sql.deletes.map((text) => db.prepare(text));
   const installs = sql.installs.map((text) => db.prepare(text));
-  type Marked = { project_id: string; day: number; marks: number };
+  type Marked = { project_id: string; day: number; marks: number; base: number };
+  const values = (row: Marked) => ({ p: row.project_id, d: row.day, base: row.base });
   const clear = () => {
     for (const statement of clears) statement.run();
   };
   const compute = db.transaction((beforeDay: number): Marked | null => {
-    const row = next.get(beforeDay) as Marked | undefined;
-    if (row === undefined) return null;
+    const found = next.get(beforeDay) as Omit<Marked, 'base'> | undefined;
+    if (found === undefined) return null;
+    const row: Marked = { ...found, base: lastKey.get() as number };
     clear();
     load.run(row.project_id, row.day * dayMs, (row.day + 1) * dayMs);
-    for (const statement of computes) statement.run({ p: row.project_id, d: row.day });
+    for (const statement of computes) statement.run(values(row));
     return row;
   });
   const install = db.transaction((row: Marked): boolean => {
-    if (marksOf.get(row.project_id, row.day) !== row.marks) return false;
-    for (const statement of deletes) statement.run({ p: row.project_id, d: row.day });
-    for (const statement of installs) statement.run();
+    if (marksOf.get(row.project_id, row.day) !== row.marks || lastKey.get() !== row.base) return false;
+    for (const statement of deletes) statement.run(values(row));
+    for (const statement of installs) statement.run(values(row));
     unmark.run(row.project_id, row.day);
     return true;
   });
@@ -187,6 +240,9 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
   return async (beforeDay) => refresh(beforeDay);
 }
 
+/** The lock of a project's key dictionary (`rollup_keys`), held by a refresh from its build to its commit. */
+const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $1::text))";
+
 /**
  * The PostgreSQL refresh, in one transaction that holds no lock a writer waits for until its very
  * end. A day is claimed with a transaction-scoped advisory lock (several processes refresh
@@ -197,6 +253,10 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
  * and holds off new ones for a moment, and removes the day from `rollup_dirty` only if no mark is
  * left: a commit after the snapshot left its mark, so the day stays marked for a later refresh.
  *
+ * The day's new session and visitor keys are added to the project's dictionary by the same
+ * statement, under a lock of the dictionary taken just before it: refreshes of one project's days
+ * build one after the other (those of different projects still at once).
+ *
  * Marks of the days a call does not refresh (today, under steady ingest) are one row per group
  * commit; each call deletes those its snapshot sees, for days it can claim (a claimed day has no
  * refresh in flight whose snapshot could miss one), so the table stays small. The day stays in
@@ -205,7 +265,12 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
 export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): RefreshNext {
   const build = `WITH seen AS (DELETE FROM rollup_marks WHERE project_id = $1 AND day = $2 RETURNING 1),
     src AS MATERIALIZED (SELECT ${dayColumns(dialect)} FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4),
-    ${rollupInserts('src', '$1::text', '$2::int')
+    groups AS MATERIALIZED (${groupsSql('src')}),
+    keys AS MATERIALIZED (${groupKeysSql('groups')}),
+    known AS MATERIALIZED (SELECT r.id, r.key FROM rollup_keys r JOIN keys ON r.key = keys.k WHERE r.project_id = $1),
+    added AS (INSERT INTO rollup_keys (project_id, key) SELECT $1, k FROM keys WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.key = keys.k) RETURNING id, key),
+    ids AS MATERIALIZED (SELECT id, key FROM known UNION ALL SELECT id, key FROM added),
+    ${[valuesInsert('rollup_values', 'groups', 'ids', '$1::text', '$2::int'), ...rollupInserts('src', '$1::text', '$2::int')]
       .map((sql, i) => `w${i} AS (${sql})`)
       .join(',\n    ')}
     SELECT (SELECT count(*) FROM seen) AS marks`;
@@ -240,6 +305,9 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       }
       const { project_id: projectId, day } = row;
       for (const sql of deletes) await client.query(sql, [projectId, day]);
+      // The project's dictionary has one writer at a time, and the build's snapshot, taken after
+      // this lock, sees every key a previous holder added: a new key is then new for good.
+      await client.query(KEYS_LOCK_SQL, [projectId]);
       await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
       await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
       const unmarked = await client.query(

@@ -15,7 +15,7 @@ import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
  */
 
 /** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
-export const ROLLUP_SHAPE = 4;
+export const ROLLUP_SHAPE = 5;
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -27,7 +27,7 @@ export const daySql = (ms: string): string => `((${ms}) - (((${ms}) % ${DAY_MS})
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
-const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
+const ROLLUP_TABLES = ['rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
 
 /**
  * SQLite counts the marks of a day: a refresh computes a day outside the write lock and installs it
@@ -42,13 +42,20 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
    ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1;`;
 
 /*
+ * rollup_keys: the project's dictionary of session and visitor keys (session ids, anonymous ids,
+ * daily visitor hashes, in one namespace), each an integer id assigned by the refresh of the first
+ * day that holds it. Ids are never reused and keys never removed while the rollups exist, so an id
+ * in a rollup row means one key for good, and distinct counts over many days compare integers.
  * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
- * event), bot flag, session and visitor (both keys): events, page views, first and last time. Fine
- * enough to count distinct visitors and sessions over many days exactly, and to get each session's
- * span and page views; one dimension at a time, which is what the default view and a single filter
- * ask. On PostgreSQL its index ends with the value, so the rows of one value (a filter, an
- * experiment's conversion event) are picked out in the index, not read from the table; on SQLite
- * the same index made the series and top pages slower (bench/RESULTS.md, "Report panels").
+ * event), bot flag, session and visitor (both keys, as ids of rollup_keys): events, page views,
+ * first and last time. Fine enough to count distinct visitors and sessions over many days exactly,
+ * and to get each session's span and page views; one dimension at a time, which is what the
+ * default view and a single filter ask. On PostgreSQL one index ends with the value, so the rows of
+ * one value (a filter, an experiment's conversion event) are picked out in the index, not read from
+ * the table. On both, an index covers what the series, totals and top lists read (all but the hash
+ * visitor and the times), so they need not read the table: on PostgreSQL an index-only scan of a
+ * month's rows once autovacuum has marked the pages all-visible, where it chose a parallel scan of
+ * the whole table before (bench/RESULTS.md, "Report panels").
  * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
  * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
  * many performance events the page had): a percentile over many days is a walk along the summed
@@ -65,11 +72,13 @@ const SQLITE_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rollup_dirty (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, marks INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_keys (id INTEGER PRIMARY KEY, project_id TEXT NOT NULL, key TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_keys_by_key ON rollup_keys (project_id, key);
 CREATE TABLE IF NOT EXISTS rollup_values (
   project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot INTEGER NOT NULL,
-  session_id TEXT, visitor TEXT, visitor_hash TEXT,
+  session_id INTEGER, visitor INTEGER, visitor_hash INTEGER,
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, message NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
@@ -130,11 +139,14 @@ BEGIN
   INSERT INTO rollup_marks (project_id, day) SELECT * FROM unnest(projects, days);
   INSERT INTO rollup_dirty (project_id, day) SELECT * FROM unnest(projects, days) ON CONFLICT DO NOTHING;
 END $$;
+CREATE TABLE IF NOT EXISTS rollup_keys (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, project_id TEXT NOT NULL, key TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_keys_by_key ON rollup_keys (project_id, key);
 CREATE TABLE IF NOT EXISTS rollup_values (
   project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
-  session_id TEXT, visitor TEXT, visitor_hash TEXT,
+  session_id BIGINT, visitor BIGINT, visitor_hash BIGINT,
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, value);
+CREATE INDEX IF NOT EXISTS rollup_values_cover ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);

@@ -169,6 +169,45 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('counts a visitor and a session once across rolled-up days and days read from the events, known to the key dictionary or new to it', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 13, 'k');
+        await store.write({ events, chunks: [] });
+        await settle(store, loc, projectId);
+        const ids = async () =>
+          new Map((await loc.sql('SELECT key, id FROM rollup_keys WHERE project_id = ?', [projectId])).map((row) => [String(row.key), Number(row.id)]));
+        const known = await ids();
+        const first = events.find((e) => e.sessionId !== null && e.dimensions?.anonymousId && e.timestamp < START + DAY && !e.isBot) as StoredEvent;
+        expect(known.has(first.sessionId as string) && known.has(first.dimensions?.anonymousId as string)).toBe(true);
+        // Days 1 and 2 become marked, so read from the events: the keys of day 0's visitor and
+        // session (in the dictionary and in day 0's rollup rows), and keys no refresh has seen,
+        // each on both marked days, so that a count of their text must not take them twice.
+        const again = (e: StoredEvent, id: string, day: number, over: Partial<StoredEvent> = {}): StoredEvent => ({
+          ...e,
+          eventId: id,
+          timestamp: START + day * DAY + 2 * HOUR,
+          receivedAt: START + day * DAY + 2 * HOUR,
+          ...over,
+        });
+        const later: StoredEvent[] = [];
+        for (const day of [1, 2]) {
+          later.push(again(first, `k-known-${day}`, day));
+          const dimensions = { ...(first.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId: 'k-new-visitor' };
+          const properties = { ...first.properties, anonymous_id: 'k-new-visitor' };
+          later.push(again(first, `k-new-${day}`, day, { sessionId: 'k-new-session', visitorId: 'k-new-hash', dimensions, properties }));
+        }
+        await store.write({ events: later, chunks: [] });
+        expect(await dirtyDays(loc, projectId)).toEqual([START / DAY + 1, START / DAY + 2]);
+        await expectExact(store, loc, projectId);
+        const after = await ids();
+        // A key keeps its id through rebuilds of its days; the new keys got ids of their own.
+        for (const [key, id] of known) expect(after.get(key)).toBe(id);
+        const added = ['k-new-session', 'k-new-visitor', 'k-new-hash'].map((key) => after.get(key));
+        expect(new Set(added).size).toBe(3);
+        for (const id of added) expect(id === undefined || [...known.values()].includes(id)).toBe(false);
+      });
+    });
+
     it('forgets an erased user in the days already rolled up', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 8, 'u');
@@ -242,7 +281,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) {
         await loc.sql(name === 'postgres' ? `DROP TRIGGER IF EXISTS ${trigger} ON events` : `DROP TRIGGER IF EXISTS ${trigger}`);
       }
-      for (const table of ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_meta']) await loc.sql(`DROP TABLE ${table}`);
+      for (const table of ['rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_meta']) await loc.sql(`DROP TABLE ${table}`);
       const second = loc.open();
       await second.init();
       try {
