@@ -1,0 +1,159 @@
+import type { StoredEvent, StoredRecordingChunk, WriteBatch } from './event-store.js';
+import { cleanJson, cleanNullableText, cleanText, wholeMs } from './sanitize.js';
+
+/*
+ * How a group commit travels from the request thread to the SQLite writer thread (docs/decisions.md,
+ * "SQLite write path"). A structured clone copies every byte it sends into fresh memory, on both
+ * threads, and on this machine that copy, not the walk over the values, was most of its cost: sending
+ * the group's columns as one long string cost as much as sending them as an array of values. A
+ * transferred ArrayBuffer is not copied at all. So the request thread writes the group's values into
+ * a buffer as UTF-8, transfers it, and the writer transfers it back with its answer, to be written
+ * again: a few buffers go back and forth, and no group touches new memory.
+ */
+
+/** Values of one event in {@link EncodedBatch.bytes}: a null mask, then the 25 columns in insert order. */
+export const EVENT_FIELDS = 26;
+/** Columns of one recording chunk in {@link EncodedBatch.chunks}, in insert order. */
+export const CHUNK_FIELDS = 10;
+
+/** A group commit as the writer thread receives it (see above). */
+export interface EncodedBatch {
+  /**
+   * UTF-8 text, per event {@link EVENT_FIELDS} values each followed by NUL: a bit mask of the values
+   * that are null (bit k for value k; such a value is written empty), then project, event id, type,
+   * user, session, timestamp, client timestamp, received at (whole ms, decimal), the properties as
+   * JSON, agent, address, bot flag (0 or 1), visitor and the twelve report columns. All text is
+   * cleaned (`sanitize.ts`), so none holds a NUL of its own; JSON.stringify escapes NUL too.
+   */
+  bytes: ArrayBuffer;
+  /** Where each event's values end in `bytes`; event i starts where event i − 1 ended (the first at 0). */
+  ends: number[];
+  /** {@link CHUNK_FIELDS} values per chunk, the recorded events as JSON text (chunks are few and large). */
+  chunks: Array<string | number | null>;
+}
+
+/** Positions in an event's values (and bits of its null mask) of the nullable columns. */
+const NULLABLE = {
+  userId: 4,
+  sessionId: 5,
+  clientTimestamp: 7,
+  userAgent: 10,
+  ipAddress: 11,
+  visitorId: 13,
+  report: 14,
+} as const;
+
+/** Report columns in insert order (`sqlite-schema.ts`, REPORT_COLUMNS). */
+const REPORT_KEYS = [
+  'path',
+  'host',
+  'referrerHost',
+  'channel',
+  'utmSource',
+  'utmMedium',
+  'utmCampaign',
+  'browser',
+  'os',
+  'device',
+  'screenClass',
+  'anonymousId',
+] as const;
+
+/** A nullable text value as written into {@link EncodedBatch.bytes}: cleaned, or empty for null (the mask tells). */
+function part(value: string | null): string {
+  return value === null ? '' : cleanText(value);
+}
+
+/** One event's values as text, each followed by NUL (the layout of {@link EncodedBatch.bytes}). */
+export function eventText(e: StoredEvent): string {
+  let mask =
+    (e.userId === null ? 1 << NULLABLE.userId : 0) |
+    (e.sessionId === null ? 1 << NULLABLE.sessionId : 0) |
+    (e.clientTimestamp === null ? 1 << NULLABLE.clientTimestamp : 0) |
+    (e.userAgent === null ? 1 << NULLABLE.userAgent : 0) |
+    (e.ipAddress === null ? 1 << NULLABLE.ipAddress : 0) |
+    (e.visitorId === null ? 1 << NULLABLE.visitorId : 0);
+  let report = '';
+  const d = e.dimensions;
+  for (let k = 0; k < REPORT_KEYS.length; k++) {
+    const value = d === undefined ? null : d[REPORT_KEYS[k] as (typeof REPORT_KEYS)[number]];
+    if (value === null) mask |= 1 << (NULLABLE.report + k);
+    report += `${part(value)}\0`;
+  }
+  const clientTimestamp = e.clientTimestamp === null ? '' : wholeMs(e.clientTimestamp);
+  return `${mask}\0${cleanText(e.projectId)}\0${cleanText(e.eventId)}\0${cleanText(e.eventType)}\0${part(e.userId)}\0${part(
+    e.sessionId,
+  )}\0${wholeMs(e.timestamp)}\0${clientTimestamp}\0${wholeMs(e.receivedAt)}\0${cleanJson(JSON.stringify(e.properties))}\0${part(
+    e.userAgent,
+  )}\0${part(e.ipAddress)}\0${e.isBot ? 1 : 0}\0${part(e.visitorId)}\0${report}`;
+}
+
+function chunkValues(chunks: readonly StoredRecordingChunk[]): Array<string | number | null> {
+  const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
+  let j = 0;
+  for (const c of chunks) {
+    ch[j++] = cleanText(c.projectId);
+    ch[j++] = cleanText(c.sessionId);
+    ch[j++] = c.eventOffset;
+    ch[j++] = cleanJson(c.eventsJson);
+    ch[j++] = c.eventCount;
+    ch[j++] = c.duration;
+    ch[j++] = cleanNullableText(c.startUrl);
+    ch[j++] = cleanNullableText(c.userId);
+    ch[j++] = c.isFinal ? 1 : 0;
+    ch[j++] = wholeMs(c.receivedAt);
+  }
+  return ch;
+}
+
+/** Encodes group commits into reused buffers; see the top of this file. */
+export interface BatchEncoder {
+  /** The group as the writer reads it, in a buffer of the pool (or a new one when none is free). */
+  encode(batch: WriteBatch): EncodedBatch;
+  /** Gives a buffer back to the pool once the writer returned it. */
+  recycle(bytes: ArrayBuffer): void;
+}
+
+/** Options of {@link createBatchEncoder}. */
+export interface BatchEncoderOptions {
+  /** Size of a new buffer, bytes; one grows (doubling) when a group needs more. @default 1 MiB */
+  initialBytes?: number;
+  /** Buffers kept for reuse; the write queue has two groups in flight by default. @default 4 */
+  poolSize?: number;
+  /** A buffer larger than this (grown for an unusual group) is dropped after use, not kept. @default 8 MiB */
+  maxKeptBytes?: number;
+}
+
+/** Creates a {@link BatchEncoder} with its pool of buffers. */
+export function createBatchEncoder(options: BatchEncoderOptions = {}): BatchEncoder {
+  const initialBytes = options.initialBytes ?? 1 << 20;
+  const poolSize = options.poolSize ?? 4;
+  const maxKeptBytes = options.maxKeptBytes ?? 8 << 20;
+  const pool: ArrayBuffer[] = [];
+  return {
+    encode(batch) {
+      let bytes = pool.pop() ?? new ArrayBuffer(initialBytes);
+      let view = Buffer.from(bytes);
+      const ends = new Array<number>(batch.events.length);
+      let at = 0;
+      for (let i = 0; i < batch.events.length; i++) {
+        const text = eventText(batch.events[i] as StoredEvent);
+        // UTF-8 takes at most 3 bytes per UTF-16 unit; grow before writing, so nothing is cut off.
+        const need = at + text.length * 3;
+        if (need > view.length) {
+          const grown = new ArrayBuffer(Math.max(need, view.length * 2));
+          const grownView = Buffer.from(grown);
+          view.copy(grownView, 0, 0, at);
+          bytes = grown;
+          view = grownView;
+        }
+        at += view.write(text, at, 'utf8');
+        ends[i] = at;
+      }
+      return { bytes, ends, chunks: chunkValues(batch.chunks) };
+    },
+    recycle(bytes) {
+      if (pool.length < poolSize && bytes.byteLength <= maxKeptBytes && bytes.byteLength > 0) pool.push(bytes);
+    },
+  };
+}
