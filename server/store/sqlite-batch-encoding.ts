@@ -1,5 +1,6 @@
 import type { StoredEvent, StoredRecordingChunk, WriteBatch } from './event-store.js';
 import { cleanJson, cleanNullableText, cleanText, wholeMs } from './sanitize.js';
+import { type BufferPoolOptions, Utf8Buffer, createBufferPool } from './utf8-buffer.js';
 
 /*
  * How a group commit travels from the request thread to the SQLite writer thread (docs/decisions.md,
@@ -114,46 +115,16 @@ export interface BatchEncoder {
   recycle(bytes: ArrayBuffer): void;
 }
 
-/** Options of {@link createBatchEncoder}. */
-export interface BatchEncoderOptions {
-  /** Size of a new buffer, bytes; one grows (doubling) when a group needs more. @default 1 MiB */
-  initialBytes?: number;
-  /** Buffers kept for reuse; the write queue has two groups in flight by default. @default 4 */
-  poolSize?: number;
-  /** A buffer larger than this (grown for an unusual group) is dropped after use, not kept. @default 8 MiB */
-  maxKeptBytes?: number;
-}
-
 /** Creates a {@link BatchEncoder} with its pool of buffers. */
-export function createBatchEncoder(options: BatchEncoderOptions = {}): BatchEncoder {
-  const initialBytes = options.initialBytes ?? 1 << 20;
-  const poolSize = options.poolSize ?? 4;
-  const maxKeptBytes = options.maxKeptBytes ?? 8 << 20;
-  const pool: ArrayBuffer[] = [];
+export function createBatchEncoder(options: BufferPoolOptions = {}): BatchEncoder {
+  const pool = createBufferPool(options);
   return {
     encode(batch) {
-      let bytes = pool.pop() ?? new ArrayBuffer(initialBytes);
-      let view = Buffer.from(bytes);
+      const out = new Utf8Buffer(pool.take());
       const ends = new Array<number>(batch.events.length);
-      let at = 0;
-      for (let i = 0; i < batch.events.length; i++) {
-        const text = eventText(batch.events[i] as StoredEvent);
-        // UTF-8 takes at most 3 bytes per UTF-16 unit; grow before writing, so nothing is cut off.
-        const need = at + text.length * 3;
-        if (need > view.length) {
-          const grown = new ArrayBuffer(Math.max(need, view.length * 2));
-          const grownView = Buffer.from(grown);
-          view.copy(grownView, 0, 0, at);
-          bytes = grown;
-          view = grownView;
-        }
-        at += view.write(text, at, 'utf8');
-        ends[i] = at;
-      }
-      return { bytes, ends, chunks: chunkValues(batch.chunks) };
+      for (let i = 0; i < batch.events.length; i++) ends[i] = out.append(eventText(batch.events[i] as StoredEvent));
+      return { bytes: out.arrayBuffer, ends, chunks: chunkValues(batch.chunks) };
     },
-    recycle(bytes) {
-      if (pool.length < poolSize && bytes.byteLength <= maxKeptBytes && bytes.byteLength > 0) pool.push(bytes);
-    },
+    recycle: (bytes) => pool.give(bytes),
   };
 }
