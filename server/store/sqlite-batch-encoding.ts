@@ -4,12 +4,12 @@ import { type BufferPoolOptions, Utf8Buffer, createBufferPool } from './utf8-buf
 
 /*
  * How a group commit travels from the request thread to the SQLite writer thread (docs/decisions.md,
- * "SQLite write path"). A structured clone copies every byte it sends into fresh memory, on both
- * threads, and on this machine that copy, not the walk over the values, was most of its cost: sending
- * the group's columns as one long string cost as much as sending them as an array of values. A
+ * "Write path: each event encoded once, into reused buffers"). A structured clone writes every byte
+ * it sends into new memory, on both threads, and that copy, not the walk over the values, was most
+ * of its measured cost: one long string cost about as much as an array of column values. A
  * transferred ArrayBuffer is not copied at all. So the request thread writes the group's values into
- * a buffer as UTF-8, transfers it, and the writer transfers it back with its answer, to be written
- * again: a few buffers go back and forth, and no group touches new memory.
+ * a pooled buffer as UTF-8 (`utf8-buffer.ts`), transfers it, and the writer transfers it back with
+ * its answer, to be written again: a few buffers go back and forth, and no group touches new memory.
  */
 
 /** Values of one event in {@link EncodedBatch.bytes}: a null mask, then the 25 columns in insert order. */

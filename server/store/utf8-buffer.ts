@@ -1,8 +1,8 @@
 /*
- * Reused byte buffers for the stores' group commits (docs/decisions.md, "Group commits in reused
- * buffers"). A group's text is a few hundred kilobytes; written into a fresh buffer (or flattened
- * into one long string) it touches that much new memory for every group, which on this machine cost
- * more than writing the text itself. A few buffers kept and written again do not.
+ * Reused byte buffers for the stores' group commits (docs/decisions.md, "Write path: each event
+ * encoded once, into reused buffers"). A group's text is a few hundred kilobytes; written into a
+ * fresh buffer (or flattened into one long string) it touches that much new memory for every group,
+ * which measured costlier than writing the text itself. A few buffers kept and written again do not.
  */
 
 /** Options of {@link createBufferPool}. */
