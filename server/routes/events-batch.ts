@@ -66,24 +66,32 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     }
     if (botsDropped > 0) rc.metrics.botEventsDropped(botsDropped);
 
-    if (stored.length > 0) {
-      const result = await rc.writeQueue.submit(stored, []);
-      let duplicates = 0;
-      let flagged = 0;
-      result.eventInserted.forEach((inserted, i) => {
-        if (!inserted) duplicates++;
-        else if (stored[i]?.isBot) flagged++;
-      });
-      rc.metrics.eventsAccepted(stored.length - duplicates);
-      rc.metrics.eventsDeduplicated(duplicates);
-      if (flagged > 0) rc.metrics.botEventsFlagged(flagged);
-    }
-
     // Dropped bot events count as processed: they were accepted, and a client must not resend them.
     const answer: BatchResponse = { success: true, processed: check.events.length };
     if (check.rejected.length > 0) answer.errors = check.rejected;
+    if (stored.length > 0) {
+      // Only numbers cross the wait for the commit: the events themselves may be collected as soon
+      // as the store has encoded them (`write-queue.ts`).
+      const count = stored.length;
+      const bots = flaggedIndexes(stored);
+      const result = await rc.writeQueue.submit(stored, []);
+      let duplicates = 0;
+      for (const inserted of result.eventInserted) if (!inserted) duplicates++;
+      let flagged = 0;
+      for (const i of bots) if (result.eventInserted[i]) flagged++;
+      rc.metrics.eventsAccepted(count - duplicates);
+      rc.metrics.eventsDeduplicated(duplicates);
+      if (flagged > 0) rc.metrics.botEventsFlagged(flagged);
+    }
     ctx.body = answer;
   };
+}
+
+/** Positions of the events flagged as a bot's (kept under the `flag` policy). */
+function flaggedIndexes(stored: readonly StoredEvent[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < stored.length; i++) if (stored[i]?.isBot) out.push(i);
+  return out;
 }
 
 /** What the server adds to an event beside its time: address, agent, bot flag, visitor, report columns. */
