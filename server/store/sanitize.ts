@@ -5,9 +5,9 @@
  * returned id would no longer match the one sent. Both stores therefore replace NUL and lone
  * surrogates with U+FFFD before writing, and behave alike.
  *
- * Both stores clean on the request thread with these two functions (the SQLite store in
- * `encodeBatch`, before the group goes to its writer thread, so that cleaned text can use NUL as
- * its separator), and behave alike.
+ * `cleanText` and `cleanJson` are self-contained (no reference outside their own bodies): the
+ * SQLite writer thread receives them as source text (`sqlite-writer.ts`), so both stores run the
+ * one definition.
  */
 
 /** ES2024 string methods (Node 20 has them; the project's `lib` is ES2023). */

@@ -1,6 +1,106 @@
 import type Database from 'better-sqlite3';
-import type { WriteResult } from './event-store.js';
-import type { EncodedBatch } from './sqlite-batch-encoding.js';
+import type { WriteBatch, WriteResult } from './event-store.js';
+
+/** The text cleaners of `sanitize.ts` the writer applies, passed in rather than imported (see below). */
+export interface Cleaners {
+  cleanText(value: string): string;
+  cleanJson(json: string): string;
+}
+
+/** Columns of one event in {@link EncodedBatch.events}, in insert order. */
+const EVENT_FIELDS = 25;
+/** Columns of one recording chunk in {@link EncodedBatch.chunks}, in insert order. */
+const CHUNK_FIELDS = 10;
+
+/**
+ * A group commit as flat column values: what the request thread hands to the writer thread.
+ * Primitives only, because a structured clone of strings and numbers is a copy, while one of
+ * event objects walks every property: measured, cloning the objects cost more per event than
+ * serializing the properties here and cloning the flat values (the SQLite store's figures are in
+ * bench/RESULTS.md). The clone still copies every string, and most columns repeat from event to
+ * event (project, agent, address, visitor, session, the report columns): those are sent once per
+ * group in {@link EncodedBatch.strings} and referred to by index.
+ */
+export interface EncodedBatch {
+  /**
+   * {@link EVENT_FIELDS} values per event: the event id, times, the properties as JSON text, and
+   * for every other text column (project, type, user, session, agent, address, visitor and the
+   * twelve report columns) an index into `strings`, or null.
+   */
+  events: Array<string | number | null>;
+  /** The distinct values of the repeating columns of `events`, each once. */
+  strings: string[];
+  /** {@link CHUNK_FIELDS} values per chunk, the recorded events as JSON text. */
+  chunks: Array<string | number | null>;
+}
+
+/** Flattens a group commit for {@link prepareEventWriter}; JSON is serialized here, cleaned in the writer. */
+export function encodeBatch(batch: WriteBatch): EncodedBatch {
+  const { events, chunks } = batch;
+  const strings: string[] = [];
+  const seen = new Map<string, number>();
+  const ref = (value: string | null): number | null => {
+    if (value === null) return null;
+    let i = seen.get(value);
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(value);
+      seen.set(value, i);
+    }
+    return i;
+  };
+  const ev = new Array<string | number | null>(events.length * EVENT_FIELDS);
+  let j = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
+    ev[j++] = ref(e.projectId);
+    ev[j++] = e.eventId;
+    ev[j++] = ref(e.eventType);
+    ev[j++] = ref(e.userId);
+    ev[j++] = ref(e.sessionId);
+    ev[j++] = e.timestamp;
+    ev[j++] = e.clientTimestamp;
+    ev[j++] = e.receivedAt;
+    ev[j++] = JSON.stringify(e.properties);
+    ev[j++] = ref(e.userAgent);
+    ev[j++] = ref(e.ipAddress);
+    ev[j++] = e.isBot ? 1 : 0;
+    ev[j++] = ref(e.visitorId);
+    const d = e.dimensions;
+    if (d === undefined) {
+      for (let k = 0; k < 12; k++) ev[j++] = null;
+    } else {
+      ev[j++] = ref(d.path);
+      ev[j++] = ref(d.host);
+      ev[j++] = ref(d.referrerHost);
+      ev[j++] = ref(d.channel);
+      ev[j++] = ref(d.utmSource);
+      ev[j++] = ref(d.utmMedium);
+      ev[j++] = ref(d.utmCampaign);
+      ev[j++] = ref(d.browser);
+      ev[j++] = ref(d.os);
+      ev[j++] = ref(d.device);
+      ev[j++] = ref(d.screenClass);
+      ev[j++] = ref(d.anonymousId);
+    }
+  }
+  const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
+  j = 0;
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i];
+    ch[j++] = c.projectId;
+    ch[j++] = c.sessionId;
+    ch[j++] = c.eventOffset;
+    ch[j++] = c.eventsJson;
+    ch[j++] = c.eventCount;
+    ch[j++] = c.duration;
+    ch[j++] = c.startUrl;
+    ch[j++] = c.userId;
+    ch[j++] = c.isFinal ? 1 : 0;
+    ch[j++] = c.receivedAt;
+  }
+  return { events: ev, strings, chunks: ch };
+}
 
 /**
  * Prepares the group-commit transaction of the SQLite store on `db`: every event and recording
@@ -10,9 +110,9 @@ import type { EncodedBatch } from './sqlite-batch-encoding.js';
  * It runs in the writer thread (`sqlite-writer.ts`), which receives it as source text, and in the
  * calling thread for an in-memory database. It must therefore stay self-contained: no reference to
  * anything outside its own body and parameters (TypeScript types are fine; they are erased).
- * Everything it binds was cleaned and rounded by the request thread's encoder (`sqlite-batch-encoding.ts`).
+ * Times are rounded to whole milliseconds like `wholeMs` (PostgreSQL stores BIGINT).
  */
-export function prepareEventWriter(db: Database.Database): (batch: EncodedBatch) => WriteResult {
+export function prepareEventWriter(db: Database.Database, clean: Cleaners): (batch: EncodedBatch) => WriteResult {
   const insertEvent = db.prepare<unknown[]>(
     `INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
        received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
@@ -30,65 +130,80 @@ export function prepareEventWriter(db: Database.Database): (batch: EncodedBatch)
   const markDay = db.prepare<unknown[]>(
     'INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1',
   );
-  // 86,400,000 is DAY_MS (rollup-schema.ts), written out because this function travels as source;
-  // the layout read here is EncodedBatch's (sqlite-batch-encoding.ts).
+  const { cleanText, cleanJson } = clean;
+  const text = (v: string | number | null): string => cleanText(v as string);
+  const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
+  const ms = (v: string | number | null): number => Math.round(v as number);
+  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, 86,400,000 is DAY_MS (rollup-schema.ts),
+  // written out because this function travels as source; `at` reads a column sent as an index into `strings`.
   return db.transaction((batch: EncodedBatch): WriteResult => {
-    const bytes = Buffer.from(batch.bytes);
-    const { ends } = batch;
-    const eventInserted = new Array<boolean>(ends.length);
-    // (project, day) pairs of stored events, as `project\0day`; a group nearly always holds one or two.
-    const days = new Set<string>();
-    let lastDay = '';
-    for (let i = 0; i < ends.length; i++) {
-      const f = bytes.toString('utf8', i === 0 ? 0 : ends[i - 1], ends[i]).split('\0');
-      const mask = Number(f[0]);
-      // Value k: null when bit k of the mask is set.
-      const col = (k: number): string | null => ((mask >> k) & 1 ? null : (f[k] as string));
-      const project = f[1] as string;
-      const timestamp = Number(f[6]);
+    // Each distinct value cleaned once, however many events repeat it.
+    const strings = batch.strings.map((value) => cleanText(value));
+    const at = (v: string | number | null): string | null => (v === null ? null : (strings[v as number] as string));
+    const ev = batch.events;
+    const eventInserted = new Array<boolean>(ev.length / 25);
+    // (project index, day) pairs of stored events; a group nearly always holds one or two.
+    const days = new Map<number, Set<number>>();
+    let lastProject = -1;
+    let lastDay = Number.NaN;
+    for (let i = 0, j = 0; j < ev.length; i++, j += 25) {
+      const timestamp = ms(ev[j + 5]);
       const stored =
         insertEvent.run(
-          project,
-          f[2],
-          f[3],
-          col(4),
-          col(5),
+          at(ev[j]),
+          text(ev[j + 1]),
+          at(ev[j + 2]),
+          at(ev[j + 3]),
+          at(ev[j + 4]),
           timestamp,
-          (mask >> 7) & 1 ? null : Number(f[7]),
-          Number(f[8]),
-          f[9],
-          col(10),
-          col(11),
-          f[12] === '1' ? 1 : 0,
-          col(13),
-          col(14),
-          col(15),
-          col(16),
-          col(17),
-          col(18),
-          col(19),
-          col(20),
-          col(21),
-          col(22),
-          col(23),
-          col(24),
-          col(25),
+          ev[j + 6] === null ? null : ms(ev[j + 6]),
+          ms(ev[j + 7]),
+          cleanJson(ev[j + 8] as string),
+          at(ev[j + 9]),
+          at(ev[j + 10]),
+          ev[j + 11],
+          at(ev[j + 12]),
+          at(ev[j + 13]),
+          at(ev[j + 14]),
+          at(ev[j + 15]),
+          at(ev[j + 16]),
+          at(ev[j + 17]),
+          at(ev[j + 18]),
+          at(ev[j + 19]),
+          at(ev[j + 20]),
+          at(ev[j + 21]),
+          at(ev[j + 22]),
+          at(ev[j + 23]),
+          at(ev[j + 24]),
         ).changes > 0;
       eventInserted[i] = stored;
       if (!stored) continue;
-      const day = `${project}\0${Math.floor(timestamp / 86_400_000)}`;
-      if (day === lastDay) continue;
+      const project = ev[j] as number;
+      const day = Math.floor(timestamp / 86_400_000);
+      if (project === lastProject && day === lastDay) continue;
+      lastProject = project;
       lastDay = day;
-      days.add(day);
+      let projectDays = days.get(project);
+      if (projectDays === undefined) days.set(project, (projectDays = new Set()));
+      projectDays.add(day);
     }
-    for (const day of days) {
-      const cut = day.lastIndexOf('\0');
-      markDay.run(day.slice(0, cut), Number(day.slice(cut + 1)));
-    }
+    for (const [project, projectDays] of days) for (const day of projectDays) markDay.run(at(project), day);
     const ch = batch.chunks;
     const chunkInserted = new Array<boolean>(ch.length / 10);
     for (let i = 0, j = 0; j < ch.length; i++, j += 10) {
-      chunkInserted[i] = insertChunk.run(ch[j], ch[j + 1], ch[j + 2], ch[j + 3], ch[j + 4], ch[j + 5], ch[j + 6], ch[j + 7], ch[j + 8], ch[j + 9]).changes > 0;
+      chunkInserted[i] =
+        insertChunk.run(
+          text(ch[j]),
+          text(ch[j + 1]),
+          ch[j + 2],
+          cleanJson(ch[j + 3] as string),
+          ch[j + 4],
+          ch[j + 5],
+          textOrNull(ch[j + 6]),
+          textOrNull(ch[j + 7]),
+          ch[j + 8],
+          ms(ch[j + 9]),
+        ).changes > 0;
     }
     return { eventInserted, chunkInserted };
   });

@@ -8,9 +8,9 @@ import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
 import { ensureSqliteRollups } from './rollup-schema.js';
 import { filterColumns } from './report-store.js';
+import { cleanJson, cleanText } from './sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
-import { createBatchEncoder } from './sqlite-batch-encoding.js';
-import { prepareEventWriter } from './sqlite-event-writer.js';
+import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
 import { startSqliteWriter } from './sqlite-writer.js';
 import { StoreError } from './store-error.js';
 
@@ -196,16 +196,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         closeRollupThread = () => thread.close();
       }
       if (isPrivateDatabase(options.path)) {
-        const commit = prepareEventWriter(db.db);
-        const encoder = createBatchEncoder();
-        write = async (batch) => {
-          const encoded = encoder.encode(batch);
-          try {
-            return commit(encoded);
-          } finally {
-            encoder.recycle(encoded.bytes);
-          }
-        };
+        const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
+        write = async (batch) => commit(encodeBatch(batch));
       } else {
         const writer = await startSqliteWriter({ path: options.path, busyTimeoutMs: db.busyTimeoutMs });
         write = (batch) => writer.write(batch);

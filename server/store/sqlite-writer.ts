@@ -2,16 +2,16 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { WriteBatch, WriteResult } from './event-store.js';
-import { type EncodedBatch, createBatchEncoder } from './sqlite-batch-encoding.js';
-import { prepareEventWriter } from './sqlite-event-writer.js';
+import { cleanJson, cleanText } from './sanitize.js';
+import { type Cleaners, type EncodedBatch, encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
 
 /*
  * The SQLite store's group commits run on a thread of their own. better-sqlite3 is synchronous:
  * on the request thread every commit (inserts, index updates, WAL writes, checkpoints) stopped all
  * HTTP work for its whole duration, which was most of the server's time under load. On the writer
  * thread the commit overlaps with reading, validating and answering the next requests, and the
- * request thread only serializes the properties, cleans the text and hands the group over as one
- * string (`encodeBatch`). Reads stay on the request thread's own connection: WAL lets
+ * request thread only serializes the properties and hands flat column values over
+ * (`encodeBatch`). Reads stay on the request thread's own connection: WAL lets
  * it read beside the writer, and it sees a group as soon as its commit was answered. A third thread
  * checkpoints the WAL, so the writer does not wait for the disk either.
  */
@@ -42,15 +42,11 @@ interface WriterThreadData {
 }
 
 type ToWriter = { id: number; batch: EncodedBatch } | { close: true };
-/** Answers carry the group's buffer back (transferred), for the next group to be written into. */
-type FromWriter =
-  | { ready: true }
-  | { id: number; bytes: ArrayBuffer; result: WriteResult }
-  | { id: number; bytes: ArrayBuffer; error: { message: string; code?: string } };
+type FromWriter = { ready: true } | { id: number; result: WriteResult } | { id: number; error: { message: string; code?: string } };
 
 interface Port {
   on(event: 'message', listener: (message: ToWriter) => void): void;
-  postMessage(message: FromWriter, transfer?: ArrayBuffer[]): void;
+  postMessage(message: FromWriter): void;
   close(): void;
 }
 
@@ -59,7 +55,7 @@ interface Port {
  * sources under test, from a bundle and from `dist/`, with no file to locate), and must therefore
  * stay self-contained, like `prepareEventWriter`. Messages are handled one at a time, in order.
  */
-function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData, port: Port, prepare: typeof prepareEventWriter): void {
+function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData, port: Port, clean: Cleaners, prepare: typeof prepareEventWriter): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
   db.pragma('synchronous = NORMAL');
@@ -71,23 +67,21 @@ function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData,
   // store's figures are in bench/RESULTS.md).
   db.pragma(`wal_autocheckpoint = ${data.walBackstopPages}`);
   db.pragma(`journal_size_limit = ${data.walBackstopPages * 4096}`);
-  const write = prepare(db);
+  const write = prepare(db, clean);
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
       port.close();
       return;
     }
-    const { id, batch } = message;
     try {
-      const result = write(batch);
-      port.postMessage({ id, bytes: batch.bytes, result }, [batch.bytes]);
+      port.postMessage({ id: message.id, result: write(message.batch) });
     } catch (error) {
       const { message: text, code } = error as { message?: unknown; code?: unknown };
-      port.postMessage(
-        { id, bytes: batch.bytes, error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined } },
-        [batch.bytes],
-      );
+      port.postMessage({
+        id: message.id,
+        error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined },
+      });
     }
   });
   port.postMessage({ ready: true });
@@ -115,7 +109,7 @@ function checkpointerThreadMain(load: (id: string) => unknown, data: WriterThrea
 const PRELUDE = `'use strict';
 const { workerData, parentPort } = require('node:worker_threads');
 `;
-const WRITER_SOURCE = `${PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, ${prepareEventWriter.toString()});`;
+const WRITER_SOURCE = `${PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()});`;
 const CHECKPOINTER_SOURCE = `${PRELUDE}(${checkpointerThreadMain.toString()})(require, workerData, parentPort);`;
 
 interface Waiting {
@@ -145,7 +139,6 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
   let closing: Promise<void> | null = null;
   let current: Worker | null = null;
   let starting: Promise<Worker> | null = null;
-  const encoder = createBatchEncoder();
 
   const spawn = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
@@ -159,7 +152,6 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
           resolve(worker);
           return;
         }
-        encoder.recycle(message.bytes);
         const w = waiting.get(message.id);
         if (!w) return;
         waiting.delete(message.id);
@@ -198,8 +190,7 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
       return new Promise<WriteResult>((resolve, reject) => {
         waiting.set(id, { resolve, reject });
         worker.ref();
-        const encoded = encoder.encode(batch);
-        worker.postMessage({ id, batch: encoded } satisfies ToWriter, [encoded.bytes]);
+        worker.postMessage({ id, batch: encodeBatch(batch) } satisfies ToWriter);
       });
     },
     close() {

@@ -5,12 +5,11 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EventDimensions, StoredEvent } from './event-store.js';
 import { makeEvent, makeProject, newProjectId } from './event-store.fixtures.js';
-import { createBatchEncoder } from './sqlite-batch-encoding.js';
 import { createSqliteStore } from './sqlite-store.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sqlite-encoding-test-'));
+const dir = mkdtempSync(join(tmpdir(), 'sqlite-writes-test-'));
 let files = 0;
-const newPath = () => join(dir, `encoding-${++files}.db`);
+const newPath = () => join(dir, `writes-${++files}.db`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const DIMENSIONS: EventDimensions = {
@@ -39,7 +38,7 @@ function readRows(path: string): Map<string, Record<string, unknown>> {
   }
 }
 
-describe('the SQLite group hand-off (sqlite-batch-encoding.ts → writer thread)', () => {
+describe('the SQLite store\'s group commits through its writer thread', () => {
   it('stores every column as given: nulls apart from empty text, NUL and lone surrogates cleaned, multi-byte text, numbers, bot flag', async () => {
     const path = newPath();
     const p = newProjectId();
@@ -123,13 +122,13 @@ describe('the SQLite group hand-off (sqlite-batch-encoding.ts → writer thread)
     }
   });
 
-  it('writes a group larger than its buffer whole, and keeps committing groups after it', async () => {
+  it('writes a group of megabytes whole, and keeps committing groups after it', async () => {
     const path = newPath();
     const p = newProjectId();
     const store = createSqliteStore({ path });
     await store.init();
     await store.createProject(makeProject(p));
-    // About 3 MB of text: more than the 1 MiB a buffer starts with.
+    // About 3 MB of text in one group.
     const big = 'é'.repeat(30_000);
     const events = Array.from({ length: 100 }, (_, i) => makeEvent(p, i, { properties: { big, i } }));
     expect((await store.write({ events, chunks: [] })).eventInserted.every(Boolean)).toBe(true);
@@ -141,33 +140,5 @@ describe('the SQLite group hand-off (sqlite-batch-encoding.ts → writer thread)
     const rows = readRows(path);
     expect(rows.size).toBe(400);
     expect(JSON.parse(rows.get(events[99]!.eventId)!.properties as string)).toEqual({ big, i: 99 });
-  });
-});
-
-describe('createBatchEncoder()', () => {
-  it('writes each event once, ends where the next begins, and grows a buffer that is too small', () => {
-    const encoder = createBatchEncoder({ initialBytes: 64 });
-    const p = newProjectId();
-    const encoded = encoder.encode({ events: [makeEvent(p, 1), makeEvent(p, 2, { userId: null })], chunks: [] });
-    expect(encoded.bytes.byteLength).toBeGreaterThan(64);
-    const text = Buffer.from(encoded.bytes).toString('utf8', 0, encoded.ends[1]);
-    const values = text.split('\0');
-    // 26 values per event, each followed by NUL: 52 and the empty rest after the last one.
-    expect(values).toHaveLength(53);
-    expect(values[1]).toBe(p);
-    expect(values[26 + 4]).toBe('');
-    expect(Number(values[26]) & (1 << 4)).not.toBe(0);
-    expect(Buffer.from(encoded.bytes).toString('utf8', 0, encoded.ends[0]).split('\0')).toHaveLength(27);
-  });
-
-  it('reuses a buffer given back, and keeps none larger than its bound', () => {
-    const encoder = createBatchEncoder({ initialBytes: 1024, maxKeptBytes: 4096 });
-    const p = newProjectId();
-    const first = encoder.encode({ events: [makeEvent(p, 1)], chunks: [] });
-    encoder.recycle(first.bytes);
-    expect(encoder.encode({ events: [makeEvent(p, 2)], chunks: [] }).bytes).toBe(first.bytes);
-    const big = encoder.encode({ events: [makeEvent(p, 3, { properties: { s: 'x'.repeat(10_000) } })], chunks: [] });
-    encoder.recycle(big.bytes);
-    expect(encoder.encode({ events: [makeEvent(p, 4)], chunks: [] }).bytes).not.toBe(big.bytes);
   });
 });
