@@ -1,15 +1,16 @@
 /*
- * Reused byte buffers for the stores' group commits (docs/decisions.md, "Write path: each event
- * encoded once, into reused buffers"). A group's text is a few hundred kilobytes; written into a
- * fresh buffer (or flattened into one long string) it touches that much new memory for every group,
- * which measured costlier than writing the text itself. A few buffers kept and written again do not.
+ * Reused byte buffers for the PostgreSQL store's COPY bodies (docs/decisions.md, "Write path: each
+ * event parsed and encoded once"). A group's rows are a few hundred kilobytes; concatenated into one
+ * long string and then copied into a new Buffer, every group touched that much new memory twice,
+ * which measured several times dearer than writing the rows into a buffer already in use
+ * (`bench/hand-off-cost.ts`).
  */
 
 /** Options of {@link createBufferPool}. */
 export interface BufferPoolOptions {
   /** Size of a new buffer, bytes. @default 1 MiB */
   initialBytes?: number;
-  /** Buffers kept for reuse (two groups are in flight by default). @default 4 */
+  /** Buffers kept for reuse (the write queue has two groups in flight by default). @default 4 */
   poolSize?: number;
   /** A buffer grown past this for an unusual group is dropped after use, not kept. @default 8 MiB */
   maxKeptBytes?: number;
