@@ -1,6 +1,7 @@
-// What handing a group commit to another thread costs (docs/decisions.md, "Write path: each event
-// encoded once, into reused buffers"): CPU per group on the sending thread and on the receiving one,
-// for the three ways the SQLite store has sent its groups to its writer thread. Run with
+// What handing a group commit on costs (docs/decisions.md, "Write path: each event parsed and
+// encoded once"): first, CPU per event on the sending and the receiving thread for three ways of
+// sending a group to the SQLite writer thread (what the store does, and two it tried); second, CPU
+// per event for two ways of building the PostgreSQL store's COPY body. Run with
 //
 //   node scripts/run-ts.mjs bench/hand-off-cost.ts [groups]
 //
