@@ -14,7 +14,7 @@ import {
   union,
   validate,
 } from 'superstruct';
-import { isIsoTimestamp } from './iso-timestamp.js';
+import { isIsoTimestamp, parseIsoTimestamp } from './iso-timestamp.js';
 import { LIMITS } from './limits.js';
 import type { BackendEvent, SameType } from './wire-types.js';
 
@@ -115,20 +115,32 @@ function isProperties(value: unknown): boolean {
  * The fast check of one backend event: the same rules as {@link BackendEventStruct} in one pass
  * with no allocation. Every event of every batch goes through it, so it keeps the common case fast
  * (docs/decisions.md, "Partial batches"; the server's figures in bench/RESULTS.md).
+ *
+ * @returns the event's `timestamp` in ms since the epoch (null when it has none) for a valid
+ * event, undefined for an invalid one: the time is parsed once, here, for the checks and the
+ * stored row alike.
  */
-export function isBackendEvent(value: unknown): value is BackendEvent {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+export function backendEventTime(value: unknown): number | null | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const e = value as Record<string, unknown>;
   const type = e.event_type;
-  if (typeof type !== 'string' || type.length === 0 || type.length > LIMITS.maxEventTypeLength) return false;
-  if (!isOptionalId(e.event_id) || !isOptionalId(e.user_id) || !isOptionalId(e.session_id)) return false;
-  const ts = e.timestamp;
-  if (ts !== undefined && ts !== null && !isIsoTimestamp(ts)) return false;
+  if (typeof type !== 'string' || type.length === 0 || type.length > LIMITS.maxEventTypeLength) return undefined;
+  if (!isOptionalId(e.event_id) || !isOptionalId(e.user_id) || !isOptionalId(e.session_id)) return undefined;
   const ua = e.user_agent;
-  if (ua !== undefined && ua !== null && (typeof ua !== 'string' || ua.length > LIMITS.maxUserAgentLength)) return false;
+  if (ua !== undefined && ua !== null && (typeof ua !== 'string' || ua.length > LIMITS.maxUserAgentLength)) return undefined;
   const ip = e.ip_address;
-  if (ip !== undefined && ip !== null && typeof ip !== 'string') return false;
-  return isProperties(e.properties);
+  if (ip !== undefined && ip !== null && typeof ip !== 'string') return undefined;
+  if (!isProperties(e.properties)) return undefined;
+  const ts = e.timestamp;
+  if (ts === undefined || ts === null) return null;
+  if (typeof ts !== 'string') return undefined;
+  const time = parseIsoTimestamp(ts);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/** True when `value` is a valid backend event ({@link backendEventTime} says how). */
+export function isBackendEvent(value: unknown): value is BackendEvent {
+  return backendEventTime(value) !== undefined;
 }
 
 /** The lean struct: superstruct's entry point over {@link isBackendEvent}. */

@@ -1,10 +1,16 @@
-import { type BackendEvent, explainInvalidEvent, isBackendEvent } from './backend-event.js';
+import { type BackendEvent, backendEventTime, explainInvalidEvent } from './backend-event.js';
 import type { RejectedEvent } from './error-codes.js';
 import { LIMITS } from './limits.js';
 
 /** The outcome of checking a parsed batch body. */
 export type BatchCheck =
-  | { ok: true; events: BackendEvent[]; rejected: RejectedEvent[] }
+  | {
+      ok: true;
+      events: BackendEvent[];
+      /** Each kept event's `timestamp` in ms since the epoch, null where it has none (same order as `events`). */
+      times: Array<number | null>;
+      rejected: RejectedEvent[];
+    }
   | { ok: false; code: 'INVALID_BATCH' | 'PAYLOAD_TOO_LARGE'; error: string };
 
 /**
@@ -15,8 +21,11 @@ export type BatchCheck =
 export function checkBatch(
   body: unknown,
   maxEvents: number = LIMITS.maxEventsPerBatch,
-  /** A further rule of the caller's (e.g. the server's time window): the reason to refuse, or null. */
-  refuse?: (event: BackendEvent) => string | null,
+  /**
+   * A further rule of the caller's (e.g. the server's time window), given the event and its parsed
+   * `timestamp` (null when it has none): the reason to refuse, or null.
+   */
+  refuse?: (event: BackendEvent, time: number | null) => string | null,
 ): BatchCheck {
   if (!Array.isArray(body)) {
     return { ok: false, code: 'INVALID_BATCH', error: 'The body must be a JSON array of events.' };
@@ -29,16 +38,21 @@ export function checkBatch(
     };
   }
   const events: BackendEvent[] = [];
+  const times: Array<number | null> = [];
   const rejected: RejectedEvent[] = [];
   for (let i = 0; i < body.length; i++) {
     const item: unknown = body[i];
-    if (!isBackendEvent(item)) {
+    const time = backendEventTime(item);
+    if (time === undefined) {
       rejected.push({ index: i, error: explainInvalidEvent(item) });
       continue;
     }
-    const reason = refuse === undefined ? null : refuse(item);
-    if (reason === null) events.push(item);
-    else rejected.push({ index: i, error: reason });
+    const event = item as BackendEvent;
+    const reason = refuse === undefined ? null : refuse(event, time);
+    if (reason === null) {
+      events.push(event);
+      times.push(time);
+    } else rejected.push({ index: i, error: reason });
   }
-  return { ok: true, events, rejected };
+  return { ok: true, events, times, rejected };
 }

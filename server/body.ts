@@ -51,6 +51,10 @@ export function createBodyReader(limitBytes: number): BodyReader {
       throw error instanceof HttpError ? error : mapParserError(error as BodyParserError, limitBytes);
     }
     const body = ctx.request.body;
+    // The caller holds the text as long as it needs it; left on the context, a batch's text would
+    // live until the answer is sent, after the commit, long enough to be moved to the old heap.
+    ctx.request.body = undefined;
+    ctx.request.rawBody = '';
     return typeof body === 'string' ? body : '';
   };
 }

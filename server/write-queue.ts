@@ -29,10 +29,25 @@ export interface WriteQueueOptions {
 }
 
 interface Pending {
+  /** Emptied once the request's writes joined a group, so that nothing here keeps them alive. */
   events: StoredEvent[];
   chunks: StoredRecordingChunk[];
+  eventCount: number;
+  chunkCount: number;
   resolve(result: WriteResult): void;
   reject(error: unknown): void;
+}
+
+const NONE: never[] = [];
+
+/**
+ * Hands a group to the store. A function of its own, so that the closures waiting for the commit
+ * do not share a scope with the group's events: once the store has encoded them (the SQLite store
+ * does at once), they can be collected while the commit runs, before they grow old in the heap.
+ */
+function writeGroup(store: EventStore, events: StoredEvent[], chunks: StoredRecordingChunk[]): Promise<WriteResult> {
+  // A store that throws synchronously must fail this group, not the process.
+  return new Promise<WriteResult>((resolve) => resolve(store.write({ events, chunks })));
 }
 
 /** Group commit: requests submit their writes and get an answer only after the shared commit. */
@@ -80,7 +95,7 @@ export function createWriteQueue(store: EventStore, logger: Logger, metrics: Met
     let n = 0;
     while (n < waiting.length) {
       const p = waiting[n] as Pending;
-      const size = p.events.length + p.chunks.length;
+      const size = p.eventCount + p.chunkCount;
       if (n > 0 && items + size > maxGroup) break;
       items += size;
       n++;
@@ -99,19 +114,20 @@ export function createWriteQueue(store: EventStore, logger: Logger, metrics: Met
     for (const p of group) {
       for (const e of p.events) events.push(e);
       for (const c of p.chunks) chunks.push(c);
+      p.events = NONE;
+      p.chunks = NONE;
     }
     const items = events.length + chunks.length;
     const started = performance.now();
-    // A store that throws synchronously must fail this group, not the process.
-    new Promise<WriteResult>((resolve) => resolve(store.write({ events, chunks }))).then(
+    writeGroup(store, events, chunks).then(
       (result) => {
         metrics.commit((performance.now() - started) / 1000, items);
         let ei = 0;
         let ci = 0;
         for (const p of group) {
           p.resolve({
-            eventInserted: result.eventInserted.slice(ei, (ei += p.events.length)),
-            chunkInserted: result.chunkInserted.slice(ci, (ci += p.chunks.length)),
+            eventInserted: result.eventInserted.slice(ei, (ei += p.eventCount)),
+            chunkInserted: result.chunkInserted.slice(ci, (ci += p.chunkCount)),
           });
         }
         settle(items);
@@ -144,7 +160,7 @@ export function createWriteQueue(store: EventStore, logger: Logger, metrics: Met
         );
       }
       return new Promise<WriteResult>((resolve, reject) => {
-        waiting.push({ events, chunks, resolve, reject });
+        waiting.push({ events, chunks, eventCount: events.length, chunkCount: chunks.length, resolve, reject });
         waitingItems += size;
         metrics.setQueueDepth(waitingItems + writingItems);
         if (waitingItems >= maxGroup && inFlight < concurrency) pump();

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { type BackendEvent, type BatchResponse, checkBatch, parseIsoTimestamp } from '../../protocol/index.js';
+import { type BackendEvent, type BatchResponse, checkBatch } from '../../protocol/index.js';
 import { parseJson, requireIngestType, sentAtOf } from '../body.js';
 import { acceptedTimeWindow, measureSkew, outsideWindow } from '../clock-skew.js';
 import { HttpError } from '../http-error.js';
@@ -29,9 +29,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     const sentAt = sentAtOf(ctx, beacon);
     const { offsetMs } = measureSkew(sentAt, receivedAt, rc.skewThresholdMs);
     const window = acceptedTimeWindow(receivedAt);
-    const check = checkBatch(body, rc.maxEventsPerBatch, (e) =>
-      e.timestamp ? outsideWindow(parseIsoTimestamp(e.timestamp) + offsetMs, window) : null,
-    );
+    const check = checkBatch(body, rc.maxEventsPerBatch, (_e, time) => (time === null ? null : outsideWindow(time + offsetMs, window)));
     if (!check.ok) throw new HttpError(check.code, check.error);
     if (check.rejected.length > 0) rc.metrics.eventsRejected(check.rejected.length);
     if (check.events.length === 0 && check.rejected.length > 0) {
@@ -46,7 +44,8 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     const policy = caller.project.bots;
     const stored: StoredEvent[] = [];
     let botsDropped = 0;
-    for (const e of check.events) {
+    for (let i = 0; i < check.events.length; i++) {
+      const e = check.events[i] as BackendEvent;
       const userAgent = e.user_agent ?? requestAgent;
       // `keep` skips the check; `drop` acknowledges a bot's event without storing it, never a 4xx,
       // so that no client retries it (docs/decisions.md, "Bot filtering").
@@ -56,7 +55,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
         continue;
       }
       stored.push(
-        toStoredEvent(e, projectId, receivedAt, offsetMs, {
+        toStoredEvent(e, check.times[i] as number | null, projectId, receivedAt, offsetMs, {
           ipAddress,
           userAgent,
           isBot,
@@ -67,24 +66,32 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
     }
     if (botsDropped > 0) rc.metrics.botEventsDropped(botsDropped);
 
-    if (stored.length > 0) {
-      const result = await rc.writeQueue.submit(stored, []);
-      let duplicates = 0;
-      let flagged = 0;
-      result.eventInserted.forEach((inserted, i) => {
-        if (!inserted) duplicates++;
-        else if (stored[i]?.isBot) flagged++;
-      });
-      rc.metrics.eventsAccepted(stored.length - duplicates);
-      rc.metrics.eventsDeduplicated(duplicates);
-      if (flagged > 0) rc.metrics.botEventsFlagged(flagged);
-    }
-
     // Dropped bot events count as processed: they were accepted, and a client must not resend them.
     const answer: BatchResponse = { success: true, processed: check.events.length };
     if (check.rejected.length > 0) answer.errors = check.rejected;
+    if (stored.length > 0) {
+      // Only numbers cross the wait for the commit: the events themselves may be collected as soon
+      // as the store has encoded them (`write-queue.ts`).
+      const count = stored.length;
+      const bots = flaggedIndexes(stored);
+      const result = await rc.writeQueue.submit(stored, []);
+      let duplicates = 0;
+      for (const inserted of result.eventInserted) if (!inserted) duplicates++;
+      let flagged = 0;
+      for (const i of bots) if (result.eventInserted[i]) flagged++;
+      rc.metrics.eventsAccepted(count - duplicates);
+      rc.metrics.eventsDeduplicated(duplicates);
+      if (flagged > 0) rc.metrics.botEventsFlagged(flagged);
+    }
     ctx.body = answer;
   };
+}
+
+/** Positions of the events flagged as a bot's (kept under the `flag` policy). */
+function flaggedIndexes(stored: readonly StoredEvent[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < stored.length; i++) if (stored[i]?.isBot) out.push(i);
+  return out;
 }
 
 /** What the server adds to an event beside its time: address, agent, bot flag, visitor, report columns. */
@@ -96,8 +103,14 @@ interface ServerFields {
   dimensions: EventDimensions;
 }
 
-function toStoredEvent(e: BackendEvent, projectId: string, receivedAt: number, offsetMs: number, fields: ServerFields): StoredEvent {
-  const clientTime = e.timestamp ? parseIsoTimestamp(e.timestamp) : null;
+function toStoredEvent(
+  e: BackendEvent,
+  clientTime: number | null,
+  projectId: string,
+  receivedAt: number,
+  offsetMs: number,
+  fields: ServerFields,
+): StoredEvent {
   return {
     projectId,
     eventId: e.event_id ?? uuidV7(receivedAt),

@@ -115,6 +115,28 @@ describe('createPostgresStore({ url })', () => {
     }
   });
 
+  it('copies groups through its reused buffers intact: a group larger than a buffer, then smaller ones, two at a time', async () => {
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    try {
+      await store.init();
+      const p = newProjectId();
+      // About 2.4 MB of text: more than the 1 MiB a buffer starts with.
+      const big = 'é€'.repeat(8_000);
+      const large = Array.from({ length: 100 }, (_, n) => makeEvent(p, n, { properties: { big, n } }));
+      expect((await store.write({ events: large, chunks: [] })).eventInserted.every(Boolean)).toBe(true);
+      const small = Array.from({ length: 6 }, (_, k) => Array.from({ length: 40 }, (_, i) => makeEvent(p, 1000 + k * 40 + i, { userId: `u${k}-${i}` })));
+      const results = await Promise.all(small.map((events) => store.write({ events, chunks: [] })));
+      expect(results.every((r) => r.eventInserted.every(Boolean))).toBe(true);
+      const { events } = await store.queryEvents({ projectId: p, limit: 1000 });
+      expect(events).toHaveLength(340);
+      const byId = new Map(events.map((e) => [e.eventId, e]));
+      expect(byId.get(large[99]!.eventId)?.properties).toEqual({ big, n: 99 });
+      for (const group of small) for (const e of group) expect(byId.get(e.eventId)).toMatchObject({ userId: e.userId, properties: e.properties });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('stores every event once and reports each inserted exactly once when two processes write overlapping batches', async () => {
     // Two pools stand for two server processes behind a load balancer, each with its own group commits.
     const processes = [

@@ -3,6 +3,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { EventDimensions, StoredEvent, StoredRecordingChunk } from './event-store.js';
 import { idDay } from './postgres-partition.js';
 import { cleanJson, cleanNullableText, cleanText, wholeMs, wholeMsOrNull } from './sanitize.js';
+import { type BufferPool, Utf8Buffer, createBufferPool } from './utf8-buffer.js';
 
 /*
  * The write half of the PostgreSQL store. Events go in as one `INSERT … SELECT FROM
@@ -252,7 +253,7 @@ function copyRow(e: StoredEvent, eventId: string): string {
  * duplicates; rows go in sorted by key, as in {@link insertEvents}, so that two processes copying
  * overlapping groups wait on each other in one order instead of deadlocking.
  */
-export async function copyEvents(client: PoolClient, events: readonly StoredEvent[]): Promise<boolean[] | null> {
+export async function copyEvents(client: PoolClient, events: readonly StoredEvent[], buffers: BufferPool = createBufferPool()): Promise<boolean[] | null> {
   const inserted = new Array<boolean>(events.length).fill(false);
   if (events.length === 0) return inserted;
   const keys = new Array<string>(events.length);
@@ -269,19 +270,23 @@ export async function copyEvents(client: PoolClient, events: readonly StoredEven
     }
   }
   order.sort(byKey(keys));
-  let text = '';
-  for (const i of order) text += copyRow(events[i], ids[i]);
+  // Row by row into a reused buffer (`utf8-buffer.ts`), not into one long string and then a new buffer.
+  const out = new Utf8Buffer(buffers.take());
+  for (const i of order) out.append(copyRow(events[i] as StoredEvent, ids[i] as string));
   const stream = client.query(copyFrom(COPY_EVENTS));
   try {
     await new Promise<void>((resolve, reject) => {
       stream.on('error', reject);
+      // 'finish' comes after PostgreSQL's answer to the whole COPY, when the socket has sent every byte.
       stream.on('finish', resolve);
-      stream.end(Buffer.from(text, 'utf8'));
+      stream.end(out.written());
     });
   } catch (error) {
+    // Not given back: PostgreSQL may refuse a COPY before the socket has sent all of it.
     if ((error as { code?: unknown }).code === UNIQUE_VIOLATION) return null;
     throw error;
   }
+  buffers.give(out.arrayBuffer);
   if (stream.rowCount !== order.length) throw new Error(`PostgreSQL copied ${stream.rowCount} of ${order.length} events.`);
   for (const i of order) inserted[i] = true;
   return inserted;
@@ -303,6 +308,7 @@ export interface EventWriter {
  */
 export function createEventWriter(pool: Pool): EventWriter {
   let insertsLeft = 0;
+  const buffers = createBufferPool();
   return {
     async write(events) {
       if (insertsLeft > 0) {
@@ -312,7 +318,7 @@ export function createEventWriter(pool: Pool): EventWriter {
       const client = await pool.connect();
       let copied: boolean[] | null;
       try {
-        copied = await copyEvents(client, events);
+        copied = await copyEvents(client, events, buffers);
       } catch (error) {
         // A PostgreSQL error leaves the connection ready for the next statement; any other (the
         // socket) may not.
