@@ -8,9 +8,9 @@
 // processes, stretch the wall time of the page's tasks.
 //
 // Pages: one without any client (what the page costs anyway), the floor (floor.ts: a visitor id
-// from localStorage and a worker that answers, the least a worker-based client does), ours served from its build
-// (worker.js beside the facade), ours bundled by esbuild into one file as an app may do (the worker
-// file is then not deployed and the inline worker starts), and posthog-js.
+// from localStorage and a worker that answers, the least a worker-based client does), ours served
+// from its build (worker.js beside the facade), ours bundled by esbuild into one file as an app may
+// do (the worker file is then not deployed and the inline worker starts), and posthog-js.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
