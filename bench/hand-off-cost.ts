@@ -11,63 +11,11 @@ import { Worker } from 'node:worker_threads';
 import type { BackendEvent } from '../protocol/index.js';
 import type { StoredEvent } from '../server/store/event-store.js';
 import { cleanJson, cleanText, wholeMs } from '../server/store/sanitize.js';
+import { encodeBatch } from '../server/store/sqlite-event-writer.js';
 import { Utf8Buffer, createBufferPool } from '../server/store/utf8-buffer.js';
 import { sampleBodies } from './load.js';
 
 const GROUP = 250;
-const EVENT_FIELDS = 25;
-
-/** The request thread's side of the hand-off as the store has it (`server/store/sqlite-event-writer.ts`, `encodeBatch`). */
-function columnValues(events: StoredEvent[]): { events: Array<string | number | null>; strings: string[] } {
-  const strings: string[] = [];
-  const seen = new Map<string, number>();
-  const ref = (value: string | null): number | null => {
-    if (value === null) return null;
-    let i = seen.get(value);
-    if (i === undefined) {
-      i = strings.length;
-      strings.push(value);
-      seen.set(value, i);
-    }
-    return i;
-  };
-  const ev = new Array<string | number | null>(events.length * EVENT_FIELDS);
-  let j = 0;
-  for (let i = 0; i < events.length; i++) {
-    const e = events[i];
-    ev[j++] = ref(e.projectId);
-    ev[j++] = e.eventId;
-    ev[j++] = ref(e.eventType);
-    ev[j++] = ref(e.userId);
-    ev[j++] = ref(e.sessionId);
-    ev[j++] = e.timestamp;
-    ev[j++] = e.clientTimestamp;
-    ev[j++] = e.receivedAt;
-    ev[j++] = JSON.stringify(e.properties);
-    ev[j++] = ref(e.userAgent);
-    ev[j++] = ref(e.ipAddress);
-    ev[j++] = e.isBot ? 1 : 0;
-    ev[j++] = ref(e.visitorId);
-    const d = e.dimensions;
-    if (d === undefined) {
-      for (let k = 0; k < 12; k++) ev[j++] = null;
-    } else {
-      ev[j++] = ref(d.path);
-      ev[j++] = ref(d.host);
-      ev[j++] = ref(d.referrerHost);
-      ev[j++] = ref(d.channel);
-      ev[j++] = ref(d.utmSource);
-      ev[j++] = ref(d.utmMedium);
-      ev[j++] = ref(d.utmCampaign);
-      ev[j++] = ref(d.browser);
-      ev[j++] = ref(d.os);
-      ev[j++] = ref(d.device);
-      ev[j++] = ref(d.screenClass);
-      ev[j++] = ref(d.anonymousId);
-    }
-  }
-  return { events: ev, strings };
-}
 
 const groups = Number(process.argv[2] ?? 400);
 
@@ -199,8 +147,8 @@ async function measure(way: Way): Promise<{ send: number; receive: number }> {
       for (const e of events) text += eventText(e);
       worker.postMessage({ id, events: GROUP, text });
     } else {
-      // The layout the store sent before: 25 values per event, repeated text as indexes into `strings`.
-      const { events: values, strings } = columnValues(events);
+      // The store's own hand-off: 25 values per event, repeated text as indexes into `strings`.
+      const { events: values, strings } = encodeBatch({ events, chunks: [] });
       worker.postMessage({ id, events: GROUP, values, strings });
     }
     const t1 = process.cpuUsage(t0);
