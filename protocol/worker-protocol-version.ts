@@ -9,5 +9,7 @@
  *    the worker's mapping flattens; a version-4 worker would drop them.
  * 6: the config's `deferredUnload` and the `deferred-arm` / `deferred-disarm` posts of a body for
  *    the facade's deferred request (`fetchLater`); a version-5 worker would never post one.
+ * 7: `dropped` on `event-columns`: a task's events above maxQueueSize are not posted, only their
+ *    ids' numbers; a version-6 worker would never report them to `onDiscard`.
  */
-export const WORKER_PROTOCOL_VERSION = 6;
+export const WORKER_PROTOCOL_VERSION = 7;

@@ -17,6 +17,7 @@
 import type { BackendEvent } from '../protocol/wire-types.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../protocol/event-model/event-columns.js';
+import { createEventIdFormatter } from '../protocol/event-model/event-id-formatter.js';
 import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
 import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
 import { createDeferredBody } from './deferred-body.js';
@@ -30,7 +31,7 @@ import { MAX_DEFERRAL_AGE_MS, judge, nextDeferral, nextDelay } from './retry-pol
 import { createSendSchedule } from './send-schedule.js';
 import { REQUEST_TIMEOUT_MS, type SendOutcome, type SenderDeps, sendBatch, sendRecordingChunk } from './sender.js';
 import { toRanges } from './seq-ranges.js';
-import type { DeliveryConfig, DeliveryCore, DiscardReason, FlushResult } from './types.js';
+import type { DeliveryConfig, DeliveryCore, DiscardReason, DroppedIds, FlushResult } from './types.js';
 
 export type { CoreDeps } from './core-deps.js';
 
@@ -120,6 +121,7 @@ export function createDeliveryCore(
         log: (level, message) => log(level, message),
       })
     : undefined;
+  const overflowDetail = `the queue holds at most ${config.maxQueueSize} events (maxQueueSize); the oldest were dropped`;
   const schedule = createSendSchedule({ ...d, flushInterval: config.flushInterval, wake: () => pump(), hasQueued: () => queue.size > 0 });
 
   // persistQueue: journalled events are loaded first; sending waits for them (bounded).
@@ -193,7 +195,7 @@ export function createDeliveryCore(
     if (!journalled && added.length > 0 && journal !== undefined) {
       journal.append(added.length === events.length ? events : journalledOnly(events, added));
     }
-    discard(dropped, 'overflow', `the queue holds at most ${config.maxQueueSize} events (maxQueueSize); the oldest were dropped`);
+    discard(dropped, 'overflow', overflowDetail);
     schedule.armInterval();
     pump();
   }
@@ -341,6 +343,9 @@ export function createDeliveryCore(
           const events = message.t === 'events' ? message.events : expandColumns(message.columns);
           const first = message.seq - events.length;
           receivedSeq = Math.max(receivedSeq, message.seq);
+          if (message.t === 'event-columns' && message.dropped !== undefined) {
+            discard(droppedItems(message.dropped, message.columns.idTail, first), 'overflow', overflowDetail);
+          }
           if (!gate.hold({ events, first })) enqueue(events, first, false);
           startFlushes();
           statusChanged();
@@ -417,6 +422,16 @@ export function createDeliveryCore(
 }
 
 /** The facade's numbers of `items`; restored events have none. */
+/**
+ * The events a facade dropped unposted (`DroppedIds`), numbered up to `before`, as the items a
+ * discard reports: their ids are made here, off the page's main thread.
+ */
+function droppedItems(dropped: DroppedIds, idTail: string, before: number): Array<{ id: string; number: number }> {
+  const format = createEventIdFormatter();
+  const first = before - dropped.idMs.length;
+  return dropped.idMs.map((ms, i) => ({ id: format(ms, dropped.idCounters[i]!, idTail), number: first + i }));
+}
+
 function numbersOf(items: ReadonlyArray<{ number?: number | undefined }>): number[] {
   const out: number[] = [];
   for (const item of items) if (item.number !== undefined) out.push(item.number);

@@ -144,6 +144,30 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
     ]);
   });
 
+  it('reports the ids a post dropped unposted as overflow, numbered just before its events, and sends the rest', async () => {
+    await init();
+    const events = uuidEvents(3, 40);
+    const all = columnsOf(events);
+    const dropped = { idMs: all.idMs.slice(0, 2), idCounters: all.idCounters.slice(0, 2) };
+    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(events.slice(2)), dropped });
+    expect(await api.flush(3)).toMatchObject({ sent: 1 });
+    expect(server.requests.flatMap(idsOf)).toEqual([events[2]!.id]);
+    const discards = received.filter((m) => m.t === 'discarded');
+    expect(discards).toEqual([expect.objectContaining({ ids: [events[0]!.id, events[1]!.id], ranges: [0, 2], reason: 'overflow' })]);
+    expect(await api.stats()).toMatchObject({ receivedSeq: 3, discarded: 2 });
+  });
+
+  it('refuses a post whose dropped ids are malformed, as a whole', async () => {
+    await init();
+    const events = uuidEvents(2, 50);
+    const columns = columnsOf(events.slice(1));
+    data.port2.postMessage({ t: 'event-columns', seq: 2, columns, dropped: { idMs: [events[0]!.timestamp], idCounters: [2 ** 42] } });
+    data.port2.postMessage({ t: 'event-columns', seq: 2, columns, dropped: { idMs: [1, 2], idCounters: [1] } });
+    await waitFor(() => received.filter((m) => m.t === 'log').length === 2);
+    expect(received.filter((m) => m.t === 'discarded')).toEqual([]);
+    expect(await api.stats()).toMatchObject({ queueSize: 0, receivedSeq: 0 });
+  });
+
   it('answers the handshake when the replayed events are malformed, and says so', async () => {
     const replay = { ...columnsOf(uuidEvents(1, 30)), idTail: 'not-hex!' };
     expect(await init(replay)).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });

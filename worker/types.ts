@@ -103,8 +103,12 @@ export interface RecordingMeta {
 export type ToWorkerMessage =
   /** Events made in one task; `seq` is the running count of events posted so far, this post included. */
   | { t: 'events'; seq: number; events: AnalyticsEvent[] }
-  /** The same as `events`, in the compact form the facade posts ({@link EventColumns}). */
-  | { t: 'event-columns'; seq: number; columns: EventColumns }
+  /**
+   * The same as `events`, in the compact form the facade posts ({@link EventColumns}). With
+   * `dropped`, the task made more than maxQueueSize events: the oldest were not posted, only their
+   * ids' numbers (same `idTail`), numbered just before `columns`, for the core to report as overflow.
+   */
+  | { t: 'event-columns'; seq: number; columns: EventColumns; dropped?: DroppedIds }
   | { t: 'recording'; sessionId: string; meta: RecordingMeta; events: RecordedEvent[] }
   /** Recording stopped: upload the rest with `is_final: true`. */
   | { t: 'recording-stop'; sessionId: string }
@@ -114,6 +118,12 @@ export type ToWorkerMessage =
   | { t: 'recording-clear'; sessionId: string }
   /** The page was hidden: send what is queued now (events and recording chunks). */
   | { t: 'page-hidden' };
+
+/** The ids of events the facade dropped unposted: each id's millisecond and counter, as in {@link EventColumns}. */
+export interface DroppedIds {
+  idMs: number[];
+  idCounters: number[];
+}
 
 /** Data-plane messages from the core to the facade. */
 export type FromWorkerMessage =

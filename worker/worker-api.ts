@@ -8,7 +8,7 @@ import type { CoreDeps } from './core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
 import { isEventColumns } from '../protocol/event-model/event-columns.js';
 import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
-import type { DeliveryConfig, DeliveryCore, FlushResult, QueueStats, ToWorkerMessage, WorkerApi, WorkerHello } from './types.js';
+import type { DeliveryConfig, DeliveryCore, DroppedIds, FlushResult, QueueStats, ToWorkerMessage, WorkerApi, WorkerHello } from './types.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /**
@@ -112,6 +112,17 @@ function isToWorkerMessage(data: unknown): data is ToWorkerMessage {
   const t = (data as { t?: unknown }).t;
   if (typeof t !== 'string' || !MESSAGE_TYPES.has(t)) return false;
   if (t === 'events' || t === 'recording') return Array.isArray((data as { events?: unknown }).events);
-  if (t === 'event-columns') return isEventColumns((data as { columns?: unknown }).columns);
+  if (t === 'event-columns') {
+    const { columns, dropped } = data as { columns?: unknown; dropped?: unknown };
+    return isEventColumns(columns) && (dropped === undefined || isDroppedIds(dropped));
+  }
   return true;
+}
+
+/** The same bounds as the ids of {@link isEventColumns}: whole numbers, a 48-bit ms and a 42-bit counter. */
+function isDroppedIds(value: unknown): value is DroppedIds {
+  if (typeof value !== 'object' || value === null) return false;
+  const { idMs, idCounters } = value as Partial<Record<keyof DroppedIds, unknown>>;
+  if (!Array.isArray(idMs) || !Array.isArray(idCounters) || idMs.length !== idCounters.length) return false;
+  return idMs.every((ms, i) => Number.isSafeInteger(ms) && ms >= 0 && ms < 2 ** 48 && Number.isSafeInteger(idCounters[i]) && idCounters[i] >= 0 && idCounters[i] < 2 ** 42);
 }

@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../../test-support/fault-proxy.js';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
-import { type HarnessWindow, type PageConfig, analyticsPageHtml, captureConsole, pageConfig, pageLog, readEvents, runId } from '../../test-support/browser/harness.js';
+import { type DiscardsWindow, analyticsPageHtml, captureConsole, pageConfig, pageLog, readEvents, runId } from '../../test-support/browser/harness.js';
 
 const TOTAL = 5_000;
 const FIRST_HALF = 2_500;
@@ -28,21 +28,7 @@ beforeAll(async () => {
 afterAll(() => env?.close());
 printPageLogOnFailure();
 
-type W = HarnessWindow & { discards: Array<{ reason: string; n: number; ids: string[] }> };
-
-/**
- * The harness page, plus an `onDiscard` that records what was discarded (kept in sessionStorage
- * so it survives the reload; a function does not cross into the JSON config).
- */
-function pageHtml(config: PageConfig, nonce?: string): string {
-  const html = analyticsPageHtml({ config, nonce });
-  const original = `createAnalytics(${JSON.stringify(config)});`;
-  if (!html.includes(original)) throw new Error('the harness page changed: cannot add onDiscard');
-  const withDiscard =
-    `(() => { window.discards = JSON.parse(sessionStorage.getItem('discards') ?? '[]'); return createAnalytics({ ...${JSON.stringify(config)}, ` +
-    `onDiscard: (info) => { window.discards.push({ reason: info.reason, n: info.ids.length, ids: info.ids }); sessionStorage.setItem('discards', JSON.stringify(window.discards)); } }); })();`;
-  return html.replace(original, withDiscard);
-}
+type W = DiscardsWindow;
 
 interface Scenario {
   seed: number;
@@ -99,7 +85,7 @@ async function runScenario(scenario: Scenario): Promise<Outcome> {
         ].join('; '),
       };
     }
-    env.web.setPage(path, { html: pageHtml(config, nonce), headers });
+    env.web.setPage(path, { html: analyticsPageHtml({ config, nonce, recordDiscards: true }), headers });
     const page = await context.newPage();
     captureConsole(page);
     await page.goto(`${env.web.url}${path}`);
@@ -237,7 +223,7 @@ describe('delivery through a proxy that faults 30% of requests, default settings
       // Defaults: batchSize 20, flushInterval 10 s, maxQueueSize 1000 (so half the burst is
       // dropped as overflow at once), retryAttempts 3, retryDelay 1 s.
       const config = pageConfig(proxy.url, project, { debug: false });
-      env.web.setPage('/faults-defaults.html', { html: pageHtml(config) });
+      env.web.setPage('/faults-defaults.html', { html: analyticsPageHtml({ config, recordDiscards: true }) });
       const page = await context.newPage();
       captureConsole(page);
       await page.goto(`${env.web.url}/faults-defaults.html`);

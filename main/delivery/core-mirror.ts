@@ -24,8 +24,11 @@ export interface CoreMirror {
   readonly size: number;
   /** Takes a data-plane message of the current core: a status, a discard or a log line. */
   receive(message: FromWorkerMessage): void;
-  /** Remembers `columns` as posted to the current core, numbered from {@link seq}, until settled. */
-  posted(columns: EventColumns): void;
+  /**
+   * Remembers `columns` as posted to the current core, numbered from {@link seq} + `skipped`, until
+   * settled; the `skipped` numbers before them went to events dropped unposted.
+   */
+  posted(columns: EventColumns, skipped?: number): void;
   /** Counts a message just posted to the current core into the estimate of recorded events waiting. */
   sent(message: DataMessage): void;
   /** Tells `onDiscard` of dropped events (none: nothing); an `onDiscard` that throws is logged. */
@@ -107,7 +110,8 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
       }
     },
 
-    posted(columns) {
+    posted(columns, skipped = 0) {
+      seq += skipped;
       unacked.add(seq, columns);
       // Events beaconed while buffered: settled at once (a few ranges; rare, pagehide then bfcache).
       if (beaconed.size > 0) columns.idCounters.forEach((c, i) => beaconed.delete(c) && unacked.settle([seq + i, seq + i + 1]));

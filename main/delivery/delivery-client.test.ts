@@ -257,7 +257,40 @@ describe('two clients on one page', () => {
 });
 
 describe('a burst above maxQueueSize with a running core', () => {
-  it('posts the whole task once; the core drops the oldest, reported through onDiscard, and sends the newest', async () => {
+  it('posts only the newest maxQueueSize events and the numbers of the rest, which the worker reports through onDiscard', async () => {
+    const discarded: string[] = [];
+    const fetches = [createFakeFetch()];
+    const workers = fakeWorkers(['ok'], fetches);
+    const client = createAnalytics({
+      apiKey: 'key_1',
+      projectId: 'proj_1',
+      endpoint: 'https://analytics.test',
+      enableAutoPageTracking: false,
+      maxQueueSize: 10,
+      onDiscard: (info) => discarded.push(...info.ids),
+      transport: { createWorker: workers.createWorker },
+    });
+    clients.push(client);
+    expect(await client.getDeliveryStats()).toMatchObject({ mode: 'worker' }); // the core runs
+    for (let i = 0; i < 25; i++) client.track('burst', { i });
+    await endOfTask();
+    const posts = workers.created[0]!.received.filter((m) => m.t === 'event-columns');
+    // The dropped part first, as numbers only (no event objects copied), then the newest 10.
+    expect(posts.map((m) => [m.seq, m.columns.timestamps.length, m.dropped?.idMs.length])).toEqual([[15, 0, 15], [25, 10, undefined]]);
+    expect(posts[1]!.columns.properties.map((p) => p?.i)).toEqual(Array.from({ length: 10 }, (_, k) => 15 + k));
+    await client.flush();
+    const sent = receivedEvents(fetches[0]!);
+    expect(sent.map((e) => (e.properties as { i: number }).i)).toEqual(Array.from({ length: 10 }, (_, k) => 15 + k));
+    // The oldest 15, reported once each, in order, all older than what was sent.
+    expect(discarded).toHaveLength(15);
+    expect([...discarded].sort()).toEqual(discarded);
+    expect(discarded.every((id) => id < String(sent[0]!.event_id))).toBe(true);
+    expect(new Set(discarded.map((id) => id.slice(-8)))).toEqual(new Set([String(sent[0]!.event_id).slice(-8)]));
+    expect(client.getQueueSize()).toBe(0);
+    expect((await client.getDeliveryStats()).unacknowledged).toBe(0);
+  });
+
+  it('posts the task once within the bound; the core drops the oldest, reported through onDiscard, and sends the newest', async () => {
     const discarded: string[] = [];
     const { analytics, server } = inProcessClient({ onDiscard: (info) => discarded.push(...info.ids) });
     clients.push(analytics);

@@ -12,7 +12,7 @@
  * Built as one closure, so that draining, trimming and closing stay private to it: every member
  * one module exposes to another costs the facade's bundle bytes.
  */
-import type { QueueStats, ToWorkerMessage } from '../../worker/types.js';
+import type { DroppedIds, QueueStats, ToWorkerMessage } from '../../worker/types.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { CoreMirror } from './core-mirror.js';
 import type { CoreSupervisor } from './core-supervisor.js';
@@ -53,9 +53,10 @@ export function createPostBuffer(
   const core = startCore((running) => (running ? drain() : trim()));
 
   /** Posts `columns` as the next events of the current core; the mirror keeps them for a beacon until settled. */
-  function post(current: DeliveryLink, columns: EventColumns): void {
-    current.post({ t: 'event-columns', seq: mirror.seq + columns.timestamps.length, columns });
-    mirror.posted(columns);
+  function post(current: DeliveryLink, columns: EventColumns, dropped?: DroppedIds): void {
+    const skipped = dropped?.idMs.length ?? 0;
+    current.post({ t: 'event-columns', seq: mirror.seq + skipped + columns.timestamps.length, columns, dropped });
+    mirror.posted(columns, skipped);
   }
 
   function drain(): void {
@@ -64,8 +65,15 @@ export function createPostBuffer(
     const current = core.link();
     if (current === undefined || holds > 0) return;
     if (buffer.timestamps.length > 0) {
-      const columns = buffer;
+      let columns = buffer;
       buffer = createColumns(idTail);
+      const over = columns.timestamps.length - cap;
+      if (over > 0) {
+        // The core would drop this task's oldest at once: they are not copied to it, only their ids'
+        // numbers, which it reports as overflow (its own oldest it drops as before).
+        post(current, createColumns(idTail), { idMs: columns.idMs.slice(0, over), idCounters: columns.idCounters.slice(0, over) });
+        columns = sliceColumns(columns, over, columns.timestamps.length);
+      }
       try {
         post(current, columns);
       } catch (error) {
@@ -124,8 +132,8 @@ export function createPostBuffer(
     push(idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
       if (closed) return;
       appendEvent(buffer, idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
-      // A running core gets the whole task's buffer in one post and drops the oldest above
-      // maxQueueSize itself (reported back as discards), so a burst costs each call the same below
+      // A running core gets the task's buffer in one post at its end, its newest maxQueueSize
+      // events at most, and reports the rest as discards, so a burst costs each call the same below
       // and above the limit. Only while no core takes posts does the buffer outlive its task: then
       // it is trimmed to maxQueueSize once it doubles, a copy per maxQueueSize events, not per call.
       if (buffer.timestamps.length > 2 * cap && (core.link() === undefined || holds > 0)) trim();

@@ -28,6 +28,16 @@ export interface HarnessWindow {
   harness: PageHarness;
 }
 
+/** What `onDiscard` reported, on a page made with `recordDiscards` (oldest first). */
+export interface RecordedDiscard {
+  reason: string;
+  n: number;
+  ids: string[];
+}
+
+/** `window` of a test page made with `recordDiscards`. */
+export type DiscardsWindow = HarnessWindow & { discards: RecordedDiscard[] };
+
 /** The JSON-serialisable part of AnalyticsConfig that a page is configured with. */
 export type PageConfig = Omit<AnalyticsConfig, 'onDiscard' | 'transport' | 'workerUrl'> & { workerUrl?: string };
 
@@ -43,6 +53,11 @@ export interface AnalyticsPageOptions {
   nonce?: string;
   /** Where the client is imported from. @default '/dist/client/index.js' */
   clientUrl?: string;
+  /**
+   * Adds an `onDiscard` that records each report in `window.discards` ({@link DiscardsWindow}),
+   * kept in sessionStorage so that it survives a reload (a function does not cross into the JSON config).
+   */
+  recordDiscards?: boolean;
 }
 
 /** A page that starts the client with `config` and exposes {@link PageHarness} as `window.harness`. */
@@ -57,7 +72,18 @@ export function analyticsPageHtml(options: AnalyticsPageOptions): string {
 import { createAnalytics } from ${JSON.stringify(options.clientUrl ?? '/dist/client/index.js')};
 const violations = [];
 document.addEventListener('securitypolicyviolation', (event) => violations.push(event.effectiveDirective + ' ' + event.blockedURI));
-const analytics = createAnalytics(${JSON.stringify(options.config)});
+${
+  options.recordDiscards === true
+    ? `window.discards = JSON.parse(sessionStorage.getItem('discards') ?? '[]');
+const analytics = createAnalytics({
+  ...${JSON.stringify(options.config)},
+  onDiscard: (info) => {
+    window.discards.push({ reason: info.reason, n: info.ids.length, ids: info.ids });
+    sessionStorage.setItem('discards', JSON.stringify(window.discards));
+  },
+});`
+    : `const analytics = createAnalytics(${JSON.stringify(options.config)});`
+}
 window.harness = {
   analytics,
   trackMany(name, count, run) {
