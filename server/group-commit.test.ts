@@ -92,4 +92,38 @@ describe.each(STORE_KINDS)('group commit on %s', (kind) => {
     const stored = await server.store.queryEvents({ projectId: server.project.id, limit: 10 });
     expect(stored.events).toHaveLength(2);
   });
+
+  /** Holds a first commit, then queues 20 requests of 2 events behind it; `check` runs while it is held. */
+  async function behindHeldCommit(overlapMinItems: number, check: (gate: ReturnType<typeof gateWrites>) => Promise<void>) {
+    server = await startTestServer(kind, { writeQueue: { concurrency: 2, overlapMinItems } });
+    const gate = gateWrites(server.store);
+    gate.close();
+    const s = server;
+    const first = s.postBatch([makeEvent()]);
+    while (gate.batches.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const rest = Array.from({ length: 20 }, () => s.postBatch([makeEvent(), makeEvent()]));
+    while (s.running.app.writeQueue.depth() < 41) await new Promise((r) => setTimeout(r, 5));
+    await check(gate);
+    gate.open();
+    for (const res of await Promise.all([first, ...rest])) expect(res.status).toBe(200);
+    expect((await s.store.queryEvents({ projectId: s.project.id, limit: 100 })).events).toHaveLength(41);
+    return gate;
+  }
+
+  it('fewer items than the overlap threshold wait for the commit in flight, then go as one group', async () => {
+    const gate = await behindHeldCommit(250, async (held) => {
+      // Every request is queued; after the queue's scheduled turn has run, still only the held group has left.
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(held.batches.length).toBe(1);
+    });
+    expect(gate.batches.map((b) => b.events.length)).toEqual([1, 40]);
+  });
+
+  it('as many items as the overlap threshold start a second group beside the one in flight', async () => {
+    await behindHeldCommit(30, async (held) => {
+      while (held.batches.length < 2) await new Promise((r) => setTimeout(r, 5));
+      expect(held.batches[1]?.events.length).toBeGreaterThanOrEqual(30);
+    });
+  });
 });

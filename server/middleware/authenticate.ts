@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { HttpError } from '../http-error.js';
 import { hashKey, hashesEqual } from '../api-keys.js';
 import type { EventStore, KeyKind, Project } from '../store/event-store.js';
+import { createKeyHashes } from './write-key-hashes.js';
 
 /** The caller of a request, once its key checked out. */
 export interface Caller {
@@ -10,6 +11,9 @@ export interface Caller {
 }
 
 const SCHEME = /^ApiKey\s+(\S+)$/;
+
+/** Hashes of write keys that checked out: a pure function of the key, so one memory serves every store. */
+const writeKeyHashes = createKeyHashes();
 
 /**
  * Where the credentials of a request are: `Authorization: ApiKey <key>` with `X-Project-ID`, or
@@ -48,7 +52,7 @@ export async function authenticate(
         : 'Missing credentials: send "Authorization: ApiKey <key>" and "X-Project-ID".',
     );
   }
-  const hash = hashKey(credentials.key);
+  const hash = need === 'write' ? writeKeyHashes.hashOf(credentials.key) : hashKey(credentials.key);
   const found = await store.findCredential(hash);
   if (!found || !hashesEqual(found.key.hash, hash) || found.key.projectId !== credentials.projectId) {
     throw new HttpError('AUTH_ERROR', 'Invalid API key or project id.');
@@ -59,5 +63,6 @@ export async function authenticate(
       need === 'read' ? 'This endpoint needs a read key; write keys can only send data.' : 'This endpoint needs a write key; read keys can only read data.',
     );
   }
+  if (need === 'write') writeKeyHashes.remember(credentials.key, hash);
   return { project: found.project, kind: found.key.kind };
 }

@@ -14,6 +14,9 @@ import type { SqliteStoreOptions } from './sqlite-store.js';
 /** A prepared statement with positional or named parameters. */
 export type Statement = Database.Statement<unknown[]>;
 
+/** Page size of a new database file, bytes. */
+export const SQLITE_PAGE_SIZE = 16_384;
+
 /** Rows deleted per statement by retention, so a large purge never holds the write lock for long. */
 export const DELETE_SLICE = 5000;
 
@@ -68,6 +71,11 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
   // WAL lets readers run beside the writer; NORMAL syncs at checkpoints only, which in WAL mode
   // still survives a process crash, so commit-before-answer holds (docs/decisions.md, "Group commit
   // and commit-before-answer"), and is what makes small commits affordable.
+  // Only a new, empty file takes it; an existing database keeps the page size it was made with.
+  // 16 KB pages: each group commit writes its dirty pages whole to the WAL, and with 4 KB pages the
+  // many frames per commit (and the checkpointer's copying of them) cost a clear share of the
+  // writer's CPU per event (docs/decisions.md, "Write path: each event parsed and encoded once").
+  db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EventDimensions, StoredEvent } from './event-store.js';
 import { makeEvent, makeProject, newProjectId } from './event-store.fixtures.js';
+import { SQLITE_PAGE_SIZE } from './sqlite-database.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-writes-test-'));
@@ -140,5 +141,43 @@ describe('the SQLite store\'s group commits through its writer thread', () => {
     const rows = readRows(path);
     expect(rows.size).toBe(400);
     expect(JSON.parse(rows.get(events[99]!.eventId)!.properties as string)).toEqual({ big, i: 99 });
+  });
+
+  it('makes a new file with 16 KB pages, and keeps writing, deduplicating and reading a file made with 4 KB pages', async () => {
+    const pageSize = (path: string): number => {
+      const raw = new Database(path, { readonly: true });
+      try {
+        return raw.pragma('page_size', { simple: true }) as number;
+      } finally {
+        raw.close();
+      }
+    };
+    const fresh = newPath();
+    const store = createSqliteStore({ path: fresh });
+    await store.init();
+    await store.close();
+    expect(pageSize(fresh)).toBe(SQLITE_PAGE_SIZE);
+
+    // A file of an earlier version of the server: SQLite's default page size, WAL already on.
+    const old = newPath();
+    const made = new Database(old);
+    made.pragma('page_size = 4096');
+    made.pragma('journal_mode = WAL');
+    made.exec('CREATE TABLE earlier (x INTEGER)');
+    made.close();
+    const p = newProjectId();
+    const oldStore = createSqliteStore({ path: old });
+    await oldStore.init();
+    try {
+      await oldStore.createProject(makeProject(p));
+      const events = Array.from({ length: 600 }, (_, i) => makeEvent(p, i));
+      expect((await oldStore.write({ events, chunks: [] })).eventInserted.every(Boolean)).toBe(true);
+      expect((await oldStore.write({ events: [makeEvent(p, 1), makeEvent(p, 600)], chunks: [] })).eventInserted).toEqual([false, true]);
+      const page = await oldStore.queryEvents({ projectId: p, limit: 1000 });
+      expect(page.events).toHaveLength(601);
+    } finally {
+      await oldStore.close();
+    }
+    expect(pageSize(old)).toBe(4096);
   });
 });

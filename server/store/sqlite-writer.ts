@@ -35,8 +35,8 @@ interface WriterThreadData {
   driverPath: string;
   path: string;
   busyTimeoutMs: number;
-  /** WAL pages past which the writer checkpoints itself. */
-  walBackstopPages: number;
+  /** WAL size past which the writer checkpoints itself, bytes. */
+  walBackstopBytes: number;
   /** How often the checkpointer copies the WAL into the database, ms. */
   checkpointEveryMs: number;
 }
@@ -65,8 +65,10 @@ function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData,
   // WAL should that thread fall behind or die (SQLite's default, 1,000 pages, made every few
   // commits wait for a copy and an fsync, which cost a clear share of the ingest rate; the
   // store's figures are in bench/RESULTS.md).
-  db.pragma(`wal_autocheckpoint = ${data.walBackstopPages}`);
-  db.pragma(`journal_size_limit = ${data.walBackstopPages * 4096}`);
+  // In pages of this database's own size (4 KB for a file made before 16 KB pages were the default).
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  db.pragma(`wal_autocheckpoint = ${Math.ceil(data.walBackstopBytes / pageSize)}`);
+  db.pragma(`journal_size_limit = ${data.walBackstopBytes}`);
   const write = prepare(db, clean);
   port.on('message', (message) => {
     if ('close' in message) {
@@ -131,7 +133,7 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
     driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
     path: options.path,
     busyTimeoutMs: options.busyTimeoutMs,
-    walBackstopPages: 10_000,
+    walBackstopBytes: 40_960_000,
     checkpointEveryMs: 100,
   };
   let nextId = 1;
