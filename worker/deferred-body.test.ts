@@ -287,15 +287,6 @@ describe('createDeliveryCore with deferredUnload', () => {
     expect(deferred().map((m) => m.t)).toEqual(['deferred-arm', 'deferred-disarm']);
   });
 
-  it('builds the first body at the end of the task that queued the events, before any timer runs', async () => {
-    const { fake, post, deferred } = core(true);
-    fake.state.hold = true;
-    post(makeEvents(7));
-    // Microtasks only (this test's gzip settles in one): no timer has run.
-    for (let i = 0; i < 5; i++) await Promise.resolve();
-    expect(deferred()).toMatchObject([{ t: 'deferred-arm', covered: [0, 7], complete: true }]);
-  });
-
   it('builds nothing when the facade cannot use it', async () => {
     const { post, deferred } = core(false);
     post(makeEvents(3));

@@ -84,8 +84,6 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   const interval = options.intervalMs ?? REBUILD_INTERVAL_MS;
   const refreshMs = options.refreshMs ?? SENT_AT_REFRESH_MS;
   let timer: unknown;
-  /** A build is queued as a microtask of the current task. */
-  let soon = false;
   let refresh: unknown;
   let building = false;
   let dirty = false;
@@ -103,22 +101,14 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
   let clears = 0;
 
   function schedule(): void {
-    if (closed || building || timer !== undefined || soon) return;
-    const wait = lastStart + interval - options.now();
-    if (wait <= 0) {
-      // Due now: built at the end of this task (its changes coalesced), before the tasks of the
-      // sends it started; a navigation may be near, and then only an armed body carries the events.
-      soon = true;
-      queueMicrotask(() => {
-        soon = false;
+    if (closed || building || timer !== undefined) return;
+    timer = options.setTimeout(
+      () => {
+        timer = undefined;
         void build();
-      });
-      return;
-    }
-    timer = options.setTimeout(() => {
-      timer = undefined;
-      void build();
-    }, wait);
+      },
+      Math.max(0, lastStart + interval - options.now()),
+    );
   }
 
   /** An event without an id (none of the bundled client's) never counts as carried. */
