@@ -287,6 +287,32 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('keeps no key of a user erased while their days are being refreshed, by this store and another', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const other = loc.open();
+        await other.init();
+        try {
+          const events = generated(projectId, 15, 'y');
+          await store.write({ events, chunks: [] });
+          const user = events.find((e) => e.userId !== null && !e.isBot)?.userId as string;
+          const kept = new Set(events.filter((e) => e.userId !== user).flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId]));
+          const own = [...new Set(events.filter((e) => e.userId === user).flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId]))].filter(
+            (k): k is string => typeof k === 'string' && !kept.has(k),
+          );
+          expect(own.length).toBeGreaterThan(0);
+          // Every day is marked: both stores refresh them while the erasure runs.
+          await Promise.all([store.reports.refreshRollups(), other.reports.refreshRollups(), store.deleteUser(projectId, user), other.reports.refreshRollups()]);
+          await settle(store, loc, projectId);
+          const list = own.map(() => '?').join(', ');
+          expect(await loc.sql(`SELECT key FROM rollup_keys WHERE project_id = ? AND key IN (${list})`, [projectId, ...own])).toEqual([]);
+          expect(await loc.sql(`SELECT session_id FROM rollup_steps WHERE project_id = ? AND session_id IN (${list})`, [projectId, ...own])).toEqual([]);
+          await expectExact(store, loc, projectId);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
     it('drops what retention deletes, the cut-off in the middle of a rolled-up day', async () => {
       await withStore(async (store, loc, projectId) => {
         await store.write({ events: generated(projectId, 9, 'r'), chunks: [] });
