@@ -26,11 +26,16 @@ import { daySql, markDaysSql } from './rollup-schema.js';
 /** The tables a refresh writes, whose rows of marked days step 3 deletes. */
 const DAY_TABLES = ['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'] as const;
 
-/** The keys of a user's events, as column `k` (`$1`/`?` the project, `$2`/`?` the user). */
+/** The keys of a user's events, a row per event (`$1`/`?` the project, `$2`/`?` the user): one scan, where a UNION per column made three. */
 const userKeysSql = (ph: (n: number) => string) =>
-  ['session_id', 'anonymous_id', 'visitor_id']
-    .map((column) => `SELECT ${column} AS k FROM events WHERE project_id = ${ph(1)} AND user_id = ${ph(2)} AND ${column} IS NOT NULL`)
-    .join(' UNION ');
+  `SELECT session_id, anonymous_id, visitor_id FROM events WHERE project_id = ${ph(1)} AND user_id = ${ph(2)}`;
+
+type KeyRow = { session_id: string | null; anonymous_id: string | null; visitor_id: string | null };
+
+/** The distinct keys of {@link userKeysSql}'s rows. */
+const distinctKeys = (rows: KeyRow[]): string[] => [
+  ...new Set(rows.flatMap((row) => [row.session_id, row.anonymous_id, row.visitor_id]).filter((k): k is string => k !== null)),
+];
 
 /** Events of the project that hold one of the keys in `keys` (a list expression). */
 const holdersWhere = (project: string, keys: string) =>
@@ -54,7 +59,7 @@ export interface SqliteErasure {
 
 /** Prepares {@link SqliteErasure} on `db`; both halves run inside the erasure's write transaction. */
 export function prepareSqliteErasure(db: Database.Database): SqliteErasure {
-  const keysOf = db.prepare<[string, string, string, string, string, string]>(userKeysSql(() => '?')).pluck();
+  const keysOf = db.prepare<[string, string]>(userKeysSql(() => '?'));
   const list = '(SELECT value FROM json_each(@keys))';
   const mark = db.prepare(
     `INSERT INTO rollup_dirty (project_id, day)
@@ -63,7 +68,7 @@ export function prepareSqliteErasure(db: Database.Database): SqliteErasure {
   );
   const cleanup = cleanupSql('@p', list).map((sql) => db.prepare(sql));
   return {
-    before: (projectId, userId) => keysOf.all(projectId, userId, projectId, userId, projectId, userId) as string[],
+    before: (projectId, userId) => distinctKeys(keysOf.all(projectId, userId) as KeyRow[]),
     after(projectId, keys) {
       const values = { p: projectId, keys: JSON.stringify(keys) };
       if (keys.length > 0) mark.run(values);
@@ -75,7 +80,7 @@ export function prepareSqliteErasure(db: Database.Database): SqliteErasure {
 /** The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the user's events and chunks. */
 export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>): Promise<T> {
   await client.query(KEYS_LOCK_SQL, [projectId]);
-  const keys = (await client.query<{ k: string }>(userKeysSql((n) => `$${n}`), [projectId, userId])).rows.map((row) => row.k);
+  const keys = distinctKeys((await client.query<KeyRow>(userKeysSql((n) => `$${n}`), [projectId, userId])).rows);
   const result = await erase();
   const list = '(SELECT unnest($2::text[]))';
   if (keys.length > 0) await client.query(markDaysSql(`(SELECT project_id, timestamp FROM events WHERE ${holdersWhere('$1', list)}) AS holders`), [projectId, keys]);
