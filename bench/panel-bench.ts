@@ -28,10 +28,10 @@ import { generateIntoStore } from './generate-project.js';
 const DAY_MS = 86_400_000;
 const RANGES = [7, 30, 90] as const;
 
-type Panel = [name: string, run: (store: { reports: ReportStore }, q: ReportQuery) => Promise<unknown>];
+export type Panel = [name: string, run: (store: { reports: ReportStore }, q: ReportQuery) => Promise<unknown>];
 
 /** The dashboard's panels, each as its endpoint asks the store. */
-const PANELS: Panel[] = [
+export const PANELS: Panel[] = [
   ['timeseries (day) + totals', (s, q) => Promise.all([s.reports.totals(q), s.reports.series(q, DAY_MS)])],
   ['top pages', (s, q) => s.reports.top(q, 'page', 10)],
   ['top referrers', (s, q) => s.reports.top(q, 'referrer', 10)],
@@ -94,8 +94,8 @@ function rawReports(location: string): { reports: ReportStore; markedDays(): Pro
   };
 }
 
-/** The generated project of a database that `bench/generate-project.ts` filled: its id, events and end. */
-async function existingProject(location: string): Promise<{ projectId: string; events: number; end: number }> {
+/** The generated project of a database that `bench/generate-project.ts` filled: its id, events and end (also bench/report-settings.ts). */
+export async function existingProject(location: string): Promise<{ projectId: string; events: number; end: number }> {
   const projectSql = "SELECT id FROM projects WHERE id LIKE 'bench%' ORDER BY created_at, id LIMIT 1";
   const spanSql = (ph: (n: number) => string) => `SELECT COUNT(*) AS n, MAX(timestamp) AS last FROM events WHERE project_id = ${ph(1)}`;
   let found: { id: string; n: number; last: number } | undefined;

@@ -8,6 +8,7 @@ import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL }
 import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
+import { erasePostgresUser } from './rollup-erasure.js';
 import { createPostgresRollupRefresh } from './rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from './rollup-schema.js';
@@ -351,16 +352,19 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     },
 
     async deleteUser(projectId, userId) {
-      return transaction(async (client) => {
-        // The chunks first, while the events still name the user's sessions.
-        const chunks = await client.query(
-          `DELETE FROM recording_chunks WHERE project_id = $1 AND (user_id = $2 OR session_id IN
-             (SELECT session_id FROM events WHERE project_id = $1 AND user_id = $2 AND session_id IS NOT NULL))`,
-          [projectId, userId],
-        );
-        const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-        return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
-      });
+      return transaction((client) =>
+        // Around the deletes: no key of the user stays in the rollups (rollup-erasure.ts).
+        erasePostgresUser(client, projectId, userId, async () => {
+          // The chunks first, while the events still name the user's sessions.
+          const chunks = await client.query(
+            `DELETE FROM recording_chunks WHERE project_id = $1 AND (user_id = $2 OR session_id IN
+               (SELECT session_id FROM events WHERE project_id = $1 AND user_id = $2 AND session_id IS NOT NULL))`,
+            [projectId, userId],
+          );
+          const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+          return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
+        }),
+      );
     },
 
     async dailySalt(day, candidate) {

@@ -241,7 +241,7 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
 }
 
 /** The lock of a project's key dictionary (`rollup_keys`), held by a refresh from its build to its commit. */
-const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $1::text))";
+export const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $1::text))";
 
 /**
  * The PostgreSQL refresh, in one transaction that holds no lock a writer waits for until its very
@@ -254,8 +254,9 @@ const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $
  * left: a commit after the snapshot left its mark, so the day stays marked for a later refresh.
  *
  * The day's new session and visitor keys are added to the project's dictionary by the same
- * statement, under a lock of the dictionary taken just before it: refreshes of one project's days
- * build one after the other (those of different projects still at once).
+ * statement, under a lock of the dictionary taken before the day's rows are deleted: refreshes of
+ * one project's days build one after the other (those of different projects still at once), and
+ * an erasure, which takes the same lock, never runs between a refresh's delete and its commit.
  *
  * Marks of the days a call does not refresh (today, under steady ingest) are one row per group
  * commit; each call deletes those its snapshot sees, for days it can claim (a claimed day has no
@@ -304,10 +305,12 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
         return null;
       }
       const { project_id: projectId, day } = row;
-      for (const sql of deletes) await client.query(sql, [projectId, day]);
       // The project's dictionary has one writer at a time, and the build's snapshot, taken after
-      // this lock, sees every key a previous holder added: a new key is then new for good.
+      // this lock, sees every key a previous holder added: a new key is then new for good. Taken
+      // before the day's rows are deleted: an erasure (`rollup-erasure.ts`) takes it and then
+      // deletes rollup rows, so holding row locks while waiting for it would deadlock.
       await client.query(KEYS_LOCK_SQL, [projectId]);
+      for (const sql of deletes) await client.query(sql, [projectId, day]);
       await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
       await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
       const unmarked = await client.query(

@@ -44,8 +44,9 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
 /*
  * rollup_keys: the project's dictionary of session and visitor keys (session ids, anonymous ids,
  * daily visitor hashes, in one namespace), each an integer id assigned by the refresh of the first
- * day that holds it. Ids are never reused and keys never removed while the rollups exist, so an id
- * in a rollup row means one key for good, and distinct counts over many days compare integers.
+ * day that holds it. A key is removed only by an erasure, which rebuilds every day that held it
+ * (`rollup-erasure.ts`), and an id is given again only once no row holds it, so an id in a rollup
+ * row means one key while the row exists, and distinct counts over many days compare integers.
  * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
  * event), bot flag, session and visitor (both keys, as ids of rollup_keys): events, page views,
  * first and last time. Fine enough to count distinct visitors and sessions over many days exactly,

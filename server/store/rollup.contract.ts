@@ -221,6 +221,98 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('keeps no key of an erased user in the dictionary or any rollup row, and counts their anonymous id exactly when it comes back', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 14, 'x');
+        await store.write({ events, chunks: [] });
+        await settle(store, loc, projectId);
+        const keysOf = (list: StoredEvent[]) => new Set(list.flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId].filter((k): k is string => typeof k === 'string')));
+        const user = events.find((e) => e.userId !== null && !e.isBot)?.userId as string;
+        const userKeys = keysOf(events.filter((e) => e.userId === user));
+        const kept = keysOf(events.filter((e) => e.userId !== user));
+        // Keys only the user's events hold, and keys events without the user id keep holding.
+        const own = [...userKeys].filter((k) => !kept.has(k));
+        const shared = [...userKeys].filter((k) => kept.has(k));
+        expect(own.length).toBeGreaterThan(0);
+        const dictionary = (await loc.sql('SELECT key FROM rollup_keys WHERE project_id = ?', [projectId])).map((row) => String(row.key));
+        expect(own.every((k) => dictionary.includes(k))).toBe(true);
+        /** Where any of `keys` is stored as text: the dictionary and the rollup rows that keep keys as text. */
+        const found = async (keys: string[]) => {
+          const list = keys.map(() => '?').join(', ');
+          const columns: Array<[string, string]> = [
+            ['rollup_keys', 'key'],
+            ['rollup_steps', 'session_id'],
+            ['rollup_errors', 'visitor'],
+            ['rollup_errors', 'visitor_hash'],
+            ['rollup_exposures', 'visitor'],
+            ['rollup_exposures', 'visitor_hash'],
+          ];
+          const hits: string[] = [];
+          for (const [table, column] of columns) {
+            const rows = await loc.sql(`SELECT ${column} AS k FROM ${table} WHERE project_id = ? AND ${column} IN (${list})`, [projectId, ...keys]);
+            hits.push(...rows.map((row) => `${table}.${column}: ${String(row.k)}`));
+          }
+          return hits;
+        };
+        expect((await found(own)).length).toBeGreaterThan(0);
+        const erased = await store.deleteUser(projectId, user);
+        expect(erased.events).toBeGreaterThan(0);
+        // Right after the erasure, before any refresh: none of the user's keys, not even those
+        // that events without the user id still hold (their days are read from the events).
+        expect(await found([...userKeys])).toEqual([]);
+        await expectExact(store, loc, projectId);
+        expect(await found(own)).toEqual([]);
+        if (shared.length > 0) expect((await found(shared)).length).toBeGreaterThan(0);
+        // The same anonymous id comes back, without a user id, on a day already rebuilt and on
+        // another: counted once, as the events count it.
+        const anonymous = events.find((e) => e.userId === user && e.dimensions?.anonymousId)?.dimensions?.anonymousId as string;
+        const model = events.find((e) => e.userId === user && e.eventType === 'page_view' && !e.isBot) as StoredEvent;
+        const back = [0, 2].map(
+          (day, i): StoredEvent => ({
+            ...model,
+            eventId: `x-back-${i}`,
+            userId: null,
+            sessionId: 'x-back-session',
+            timestamp: START + day * DAY + 3 * HOUR,
+            receivedAt: START + day * DAY + 3 * HOUR,
+            dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId: anonymous },
+            properties: { ...model.properties, anonymous_id: anonymous },
+          }),
+        );
+        await store.write({ events: back, chunks: [] });
+        const again = await expectExact(store, loc, projectId);
+        const whole = (again['whole days'] as { totals: { events: number } }).totals.events;
+        expect(whole).toBe(events.filter((e) => e.userId !== user && !e.isBot).length + back.length);
+        expect(await found([anonymous])).not.toEqual([]);
+      });
+    });
+
+    it('keeps no key of a user erased while their days are being refreshed, by this store and another', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const other = loc.open();
+        await other.init();
+        try {
+          const events = generated(projectId, 15, 'y');
+          await store.write({ events, chunks: [] });
+          const user = events.find((e) => e.userId !== null && !e.isBot)?.userId as string;
+          const kept = new Set(events.filter((e) => e.userId !== user).flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId]));
+          const own = [...new Set(events.filter((e) => e.userId === user).flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId]))].filter(
+            (k): k is string => typeof k === 'string' && !kept.has(k),
+          );
+          expect(own.length).toBeGreaterThan(0);
+          // Every day is marked: both stores refresh them while the erasure runs.
+          await Promise.all([store.reports.refreshRollups(), other.reports.refreshRollups(), store.deleteUser(projectId, user), other.reports.refreshRollups()]);
+          await settle(store, loc, projectId);
+          const list = own.map(() => '?').join(', ');
+          expect(await loc.sql(`SELECT key FROM rollup_keys WHERE project_id = ? AND key IN (${list})`, [projectId, ...own])).toEqual([]);
+          expect(await loc.sql(`SELECT session_id FROM rollup_steps WHERE project_id = ? AND session_id IN (${list})`, [projectId, ...own])).toEqual([]);
+          await expectExact(store, loc, projectId);
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
     it('drops what retention deletes, the cut-off in the middle of a rolled-up day', async () => {
       await withStore(async (store, loc, projectId) => {
         await store.write({ events: generated(projectId, 9, 'r'), chunks: [] });

@@ -3,6 +3,7 @@ import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBou
 import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
 import { assembleRecording } from './recording-assembly.js';
 import { SQLITE_DIALECT, createReportStore } from './report-queries.js';
+import { prepareSqliteErasure } from './rollup-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from './rollup-refresh.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
@@ -403,12 +404,19 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     async deleteUser(projectId, userId) {
       const current = use();
       const params = { projectId, userId };
+      // Prepared per call: erasure is rare. It keeps no key of the user in the rollups (rollup-erasure.ts).
+      const rollups = prepareSqliteErasure(current.db);
       // IMMEDIATE: the write lock first, so the writer thread's commits wait rather than interleave.
       return current.db
-        .transaction(() => ({
-          recordings: current.statements.deleteUserChunks.run(params).changes,
-          events: current.statements.deleteUserEvents.run(params).changes,
-        }))
+        .transaction(() => {
+          const keys = rollups.before(projectId, userId);
+          const erased = {
+            recordings: current.statements.deleteUserChunks.run(params).changes,
+            events: current.statements.deleteUserEvents.run(params).changes,
+          };
+          rollups.after(projectId, keys);
+          return erased;
+        })
         .immediate();
     },
 
