@@ -421,7 +421,6 @@ export function createDeliveryCore(
   }
 }
 
-/** The facade's numbers of `items`; restored events have none. */
 /**
  * The events a facade dropped unposted (`DroppedIds`), numbered up to `before`, as the items a
  * discard reports: their ids are made here, off the page's main thread.
@@ -432,6 +431,7 @@ function droppedItems(dropped: DroppedIds, idTail: string, before: number): Arra
   return dropped.idMs.map((ms, i) => ({ id: format(ms, dropped.idCounters[i]!, idTail), number: first + i }));
 }
 
+/** The facade's numbers of `items`; restored events have none. */
 function numbersOf(items: ReadonlyArray<{ number?: number | undefined }>): number[] {
   const out: number[] = [];
   for (const item of items) if (item.number !== undefined) out.push(item.number);
