@@ -6,7 +6,7 @@
 import { type Endpoint, expose } from 'comlink';
 import type { CoreDeps } from './core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
-import { isEventColumns } from '../protocol/event-model/event-columns.js';
+import { isEventColumns, isIdNumbers } from '../protocol/event-model/event-columns.js';
 import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
 import type { DeliveryConfig, DeliveryCore, DroppedIds, FlushResult, QueueStats, ToWorkerMessage, WorkerApi, WorkerHello } from './types.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
@@ -119,10 +119,10 @@ function isToWorkerMessage(data: unknown): data is ToWorkerMessage {
   return true;
 }
 
-/** The same bounds as the ids of {@link isEventColumns}: whole numbers, a 48-bit ms and a 42-bit counter. */
+/** Two arrays of id numbers of one length, as the ids of {@link isEventColumns}. */
 function isDroppedIds(value: unknown): value is DroppedIds {
   if (typeof value !== 'object' || value === null) return false;
   const { idMs, idCounters } = value as Partial<Record<keyof DroppedIds, unknown>>;
   if (!Array.isArray(idMs) || !Array.isArray(idCounters) || idMs.length !== idCounters.length) return false;
-  return idMs.every((ms, i) => Number.isSafeInteger(ms) && ms >= 0 && ms < 2 ** 48 && Number.isSafeInteger(idCounters[i]) && idCounters[i] >= 0 && idCounters[i] < 2 ** 42);
+  return idMs.every((ms, i) => isIdNumbers(ms, idCounters[i]));
 }

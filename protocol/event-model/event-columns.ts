@@ -72,6 +72,11 @@ export function expandColumns(columns: EventColumns): AnalyticsEvent[] {
   return events;
 }
 
+/** Whether `ms` and `counter` are numbers an event id can be made of: whole, a 48-bit ms and a 42-bit counter. */
+export function isIdNumbers(ms: unknown, counter: unknown): boolean {
+  return Number.isSafeInteger(ms) && (ms as number) >= 0 && (ms as number) < 2 ** 48 && Number.isSafeInteger(counter) && (counter as number) >= 0 && (counter as number) < 2 ** 42;
+}
+
 /** A cheap shape check of a post's columns (the port is ours, but a wrong post must not break the core). */
 export function isEventColumns(value: unknown): value is EventColumns {
   if (typeof value !== 'object' || value === null) return false;
@@ -80,13 +85,7 @@ export function isEventColumns(value: unknown): value is EventColumns {
   if (!Array.isArray(c.idMs) || !Array.isArray(c.idCounters) || !Array.isArray(c.timestamps) || !Array.isArray(c.names) || !Array.isArray(c.properties) || !Array.isArray(c.runs)) return false;
   const n = c.timestamps.length;
   if (c.idMs.length !== n || c.idCounters.length !== n || c.names.length !== n || c.properties.length !== n) return false;
-  // Numbers an id can be made of: whole, a 48-bit ms and a 42-bit counter.
-  for (let i = 0; i < n; i++) {
-    const ms = c.idMs[i] as unknown;
-    const counter = c.idCounters[i] as unknown;
-    if (!Number.isSafeInteger(ms) || (ms as number) < 0 || (ms as number) >= 2 ** 48) return false;
-    if (!Number.isSafeInteger(counter) || (counter as number) < 0 || (counter as number) >= 2 ** 42) return false;
-  }
+  for (let i = 0; i < n; i++) if (!isIdNumbers(c.idMs[i], c.idCounters[i])) return false;
   // Every event belongs to a run: the first run starts at 0, starts ascend and stay in range.
   if (n > 0 && (c.runs.length === 0 || (c.runs[0] as { start?: unknown }).start !== 0)) return false;
   let previous = -1;
