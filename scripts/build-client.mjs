@@ -74,6 +74,42 @@ function markCalledOnLoad(files, name) {
   files.set(mapName, JSON.stringify(parsed));
 }
 
+/**
+ * The beacon's gzip (main/unload/gzip.ts) with fflate evaluated at its first call, not when its
+ * chunk is: fflate builds its tables at module evaluation (a loop of 32,768 and several more),
+ * and that chunk is evaluated while the client starts. fflate's gzip is bundled alone into a
+ * function body that the module runs once, on the first beacon large enough to compress.
+ * @returns the module's source
+ */
+async function lazyGzipModule() {
+  const result = await build({
+    absWorkingDir: root,
+    stdin: {
+      contents: `import { gzip } from './main/unload/gzip.ts';\nexport { gzip };\n`,
+      resolveDir: root,
+      loader: 'ts',
+    },
+    bundle: true,
+    format: 'iife',
+    globalName: 'fflateGzip',
+    platform: 'browser',
+    target: TARGET,
+    minify: true,
+    write: false,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return `let gzipOnce;
+export function gzip(data) {
+  gzipOnce ??= (() => {
+${result.outputFiles[0].text}
+    return fflateGzip.gzip;
+  })();
+  return gzipOnce(data);
+}
+`;
+}
+
 /** Builds the worker; returns its code. */
 async function buildWorker() {
   const result = await build({
@@ -109,6 +145,13 @@ export async function buildClient() {
       }));
     },
   };
+  const lazyGzipSource = await lazyGzipModule();
+  const lazyGzip = {
+    name: 'lazy-gzip',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]main[\\/]unload[\\/]gzip\.ts$/ }, () => ({ contents: lazyGzipSource, loader: 'js' }));
+    },
+  };
   const facade = await build({
     absWorkingDir: root,
     entryPoints: { index: 'main/index.ts', react: 'main/react/index.ts' },
@@ -128,7 +171,7 @@ export async function buildClient() {
     write: false,
     metafile: true,
     legalComments: 'none',
-    plugins: [inlineWorker],
+    plugins: [inlineWorker, lazyGzip],
     logLevel: 'warning',
   });
 

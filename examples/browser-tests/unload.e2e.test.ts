@@ -148,6 +148,35 @@ describe('events tracked right before the page goes away', () => {
     }
   });
 
+  it("the pagehide beacon of the client build is gzipped (its gzip evaluated at the first beacon, not at start-up)", async () => {
+    // Without fetchLater and with the worker's sends refused, what arrives came by the facade's own
+    // beacon, whose gzip the build evaluates lazily (main/unload/gzip.ts).
+    const project = await env.server.createProject();
+    const gate = await startBeaconOnlyGate(env.server.url);
+    const context = await env.browser.newContext();
+    await context.addInitScript(() => {
+      for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
+    });
+    try {
+      const page = await openAnalyticsPage(context, env.web, '/unload-gzip.html', {
+        config: pageConfig(gate.url, project, { batchSize: 1000, flushInterval: 600_000 }),
+      });
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
+      const run = runId();
+      await page.evaluate((r) => (window as unknown as HarnessWindow).harness.trackMany('gzipped', 200, r), run);
+      await page.goto('about:blank');
+
+      await waitForEvents(env.server.store, project.id, 'gzipped', 200);
+      const rows = await readEvents(env.server.store, project.id, 'gzipped');
+      expect(new Set(rows.map((row) => row.properties.i)).size).toBe(200);
+      expect(gate.gzipped.length).toBeGreaterThan(0);
+      expect(gate.gzipped.every(Boolean)).toBe(true);
+    } finally {
+      await context.close();
+      await gate.close();
+    }
+  });
+
   it('an event made by a later pagehide listener arrives by beacon, the worker unable to send', async () => {
     const project = await env.server.createProject();
     const gate = await startBeaconOnlyGate(env.server.url);
@@ -186,8 +215,10 @@ describe('events tracked right before the page goes away', () => {
  * (credentials in the query) through and answers everything else, the worker's sends and their
  * preflights, with 503. Records the event types of each beacon.
  */
-async function startBeaconOnlyGate(target: string): Promise<{ url: string; beacons: string[][]; close(): Promise<void> }> {
+async function startBeaconOnlyGate(target: string): Promise<{ url: string; beacons: string[][]; gzipped: boolean[]; close(): Promise<void> }> {
   const beacons: string[][] = [];
+  /** Per beacon: whether its body was gzip (`encoding=gzip`). */
+  const gzipped: boolean[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -197,7 +228,9 @@ async function startBeaconOnlyGate(target: string): Promise<{ url: string; beaco
         return;
       }
       const body = Buffer.concat(chunks);
-      const text = req.url!.includes('encoding=gzip') ? gunzipSync(body).toString('utf8') : body.toString('utf8');
+      const gzip = req.url!.includes('encoding=gzip');
+      const text = gzip ? gunzipSync(body).toString('utf8') : body.toString('utf8');
+      gzipped.push(gzip);
       beacons.push((JSON.parse(text) as Array<{ event_type: string }>).map((e) => e.event_type));
       fetch(`${target}${req.url!}`, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' }, body }).then(
         async (response) => res.writeHead(response.status).end(await response.text()),
@@ -209,6 +242,7 @@ async function startBeaconOnlyGate(target: string): Promise<{ url: string; beaco
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     beacons,
+    gzipped,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

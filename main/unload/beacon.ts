@@ -6,11 +6,11 @@
  * larger part is split, and a refused beacon is split in halves and retried, down to one event.
  * The server dedupes on `event_id`, so a beacon that repeats a worker send is harmless.
  */
-import { gzipSync } from 'fflate';
 import { toBackendEvent } from '../../protocol/event-model/event-mapping.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../../protocol/event-model/event-columns.js';
 import { filterColumns, liveColumns, rangesOfCounters } from '../delivery/mirror-columns.js';
+import { gzip } from './gzip.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryClient } from '../delivery/delivery-client.js';
 
@@ -49,7 +49,7 @@ export interface BeaconTarget {
    * Synchronous gzip, or false to send plain JSON. A beacon has to be handed over during
    * `pagehide`, where nothing asynchronous is sure to finish, so the platform's CompressionStream
    * cannot serve; realistic events shrink about tenfold, which is what lets a visit's last hundreds
-   * of events fit the browsers' 64 KB in-flight budget for beacons. @default fflate's gzipSync
+   * of events fit the browsers' 64 KB in-flight budget for beacons. @default fflate's gzipSync (`gzip.ts`)
    */
   compress?: ((data: Uint8Array) => Uint8Array) | false;
 }
@@ -126,7 +126,7 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   const result: BeaconResult = { sent: [], unsent: [] };
   if (events.length === 0) return result;
   const maxBytes = target.maxBytes ?? MAX_BEACON_BYTES;
-  const compress = target.compress === undefined ? defaultCompress : target.compress;
+  const compress = target.compress === undefined ? gzip : target.compress;
   const now = target.now();
   const encoder = new TextEncoder();
 
@@ -196,10 +196,6 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   }
   send(part);
   return result;
-}
-
-function defaultCompress(data: Uint8Array): Uint8Array {
-  return gzipSync(data, { level: 6, mem: 4 });
 }
 
 /** What {@link beaconPending} needs besides the client's delivery. */
