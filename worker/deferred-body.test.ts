@@ -89,6 +89,20 @@ describe('createDeferredBody(options)', () => {
     expect(bodyOf(arm).map((e) => e.event_id)).toEqual(['evt-0', 'evt-1', 'evt-2', 'evt-99', 'evt-5', 'evt-6']);
   });
 
+  it('builds at once while nothing is armed (firstArmed settles when it is), on the interval once armed', async () => {
+    const { keeper, posts, set } = setup();
+    set(numbered(0, 2));
+    const first = keeper.firstArmed();
+    expect(first).toBeDefined();
+    await first;
+    expect(posts).toEqual([expect.objectContaining({ t: 'deferred-arm', covered: [0, 2] })]);
+    expect(keeper.firstArmed()).toBeUndefined();
+    set(numbered(0, 3));
+    expect(keeper.firstArmed()).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    expect(posts.at(-1)).toMatchObject({ covered: [0, 3] });
+  });
+
   it('sends plain JSON without encoding=gzip where there is no gzip', async () => {
     const { posts, set } = setup({ compress: undefined });
     set(numbered(0, 2));
@@ -275,6 +289,40 @@ describe('createDeliveryCore with deferredUnload', () => {
     await vi.advanceTimersByTimeAsync(10_000); // sent_at renewed with the 2 left; flushInterval sends them
     await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
     expect(deferred().map((m) => (m.t === 'deferred-arm' ? m.covered : m.t))).toEqual([[0, 7], [5, 7], 'deferred-disarm']);
+  });
+
+  it('sends nothing until the first body is armed, then sends; once armed, new events do not wait', async () => {
+    const fake = createFakeFetch();
+    // A gzip the test lets finish: the first body's build is in progress until then.
+    const waiting: Array<() => void> = [];
+    const heldGzip = async (data: Uint8Array): Promise<Uint8Array> => {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+      return gzip(data);
+    };
+    const releaseAll = async () => {
+      for (let round = 0; round < 5; round++) {
+        waiting.splice(0).forEach((resolve) => resolve());
+        await vi.advanceTimersByTimeAsync(0);
+      }
+    };
+    const c = createDeliveryCore(testConfig({ deferredUnload: true, batchSize: 5, compress: true }), { fetch: fake.fetch, random: () => 0, compress: heldGzip });
+    const messages: FromWorkerMessage[] = [];
+    c.onMessage((message) => messages.push(message));
+    const arms = () => messages.filter((m) => m.t === 'deferred-arm');
+    c.receive({ t: 'events', seq: 12, events: makeEvents(12) });
+    await vi.advanceTimersByTimeAsync(0);
+    // Held: the first body is being built (its gzip not done), so no batch is being made.
+    expect(waiting).toHaveLength(1);
+    expect(fake.requests).toHaveLength(0);
+    expect(arms()).toHaveLength(0);
+    await releaseAll();
+    expect(arms()).toEqual([expect.objectContaining({ covered: [0, 12] })]);
+    expect(fake.requests).toHaveLength(2); // two full batches of 5; 2 events wait for more
+    // A body is armed: new events are sent without waiting for the next rebuild.
+    c.receive({ t: 'events', seq: 17, events: makeEvents(5, 12) });
+    await releaseAll();
+    expect(fake.requests).toHaveLength(3);
+    expect(arms()).toHaveLength(1);
   });
 
   it('disarms on clearQueue()', async () => {

@@ -71,6 +71,12 @@ export interface DeferredBody {
   /** The set of unacknowledged events changed: a rebuild is due (coalesced). */
   changed(): void;
   /**
+   * While nothing is armed and a body is being built, that build (settled when it ends), else
+   * undefined. The core holds its sends until then: the body is built alone, without the sends'
+   * own JSON and gzip on the same thread, so that it is armed sooner after a page's events arrive.
+   */
+  firstArmed(): Promise<void> | undefined;
+  /**
    * The queue was cleared: a body being built now is dropped rather than posted (its events must
    * not be armed again), and a rebuild is due.
    */
@@ -116,8 +122,19 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
     return item.wire.event_id != null && covered.has(item.wire.event_id);
   }
 
+  /** The build of a body while none is armed, from the change that started it to its end. */
+  let first: Promise<void> | undefined;
+
   function changed(): void {
     dirty = true;
+    // Nothing armed: build at once (in a microtask, so that the changes of this task go in
+    // together), and the core holds its sends until it is armed ({@link DeferredBody.firstArmed}).
+    if (!armed && !building && !closed && timer === undefined) {
+      first ??= Promise.resolve()
+        .then(build)
+        .finally(() => (first = undefined));
+      return;
+    }
     schedule();
   }
 
@@ -161,6 +178,7 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
 
   return {
     changed,
+    firstArmed: () => first,
     cleared() {
       clears++;
       // What is armed may carry cleared events: the next build must replace or disarm it.

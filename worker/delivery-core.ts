@@ -197,7 +197,9 @@ export function createDeliveryCore(
     }
     discard(dropped, 'overflow', overflowDetail);
     schedule.armInterval();
-    pump();
+    const building = deferred?.firstArmed();
+    if (building !== undefined) void building.then(pump, pump);
+    else pump();
   }
 
   function pump(): void {
