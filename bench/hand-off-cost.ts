@@ -1,6 +1,6 @@
 // What handing a group commit on costs (docs/decisions.md, "Write path: each event parsed and
-// encoded once"): first, CPU per event on the sending and the receiving thread for three ways of
-// sending a group to the SQLite writer thread (what the store does, and two it tried); second, CPU
+// encoded once"): first, CPU per event on the sending and the receiving thread for four ways of
+// sending a group to the SQLite writer thread (what the store does, and three it tried); second, CPU
 // per event for two ways of building the PostgreSQL store's COPY body. Run with
 //
 //   node scripts/run-ts.mjs bench/hand-off-cost.ts [groups]
@@ -9,9 +9,10 @@
 // them. The receiving thread answers every group, as the writer does, so each row is a round trip.
 import { Worker } from 'node:worker_threads';
 import type { BackendEvent } from '../protocol/index.js';
+import { createDimensionExtractor } from '../server/reports/dimensions.js';
 import type { StoredEvent } from '../server/store/event-store.js';
 import { cleanJson, cleanText, wholeMs } from '../server/store/sanitize.js';
-import { encodeBatch } from '../server/store/sqlite-event-writer.js';
+import { encodeBatch, transferablesOf } from '../server/store/sqlite-event-writer.js';
 import { Utf8Buffer, createBufferPool } from '../server/store/utf8-buffer.js';
 import { sampleBodies } from './load.js';
 
@@ -20,6 +21,7 @@ const GROUP = 250;
 const groups = Number(process.argv[2] ?? 400);
 
 const templates = sampleBodies(20, 50).flatMap((body) => JSON.parse(body) as BackendEvent[]);
+const dimensions = createDimensionExtractor();
 let seq = 0;
 const group = (): StoredEvent[] =>
   Array.from({ length: GROUP }, () => {
@@ -38,6 +40,8 @@ const group = (): StoredEvent[] =>
       ipAddress: '127.0.0.0',
       isBot: false,
       visitorId: 'q3n1VnZ0mJ1kCk2a9XbV0w',
+      // The report columns, as the batch route extracts them.
+      dimensions: dimensions.extract(e.properties ?? {}, e.user_agent ?? null),
     };
   });
 
@@ -99,6 +103,58 @@ function eventText(e: StoredEvent): string {
 }
 
 
+/** The store's hand-off before typed arrays (as it was): 25 values per event, repeated text by index into `strings`. */
+function valuesPerColumn(events: readonly StoredEvent[]): { values: Array<string | number | null>; strings: string[] } {
+  const strings: string[] = [];
+  const seen = new Map<string, number>();
+  const ref = (value: string | null): number | null => {
+    if (value === null) return null;
+    let i = seen.get(value);
+    if (i === undefined) {
+      i = strings.length;
+      strings.push(value);
+      seen.set(value, i);
+    }
+    return i;
+  };
+  const ev = new Array<string | number | null>(events.length * 25);
+  let j = 0;
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as StoredEvent;
+    ev[j++] = ref(e.projectId);
+    ev[j++] = e.eventId;
+    ev[j++] = ref(e.eventType);
+    ev[j++] = ref(e.userId);
+    ev[j++] = ref(e.sessionId);
+    ev[j++] = e.timestamp;
+    ev[j++] = e.clientTimestamp;
+    ev[j++] = e.receivedAt;
+    ev[j++] = JSON.stringify(e.properties);
+    ev[j++] = ref(e.userAgent);
+    ev[j++] = ref(e.ipAddress);
+    ev[j++] = e.isBot ? 1 : 0;
+    ev[j++] = ref(e.visitorId);
+    const d = e.dimensions;
+    if (d === undefined) {
+      for (let k = 0; k < 12; k++) ev[j++] = null;
+    } else {
+      ev[j++] = ref(d.path);
+      ev[j++] = ref(d.host);
+      ev[j++] = ref(d.referrerHost);
+      ev[j++] = ref(d.channel);
+      ev[j++] = ref(d.utmSource);
+      ev[j++] = ref(d.utmMedium);
+      ev[j++] = ref(d.utmCampaign);
+      ev[j++] = ref(d.browser);
+      ev[j++] = ref(d.os);
+      ev[j++] = ref(d.device);
+      ev[j++] = ref(d.screenClass);
+      ev[j++] = ref(d.anonymousId);
+    }
+  }
+  return { values: ev, strings };
+}
+
 /** The receiver: reads what it got (as the writer would) and answers; reports its own CPU per group. */
 const RECEIVER = `
 const { parentPort } = require('node:worker_threads');
@@ -116,7 +172,12 @@ parentPort.on('message', (m) => {
       count += Number(f[0]) + Number(f[6]) + Number(f[8]) + f.length;
     }
   } else if (typeof m.text === 'string') count = m.text.split('\\0').length;
-  else {
+  else if (m.refs) {
+    const strings = m.strings.map(clean);
+    for (let i = 0; i < m.texts.length / 2; i++) {
+      count += strings[m.refs[i * 20]].length + clean(m.texts[i * 2]).length + cleanJson(m.texts[i * 2 + 1]).length + m.times[i * 3];
+    }
+  } else {
     // The old writer: each distinct string cleaned once, the id and properties per event.
     const strings = m.strings.map(clean);
     for (let j = 0; j < m.values.length; j += 25) {
@@ -127,7 +188,11 @@ parentPort.on('message', (m) => {
   if (m.bytes) parentPort.postMessage({ ...answer, bytes: m.bytes }, [m.bytes]); else parentPort.postMessage(answer);
 });`;
 
-type Way = 'column values, repeated text by index (the store)' | 'one string' | 'transferred, reused buffer';
+type Way =
+  | 'typed arrays of indexes and times, transferred; id and properties cloned (the store)'
+  | 'column values, repeated text by index (before)'
+  | 'one string'
+  | 'transferred, reused buffer';
 
 async function measure(way: Way): Promise<{ send: number; receive: number }> {
   const worker = new Worker(RECEIVER, { eval: true });
@@ -146,10 +211,13 @@ async function measure(way: Way): Promise<{ send: number; receive: number }> {
       let text = '';
       for (const e of events) text += eventText(e);
       worker.postMessage({ id, events: GROUP, text });
-    } else {
-      // The store's own hand-off: 25 values per event, repeated text as indexes into `strings`.
-      const { events: values, strings } = encodeBatch({ events, chunks: [] });
+    } else if (way === 'column values, repeated text by index (before)') {
+      const { values, strings } = valuesPerColumn(events);
       worker.postMessage({ id, events: GROUP, values, strings });
+    } else {
+      // The store's own hand-off.
+      const batch = encodeBatch({ events, chunks: [] });
+      worker.postMessage({ id, events: GROUP, ...batch }, transferablesOf(batch));
     }
     const t1 = process.cpuUsage(t0);
     sendCpu += t1.user + t1.system;
@@ -163,7 +231,12 @@ async function measure(way: Way): Promise<{ send: number; receive: number }> {
   return { send: sendCpu / groups, receive: cpu };
 }
 
-const ways: Way[] = ['column values, repeated text by index (the store)', 'one string', 'transferred, reused buffer'];
+const ways: Way[] = [
+  'typed arrays of indexes and times, transferred; id and properties cloned (the store)',
+  'column values, repeated text by index (before)',
+  'one string',
+  'transferred, reused buffer',
+];
 console.log(`| hand-off of a group of ${GROUP} events | sending thread, µs per event | receiving thread, µs per event |`);
 console.log('|---|---:|---:|');
 for (const way of ways) {

@@ -116,6 +116,21 @@ export function normalizeBasePath(basePath: string | undefined): string {
   return trimmed;
 }
 
+/**
+ * The busiest route, `POST /api/v1/events/batch` at its exact path, run straight after CORS, before
+ * the routers, which would otherwise match every request against every route and build a middleware
+ * chain for it (docs/decisions.md, "Write path: each event parsed and encoded once"). Other
+ * spellings of the path (a trailing slash, other letter case) still reach the same handler through
+ * the router; `_matchedRoute` is set as the router sets it, for the request metrics.
+ */
+function ingestShortcut(path: string, limited: Koa.Middleware, route: Koa.Middleware): Koa.Middleware {
+  return (ctx, next) => {
+    if (ctx.method !== 'POST' || ctx.path !== path) return next();
+    (ctx as { _matchedRoute?: string })._matchedRoute = path;
+    return limited(ctx, () => route(ctx, next));
+  };
+}
+
 /** The Koa app, plus what its owner needs to stop it cleanly. */
 export interface AnalyticsApp extends Koa {
   /** Resolves when every write accepted so far is committed. */
@@ -166,7 +181,8 @@ export function createApp(options: AppOptions): AnalyticsApp {
   // The per-address limit sits on each API route rather than before the router, so that the two
   // cannot disagree on which spellings of a path are API requests.
   const limited = rateLimiter.byIp;
-  router.post('/api/v1/events/batch', limited, eventsBatchRoute(rc));
+  const eventsBatch = eventsBatchRoute(rc);
+  router.post('/api/v1/events/batch', limited, eventsBatch);
   router.post('/api/v1/sessions/:sessionId/recordings', limited, recordingsRoute(rc));
   router.get('/api/v1/events', limited, listEventsRoute(rc));
   router.get('/api/v1/export', limited, exportRoute(rc));
@@ -202,6 +218,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
   // Before the routes and their rate limit, so a browser can read a 429 and its Retry-After
   // cross-origin.
   koa.use(cors(options.corsOrigins ?? ['*']));
+  koa.use(ingestShortcut(`${basePath}/api/v1/events/batch`, limited, eventsBatch));
   koa.use(operations.routes());
   koa.use(operations.allowedMethods({ throw: true }));
   koa.use(router.routes());

@@ -1,7 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import bodyParser from 'koa-bodyparser';
 import { HttpError } from './http-error.js';
+import { type BodyCoding, ENCODINGS_ACCEPTED, readBody } from './read-body.js';
 
 /** The media types the ingestion endpoints take: JSON, and text/plain for the beacon form. */
 const ACCEPTED_TYPES = ['application/json', 'text/plain'];
@@ -13,53 +12,25 @@ const ACCEPTED_TYPES = ['application/json', 'text/plain'];
  */
 export type BodyReader = (ctx: Context, beacon: boolean) => Promise<string>;
 
-interface BodyParserError {
-  status?: number;
-  type?: string;
-}
-
 /**
- * Creates a body reader over koa-bodyparser. The limit applies to the decompressed bytes while
- * they stream (co-body inflates before raw-body counts), so a gzip bomb stops at the limit instead
- * of being inflated first. JSON is parsed by the caller, so bad JSON gets our own error code.
+ * Creates a body reader over `readBody` (`read-body.ts`). The limit applies to the decompressed
+ * bytes while they stream, so a gzip bomb stops at the limit instead of being inflated first. JSON
+ * is parsed by the caller, so bad JSON gets our own error code. The text is returned, never left
+ * on the context: there a batch's text would live until the answer is sent, after the commit, long
+ * enough to be moved to the old heap.
  */
 export function createBodyReader(limitBytes: number): BodyReader {
-  const parse = bodyParser({
-    enableTypes: ['text'],
-    extendTypes: { text: ['application/json'] },
-    // raw-body reads a unit-less string as bytes.
-    textLimit: String(limitBytes),
-  });
-  const noop = async (): Promise<void> => {};
-  return async (ctx, beacon) => {
+  return (ctx, beacon) => {
+    let coding: BodyCoding;
     try {
-      const encoding = normalizeEncoding(beacon ? beaconEncoding(ctx) : ctx.get('content-encoding'));
-      if (encoding === 'identity') delete ctx.req.headers['content-encoding'];
-      else {
-        ctx.req.headers['content-encoding'] = encoding;
-        keepInflateErrorsHeard(ctx.req);
-      }
-      await parse(ctx, noop);
+      coding = normalizeEncoding(beacon ? beaconEncoding(ctx) : (ctx.req.headers['content-encoding'] ?? ''));
     } catch (error) {
-      // The rest of a refused body (over the limit, corrupt gzip) is still coming. Read it into
-      // nothing, as Node does for a body nobody reads; left unread, it would wedge this keep-alive
-      // connection until the headers timeout, and the client's next request with it.
-      if (!ctx.req.complete) {
-        ctx.req.unpipe();
-        ctx.req.resume();
-      }
-      throw error instanceof HttpError ? error : mapParserError(error as BodyParserError, limitBytes);
+      // Nothing was read: Node reads the unread body into nothing once the answer is sent.
+      return Promise.reject(error);
     }
-    const body = ctx.request.body;
-    // The caller holds the text as long as it needs it; left on the context, a batch's text would
-    // live until the answer is sent, after the commit, long enough to be moved to the old heap.
-    ctx.request.body = undefined;
-    ctx.request.rawBody = '';
-    return typeof body === 'string' ? body : '';
+    return readBody(ctx.req, limitBytes, coding);
   };
 }
-
-const ignore = (): void => {};
 
 /**
  * The encoding of a beacon's body: the `encoding` query parameter (`?encoding=gzip`), since
@@ -72,15 +43,12 @@ function beaconEncoding(ctx: Context): string {
   return typeof value === 'string' ? value : 'two encodings';
 }
 
-/** The body encodings the server inflates, as named in the 415 answer. */
-const ENCODINGS_ACCEPTED = 'gzip (or x-gzip), deflate, br or identity';
-
 /**
  * The one encoding a request names, lower-cased (RFC 9110 makes codings case-insensitive, and
- * `x-gzip` an alias of gzip), so the inflater below, which compares exactly, understands it.
- * A list of several codings, or an unknown one, is refused with 415 before anything is read.
+ * `x-gzip` an alias of gzip). A list of several codings, or an unknown one, is refused with 415
+ * before anything is read.
  */
-function normalizeEncoding(header: string): 'gzip' | 'deflate' | 'br' | 'identity' {
+function normalizeEncoding(header: string): BodyCoding {
   const coding = header.trim().toLowerCase();
   switch (coding) {
     case '':
@@ -94,34 +62,6 @@ function normalizeEncoding(header: string): 'gzip' | 'deflate' | 'br' | 'identit
       return coding;
     default:
       throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding must be ${ENCODINGS_ACCEPTED}.`);
-  }
-}
-
-/**
- * co-body pipes the request into a zlib stream (inflation) and reads that with raw-body. Once
- * raw-body refuses the body (over the limit) it stops listening to the zlib stream, but the rest of
- * the request still flows in, and when that rest is truncated or corrupt, zlib emits an 'error'
- * that nobody hears: an uncaught exception that ends the process. So whatever the request is piped
- * into keeps a listener; the request itself was already answered (413).
- */
-function keepInflateErrorsHeard(req: IncomingMessage): void {
-  const pipe = req.pipe;
-  req.pipe = function pipeHeard<T extends NodeJS.WritableStream>(this: IncomingMessage, destination: T, options?: { end?: boolean }): T {
-    destination.on('error', ignore);
-    return pipe.call(this, destination, options) as T;
-  };
-}
-
-function mapParserError(error: BodyParserError, limitBytes: number): HttpError {
-  switch (error.type) {
-    case 'entity.too.large':
-      return new HttpError('PAYLOAD_TOO_LARGE', `The body is larger than ${limitBytes} bytes (after decompression).`);
-    case 'encoding.unsupported':
-      return new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding must be ${ENCODINGS_ACCEPTED}.`);
-    default:
-      if (error.status === 415) return new HttpError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding.');
-      // Truncated or corrupt gzip, a length that does not match the body, an aborted upload.
-      return new HttpError('INVALID_JSON', 'The body could not be read (truncated, corrupt or mis-encoded).');
   }
 }
 

@@ -73,6 +73,28 @@ describe.each(STORE_KINDS)('POST /api/v1/events/batch on %s', (kind) => {
     expect((await storedEvents(server, project.id)).length).toBe(20);
   });
 
+  it('answers the exact path before the router and other spellings through it alike, deduplicating across them', async () => {
+    const project = await server.createProject();
+    const events = [makeEvent(), makeEvent()];
+    const post = (path: string, body: string) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `ApiKey ${project.writeKey}`, 'x-project-id': project.id },
+        body,
+      });
+    for (const path of ['/api/v1/events/batch', '/api/v1/events/batch/', '/API/v1/events/batch']) {
+      const res = await post(path, JSON.stringify(events));
+      expect(await res.json()).toEqual({ success: true, processed: 2 });
+      const bad = await post(path, '[{');
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { code: string }).code).toBe('INVALID_JSON');
+    }
+    expect((await storedEvents(server, project.id)).length).toBe(2);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^sa_http_requests_total\{route="\/api\/v1\/events\/batch",status="400"\} [3-9]/m);
+    expect(metrics).not.toMatch(/route="unmatched",status="200"/);
+  });
+
   it('keeps the first of two events with the same id in one batch', async () => {
     const project = await server.createProject();
     const e = makeEvent();

@@ -7,7 +7,7 @@ import { uuidV7 } from '../ids.js';
 import { normalizeIp, truncateIp } from '../ip-address.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { createDimensionExtractor } from '../reports/dimensions.js';
-import type { EventDimensions, StoredEvent } from '../store/event-store.js';
+import type { StoredEvent } from '../store/event-store.js';
 import type { RouteContext } from './route-context.js';
 
 /**
@@ -54,15 +54,26 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
         botsDropped++;
         continue;
       }
-      stored.push(
-        toStoredEvent(e, check.times[i] as number | null, projectId, receivedAt, offsetMs, {
-          ipAddress,
-          userAgent,
-          isBot,
-          visitorId: visitorOf(userAgent),
-          dimensions: dimensions.extract(e.properties ?? {}, userAgent),
-        }),
-      );
+      const time = check.times[i] as number | null;
+      // One literal, not a spread of the server fields into another object: one allocation and one
+      // object shape per event.
+      stored.push({
+        projectId,
+        eventId: e.event_id ?? uuidV7(receivedAt),
+        eventType: e.event_type,
+        userId: e.user_id ?? null,
+        sessionId: e.session_id ?? null,
+        timestamp: time === null ? receivedAt : time + offsetMs,
+        // The client's time as sent, corrected or not: reports and exports can tell the two apart.
+        clientTimestamp: time,
+        receivedAt,
+        properties: e.properties ?? {},
+        ipAddress,
+        userAgent,
+        isBot,
+        visitorId: visitorOf(userAgent),
+        dimensions: dimensions.extract(e.properties ?? {}, userAgent),
+      });
     }
     if (botsDropped > 0) rc.metrics.botEventsDropped(botsDropped);
 
@@ -92,36 +103,4 @@ function flaggedIndexes(stored: readonly StoredEvent[]): number[] {
   const out: number[] = [];
   for (let i = 0; i < stored.length; i++) if (stored[i]?.isBot) out.push(i);
   return out;
-}
-
-/** What the server adds to an event beside its time: address, agent, bot flag, visitor, report columns. */
-interface ServerFields {
-  ipAddress: string | null;
-  userAgent: string | null;
-  isBot: boolean;
-  visitorId: string | null;
-  dimensions: EventDimensions;
-}
-
-function toStoredEvent(
-  e: BackendEvent,
-  clientTime: number | null,
-  projectId: string,
-  receivedAt: number,
-  offsetMs: number,
-  fields: ServerFields,
-): StoredEvent {
-  return {
-    projectId,
-    eventId: e.event_id ?? uuidV7(receivedAt),
-    eventType: e.event_type,
-    userId: e.user_id ?? null,
-    sessionId: e.session_id ?? null,
-    timestamp: clientTime === null ? receivedAt : clientTime + offsetMs,
-    // The client's time as sent, corrected or not: reports and exports can tell the two apart.
-    clientTimestamp: clientTime,
-    receivedAt,
-    properties: e.properties ?? {},
-    ...fields,
-  };
 }

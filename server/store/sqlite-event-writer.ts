@@ -7,31 +7,44 @@ export interface Cleaners {
   cleanJson(json: string): string;
 }
 
-/** Columns of one event in {@link EncodedBatch.events}, in insert order. */
-const EVENT_FIELDS = 25;
+/** Values of one event in {@link EncodedBatch.refs}: its text columns by index, and the bot flag. */
+const REF_FIELDS = 20;
+/** Values of one event in {@link EncodedBatch.times}. */
+const TIME_FIELDS = 3;
+/** Values of one event in {@link EncodedBatch.texts}: its id and its properties as JSON. */
+const TEXT_FIELDS = 2;
 /** Columns of one recording chunk in {@link EncodedBatch.chunks}, in insert order. */
 const CHUNK_FIELDS = 10;
 
 /**
  * A group commit as flat column values: what the request thread hands to the writer thread.
- * Primitives only, because a structured clone of strings and numbers is a copy, while one of
- * event objects walks every property: measured, cloning the objects cost more per event than
- * serializing the properties here and cloning the flat values (the SQLite store's figures are in
- * bench/RESULTS.md). The clone still copies every string, and most columns repeat from event to
- * event (project, agent, address, visitor, session, the report columns): those are sent once per
- * group in {@link EncodedBatch.strings} and referred to by index.
+ * Primitives only, because a structured clone of event objects walks every property. Most text
+ * columns repeat from event to event (project, type, agent, address, visitor, session, the report
+ * columns): those are sent once per group in {@link EncodedBatch.strings} and referred to by index
+ * from a typed array, and the times go in another, both transferred rather than cloned: the clone
+ * then writes two strings per event instead of one value per column (docs/decisions.md, "Write
+ * path: each event parsed and encoded once"; the figures are in bench/RESULTS.md).
  */
 export interface EncodedBatch {
   /**
-   * {@link EVENT_FIELDS} values per event: the event id, times, the properties as JSON text, and
-   * for every other text column (project, type, user, session, agent, address, visitor and the
-   * twelve report columns) an index into `strings`, or null.
+   * {@link REF_FIELDS} values per event: project, type, user, session, agent, address as an index
+   * into `strings` (-1 for null), the bot flag (1 or 0), the visitor and the twelve report columns
+   * as indexes again.
    */
-  events: Array<string | number | null>;
-  /** The distinct values of the repeating columns of `events`, each once. */
+  refs: Int32Array;
+  /** {@link TIME_FIELDS} values per event: time, client time (NaN for none), arrival time, ms. */
+  times: Float64Array;
+  /** {@link TEXT_FIELDS} values per event: the event id and the properties as JSON text. */
+  texts: string[];
+  /** The distinct values of the repeating columns, each once. */
   strings: string[];
   /** {@link CHUNK_FIELDS} values per chunk, the recorded events as JSON text. */
   chunks: Array<string | number | null>;
+}
+
+/** The buffers of an {@link EncodedBatch} to transfer rather than copy when it is posted to a thread. */
+export function transferablesOf(batch: EncodedBatch): ArrayBuffer[] {
+  return [batch.refs.buffer as ArrayBuffer, batch.times.buffer as ArrayBuffer];
 }
 
 /** Flattens a group commit for {@link prepareEventWriter}; JSON is serialized here, cleaned in the writer. */
@@ -39,8 +52,8 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
   const { events, chunks } = batch;
   const strings: string[] = [];
   const seen = new Map<string, number>();
-  const ref = (value: string | null): number | null => {
-    if (value === null) return null;
+  const ref = (value: string | null): number => {
+    if (value === null) return -1;
     let i = seen.get(value);
     if (i === undefined) {
       i = strings.length;
@@ -49,43 +62,44 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     }
     return i;
   };
-  const ev = new Array<string | number | null>(events.length * EVENT_FIELDS);
-  let j = 0;
-  for (let i = 0; i < events.length; i++) {
+  const refs = new Int32Array(events.length * REF_FIELDS);
+  const times = new Float64Array(events.length * TIME_FIELDS);
+  const texts = new Array<string>(events.length * TEXT_FIELDS);
+  for (let i = 0, r = 0, t = 0, x = 0; i < events.length; i++) {
     const e = events[i];
-    ev[j++] = ref(e.projectId);
-    ev[j++] = e.eventId;
-    ev[j++] = ref(e.eventType);
-    ev[j++] = ref(e.userId);
-    ev[j++] = ref(e.sessionId);
-    ev[j++] = e.timestamp;
-    ev[j++] = e.clientTimestamp;
-    ev[j++] = e.receivedAt;
-    ev[j++] = JSON.stringify(e.properties);
-    ev[j++] = ref(e.userAgent);
-    ev[j++] = ref(e.ipAddress);
-    ev[j++] = e.isBot ? 1 : 0;
-    ev[j++] = ref(e.visitorId);
+    refs[r++] = ref(e.projectId);
+    refs[r++] = ref(e.eventType);
+    refs[r++] = ref(e.userId);
+    refs[r++] = ref(e.sessionId);
+    refs[r++] = ref(e.userAgent);
+    refs[r++] = ref(e.ipAddress);
+    refs[r++] = e.isBot ? 1 : 0;
+    refs[r++] = ref(e.visitorId);
     const d = e.dimensions;
     if (d === undefined) {
-      for (let k = 0; k < 12; k++) ev[j++] = null;
+      for (let k = 0; k < 12; k++) refs[r++] = -1;
     } else {
-      ev[j++] = ref(d.path);
-      ev[j++] = ref(d.host);
-      ev[j++] = ref(d.referrerHost);
-      ev[j++] = ref(d.channel);
-      ev[j++] = ref(d.utmSource);
-      ev[j++] = ref(d.utmMedium);
-      ev[j++] = ref(d.utmCampaign);
-      ev[j++] = ref(d.browser);
-      ev[j++] = ref(d.os);
-      ev[j++] = ref(d.device);
-      ev[j++] = ref(d.screenClass);
-      ev[j++] = ref(d.anonymousId);
+      refs[r++] = ref(d.path);
+      refs[r++] = ref(d.host);
+      refs[r++] = ref(d.referrerHost);
+      refs[r++] = ref(d.channel);
+      refs[r++] = ref(d.utmSource);
+      refs[r++] = ref(d.utmMedium);
+      refs[r++] = ref(d.utmCampaign);
+      refs[r++] = ref(d.browser);
+      refs[r++] = ref(d.os);
+      refs[r++] = ref(d.device);
+      refs[r++] = ref(d.screenClass);
+      refs[r++] = ref(d.anonymousId);
     }
+    times[t++] = e.timestamp;
+    times[t++] = e.clientTimestamp ?? Number.NaN;
+    times[t++] = e.receivedAt;
+    texts[x++] = e.eventId;
+    texts[x++] = JSON.stringify(e.properties);
   }
   const ch = new Array<string | number | null>(chunks.length * CHUNK_FIELDS);
-  j = 0;
+  let j = 0;
   for (let i = 0; i < chunks.length; i++) {
     const c = chunks[i];
     ch[j++] = c.projectId;
@@ -99,7 +113,7 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     ch[j++] = c.isFinal ? 1 : 0;
     ch[j++] = c.receivedAt;
   }
-  return { events: ev, strings, chunks: ch };
+  return { refs, times, texts, strings, chunks: ch };
 }
 
 /**
@@ -134,51 +148,53 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
   const text = (v: string | number | null): string => cleanText(v as string);
   const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
   const ms = (v: string | number | null): number => Math.round(v as number);
-  // 25 and 10 below are EVENT_FIELDS and CHUNK_FIELDS, 86,400,000 is DAY_MS (rollup-schema.ts),
-  // written out because this function travels as source; `at` reads a column sent as an index into `strings`.
+  // 20, 3, 2 and 10 below are REF_FIELDS, TIME_FIELDS, TEXT_FIELDS and CHUNK_FIELDS, 86,400,000 is
+  // DAY_MS (rollup-schema.ts), written out because this function travels as source; `at` reads a
+  // column sent as an index into `strings`.
   return db.transaction((batch: EncodedBatch): WriteResult => {
     // Each distinct value cleaned once, however many events repeat it.
     const strings = batch.strings.map((value) => cleanText(value));
-    const at = (v: string | number | null): string | null => (v === null ? null : (strings[v as number] as string));
-    const ev = batch.events;
-    const eventInserted = new Array<boolean>(ev.length / 25);
+    const at = (i: number): string | null => (i < 0 ? null : (strings[i] as string));
+    const { refs, times, texts } = batch;
+    const eventInserted = new Array<boolean>(texts.length / 2);
     // (project index, day) pairs of stored events; a group nearly always holds one or two.
     const days = new Map<number, Set<number>>();
     let lastProject = -1;
     let lastDay = Number.NaN;
-    for (let i = 0, j = 0; j < ev.length; i++, j += 25) {
-      const timestamp = ms(ev[j + 5]);
+    for (let i = 0, r = 0, t = 0, x = 0; i < eventInserted.length; i++, r += 20, t += 3, x += 2) {
+      const timestamp = Math.round(times[t] as number);
+      const clientTime = times[t + 1] as number;
       const stored =
         insertEvent.run(
-          at(ev[j]),
-          text(ev[j + 1]),
-          at(ev[j + 2]),
-          at(ev[j + 3]),
-          at(ev[j + 4]),
+          at(refs[r] as number),
+          cleanText(texts[x] as string),
+          at(refs[r + 1] as number),
+          at(refs[r + 2] as number),
+          at(refs[r + 3] as number),
           timestamp,
-          ev[j + 6] === null ? null : ms(ev[j + 6]),
-          ms(ev[j + 7]),
-          cleanJson(ev[j + 8] as string),
-          at(ev[j + 9]),
-          at(ev[j + 10]),
-          ev[j + 11],
-          at(ev[j + 12]),
-          at(ev[j + 13]),
-          at(ev[j + 14]),
-          at(ev[j + 15]),
-          at(ev[j + 16]),
-          at(ev[j + 17]),
-          at(ev[j + 18]),
-          at(ev[j + 19]),
-          at(ev[j + 20]),
-          at(ev[j + 21]),
-          at(ev[j + 22]),
-          at(ev[j + 23]),
-          at(ev[j + 24]),
+          Number.isNaN(clientTime) ? null : Math.round(clientTime),
+          Math.round(times[t + 2] as number),
+          cleanJson(texts[x + 1] as string),
+          at(refs[r + 4] as number),
+          at(refs[r + 5] as number),
+          refs[r + 6],
+          at(refs[r + 7] as number),
+          at(refs[r + 8] as number),
+          at(refs[r + 9] as number),
+          at(refs[r + 10] as number),
+          at(refs[r + 11] as number),
+          at(refs[r + 12] as number),
+          at(refs[r + 13] as number),
+          at(refs[r + 14] as number),
+          at(refs[r + 15] as number),
+          at(refs[r + 16] as number),
+          at(refs[r + 17] as number),
+          at(refs[r + 18] as number),
+          at(refs[r + 19] as number),
         ).changes > 0;
       eventInserted[i] = stored;
       if (!stored) continue;
-      const project = ev[j] as number;
+      const project = refs[r] as number;
       const day = Math.floor(timestamp / 86_400_000);
       if (project === lastProject && day === lastDay) continue;
       lastProject = project;

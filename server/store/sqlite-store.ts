@@ -179,6 +179,15 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let closeWriter: () => Promise<void> = async () => {};
   const credentials = new Map<string, Credential | null>();
   let credentialsVersion = -1;
+  // Whether `auth_changes` was read in this turn of the event loop. Reading it after the writer
+  // thread's latest commit makes this connection drop its page cache and read the pages again,
+  // which cost more than anything else in authenticating a request; the requests of one turn share
+  // one read (docs/decisions.md, "Key kinds and hashing"). A change made through this store clears
+  // the flag, so its own next lookup reads again.
+  let versionReadThisTurn = false;
+  const credentialsChanged = (): void => {
+    versionReadThisTurn = false;
+  };
   let initializing: Promise<void> | null = null;
   // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
   let refreshRollup: RefreshNext | null = null;
@@ -263,6 +272,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async createProject(project) {
+      credentialsChanged();
       try {
         use().statements.insertProject.run(
           project.id,
@@ -287,6 +297,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async createKey(key) {
+      credentialsChanged();
       try {
         use().statements.insertKey.run(key.id, key.projectId, key.kind, key.hash, key.prefix, key.createdAt, key.revokedAt);
       } catch (error) {
@@ -301,10 +312,14 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
 
     async findCredential(hash) {
       const current = use();
-      const version = current.statements.authChanges.get() as number;
-      if (version !== credentialsVersion) {
-        credentials.clear();
-        credentialsVersion = version;
+      if (!versionReadThisTurn) {
+        versionReadThisTurn = true;
+        setImmediate(credentialsChanged);
+        const version = current.statements.authChanges.get() as number;
+        if (version !== credentialsVersion) {
+          credentials.clear();
+          credentialsVersion = version;
+        }
       }
       const cached = credentials.get(hash);
       if (cached !== undefined) return cached;
@@ -320,10 +335,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async revokeKey(keyId, at) {
+      credentialsChanged();
       return use().statements.revokeKey.run(at, keyId).changes > 0;
     },
 
     async updateProject(projectId, changes) {
+      credentialsChanged();
       const current = use();
       if (changes.bots === undefined) return current.statements.projectExists.get(projectId) !== undefined;
       return current.statements.updateProjectBots.run(changes.bots, projectId).changes > 0;
