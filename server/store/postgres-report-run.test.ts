@@ -19,11 +19,12 @@ afterAll(async () => {
 });
 
 describe('createPostgresReportRun(pool)', () => {
-  it('runs a report statement with JIT off and gives the connection back with its own setting', async () => {
+  it('runs a report statement with JIT and parallel plans off and gives the connection back with its own settings', async () => {
     const run = createPostgresReportRun(() => pool);
-    const before = (await pool.query<{ jit: string }>('SHOW jit')).rows[0]?.jit;
-    expect(await run("SELECT current_setting('jit') AS jit, $1::int AS n", [7])).toEqual([{ jit: 'off', n: 7 }]);
-    expect((await pool.query<{ jit: string }>('SHOW jit')).rows[0]?.jit).toBe(before);
+    const settings = "SELECT current_setting('jit') AS jit, current_setting('max_parallel_workers_per_gather') AS workers";
+    const before = (await pool.query(settings)).rows[0];
+    expect(await run(`${settings}, $1::int AS n`, [7])).toEqual([{ jit: 'off', workers: '0', n: 7 }]);
+    expect((await pool.query(settings)).rows[0]).toEqual(before);
   });
 
   it('refuses a write, since a report only reads, and the connection stays usable', async () => {
