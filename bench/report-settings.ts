@@ -85,7 +85,7 @@ try {
 } finally {
   await client.end();
 }
-console.log(`30-day panels on ${project.events.toLocaleString('en')} events, median of ${rounds} rounds, wall / backend CPU ms; load average ${loadavg()[0]?.toFixed(1)} at the end`);
+console.log(`30-day panels on ${project.events.toLocaleString('en')} events, median of ${rounds} rounds, wall / CPU ms (the backend and its parallel workers); load average ${loadavg()[0]?.toFixed(1)} at the end`);
 console.log(`| panel | ${VARIANTS.map(([name]) => name).join(' | ')} |`);
 console.log(`|---|${VARIANTS.map(() => '---:').join('|')}|`);
 for (const [name, perVariant] of results) {
