@@ -124,23 +124,30 @@ export async function existingProject(location: string): Promise<{ projectId: st
 
 /**
  * CPU milliseconds the database has spent so far: this process's for SQLite (which runs in it); on
- * PostgreSQL the sum over the server's client backends (/proc/<pid>/stat, in ticks of 10 ms), so
- * NaN when the server is not on this machine. Wall time on a shared machine counts the waits for
- * a core; CPU time does not.
+ * PostgreSQL the sum over the server's client backends (/proc/<pid>/stat, in ticks of 10 ms), plus
+ * what its exited children had spent (the postmaster's cutime and cstime): a parallel plan's
+ * workers are children that exit with their statement (so are autovacuum's workers, which the
+ * bench's read-only runs seldom wake). NaN when the server is not on this machine. Wall time on a
+ * shared machine counts the waits for a core; CPU time does not.
  */
 function cpuMeter(location: string): { read(): Promise<number>; close(): Promise<void> } {
   if (!isPostgresUrl(location)) return { read: async () => (process.cpuUsage().user + process.cpuUsage().system) / 1000, close: async () => {} };
   const pool = new pg.Pool({ connectionString: location, max: 1 });
-  const ticks = (pid: number): number => {
+  // Fields after the command name: [1] the parent pid, [11] utime, [12] stime, [13] cutime, [14] cstime.
+  const stat = (pid: number): number[] | null => {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-      return Number(fields[11]) + Number(fields[12]);
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ').map(Number);
     } catch {
-      return Number.NaN;
+      return null;
     }
+  };
+  const ticks = (pid: number): number => {
+    const fields = stat(pid);
+    return fields === null ? Number.NaN : (fields[11] ?? Number.NaN) + (fields[12] ?? Number.NaN);
   };
   const seen = new Map<number, number>();
   let total = 0;
+  let children: number | undefined;
   return {
     async read() {
       const pids = (await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")).rows;
@@ -150,6 +157,12 @@ function cpuMeter(location: string): { read(): Promise<number>; close(): Promise
         total += now - (seen.get(pid) ?? 0);
         seen.set(pid, now);
       }
+      const own = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      const postmaster = own === undefined ? undefined : stat(own)?.[1];
+      const exited = postmaster === undefined ? null : stat(postmaster);
+      const now = exited === null ? Number.NaN : (exited[13] ?? Number.NaN) + (exited[14] ?? Number.NaN);
+      if (children !== undefined) total += now - children;
+      children = now;
       return total * 10;
     },
     close: () => pool.end(),

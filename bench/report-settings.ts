@@ -1,17 +1,20 @@
 // What PostgreSQL settings of the report statements' own transaction do to the report panels
 // (docs/decisions.md, "Daily rollups"): each 30-day panel of bench/panel-bench.ts, on a database
 // `bench/generate-project.ts` filled and whose rollups are built (run the panel bench on it once),
-// alternately as a plain statement and inside `BEGIN; SET LOCAL …` with each set of settings,
-// `rounds` times; prints per panel the median wall time and the backend's CPU time.
+// alternately as a plain statement and inside `BEGIN; SET LOCAL …` with each set of settings (the
+// store's own, server/store/postgres-report-run.ts, among them), `rounds` times; prints per panel
+// the median wall time and the CPU time of the backend and of a parallel plan's workers.
 //
 //   node scripts/run-ts.mjs bench/report-settings.ts postgres://… [rounds]
 //
 // `SET LOCAL` lasts until the transaction's end, so it holds behind a pooler in transaction mode
-// too, unlike a connection option. CPU is read from /proc/<backend pid>/stat (the server must run
-// on this machine), in ticks of 10 ms; wall time on a shared machine counts waits for a core.
+// too, unlike a connection option. CPU is read from /proc/<backend pid>/stat and the postmaster's
+// children's times (the server must run on this machine), in ticks of 10 ms; wall time on a shared
+// machine counts waits for a core.
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
+import { REPORT_SETTINGS } from '../server/store/postgres-report-run.js';
 import { POSTGRES_DIALECT, createReportStore } from '../server/store/report-queries.js';
 import type { ReportQuery } from '../server/store/report-store.js';
 import { PANELS, existingProject } from './panel-bench.js';
@@ -21,14 +24,18 @@ const DAY_MS = 86_400_000;
 /** The variants measured: a name and the settings (none: a plain statement, no transaction). */
 const VARIANTS: Array<[string, string[]]> = [
   ['plain', []],
-  ['jit off', ['SET LOCAL jit = off']],
-  ['work_mem 64MB', ["SET LOCAL work_mem = '64MB'"]],
-  ['jit off, work_mem 64MB', ['SET LOCAL jit = off', "SET LOCAL work_mem = '64MB'"]],
+  ["the store's (jit off, no parallel plans)", [...REPORT_SETTINGS]],
+  ["the store's, work_mem 32MB", [...REPORT_SETTINGS, "SET LOCAL work_mem = '32MB'"]],
+  ['jit off, parallel plans', ['SET LOCAL jit = off']],
 ];
 
+// Fields after the command name: [1] the parent pid, [11] utime, [12] stime, [13] cutime, [14] cstime.
+const stat = (pid: number): number[] => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ').map(Number);
+/** The backend's CPU ticks and those of the postmaster's exited children: a parallel plan's workers. */
 const ticks = (pid: number): number => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+  const own = stat(pid);
+  const postmaster = stat(own[1] ?? 0);
+  return (own[11] ?? 0) + (own[12] ?? 0) + (postmaster[13] ?? 0) + (postmaster[14] ?? 0);
 };
 
 const median = (values: number[]): number => {
@@ -78,7 +85,7 @@ try {
 } finally {
   await client.end();
 }
-console.log(`30-day panels on ${project.events.toLocaleString('en')} events, median of ${rounds} rounds, wall / backend CPU ms; load average ${loadavg()[0]?.toFixed(1)} at the end`);
+console.log(`30-day panels on ${project.events.toLocaleString('en')} events, median of ${rounds} rounds, wall / CPU ms (the backend and its parallel workers); load average ${loadavg()[0]?.toFixed(1)} at the end`);
 console.log(`| panel | ${VARIANTS.map(([name]) => name).join(' | ')} |`);
 console.log(`|---|${VARIANTS.map(() => '---:').join('|')}|`);
 for (const [name, perVariant] of results) {

@@ -8,6 +8,7 @@ import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL }
 import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
 import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
+import { createPostgresReportRun } from './postgres-report-run.js';
 import { erasePostgresUser } from './rollup-erasure.js';
 import { createPostgresRollupRefresh } from './rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
@@ -178,7 +179,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
   return {
     kind: 'postgres',
-    reports: createReportStore(POSTGRES_DIALECT, async (sql, values) => (await query(sql, values)).rows, {
+    reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
       refreshNext: (beforeDay) => (use(), refreshRollup(beforeDay)),
     }),
 

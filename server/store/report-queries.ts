@@ -335,7 +335,9 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       // sequence of its masks in (time, event id) order; sessions are counted per distinct
       // sequence. One scan and one sort per session, whatever the number of steps; the walk along
       // a sequence is {@link reachedSteps}. Whole clean days read only the events of the steps'
-      // keys from `rollup_steps` (`rollup-queries.ts`).
+      // keys from `rollup_steps` (`rollup-queries.ts`). Read once, `m` is not materialized: both
+      // databases then group its rows as they read them, without writing them to a temporary
+      // table first, and PostgreSQL plans with its row estimates (docs/decisions.md, "Daily rollups").
       const mask = () =>
         steps
           .map((step, k) => {
@@ -353,7 +355,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
          WHERE mask > 0`;
       }
       const rows = await run(
-        `WITH m AS MATERIALIZED (${matched}),
+        `WITH m AS NOT MATERIALIZED (${matched}),
          seq AS (
            SELECT ${dialect.orderedConcat('mask', 'timestamp, event_id')} AS masks FROM m GROUP BY session_id)
          SELECT masks, COUNT(*) AS sessions FROM seq GROUP BY masks`,
