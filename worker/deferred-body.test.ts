@@ -103,6 +103,24 @@ describe('createDeferredBody(options)', () => {
     expect(posts.at(-1)).toMatchObject({ covered: [0, 3] });
   });
 
+  it('builds at most once per interval while nothing can be armed (an oldest event that fits no body)', async () => {
+    const { keeper, posts, set, builds } = setup({ maxBytes: 100 });
+    const big = (from: number, to: number) => numbered(from, to, 'x'.repeat(2_000));
+    set(big(0, 1));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(builds()).toBe(1);
+    for (let n = 2; n <= 10; n++) {
+      set(big(0, n));
+      // Not at once: within the interval the change waits for it, and nothing is held meanwhile.
+      expect(keeper.firstArmed()).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    expect(builds()).toBe(1);
+    await vi.advanceTimersByTimeAsync(REBUILD_INTERVAL_MS);
+    expect(builds()).toBe(2);
+    expect(posts).toEqual([]);
+  });
+
   it('sends plain JSON without encoding=gzip where there is no gzip', async () => {
     const { posts, set } = setup({ compress: undefined });
     set(numbered(0, 2));

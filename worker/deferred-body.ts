@@ -129,7 +129,8 @@ export function createDeferredBody(options: DeferredBodyOptions): DeferredBody {
     dirty = true;
     // Nothing armed: build at once (in a microtask, so that the changes of this task go in
     // together), and the core holds its sends until it is armed ({@link DeferredBody.firstArmed}).
-    if (!armed && !building && !closed && timer === undefined) {
+    // Still at most once per interval: a set whose oldest event fits no body stays unarmed.
+    if (!armed && !building && !closed && timer === undefined && options.now() - lastStart >= interval) {
       first ??= Promise.resolve()
         .then(build)
         .finally(() => (first = undefined));
