@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransaction } from './postgres-transaction.js';
 import type { RunQuery } from './report-queries.js';
 
 /**
@@ -20,22 +21,6 @@ export const REPORT_SETTINGS: readonly string[] = ['SET LOCAL jit = off', 'SET L
  */
 export function createPostgresReportRun(pool: () => pg.Pool): RunQuery {
   const begin = ['BEGIN READ ONLY', ...REPORT_SETTINGS].join('; ');
-  return async (sql, values) => {
-    const client = await pool().connect();
-    let broken: Error | undefined;
-    try {
-      await client.query(begin);
-      const { rows } = await client.query<Record<string, unknown>>(sql, values);
-      await client.query('COMMIT');
-      return rows;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
-    } finally {
-      // A connection that could not even roll back is destroyed rather than reused.
-      client.release(broken);
-    }
-  };
+  return (sql, values) =>
+    inTransaction(pool(), begin, async (client) => (await client.query<Record<string, unknown>>(sql, values)).rows);
 }

@@ -9,6 +9,7 @@ import { createEventWriter, insertChunks, insertEvents, isOneStatement } from '.
 import { backfillPostgresReportColumns } from './report-backfill.js';
 import { POSTGRES_DIALECT, createReportStore } from './report-queries.js';
 import { createPostgresReportRun } from './postgres-report-run.js';
+import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from './rollup-erasure.js';
 import { createPostgresRollupRefresh } from './rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from './rollup-refresher.js';
@@ -107,22 +108,11 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   /** Runs `work` in one transaction, again when PostgreSQL asks for it (deadlock, serialization). */
   async function transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
+        return await inTransaction(pool, 'BEGIN', work);
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken = rollbackError;
-        });
         if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
         throw error;
-      } finally {
-        // A connection that could not even roll back is destroyed rather than reused.
-        client.release(broken);
       }
     }
   }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
+import { inTransaction } from './postgres-transaction.js';
 import type { Dialect } from './report-queries.js';
 import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from './report-store.js';
 import { DAY_MS, markLockSql } from './rollup-schema.js';
@@ -279,11 +280,8 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
-  return async (beforeDay) => {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+  return (beforeDay) =>
+    inTransaction(pool, 'BEGIN', async (client) => {
       await client.query(compact, [beforeDay]);
       const candidates = await client.query<{ project_id: string; day: number }>(
         'SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint ORDER BY day DESC, project_id LIMIT 16',
@@ -300,10 +298,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
           break;
         }
       }
-      if (row === undefined) {
-        await client.query('COMMIT');
-        return null;
-      }
+      if (row === undefined) return null;
       const { project_id: projectId, day } = row;
       // The project's dictionary has one writer at a time, and the build's snapshot, taken after
       // this lock, sees every key a previous holder added: a new key is then new for good. Taken
@@ -317,16 +312,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
         'DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND NOT EXISTS (SELECT 1 FROM rollup_marks WHERE project_id = $1 AND day = $2)',
         [projectId, day],
       );
-      // Kept either way: the rows are the day as the snapshot saw it, and a day still marked is read from the events.
-      await client.query('COMMIT');
+      // Kept either way (committed): the rows are the day as the snapshot saw it, and a day still marked is read from the events.
       return (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day };
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  };
+    });
 }
