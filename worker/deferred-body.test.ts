@@ -238,6 +238,31 @@ describe('createDeferredBody(options)', () => {
     expect(arm.covered).toEqual([0, events.length]);
   });
 
+  it('writes every character of the events exactly, past its first buffer (multi-byte text, 400 events)', async () => {
+    const { posts, set } = setup({ compress: undefined, maxBytes: LIMITS.maxBatchBodyBytes });
+    const items = numbered(0, 400, 'café 東京 🚀 \u2028 "quoted" \\ '.repeat(8));
+    set(items);
+    await vi.advanceTimersByTimeAsync(0);
+    const arm = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
+    expect(arm.body.byteLength).toBeGreaterThan(64 * 1024);
+    expect(arm.complete).toBe(true);
+    expect(bodyOf(arm)).toEqual(items.map((item) => item.wire));
+  });
+
+  it('carries at most one server batch of bytes before compression: the oldest events whose JSON fits', async () => {
+    const { posts, set } = setup();
+    const items = numbered(0, 400, 'x'.repeat(5_000));
+    set(items);
+    await vi.advanceTimersByTimeAsync(0);
+    const arm = posts[0] as Extract<DeferredMessage, { t: 'deferred-arm' }>;
+    const events = bodyOf(arm);
+    const raw = (n: number) => Buffer.byteLength(JSON.stringify(items.slice(0, n).map((item) => item.wire)));
+    expect(raw(events.length)).toBeLessThanOrEqual(LIMITS.maxBatchBodyBytes);
+    expect(raw(events.length + 1)).toBeGreaterThan(LIMITS.maxBatchBodyBytes);
+    expect(arm.complete).toBe(false);
+    expect(arm.covered).toEqual([0, events.length]);
+  });
+
   it('disarms when not even the oldest event fits', async () => {
     const { posts, set } = setup({ compress: undefined, maxBytes: 100 });
     set(numbered(0, 2));
