@@ -163,6 +163,11 @@ export type FromWorkerMessage =
       covered: number[];
       /** False when unacknowledged events were left out (the body holds the oldest that fit). */
       complete: boolean;
+      /**
+       * Set by the facade, never by the core: the page has no `fetchLater`, so the body is held for
+       * the pagehide beacon instead of armed (`deferred-request.ts`).
+       */
+      held?: true;
     }
   /** Nothing is unacknowledged (or nothing fits a body): the deferred request is to be aborted. */
   | { t: 'deferred-disarm' };

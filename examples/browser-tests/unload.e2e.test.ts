@@ -148,9 +148,60 @@ describe('events tracked right before the page goes away', () => {
     }
   });
 
+  it('without fetchLater, pagehide sends the body the worker built as it is, and encodes none of its events again', async () => {
+    const project = await env.server.createProject();
+    const gate = await startBeaconOnlyGate(env.server.url);
+    const context = await env.browser.newContext();
+    await context.addInitScript(() => {
+      for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
+      // Notes when the core's body reaches the page (the facade's port handler sees it first).
+      const flags = window as unknown as { heldBodies: number };
+      flags.heldBodies = 0;
+      const descriptor = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage')!;
+      Object.defineProperty(MessagePort.prototype, 'onmessage', {
+        configurable: true,
+        get() {
+          return descriptor.get!.call(this);
+        },
+        set(handler: ((event: MessageEvent) => void) | null) {
+          const counting = function (this: MessagePort, event: MessageEvent) {
+            handler!.call(this, event);
+            if ((event.data as { t?: string } | null)?.t === 'deferred-arm') flags.heldBodies++;
+          };
+          descriptor.set!.call(this, typeof handler === 'function' ? counting : handler);
+        },
+      });
+    });
+    try {
+      const page = await openAnalyticsPage(context, env.web, '/unload-held.html', {
+        config: pageConfig(gate.url, project, { batchSize: 1000, flushInterval: 600_000, debug: true }),
+      });
+      expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
+      const run = runId();
+      await page.evaluate((r) => (window as unknown as HarnessWindow).harness.trackMany('held', 200, r), run);
+      await page.waitForFunction(() => (window as unknown as { heldBodies: number }).heldBodies > 0, undefined, { timeout: 30_000 });
+      await page.goto('about:blank');
+
+      await waitForEvents(env.server.store, project.id, 'held', 200);
+      const rows = await readEvents(env.server.store, project.id, 'held');
+      expect(rows).toHaveLength(200);
+      expect(new Set(rows.map((row) => row.properties.i)).size).toBe(200);
+      // One beacon, the core's gzip body of all 200; the page's own beacon path sent nothing.
+      expect(gate.beacons).toEqual([Array.from({ length: 200 }, () => 'held')]);
+      expect(gate.gzipped).toEqual([true]);
+      // Made by the worker's CompressionStream (a gzip header without a time), not by the page's
+      // fflate, which writes the current time there.
+      expect(gate.gzipTimes).toEqual([0]);
+    } finally {
+      await context.close();
+      await gate.close();
+    }
+  });
+
   it("the pagehide beacon of the client build is gzipped (its gzip evaluated at the first beacon, not at start-up)", async () => {
-    // Without fetchLater and with the worker's sends refused, what arrives came by the facade's own
-    // beacon, whose gzip the build evaluates lazily (main/unload/gzip.ts).
+    // Events made by a later pagehide listener, with the worker's sends refused: what arrives came
+    // by the facade's own beacon (not a body the core built), whose gzip the build evaluates lazily
+    // (main/unload/gzip.ts).
     const project = await env.server.createProject();
     const gate = await startBeaconOnlyGate(env.server.url);
     const context = await env.browser.newContext();
@@ -163,7 +214,10 @@ describe('events tracked right before the page goes away', () => {
       });
       expect(await page.evaluate(() => (window as unknown as HarnessWindow).harness.stats())).toMatchObject({ mode: 'worker' });
       const run = runId();
-      await page.evaluate((r) => (window as unknown as HarnessWindow).harness.trackMany('gzipped', 200, r), run);
+      await page.evaluate((r) => {
+        const { harness } = window as unknown as HarnessWindow;
+        window.addEventListener('pagehide', () => harness.trackMany('gzipped', 200, r));
+      }, run);
       await page.goto('about:blank');
 
       await waitForEvents(env.server.store, project.id, 'gzipped', 200);
@@ -171,6 +225,8 @@ describe('events tracked right before the page goes away', () => {
       expect(new Set(rows.map((row) => row.properties.i)).size).toBe(200);
       expect(gate.gzipped.length).toBeGreaterThan(0);
       expect(gate.gzipped.every(Boolean)).toBe(true);
+      // By the page's fflate, which writes the current time in the gzip header.
+      expect(gate.gzipTimes.every((time) => time > 0)).toBe(true);
     } finally {
       await context.close();
       await gate.close();
@@ -215,10 +271,12 @@ describe('events tracked right before the page goes away', () => {
  * (credentials in the query) through and answers everything else, the worker's sends and their
  * preflights, with 503. Records the event types of each beacon.
  */
-async function startBeaconOnlyGate(target: string): Promise<{ url: string; beacons: string[][]; gzipped: boolean[]; close(): Promise<void> }> {
+async function startBeaconOnlyGate(target: string): Promise<{ url: string; beacons: string[][]; gzipped: boolean[]; gzipTimes: number[]; close(): Promise<void> }> {
   const beacons: string[][] = [];
   /** Per beacon: whether its body was gzip (`encoding=gzip`). */
   const gzipped: boolean[] = [];
+  /** Per gzip beacon: the MTIME of its gzip header (0 from the platform's CompressionStream). */
+  const gzipTimes: number[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -231,6 +289,7 @@ async function startBeaconOnlyGate(target: string): Promise<{ url: string; beaco
       const gzip = req.url!.includes('encoding=gzip');
       const text = gzip ? gunzipSync(body).toString('utf8') : body.toString('utf8');
       gzipped.push(gzip);
+      if (gzip) gzipTimes.push(body.readUInt32LE(4));
       beacons.push((JSON.parse(text) as Array<{ event_type: string }>).map((e) => e.event_type));
       fetch(`${target}${req.url!}`, { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' }, body }).then(
         async (response) => res.writeHead(response.status).end(await response.text()),
@@ -243,6 +302,7 @@ async function startBeaconOnlyGate(target: string): Promise<{ url: string; beaco
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     beacons,
     gzipped,
+    gzipTimes,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -68,6 +68,8 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
   const beaconed = new Set<number>();
   /** Numbers of the events the armed deferred request carries (`deferred-request.ts`), as ranges. */
   let covered: readonly number[] = [];
+  /** The body of the covered events, where the page holds it for the pagehide beacon (no `fetchLater`). */
+  let held: PendingEvents['held'];
 
   function discard(ids: string[], reason: DiscardReason, detail: string): void {
     if (ids.length === 0 || onDiscard === undefined) return;
@@ -104,9 +106,11 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
           break;
         case 'deferred-arm':
           covered = message.covered;
+          held = message.held && message;
           break;
         case 'deferred-disarm':
           covered = [];
+          held = undefined;
       }
     },
 
@@ -132,6 +136,7 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
       queued = received = recording = 0;
       // Renumbered for the next core: the armed request carries them still, under old numbers.
       covered = [];
+      held = undefined;
       seq = unacked.size;
       return replay;
     },
@@ -154,10 +159,12 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
     },
 
     pending(buffer, timezone) {
-      return { posted: unacked.chunks(), buffer, beaconed, timezone, covered };
+      return { posted: unacked.chunks(), buffer, beaconed, timezone, covered, held };
     },
 
     forget(ranges, buffered) {
+      // Only the pagehide beacon forgets, and it has sent the held body or its events by then.
+      held = undefined;
       unacked.settle(ranges);
       for (const counter of buffered) beaconed.add(counter);
     },
@@ -166,6 +173,7 @@ export function createCoreMirror(cap: number, logger: Logger, onDiscard: ((info:
       unacked.clear();
       beaconed.clear();
       covered = [];
+      held = undefined;
     },
   };
 }

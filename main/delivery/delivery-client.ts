@@ -113,6 +113,11 @@ export interface PendingEvents {
    * ranges (`[from, to, …]`): the browser sends them, the pagehide beacon need not.
    */
   covered: readonly number[];
+  /**
+   * Where the page has no `fetchLater`: the core's body of the covered events (gzip, beacon form),
+   * held for the pagehide beacon to send as it is.
+   */
+  held?: { url: string; body: ArrayBuffer; covered: readonly number[] } | undefined;
 }
 
 /** Options of {@link createDeliveryClient}. */

@@ -42,14 +42,13 @@ export interface StartContext {
  */
 const deferredRequests = new WeakMap<StartContext, DeferredRequest>();
 
-/** The client's deferred request, or undefined where the page has no `fetchLater`. */
-function deferredRequestOf(context: StartContext, logger: Logger | undefined): DeferredRequest | undefined {
+/** The client's deferred request: armed by `fetchLater`, or held for the pagehide beacon where the page has none. */
+function deferredRequestOf(context: StartContext, logger: Logger | undefined): DeferredRequest {
   const scope = globalThis as { fetchLater?: (url: string, init: RequestInit) => unknown };
-  if (typeof scope.fetchLater !== 'function') return undefined;
   let request = deferredRequests.get(context);
   if (request === undefined) {
     request = createDeferredRequest(
-      (url, init) => scope.fetchLater!(url, init),
+      typeof scope.fetchLater === 'function' ? (url, init) => scope.fetchLater!(url, init) : undefined,
       (message, detail) => logger?.debug(message, detail),
       typeof window === 'undefined' ? undefined : window,
     );
@@ -65,9 +64,9 @@ export const defaultCreateWorker: WorkerFactory = (url, options) => {
 };
 
 /**
- * Starts the core with one strategy. A worker on a page with `fetchLater` is told to build bodies
- * for the deferred request (`deferredUnload`); the in-process core never is: that would be
- * main-thread work.
+ * Starts the core with one strategy. A worker is told to build bodies for the deferred request
+ * (`deferredUnload`), armed with `fetchLater` or held for the pagehide beacon; the in-process core
+ * never is: that would be main-thread work.
  */
 export async function startWith(
   strategy: StartStrategy,

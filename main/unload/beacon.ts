@@ -12,7 +12,7 @@ import { expandColumns } from '../../protocol/event-model/event-columns.js';
 import { filterColumns, liveColumns, rangesOfCounters } from '../delivery/mirror-columns.js';
 import { gzip } from './gzip.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryClient } from '../delivery/delivery-client.js';
+import type { DeliveryClient, PendingEvents } from '../delivery/delivery-client.js';
 
 /**
  * Largest beacon body: LIMITS.maxBeaconBytes of protocol/limits.ts (a test keeps them equal). A
@@ -231,20 +231,31 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
 /**
  * The pagehide beacon of one client (`unload-path.ts`): the events `delivery` holds unacknowledged
  * (its mirror) and buffered, less those already beaconed and those the armed deferred request
- * carries (`deferred-request.ts`: the browser sends it), sent by {@link sendByBeacon}; what went
- * out is forgotten, so a later pagehide (a page restored from the bfcache) does not send it again.
+ * carries (`deferred-request.ts`: the browser sends it), sent by {@link sendByBeacon}. Where the
+ * page holds the core's body instead of arming it (no `fetchLater`), that body goes first, as it
+ * is, and its events are not encoded again here. What went out is forgotten, so a later pagehide (a page restored from the bfcache) does not send it again.
  * The facade keeps these events in columns; objects are made only here, so that code stays out of
  * its bundle. Never throws.
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
-  const { posted, buffer, beaconed, timezone, covered } = delivery.pending();
+  const pending = delivery.pending();
+  const { posted, buffer, beaconed, timezone, held } = pending;
+  let covered = pending.covered;
+  const send = sendBeacon ?? platformSendBeacon(win);
+  if (held !== undefined && send !== undefined) {
+    // The core built this body of the covered events off the main thread: one beacon here instead
+    // of their JSON and gzip. Refused (the in-flight budget), those events go below like the rest.
+    if (sendHeld(send, held)) {
+      delivery.forget(held.covered, []);
+      log.debug('pagehide: the held body sent by beacon');
+    } else covered = [];
+  }
   // What the armed deferred request carries, the browser sends: not twice in one unload, since
   // both share the browsers' in-flight budget (deferred-request.ts).
   const live = liveColumns(posted, covered);
   const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
   const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;
-  const send = sendBeacon ?? platformSendBeacon(win);
   if (send === undefined) return log.debug(`no keepalive fetch or sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
   const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now, timezone });
   const sentIds = new Set(result.sent);
@@ -256,4 +267,13 @@ export function beaconPending(delivery: DeliveryClient, { win, config, sendBeaco
     buffer.idCounters.filter((counter) => sent.has(counter)),
   );
   log.debug(`pagehide: ${sent.size} event(s) sent by beacon${result.unsent.length > 0 ? `, ${result.unsent.length} could not be` : ''}`);
+}
+
+/** Sends a held body as it is; false when the browser refused it. */
+function sendHeld(send: BeaconTarget['sendBeacon'], held: NonNullable<PendingEvents['held']>): boolean {
+  try {
+    return send(held.url, new Uint8Array(held.body));
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * The deferred request (`fetchLater`) through the facade, with a fake Worker that runs the real
  * worker API over a MessageChannel: what it arms, what the pagehide beacon then leaves to it, and
- * today's behaviour where there is no `fetchLater`.
+ * where there is no `fetchLater`, the body held for the pagehide beacon.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
@@ -34,6 +34,12 @@ function fakeFetchLater(options: { refuse?: boolean } = {}) {
   return { armed, live };
 }
 
+/** The event types a beacon carries: gzip (`encoding=gzip`), or JSON as text or bytes (a held body of a core without gzip). */
+function eventsOf(url: string, body: string | Uint8Array): string[] {
+  const plain = typeof body !== 'string' && new URL(url).searchParams.get('encoding') !== 'gzip' ? new TextDecoder().decode(body) : body;
+  return beaconEvents<{ event_type: string }>(plain).map((e) => e.event_type);
+}
+
 function setup() {
   const server = createFakeFetch();
   server.state.hold = true; // the worker's requests never come back: nothing is acknowledged
@@ -57,7 +63,7 @@ function setup() {
     transport: { createWorker, sendBeacon, coreDeps: { fetch: server.fetch, compress: undefined } },
   });
   clients.push(analytics);
-  const beaconed = () => sendBeacon.mock.calls.flatMap(([, body]) => beaconEvents<{ event_type: string }>(body).map((e) => e.event_type));
+  const beaconed = () => sendBeacon.mock.calls.flatMap(([url, body]) => eventsOf(url, body));
   return { analytics, server, configs, workers, sendBeacon, beaconed };
 }
 
@@ -158,15 +164,42 @@ describe('the deferred request (fetchLater)', () => {
     expect(beaconed()).toEqual(['a', 'b']);
   });
 
-  it('without fetchLater the worker builds no body and pagehide beacons everything', async () => {
-    const { analytics, beaconed, configs } = setup();
+  it('without fetchLater the body is held, and pagehide sends it as it is, then beacons only what came after it', async () => {
+    const { analytics, beaconed, configs, sendBeacon, server } = setup();
     await beaconSenderReady();
-    expect(configs).toHaveLength(1);
-    expect(configs[0]!.deferredUnload).toBeUndefined();
-    analytics.track('a');
+    expect(configs).toEqual([expect.objectContaining({ deferredUnload: true })]);
+    const early = Array.from({ length: 25 }, (_, i) => `e${i}`);
+    for (const name of early) analytics.track(name);
+    // While nothing is held the core builds the body before it sends: a request means it was posted.
+    await vi.waitFor(() => expect(server.requests.length).toBeGreaterThan(0));
+    await endOfTask();
+    analytics.track('late');
     await endOfTask();
     window.dispatchEvent(new Event('pagehide'));
-    expect(beaconed()).toEqual(['a']);
+    expect(sendBeacon).toHaveBeenCalledTimes(2);
+    const [heldUrl, heldBody] = sendBeacon.mock.calls[0]!;
+    expect(heldBody).toBeInstanceOf(Uint8Array);
+    expect(eventsOf(heldUrl, heldBody)).toEqual(early);
+    expect(beaconed()).toEqual([...early, 'late']);
+    // At the end of later tasks of the unload, neither is sent again.
+    analytics.track('later');
+    await endOfTask();
+    expect(beaconed()).toEqual([...early, 'late', 'later']);
+  });
+
+  it('a held body the browser refuses: pagehide beacons its events itself', async () => {
+    const { analytics, beaconed, sendBeacon, server } = setup();
+    await beaconSenderReady();
+    const early = Array.from({ length: 25 }, (_, i) => `e${i}`);
+    for (const name of early) analytics.track(name);
+    await vi.waitFor(() => expect(server.requests.length).toBeGreaterThan(0));
+    await endOfTask();
+    sendBeacon.mockImplementationOnce(() => false);
+    window.dispatchEvent(new Event('pagehide'));
+    expect(sendBeacon.mock.calls.length).toBeGreaterThan(1);
+    const after = sendBeacon.mock.calls.slice(1).flatMap(([url, body]) => eventsOf(url, body));
+    expect(after).toEqual(early);
+    expect(beaconed()).toEqual([...early, ...early]);
   });
 });
 
@@ -196,6 +229,16 @@ describe('createDeferredRequest(fetchLater, debug)', () => {
     page.dispatchEvent(new Event('pageshow'));
     expect(request.receive({ ...arm, covered: [0, 5] })).toEqual({ ...arm, covered: [0, 5] });
     expect(signals.map((s) => s.aborted)).toEqual([true, false]);
+  });
+
+  it('without fetchLater, holds the body: marks it held, and leaves it as it is from pagehide to pageshow', () => {
+    const page = new EventTarget();
+    const request = createDeferredRequest(undefined, () => {}, page as unknown as Window);
+    expect(request.receive(arm)).toEqual({ ...arm, held: true });
+    page.dispatchEvent(new Event('pagehide'));
+    expect(request.receive({ ...arm, covered: [0, 5] })).toBeUndefined();
+    page.dispatchEvent(new Event('pageshow'));
+    expect(request.receive({ t: 'deferred-disarm' })).toEqual({ t: 'deferred-disarm' });
   });
 
   it('answers a refused arm with a disarm, and says so in the debug log', () => {

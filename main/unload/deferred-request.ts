@@ -10,6 +10,11 @@
  * events it carries, so a body that arrives from the core during the unload must not abort it.
  * After `pageshow` the next body from the core replaces it as usual.
  *
+ * Where the page has no `fetchLater` (Firefox, Safari, insecure contexts) the body is held instead
+ * of armed: the facade's mirror keeps it, and the pagehide beacon sends it as it is, so that
+ * `pagehide` costs the main thread one `sendBeacon` for those events instead of their JSON and
+ * gzip (`beacon.ts`; docs/decisions.md, "Unload").
+ *
  * In the chunk that starts the core (`worker-start.ts`), not in the facade's entry.
  */
 import type { FromWorkerMessage } from '../../worker/types.js';
@@ -24,9 +29,10 @@ export type FetchLater = (url: string, init: RequestInit & { activateAfter?: num
 export interface DeferredRequest {
   /**
    * Aborts what is armed and arms the core's new body, or only aborts on a disarm. Returns what
-   * the facade's mirror is to hear: the message when its body is armed, a disarm when it is not
-   * (`fetchLater` refused it: quota), so that the pagehide beacon then sends those events itself;
-   * undefined when nothing changed (the page is between `pagehide` and `pageshow`).
+   * the facade's mirror is to hear: the message when its body is armed, the message marked `held`
+   * where there is no `fetchLater`, a disarm when it is not armed (`fetchLater` refused it:
+   * quota), so that the pagehide beacon then sends those events itself; undefined when nothing
+   * changed (the page is between `pagehide` and `pageshow`).
    */
   receive(message: DeferredMessage): DeferredMessage | undefined;
   /** Aborts what is armed (`clearQueue()`: the events are dropped, they must not leave later). */
@@ -35,12 +41,13 @@ export interface DeferredRequest {
 
 /**
  * Creates the deferred request of one client.
- * @param fetchLater the page's, looked up when called.
+ * @param fetchLater the page's, looked up when called; undefined where the page has none (the
+ *   bodies are then held for the pagehide beacon).
  * @param debug where a refused `fetchLater` is reported (the debug log).
  * @param page where `pagehide` and `pageshow` are heard (the window).
  */
 export function createDeferredRequest(
-  fetchLater: FetchLater,
+  fetchLater: FetchLater | undefined,
   debug: (message: string, detail?: unknown) => void,
   page?: Pick<Window, 'addEventListener'>,
 ): DeferredRequest {
@@ -59,6 +66,7 @@ export function createDeferredRequest(
       if (hidden) return undefined;
       disarm();
       if (message.t === 'deferred-disarm') return message;
+      if (fetchLater === undefined) return { ...message, held: true };
       const next = new AbortController();
       try {
         // text/plain, no cookies: the beacon form, as the pagehide beacon sends it (beacon.ts).
