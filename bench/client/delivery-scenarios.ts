@@ -2,7 +2,8 @@
 // what arrives of the last events of a visit when the page navigates away or the tab is closed,
 // what arrives of 2,000 events through a proxy that faults 30% of requests (ours also with the
 // options for unreliable networks), and a 10,000-event burst with the defaults (above maxQueueSize;
-// its wall time, its main-thread CPU time, and the same burst on the floor page of floor.ts).
+// its wall time, its main-thread CPU time, and the same burst on the floor page of floor.ts), and
+// what a client's unload path costs the main thread inside `pagehide` with 500 events to send.
 // Counted by the server (ours, the floor) and by the stand-in capture endpoint (posthog-js).
 // Printed as a table; aims are not enforced.
 import type { BenchServer } from './analytics-server.js';
@@ -50,6 +51,7 @@ async function open(
   path: string,
   via?: { ours: string; posthog: string },
   options: Record<string, unknown> = {},
+  pageOptions: { withoutFetchLater?: boolean } = {},
 ): Promise<{ page: CdpPage; arrived: (name: string) => Promise<number> }> {
   let arrived: (name: string) => Promise<number>;
   if (client === 'posthog') {
@@ -64,7 +66,7 @@ async function open(
     const project = await rig.server.createProject();
     // Every delivery option at its default; only automatic page views are off, to count one event kind.
     const config = { apiKey: project.writeKey, projectId: project.id, endpoint: via?.ours ?? rig.server.url, enableAutoPageTracking: false, ...options };
-    rig.web.setPage(path, { html: ourPage(config), headers: rig.headers });
+    rig.web.setPage(path, { html: ourPage(config, pageOptions), headers: rig.headers });
     arrived = (name) => countArrived(rig, project.id, name);
   }
   const page = await rig.browser.newPage(`${rig.web.url}${path}`);
@@ -113,6 +115,42 @@ async function unload(rig: ScenarioRig, client: Client, leave: Leave): Promise<n
     await page.close();
   }
   return settle(() => arrived('last_moment'), UNLOAD_EVENTS);
+}
+
+const PAGE_HIDE_RUNS = 5;
+
+/**
+ * 500 realistic events, then `pagehide` after `delayMs`: at once (the next task), before the core
+ * could have had any of them acknowledged or built into a body, is the most a client's unload path
+ * has to do in `pagehide`; a second later is the common case. Returns the main thread's CPU time
+ * from just before that task to just after it, its wall time, and what arrived. The page stays
+ * (the event is dispatched by the page), so the worker's own sends deliver too and the server's
+ * dedupe keeps each event once.
+ */
+async function pageHide(rig: ScenarioRig, client: Client, withoutFetchLater: boolean, delayMs: number): Promise<{ cpuMs: number; wallMs: number; arrived: number }> {
+  const { page, arrived } = await open(rig, client, `/scenario-pagehide-${client}-${String(withoutFetchLater)}-${delayMs}.html`, undefined, {}, { withoutFetchLater });
+  try {
+    await page.send('Performance.enable', { timeDomain: 'threadTicks' });
+    await page.evaluate(({ n }) => (window as unknown as BenchWindow).bench.trackRich('hidden_moment', n, 'pagehide'), { n: UNLOAD_EVENTS });
+    if (delayMs > 0) await sleep(delayMs);
+    const cpuBefore = await taskCpuMs(page);
+    const wallMs = await page.evaluate(() => (window as unknown as BenchWindow).bench.pageHide());
+    const cpuMs = (await taskCpuMs(page)) - cpuBefore;
+    return { cpuMs, wallMs, arrived: await settle(() => arrived('hidden_moment'), UNLOAD_EVENTS) };
+  } finally {
+    await page.close();
+  }
+}
+
+/** {@link pageHide} on {@link PAGE_HIDE_RUNS} fresh pages, as one cell: medians and ranges. */
+async function pageHideRuns(rig: ScenarioRig, client: Client, withoutFetchLater: boolean, delayMs: number): Promise<string> {
+  const runs: Array<Awaited<ReturnType<typeof pageHide>>> = [];
+  for (let r = 0; r < PAGE_HIDE_RUNS; r++) runs.push(await pageHide(rig, client, withoutFetchLater, delayMs));
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const range = (values: number[]): string => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
+  const cpu = runs.map((r) => r.cpuMs);
+  const wall = runs.map((r) => r.wallMs);
+  return `CPU ${median(cpu).toFixed(1)} ms (${range(cpu)}), wall ${median(wall).toFixed(1)} ms (${range(wall)}); ${Math.min(...runs.map((r) => r.arrived))} / ${UNLOAD_EVENTS} arrived (fewest)`;
 }
 
 /** The options of ours for unreliable networks, as the README names them. */
@@ -198,6 +236,24 @@ export async function runDeliveryScenarios(rig: ScenarioRig, clients: readonly C
     const what = leave === 'navigate' ? 'the page navigates away' : 'the tab is closed';
     const result = await cell(async (client) => `${await unload(rig, client, leave)} / ${UNLOAD_EVENTS}`);
     rows.push({ scenario: `${UNLOAD_EVENTS} realistic events, then ${what}: arrived`, ...result });
+  }
+  for (const delayMs of [0, 1_000]) {
+    const when = delayMs === 0 ? 'in the next task (nothing acknowledged or built into a body yet: each unload path sends all of them itself)' : 'a second later';
+    const hidden = await cell((client) => pageHideRuns(rig, client, false, delayMs));
+    rows.push({
+      scenario: `${UNLOAD_EVENTS} realistic events, then \`pagehide\` ${when}: the main thread's CPU time over that task, its wall time; median and range of ${PAGE_HIDE_RUNS} fresh pages`,
+      ...hidden,
+    });
+    if (clients.includes('ours')) {
+      process.stdout.write('scenario, ours, without fetchLater… ');
+      const plain = await pageHideRuns(rig, 'ours', true, delayMs);
+      console.log(plain);
+      rows.push({
+        scenario: `the same without \`fetchLater\` (as in Firefox and Safari)${delayMs === 0 ? ': the beacon maps, encodes and gzips them on the main thread (its gzip loaded at this first use)' : ': the beacon sends the body the worker built'}`,
+        ours: plain,
+        posthog: '–',
+      });
+    }
   }
   const faultyDefaults = await cell(async (client) => `${await faults(rig, client, {}, 11)} / ${FAULTY_EVENTS}`);
   rows.push({

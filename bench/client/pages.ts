@@ -24,6 +24,11 @@ export interface BenchApi {
   sample(samples: number, size: number, name: string, run: string): Promise<{ sync: number[]; withPost: number[] }>;
   /** One task of `count` calls; `start` on the page clock, times in ms. */
   burst(count: number, name: string, run: string): Promise<{ start: number; sync: number; withPost: number }>;
+  /**
+   * Dispatches `pagehide` in a task of its own, as a page that goes away gets it: every listener
+   * the clients registered runs (their unload paths). Resolves with that dispatch's wall time, ms.
+   */
+  pageHide(): Promise<number>;
   /** Long tasks (> 50 ms) seen since the page started, page clock. */
   longTasks: Array<{ start: number; duration: number }>;
   /** Set once the client was created. */
@@ -74,6 +79,15 @@ window.bench = {
       setTimeout(step, 0);
     });
   },
+  pageHide() {
+    return new Promise((resolve) => {
+      setTimeout(() => {
+        const start = performance.now();
+        dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
+        resolve(performance.now() - start);
+      }, 0);
+    });
+  },
   burst(count, name, run) {
     return new Promise((resolve) => {
       setTimeout(() => {
@@ -107,6 +121,11 @@ const COUNT_PORT_MESSAGES = `<script>
 }
 </script>`;
 
+/** Takes `fetchLater` away before any client runs, as in browsers that have none (Firefox, Safari). */
+const WITHOUT_FETCH_LATER = `<script>
+for (let o = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
+</script>`;
+
 /** A benchmark page: the prelude (`window.bench`), then `body`. */
 export function benchDocument(body: string, head = ''): string {
   return `<!doctype html>
@@ -121,9 +140,10 @@ ${body}
 
 /**
  * A page with our client from `/dist/client/index.js`, configured with `config`; with
- * `countPortMessages`, `bench.portMessages` counts the messages the facade receives from the core.
+ * `countPortMessages`, `bench.portMessages` counts the messages the facade receives from the core;
+ * with `withoutFetchLater`, the page has no `fetchLater` (the client then relies on its pagehide beacon).
  */
-export function ourPage(config: Record<string, unknown>, options: { countPortMessages?: boolean } = {}): string {
+export function ourPage(config: Record<string, unknown>, options: { countPortMessages?: boolean; withoutFetchLater?: boolean } = {}): string {
   return benchDocument(
     `<script type="module">
 import { createAnalytics } from '/dist/client/index.js';
@@ -140,7 +160,7 @@ bench.strategy = async () => String((await analytics.getDeliveryStats()).strateg
 bench.queued = () => analytics.getQueueSize();
 bench.started = true;
 </script>`,
-    options.countPortMessages === true ? COUNT_PORT_MESSAGES : '',
+    (options.countPortMessages === true ? COUNT_PORT_MESSAGES : '') + (options.withoutFetchLater === true ? WITHOUT_FETCH_LATER : ''),
   );
 }
 
