@@ -238,21 +238,23 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
  * its bundle. Never throws.
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
-  const pending = delivery.pending();
-  const { posted, buffer, beaconed, timezone, held } = pending;
-  let covered = pending.covered;
+  const { posted, buffer, beaconed, timezone, covered, held } = delivery.pending();
   const send = sendBeacon ?? platformSendBeacon(win);
-  if (held !== undefined && send !== undefined) {
-    // The core built this body of the covered events off the main thread: one beacon here instead
-    // of their JSON and gzip. Refused (the in-flight budget), those events go below like the rest.
-    if (sendHeld(send, held)) {
-      delivery.forget(held.covered, []);
-      log.debug('pagehide: the held body sent by beacon');
-    } else covered = [];
-  }
   // What the armed deferred request carries, the browser sends: not twice in one unload, since
   // both share the browsers' in-flight budget (deferred-request.ts).
-  const live = liveColumns(posted, covered);
+  let live = liveColumns(posted, covered);
+  if (held !== undefined && send !== undefined) {
+    // The core built this body off the main thread: one beacon here instead of the JSON and gzip
+    // of its events. Only while most of them still wait for the server: a body of mostly stored
+    // events would take from the in-flight budget what the rest needs, and a few are cheap to
+    // encode here. Refused (that budget), its events go below like the rest.
+    const all = liveColumns(posted);
+    const waiting = all.timestamps.length - live.timestamps.length;
+    if (waiting * 2 > countOf(held.covered) && sendHeld(send, held)) {
+      delivery.forget(held.covered, []);
+      log.debug(`pagehide: ${waiting} event(s) sent in the body the core built`);
+    } else live = all;
+  }
   const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
   const events = [...expandColumns(live), ...expandColumns(fresh)];
   if (events.length === 0) return;
@@ -276,4 +278,11 @@ function sendHeld(send: BeaconTarget['sendBeacon'], held: NonNullable<PendingEve
   } catch {
     return false;
   }
+}
+
+/** How many numbers ascending ranges (`[from, to, …]`) hold. */
+function countOf(ranges: readonly number[]): number {
+  let count = 0;
+  for (let i = 0; i + 1 < ranges.length; i += 2) count += ranges[i + 1]! - ranges[i]!;
+  return count;
 }

@@ -187,6 +187,21 @@ describe('the deferred request (fetchLater)', () => {
     expect(beaconed()).toEqual([...early, 'late', 'later']);
   });
 
+  it('a held body whose events the server mostly acknowledged stays: pagehide beacons the few that wait', async () => {
+    const { analytics, beaconed, server } = setup();
+    await beaconSenderReady();
+    const early = Array.from({ length: 45 }, (_, i) => `e${i}`);
+    for (const name of early) analytics.track(name);
+    // The body of all 45 is held, then two batches of 20 go and are acknowledged; 5 wait.
+    await vi.waitFor(() => expect(server.requests).toHaveLength(2));
+    server.state.hold = false;
+    server.release();
+    await vi.waitFor(() => expect(analytics.getQueueSize()).toBe(5));
+    await endOfTask();
+    window.dispatchEvent(new Event('pagehide'));
+    expect(beaconed()).toEqual(early.slice(40));
+  });
+
   it('a held body the browser refuses: pagehide beacons its events itself', async () => {
     const { analytics, beaconed, sendBeacon, server } = setup();
     await beaconSenderReady();
