@@ -101,6 +101,21 @@ describe('sendByBeacon(events, target)', () => {
     expect(sent.map((e) => e.event_id)).toEqual(events.map((e) => e.id));
   });
 
+  it('carries every character exactly, plain and gzipped, past its first buffer and through the halving of a refused beacon', () => {
+    const text = 'café 東京 🚀 \u2028 "quoted" \\ '.repeat(20);
+    const events = Array.from({ length: 60 }, (_, i) => makeEvent(i, { properties: { text, i } }));
+    const wire = (body: BeaconBody) =>
+      JSON.parse(typeof body === 'string' ? body : gunzipSync(body).toString('utf8')) as Array<{ event_id: string; properties: { text: string; i: number } }>;
+    for (const options of [plain, target]) {
+      // The first beacon is refused: the part is sent again in halves.
+      const sendBeacon = vi.fn((_url: string, _body: BeaconBody) => true).mockImplementationOnce(() => false);
+      expect(sendByBeacon(events, { ...options, sendBeacon }).sent).toHaveLength(60);
+      const sent = sendBeacon.mock.calls.slice(1).flatMap(([, body]) => wire(body));
+      expect(sent.map((e) => e.event_id)).toEqual(events.map((e) => e.id));
+      expect(sent.every((e, i) => e.properties.text === text && e.properties.i === i)).toBe(true);
+    }
+  });
+
   it('sends a small set as plain JSON, and never more events in one beacon than a batch holds', () => {
     const small = vi.fn((_url: string, _body: BeaconBody) => true);
     sendByBeacon(makeEvents(2), { ...target, sendBeacon: small });

@@ -30,6 +30,10 @@ export const MAX_BATCH_BYTES = 1024 * 1024;
 /** Bodies smaller than this go as they are: gzip would cost more than it saves. */
 export const COMPRESS_MIN_BYTES = 1024;
 
+const OPEN = 0x5b; // [
+const COMMA = 0x2c;
+const CLOSE = 0x5d; // ]
+
 /** A beacon body: JSON text, or gzip bytes of it (sent as `text/plain` with `encoding=gzip`). */
 export type BeaconBody = string | Uint8Array;
 
@@ -112,8 +116,9 @@ export function platformSendBeacon(win: Window): BeaconTarget['sendBeacon'] | un
 
 interface Item {
   id: string;
-  json: string;
-  bytes: number;
+  /** Where its JSON starts and ends in the bytes of all the events (each followed by a `,`). */
+  start: number;
+  end: number;
 }
 
 /**
@@ -130,11 +135,25 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   const now = target.now();
   const encoder = new TextEncoder();
 
+  // Every event's JSON is written once into one buffer, each followed by a comma, and a part is
+  // copied out of it: this runs inside pagehide, where per-event arrays and a joined string
+  // encoded again for every part were main-thread time (docs/decisions.md, "Unload").
+  let all: Uint8Array = new Uint8Array(16 * 1024);
+  let length = 0;
   const items: Item[] = [];
   for (const event of events) {
     try {
       const json = JSON.stringify(toBackendEvent(event, target.timezone));
-      items.push({ id: event.id, json, bytes: encoder.encode(json).length });
+      // UTF-8 takes at most 3 bytes per UTF-16 unit; 1 more for the comma.
+      if (length + json.length * 3 + 1 > all.length) {
+        const next = new Uint8Array(Math.max(all.length * 2, length + json.length * 3 + 1));
+        next.set(all.subarray(0, length));
+        all = next;
+      }
+      const end = length + encoder.encodeInto(json, all.subarray(length)).written;
+      items.push({ id: event.id, start: length, end });
+      all[end] = COMMA;
+      length = end + 1;
     } catch {
       result.unsent.push(event.id);
     }
@@ -147,18 +166,24 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
       for (const item of part) result.unsent.push(item.id);
       return;
     }
-    const text = `[${part.map((item) => item.json).join(',')}]`;
-    const rawBytes = part.reduce((sum, item) => sum + item.bytes + 1, 1);
-    let body: BeaconBody = text;
+    // The part's events are consecutive: their bytes with the commas between, in brackets.
+    const start = part[0]!.start;
+    const rawBytes = part[part.length - 1]!.end - start + 2;
+    const data = new Uint8Array(rawBytes);
+    data[0] = OPEN;
+    data.set(all.subarray(start, start + rawBytes - 2), 1);
+    data[rawBytes - 1] = CLOSE;
+    let body: BeaconBody | undefined;
     let gzip = false;
     if (compress !== false && rawBytes >= COMPRESS_MIN_BYTES) {
       try {
-        body = compress(encoder.encode(text));
+        body = compress(data);
         gzip = true;
       } catch {
-        body = text; // Compression is an optimisation; a plain body is still valid.
+        // Compression is an optimisation; a plain body is still valid.
       }
     }
+    body ??= new TextDecoder().decode(data);
     const size = typeof body === 'string' ? rawBytes : body.length;
     let accepted = false;
     if (size <= maxBytes) {
@@ -186,13 +211,14 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   let part: Item[] = [];
   let bytes = 2;
   for (const item of items) {
-    if (part.length > 0 && (part.length >= MAX_BATCH_EVENTS || bytes + item.bytes + 1 > MAX_BATCH_BYTES)) {
+    const itemBytes = item.end - item.start;
+    if (part.length > 0 && (part.length >= MAX_BATCH_EVENTS || bytes + itemBytes + 1 > MAX_BATCH_BYTES)) {
       send(part);
       part = [];
       bytes = 2;
     }
     part.push(item);
-    bytes += item.bytes + 1;
+    bytes += itemBytes + 1;
   }
   send(part);
   return result;
