@@ -23,12 +23,12 @@ import {
   experimentsSource,
   exposuresSource,
   planDays,
-  stepsSource,
   visitsSource,
   vitalsSource,
 } from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
+import { type FunnelWalk, funnelStatement } from './report-funnel.js';
 import { DAY_MS } from './rollup-schema.js';
 
 /*
@@ -61,6 +61,8 @@ export interface Dialect {
   byteOrder(expression: string): string;
   /** The aggregate of an integer expression's values as comma-separated text, in `order`. */
   orderedConcat(expression: string, order: string): string;
+  /** How funnels are computed: the statement this database runs faster (`report-funnel.ts`). */
+  funnelWalk: FunnelWalk;
 }
 
 /** Runs a statement and returns its rows. */
@@ -331,42 +333,8 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       if (steps.length === 0) return [];
       const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
-      // Each event that matches any step gets a mask of the steps it matches; a session becomes the
-      // sequence of its masks in (time, event id) order; sessions are counted per distinct
-      // sequence. One scan and one sort per session, whatever the number of steps; the walk along
-      // a sequence is {@link reachedSteps}. Whole clean days read only the events of the steps'
-      // keys from `rollup_steps` (`rollup-queries.ts`). Read once, `m` is not materialized: both
-      // databases then group its rows as they read them, without writing them to a temporary
-      // table first, and PostgreSQL plans with its row estimates (docs/decisions.md, "Daily rollups").
-      const mask = () =>
-        steps
-          .map((step, k) => {
-            const match = step.kind === 'event' ? `event_type = ${v.add(step.value)}` : `event_type = 'page_view' AND path = ${v.add(step.value)}`;
-            return `CASE WHEN ${match} THEN ${2 ** k} ELSE 0 END`;
-          })
-          .join(' + ');
-      let matched: string;
-      if (plan !== null) matched = stepsSource(q, plan, sourceContext(q, v), steps, mask);
-      else {
-        // After the mask: with SQLite's positional `?`, values are added in the order of the text.
-        const masks = mask();
-        matched = `SELECT session_id, timestamp, event_id, mask FROM (
-           SELECT session_id, timestamp, event_id, ${masks} AS mask FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL) r
-         WHERE mask > 0`;
-      }
-      const rows = await run(
-        `WITH m AS NOT MATERIALIZED (${matched}),
-         seq AS (
-           SELECT ${dialect.orderedConcat('mask', 'timestamp, event_id')} AS masks FROM m GROUP BY session_id)
-         SELECT masks, COUNT(*) AS sessions FROM seq GROUP BY masks`,
-        v.list,
-      );
-      const reached = steps.map(() => 0);
-      for (const row of rows) {
-        const depth = reachedSteps(String(row.masks), steps.length);
-        for (let k = 0; k < depth; k++) reached[k]! += num(row.sessions);
-      }
-      return reached;
+      const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));
+      return statement.reached(await run(statement.sql, v.list));
     },
 
     async experiments(q, limit): Promise<ExperimentSummary[]> {
@@ -429,20 +397,6 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
   };
 }
 
-/**
- * How far a session gets along a funnel of `steps` steps, given its events' step masks in order
- * (comma-separated; bit k set when the event matches step k): step k is reached by the first event
- * matching it after the event that reached step k − 1. Taking the earliest match at each step
- * reaches as far as any other choice would.
- */
-export function reachedSteps(masks: string, steps: number): number {
-  let k = 0;
-  for (const text of masks.split(',')) {
-    if (k < steps && (Number(text) & (2 ** k)) !== 0) k++;
-  }
-  return k;
-}
-
 /** SQLite: `?` placeholders, integer booleans, JSON1. */
 export const SQLITE_DIALECT: Dialect = {
   placeholder: () => '?',
@@ -452,6 +406,7 @@ export const SQLITE_DIALECT: Dialect = {
     `CASE WHEN json_type(properties, '$.${name}') IN ('integer', 'real') THEN json_extract(properties, '$.${name}') END`,
   byteOrder: (expression) => expression,
   orderedConcat: (expression, order) => `group_concat(${expression}, ',' ORDER BY ${order})`,
+  funnelWalk: 'sequences',
 };
 
 /** PostgreSQL: `$n` placeholders, booleans, jsonb operators, the "C" collation for byte order. */
@@ -462,4 +417,7 @@ export const POSTGRES_DIALECT: Dialect = {
   numberProperty: (name) => `CASE WHEN jsonb_typeof(properties -> '${name}') = 'number' THEN (properties ->> '${name}')::float8 END`,
   byteOrder: (expression) => `${expression} COLLATE "C"`,
   orderedConcat: (expression, order) => `string_agg((${expression})::text, ',' ORDER BY ${order})`,
+  // Version 15 sorts each session's rows on their own for the ordered aggregate (docs/decisions.md,
+  // "Daily rollups").
+  funnelWalk: 'first-matches',
 };

@@ -69,3 +69,36 @@ describe('postgres: daily rollups with two processes', () => {
     }
   });
 });
+
+describe('postgres: rollup indexes added after a rollup shape', () => {
+  it('builds the sessions index of a database that lacks it at the next open, with no rollup rebuilt', async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const q: ReportQuery = { projectId, from: start, to: start + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+    const first = createPostgresStore({ url: database.url, poolSize: 2 });
+    await first.init();
+    let before: unknown;
+    try {
+      await first.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 80, seed: 23 })], chunks: [] });
+      while ((await first.reports.refreshRollups()) > 0);
+      before = await first.reports.sessions(q);
+    } finally {
+      await first.close();
+    }
+    const rows = async () => (await directSql('SELECT COUNT(*) AS n FROM rollup_values WHERE project_id = ?', [projectId]))[0]?.n;
+    const rolled = await rows();
+    // A database of the version before: the same rollup shape, without the index.
+    await directSql('DROP INDEX rollup_values_sessions');
+    const second = createPostgresStore({ url: database.url, poolSize: 2 });
+    await second.init();
+    try {
+      expect(await directSql("SELECT indexname FROM pg_indexes WHERE indexname = 'rollup_values_sessions'")).toHaveLength(1);
+      expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+      expect(await rows()).toBe(rolled);
+      expect(await second.reports.sessions(q)).toEqual(before);
+    } finally {
+      await second.close();
+    }
+  });
+});

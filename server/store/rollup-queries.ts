@@ -114,12 +114,18 @@ export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, sp
       ? null
       : () => {
           const days = plan.days as NonNullable<DayPlan['days']>;
+          // Every row of dimension '' has the value '': no condition on it (PostgreSQL multiplied
+          // the two conditions' selectivities and expected a thirteenth of the rows), and `dim = ''`
+          // written out, so that PostgreSQL's partial index of those rows serves any plan.
+          // (Values are added in the order of the text, for SQLite's positional `?`.)
+          const project = s.add(q.projectId);
+          const dim = spec.dim === '' ? "dim = ''" : `dim = ${s.add(spec.dim)}`;
           let sql = `SELECT day, value, session_id, ${visitorColumn} AS visitor, CAST(NULL AS TEXT) AS session_key, CAST(NULL AS TEXT) AS visitor_key,
     events, page_views, first_ts, last_ts FROM rollup_values
-    WHERE project_id = ${s.add(q.projectId)} AND dim = ${s.add(spec.dim)} AND day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
+    WHERE project_id = ${project} AND ${dim} AND day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
           if (days.dirty.length > 0) sql += ` AND day NOT IN (${days.dirty.map((d) => s.add(d)).join(', ')})`;
           if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
-          if (spec.value !== null) sql += ` AND value = ${s.add(spec.value)}`;
+          if (spec.value !== null && spec.dim !== '') sql += ` AND value = ${s.add(spec.value)}`;
           return sql + (spec.rollupExtra?.() ?? '');
         },
     (from, to) =>
@@ -190,6 +196,65 @@ export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext,
 }
 
 /**
+ * The condition on `rollup_steps` rows of a step's key (kind 0: a page view of a path; kind 1: a
+ * page view without one; kind 2: any other event, by type).
+ */
+export function stepKeyCondition(step: FunnelStepSpec, s: SourceContext): string {
+  if (step.kind === 'page') return `kind = 0 AND value = ${s.add(step.value)}`;
+  return step.value === 'page_view' ? 'kind < 2' : `kind = 2 AND value = ${s.add(step.value)}`;
+}
+
+/** The clean days of a plan's whole days. */
+function cleanDays(days: NonNullable<DayPlan['days']>): number[] {
+  const dirty = new Set(days.dirty);
+  const clean: number[] = [];
+  for (let day = days.first; day < days.end; day++) if (!dirty.has(day)) clean.push(day);
+  return clean;
+}
+
+/**
+ * The rows of `rollup_steps` of one step's key over the plan's clean days: `session_id, timestamp,
+ * event_id`, one index range per day.
+ */
+export function stepKeyRows(q: ReportQuery, days: NonNullable<DayPlan['days']>, s: SourceContext, step: FunnelStepSpec): string {
+  let sql = `SELECT session_id, ts AS timestamp, event_id FROM rollup_steps
+    WHERE project_id = ${s.add(q.projectId)} AND day IN (${cleanDays(days).map((d) => s.add(d)).join(', ')}) AND ${stepKeyCondition(step, s)}`;
+  if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
+  return sql;
+}
+
+/**
+ * The rows of `rollup_steps` for the keys of `steps` over the plan's clean days: `session_id,
+ * timestamp, event_id, mask`, bit k of `mask` set when the event matches step k; one index range
+ * per day and key.
+ */
+function stepRollupRows(q: ReportQuery, days: NonNullable<DayPlan['days']>, s: SourceContext, steps: readonly FunnelStepSpec[]): string {
+  const clean = cleanDays(days);
+  const mask = steps.map((step, k) => `CASE WHEN ${stepKeyCondition(step, s)} THEN ${2 ** k} ELSE 0 END`).join(' + ');
+  // The keys as a row-value IN, which both databases search key by key in the index; an
+  // OR of conditions made SQLite read every row of each day.
+  let sql = `SELECT session_id, ts AS timestamp, event_id, ${mask} AS mask FROM rollup_steps
+    WHERE project_id = ${s.add(q.projectId)} AND day IN (${clean.map((d) => s.add(d)).join(', ')})`;
+  const keyed = steps.filter((step) => step.kind === 'page' || step.value !== 'page_view');
+  const keys = keyed.map((step) => `(${step.kind === 'page' ? 0 : 2}, CAST(${s.add(step.value)} AS TEXT))`).join(', ');
+  const anyPage = keyed.length < steps.length;
+  sql += ` AND (${[...(anyPage ? ['kind < 2'] : []), ...(keyed.length > 0 ? [`(kind, value) IN (VALUES ${keys})`] : [])].join(' OR ')})`;
+  if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
+  return sql;
+}
+
+/**
+ * The events of a funnel's range `[from, to)` that match at least one of its steps: `session_id,
+ * timestamp, event_id, mask`, with `mask` the raw query's (built when called).
+ */
+export function stepRawRows(s: SourceContext, from: number, to: number, rawMask: () => string): string {
+  const mask = rawMask();
+  return `SELECT session_id, timestamp, event_id, mask FROM (
+      SELECT session_id, timestamp, event_id, ${mask} AS mask FROM events WHERE ${s.rawWhere(from, to)} AND session_id IS NOT NULL) r
+    WHERE mask > 0`;
+}
+
+/**
  * The events of a funnel that match at least one of its steps: `session_id, timestamp, event_id,
  * mask`, bit k of `mask` set when the event matches step k. Whole clean days come from
  * `rollup_steps`, only the rows of the steps' keys, one index range per day and key; the rest of
@@ -198,34 +263,7 @@ export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext,
 export function stepsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, steps: readonly FunnelStepSpec[], rawMask: () => string): string {
   return union(
     plan,
-    () => {
-      const days = plan.days as NonNullable<DayPlan['days']>;
-      const dirty = new Set(days.dirty);
-      const clean: number[] = [];
-      for (let day = days.first; day < days.end; day++) if (!dirty.has(day)) clean.push(day);
-      const match = (step: FunnelStepSpec) =>
-        step.kind === 'page'
-          ? `kind = 0 AND value = ${s.add(step.value)}`
-          : step.value === 'page_view'
-            ? 'kind < 2'
-            : `kind = 2 AND value = ${s.add(step.value)}`;
-      const mask = steps.map((step, k) => `CASE WHEN ${match(step)} THEN ${2 ** k} ELSE 0 END`).join(' + ');
-      // The keys as a row-value IN, which both databases search key by key in the index; an
-      // OR of conditions made SQLite read every row of each day.
-      let sql = `SELECT session_id, ts AS timestamp, event_id, ${mask} AS mask FROM rollup_steps
-    WHERE project_id = ${s.add(q.projectId)} AND day IN (${clean.map((d) => s.add(d)).join(', ')})`;
-      const keyed = steps.filter((step) => step.kind === 'page' || step.value !== 'page_view');
-      const keys = keyed.map((step) => `(${step.kind === 'page' ? 0 : 2}, CAST(${s.add(step.value)} AS TEXT))`).join(', ');
-      const anyPage = keyed.length < steps.length;
-      sql += ` AND (${[...(anyPage ? ['kind < 2'] : []), ...(keyed.length > 0 ? [`(kind, value) IN (VALUES ${keys})`] : [])].join(' OR ')})`;
-      if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
-      return sql;
-    },
-    (from, to) => {
-      const mask = rawMask();
-      return `SELECT session_id, timestamp, event_id, mask FROM (
-      SELECT session_id, timestamp, event_id, ${mask} AS mask FROM events WHERE ${s.rawWhere(from, to)} AND session_id IS NOT NULL) r
-    WHERE mask > 0`;
-    },
+    () => stepRollupRows(q, plan.days as NonNullable<DayPlan['days']>, s, steps),
+    (from, to) => stepRawRows(s, from, to, rawMask),
   );
 }

@@ -56,7 +56,10 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * the table. On both, an index covers what the series, totals and top lists read (all but the hash
  * visitor and the times), so they need not read the table: on PostgreSQL an index-only scan of a
  * month's rows once autovacuum has marked the pages all-visible, where it chose a parallel scan of
- * the whole table before (bench/RESULTS.md, "Report panels").
+ * the whole table before (bench/RESULTS.md, "Report panels"). On PostgreSQL a partial index of the
+ * rows of dimension '' covers what the sessions panel reads of them (the times too); created by
+ * `IF NOT EXISTS` like the rest, a database of an earlier version builds it at its next open, with
+ * no rollup rebuilt (docs/decisions.md, "Daily rollups").
  * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
  * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
  * many performance events the page had): a percentile over many days is a walk along the summed
@@ -148,6 +151,8 @@ CREATE TABLE IF NOT EXISTS rollup_values (
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, value);
 CREATE INDEX IF NOT EXISTS rollup_values_cover ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
+CREATE INDEX IF NOT EXISTS rollup_values_sessions ON rollup_values (project_id, day) INCLUDE (is_bot, session_id, page_views, first_ts, last_ts)
+  WHERE dim = '';
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);

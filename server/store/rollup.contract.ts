@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateProject, writeProject } from '../../test-support/server/report-fixtures.js';
 import type { EventStore, StoredEvent } from './event-store.js';
 import { newProjectId } from './event-store.fixtures.js';
-import type { ReportQuery } from './report-store.js';
+import type { FunnelStepSpec, ReportQuery } from './report-store.js';
 
 /*
  * The daily rollups stay exact (docs/decisions.md, "Daily rollups"): on a generated project of a
@@ -144,6 +144,104 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         expect((await store.reports.totals(q)).events).toBeGreaterThan((raw['whole days'] as { totals: { events: number } }).totals.events);
         await markAll(loc, projectId);
         await expectExact(store, loc, projectId);
+      });
+    });
+
+    it('walks funnels as the stored events do: steps repeated, at one millisecond, across midnight, bots, a filter', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 16, 'f');
+        const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.sessionId !== null) as StoredEvent;
+        const midnight = START + 2 * DAY;
+        const made = (id: string, session: string, at: number, type: string, path: string | null, over: Partial<StoredEvent> = {}): StoredEvent => ({
+          ...model,
+          eventId: id,
+          sessionId: session,
+          eventType: type,
+          timestamp: at,
+          receivedAt: at,
+          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), path, device: 'mobile' },
+          ...over,
+        });
+        const steps = (session: string, prefix: string, at: number, over: Partial<StoredEvent> = {}) => [
+          made(`${prefix}-1`, session, at - 30, 'page_view', '/', over),
+          made(`${prefix}-2`, session, at + 10, 'page_view', '/signup', over),
+          made(`${prefix}-3`, session, at + 10, 'signup_started', null, over),
+          made(`${prefix}-4`, session, at + 20, 'page_view', '/', over),
+        ];
+        await store.write({
+          events: [
+            ...events,
+            // Across midnight: '/' before it, the rest after, '/signup' and signup_started at one millisecond.
+            ...steps('made-midnight', 'made-m', midnight),
+            // The same millisecond with the ids the other way round: signup_started sorts first, so it does not follow '/signup'.
+            made('made-t-1', 'made-tie', START + DAY + HOUR, 'page_view', '/'),
+            made('made-t-3', 'made-tie', START + DAY + HOUR + 5, 'page_view', '/signup'),
+            made('made-t-2', 'made-tie', START + DAY + HOUR + 5, 'signup_started', null),
+            // A bot with every step.
+            ...steps('made-bot', 'made-b', START + DAY + 2 * HOUR, { isBot: true }),
+          ],
+          chunks: [],
+        });
+        const stored = (await loc.sql('SELECT session_id, timestamp, event_id, event_type, path, is_bot, device FROM events WHERE project_id = ?', [projectId])).map((row) => ({
+          session: row.session_id === null ? null : String(row.session_id),
+          at: Number(row.timestamp),
+          id: String(row.event_id),
+          type: String(row.event_type),
+          path: row.path === null ? null : String(row.path),
+          bot: row.is_bot === true || row.is_bot === 1,
+          device: row.device === null ? null : String(row.device),
+        }));
+        /** The walk of docs/decisions.md ("Report definitions") over the stored rows, in (time, id) byte order. */
+        const walk = (q: ReportQuery, funnel: FunnelStepSpec[]): number[] => {
+          const sessions = new Map<string, typeof stored>();
+          for (const e of stored) {
+            if (e.session === null || e.at < q.from || e.at >= q.to || (e.bot && !q.includeBots)) continue;
+            if (q.filters.device !== undefined && e.device !== q.filters.device) continue;
+            sessions.set(e.session, [...(sessions.get(e.session) ?? []), e]);
+          }
+          const reached = funnel.map(() => 0);
+          for (const list of sessions.values()) {
+            list.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+            let k = 0;
+            for (const e of list) {
+              const step = funnel[k];
+              if (step !== undefined && e.type === (step.kind === 'page' ? 'page_view' : step.value) && (step.kind === 'event' || e.path === step.value)) k++;
+            }
+            for (let i = 0; i < k; i++) reached[i]! += 1;
+          }
+          return reached;
+        };
+        const funnels: FunnelStepSpec[][] = [
+          [{ kind: 'page', value: '/' }, { kind: 'page', value: '/signup' }, { kind: 'event', value: 'signup_started' }, { kind: 'page', value: '/' }],
+          [{ kind: 'event', value: 'page_view' }, { kind: 'event', value: 'page_view' }, { kind: 'event', value: 'signup_started' }],
+          [{ kind: 'event', value: 'signup_started' }, { kind: 'page', value: '/signup' }],
+        ];
+        const queries: ReportQuery[] = [];
+        for (const [from, to] of [
+          [START, START + DAYS * DAY],
+          [START + DAY + 30 * 60_000, midnight + 5],
+          [midnight - 10, START + DAYS * DAY - HOUR],
+        ]) {
+          const q: ReportQuery = { projectId, from: from as number, to: to as number, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+          queries.push(q, { ...q, includeBots: true }, { ...q, filters: { device: 'mobile' } });
+        }
+        const answers = async () => {
+          const out: number[][] = [];
+          for (const q of queries) for (const funnel of funnels) out.push(await store.reports.funnel(q, funnel));
+          return out;
+        };
+        const expected = queries.flatMap((q) => funnels.map((funnel) => walk(q, funnel)));
+        expect(await answers()).toEqual(expected);
+        await settle(store, loc, projectId);
+        expect(await answers()).toEqual(expected);
+        await markAll(loc, projectId);
+        expect(await answers()).toEqual(expected);
+        // The made sessions are counted as the walk says: the tie and midnight ones reach '/signup', only midnight's signup_started after it.
+        const whole = funnels[0] as FunnelStepSpec[];
+        const base = walk(queries[0] as ReportQuery, whole);
+        stored.splice(0, stored.length, ...stored.filter((e) => !e.session?.startsWith('made-')));
+        const without = walk(queries[0] as ReportQuery, whole);
+        expect(base.map((n, k) => n - (without[k] as number))).toEqual([2, 2, 1, 1]);
       });
     });
 
