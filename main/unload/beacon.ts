@@ -259,9 +259,9 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
  * (its mirror) and buffered, less those already beaconed and those the armed deferred request
  * carries (`deferred-request.ts`: the browser sends it), sent by {@link sendByBeacon}. Where the
  * page holds the core's body instead of arming it (no `fetchLater`), that body goes first, as it
- * is, and its events are not encoded again here. What went out is forgotten, so a later pagehide (a page restored from the bfcache) does not send it again.
- * The facade keeps these events in columns; objects are made only here, so that code stays out of
- * its bundle. Never throws.
+ * is, and its events are not encoded again here. What went out is forgotten, so a later pagehide
+ * (a page restored from the bfcache) does not send it again. The facade keeps these events in
+ * columns; objects are made only here, so that code stays out of its bundle. Never throws.
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
   const { posted, buffer, beaconed, timezone, covered, held } = delivery.pending();
