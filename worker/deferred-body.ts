@@ -18,6 +18,7 @@
  * built and the server corrects event times by `arrival − sent_at` beyond its skew threshold
  * (docs/decisions.md, "Unload").
  */
+import { createJsonArrayBytes } from '../protocol/json-array-bytes.js';
 import { LIMITS } from '../protocol/limits.js';
 import type { BackendEvent } from '../protocol/wire-types.js';
 import type { Compressor } from './sender.js';
@@ -204,33 +205,21 @@ async function bodyOf(
   options: DeferredBodyOptions,
 ): Promise<{ message: Extract<DeferredMessage, { t: 'deferred-arm' }>; ids: Set<string> } | undefined> {
   const maxBytes = options.maxBytes ?? LIMITS.maxBeaconBytes;
-  const encoder = new TextEncoder();
-  // The array is written once, in place, into one buffer: per event one `encodeInto` and no array
-  // of its own, and no joined string encoded again for each size tried. The first body is built
-  // while the core holds its sends, so its cost is time in which an unload can lose the events
-  // (docs/decisions.md, "Unload").
-  let bytes: Uint8Array = new Uint8Array(INITIAL_BUFFER_BYTES);
-  bytes[0] = OPEN;
-  let length = 1;
-  /** Where each event's JSON ends in `bytes`. */
+  // The first body is built while the core holds its sends, so its cost is time in which an
+  // unload can lose the events: each event's JSON is encoded once (docs/decisions.md, "Unload").
+  const json = createJsonArrayBytes(64 * 1024);
+  /** Where each event's JSON ends. */
   const ends: number[] = [];
   for (const item of items) {
     if (ends.length >= LIMITS.maxEventsPerBatch) break;
-    const json = JSON.stringify(item.wire);
-    // UTF-8 takes at most 3 bytes per UTF-16 unit; 1 more for the `,` or `]` after it.
-    const room = length + json.length * 3 + 1;
-    if (room > bytes.length) bytes = grown(bytes, length, room);
-    const end = length + encoder.encodeInto(json, bytes.subarray(length)).written;
-    if (end + 1 > LIMITS.maxBatchBodyBytes) break;
+    const end = json.push(JSON.stringify(item.wire));
+    // The array's bytes: its brackets, the events and the commas between them.
+    if (end + 2 > LIMITS.maxBatchBodyBytes) break;
     ends.push(end);
-    bytes[end] = COMMA;
-    length = end + 1;
   }
   let n = ends.length;
   while (n > 0) {
-    const end = ends[n - 1]!;
-    bytes[end] = CLOSE;
-    const data = bytes.subarray(0, end + 1);
+    const data = json.array(0, ends[n - 1]!);
     const body = options.compress === undefined ? data : await options.compress(data);
     if (body.length <= maxBytes) {
       const numbers: number[] = [];
@@ -261,19 +250,6 @@ export function deferredUrl(config: DeferredBodyOptions['config'], sentAt: numbe
   const query = new URLSearchParams({ api_key: config.apiKey, project_id: config.projectId, sent_at: new Date(sentAt).toISOString() });
   if (gzip) query.set('encoding', 'gzip');
   return `${config.endpoint}/api/v1/events/batch?${query.toString()}`;
-}
-
-const OPEN = 0x5b; // [
-const COMMA = 0x2c;
-const CLOSE = 0x5d; // ]
-/** Room for about 100 events of a typical size before the buffer first grows. */
-const INITIAL_BUFFER_BYTES = 64 * 1024;
-
-/** A buffer of at least `least` bytes holding the first `used` bytes of `bytes`. */
-function grown(bytes: Uint8Array, used: number, least: number): Uint8Array {
-  const next = new Uint8Array(Math.max(least, bytes.length * 2));
-  next.set(bytes.subarray(0, used));
-  return next;
 }
 
 /** An ArrayBuffer holding exactly `bytes`, to transfer. */

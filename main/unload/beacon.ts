@@ -11,6 +11,7 @@ import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.
 import { expandColumns } from '../../protocol/event-model/event-columns.js';
 import { filterColumns, liveColumns, rangesOfCounters } from '../delivery/mirror-columns.js';
 import { gzip } from './gzip.js';
+import { createJsonArrayBytes } from '../../protocol/json-array-bytes.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryClient, PendingEvents } from '../delivery/delivery-client.js';
 
@@ -29,10 +30,6 @@ export const MAX_BATCH_BYTES = 1024 * 1024;
 
 /** Bodies smaller than this go as they are: gzip would cost more than it saves. */
 export const COMPRESS_MIN_BYTES = 1024;
-
-const OPEN = 0x5b; // [
-const COMMA = 0x2c;
-const CLOSE = 0x5d; // ]
 
 /** A beacon body: JSON text, or gzip bytes of it (sent as `text/plain` with `encoding=gzip`). */
 export type BeaconBody = string | Uint8Array;
@@ -116,7 +113,7 @@ export function platformSendBeacon(win: Window): BeaconTarget['sendBeacon'] | un
 
 interface Item {
   id: string;
-  /** Where its JSON starts and ends in the bytes of all the events (each followed by a `,`). */
+  /** Where its JSON starts and ends among the events' (`JsonArrayBytes` offsets). */
   start: number;
   end: number;
 }
@@ -133,27 +130,17 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   const maxBytes = target.maxBytes ?? MAX_BEACON_BYTES;
   const compress = target.compress === undefined ? gzip : target.compress;
   const now = target.now();
-  const encoder = new TextEncoder();
 
-  // Every event's JSON is written once into one buffer, each followed by a comma, and a part is
-  // copied out of it: this runs inside pagehide, where per-event arrays and a joined string
-  // encoded again for every part were main-thread time (docs/decisions.md, "Unload").
-  let all: Uint8Array = new Uint8Array(16 * 1024);
-  let length = 0;
+  // Each event's JSON is encoded once and each part copied out (`json-array-bytes.ts`): this runs
+  // inside pagehide, where encoding per event and again per part was main-thread time.
+  const json = createJsonArrayBytes();
   const items: Item[] = [];
+  let start = 0;
   for (const event of events) {
     try {
-      const json = JSON.stringify(toBackendEvent(event, target.timezone));
-      // UTF-8 takes at most 3 bytes per UTF-16 unit; 1 more for the comma.
-      if (length + json.length * 3 + 1 > all.length) {
-        const next = new Uint8Array(Math.max(all.length * 2, length + json.length * 3 + 1));
-        next.set(all.subarray(0, length));
-        all = next;
-      }
-      const end = length + encoder.encodeInto(json, all.subarray(length)).written;
-      items.push({ id: event.id, start: length, end });
-      all[end] = COMMA;
-      length = end + 1;
+      const end = json.push(JSON.stringify(toBackendEvent(event, target.timezone)));
+      items.push({ id: event.id, start, end });
+      start = end + 1;
     } catch {
       result.unsent.push(event.id);
     }
@@ -166,13 +153,9 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
       for (const item of part) result.unsent.push(item.id);
       return;
     }
-    // The part's events are consecutive: their bytes with the commas between, in brackets.
-    const start = part[0]!.start;
-    const rawBytes = part[part.length - 1]!.end - start + 2;
-    const data = new Uint8Array(rawBytes);
-    data[0] = OPEN;
-    data.set(all.subarray(start, start + rawBytes - 2), 1);
-    data[rawBytes - 1] = CLOSE;
+    // The part's events are consecutive.
+    const data = json.array(part[0]!.start, part[part.length - 1]!.end);
+    const rawBytes = data.length;
     let body: BeaconBody | undefined;
     let gzip = false;
     if (compress !== false && rawBytes >= COMPRESS_MIN_BYTES) {
