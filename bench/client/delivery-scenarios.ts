@@ -122,13 +122,26 @@ const PAGE_HIDE_RUNS = 5;
 /**
  * 500 realistic events, then `pagehide` after `delayMs`: at once (the next task), before the core
  * could have had any of them acknowledged or built into a body, is the most a client's unload path
- * has to do in `pagehide`; a second later is the common case. Returns the main thread's CPU time
- * from just before that task to just after it, its wall time, and what arrived. The page stays
- * (the event is dispatched by the page), so the worker's own sends deliver too and the server's
- * dedupe keeps each event once.
+ * has to do in `pagehide`; a second later is the common case. With `slowServer` (ours only), the
+ * worker's requests reach the server through a proxy that holds each one 10 s, as on a slow
+ * network: a second later nothing is acknowledged yet (beacon-form requests pass at once). Returns
+ * the main thread's CPU time from just before that task to just after it, its wall time, and what
+ * arrived once the page was closed after it (the event is dispatched by the page, which stays
+ * until then: the worker's own sends deliver too, and the server's dedupe keeps each event once).
  */
-async function pageHide(rig: ScenarioRig, client: Client, withoutFetchLater: boolean, delayMs: number): Promise<{ cpuMs: number; wallMs: number; arrived: number }> {
-  const { page, arrived } = await open(rig, client, `/scenario-pagehide-${client}-${String(withoutFetchLater)}-${delayMs}.html`, undefined, {}, { withoutFetchLater });
+async function pageHide(
+  rig: ScenarioRig,
+  client: Client,
+  withoutFetchLater: boolean,
+  delayMs: number,
+  slowServer = false,
+): Promise<{ cpuMs: number; wallMs: number; arrived: number }> {
+  const proxy = slowServer
+    ? await startFaultProxy({ target: rig.server.url, faultRate: 1, mix: { delay: 1 }, delayMs: 10_000, eligible: ({ method, path }) => method !== 'OPTIONS' && !path.includes('api_key=') })
+    : undefined;
+  const via = proxy === undefined ? undefined : { ours: proxy.url, posthog: rig.capture.url };
+  const { page, arrived } = await open(rig, client, `/scenario-pagehide-${client}-${String(withoutFetchLater)}-${delayMs}-${String(slowServer)}.html`, via, {}, { withoutFetchLater });
+  let closed = false;
   try {
     await page.send('Performance.enable', { timeDomain: 'threadTicks' });
     await page.evaluate(({ n }) => (window as unknown as BenchWindow).bench.trackRich('hidden_moment', n, 'pagehide'), { n: UNLOAD_EVENTS });
@@ -136,16 +149,20 @@ async function pageHide(rig: ScenarioRig, client: Client, withoutFetchLater: boo
     const cpuBefore = await taskCpuMs(page);
     const wallMs = await page.evaluate(() => (window as unknown as BenchWindow).bench.pageHide());
     const cpuMs = (await taskCpuMs(page)) - cpuBefore;
+    // Closed before counting: an armed deferred request goes when the page goes.
+    closed = true;
+    await page.close();
     return { cpuMs, wallMs, arrived: await settle(() => arrived('hidden_moment'), UNLOAD_EVENTS) };
   } finally {
-    await page.close();
+    if (!closed) await page.close();
+    await proxy?.close();
   }
 }
 
 /** {@link pageHide} on {@link PAGE_HIDE_RUNS} fresh pages, as one cell: medians and ranges. */
-async function pageHideRuns(rig: ScenarioRig, client: Client, withoutFetchLater: boolean, delayMs: number): Promise<string> {
+async function pageHideRuns(rig: ScenarioRig, client: Client, withoutFetchLater: boolean, delayMs: number, slowServer = false): Promise<string> {
   const runs: Array<Awaited<ReturnType<typeof pageHide>>> = [];
-  for (let r = 0; r < PAGE_HIDE_RUNS; r++) runs.push(await pageHide(rig, client, withoutFetchLater, delayMs));
+  for (let r = 0; r < PAGE_HIDE_RUNS; r++) runs.push(await pageHide(rig, client, withoutFetchLater, delayMs, slowServer));
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const range = (values: number[]): string => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
   const cpu = runs.map((r) => r.cpuMs);
@@ -249,8 +266,22 @@ export async function runDeliveryScenarios(rig: ScenarioRig, clients: readonly C
       const plain = await pageHideRuns(rig, 'ours', true, delayMs);
       console.log(plain);
       rows.push({
-        scenario: `the same without \`fetchLater\` (as in Firefox and Safari)${delayMs === 0 ? ': the beacon maps, encodes and gzips them on the main thread (its gzip loaded at this first use)' : ': the beacon sends the body the worker built'}`,
+        scenario: `the same without \`fetchLater\` (as in Firefox and Safari)${delayMs === 0 ? ': the beacon maps, encodes and gzips them on the main thread (its gzip loaded at this first use)' : ''}`,
         ours: plain,
+        posthog: '–',
+      });
+    }
+  }
+  if (clients.includes('ours')) {
+    for (const withoutFetchLater of [false, true]) {
+      process.stdout.write(`scenario, ours, slow server${withoutFetchLater ? ', without fetchLater' : ''}… `);
+      const slow = await pageHideRuns(rig, 'ours', withoutFetchLater, 1_000, true);
+      console.log(slow);
+      rows.push({
+        scenario: withoutFetchLater
+          ? 'the same without `fetchLater`: the beacon sends the body the worker built as it is'
+          : `${UNLOAD_EVENTS} realistic events, then \`pagehide\` a second later, the server answering the worker after 10 s (a slow network: none acknowledged yet; the armed request carries them)`,
+        ours: slow,
         posthog: '–',
       });
     }
