@@ -74,9 +74,7 @@ describe('events tracked right before the page goes away', () => {
       const project = await env.server.createProject();
       const context = await env.browser.newContext();
       if (!fetchLater) {
-        await context.addInitScript(() => {
-          for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
-        });
+        await context.addInitScript(removeFetchLater);
       }
       try {
         const page = await openAnalyticsPage(context, env.web, '/unload-500.html', { config: pageConfig(env.server.url, project) });
@@ -152,8 +150,8 @@ describe('events tracked right before the page goes away', () => {
     const project = await env.server.createProject();
     const gate = await startBeaconOnlyGate(env.server.url);
     const context = await env.browser.newContext();
+    await context.addInitScript(removeFetchLater);
     await context.addInitScript(() => {
-      for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
       // Notes when the core's body reaches the page (the facade's port handler sees it first).
       const flags = window as unknown as { heldBodies: number };
       flags.heldBodies = 0;
@@ -205,9 +203,7 @@ describe('events tracked right before the page goes away', () => {
     const project = await env.server.createProject();
     const gate = await startBeaconOnlyGate(env.server.url);
     const context = await env.browser.newContext();
-    await context.addInitScript(() => {
-      for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
-    });
+    await context.addInitScript(removeFetchLater);
     try {
       const page = await openAnalyticsPage(context, env.web, '/unload-gzip.html', {
         config: pageConfig(gate.url, project, { batchSize: 1000, flushInterval: 600_000 }),
@@ -265,6 +261,11 @@ describe('events tracked right before the page goes away', () => {
     }
   });
 });
+
+/** Takes `fetchLater` away before the page's scripts run, as in browsers that have none (Firefox, Safari). */
+function removeFetchLater(): void {
+  for (let o: object | null = window; o !== null; o = Object.getPrototypeOf(o)) Reflect.deleteProperty(o, 'fetchLater');
+}
 
 /**
  * An HTTP gate in front of the server that lets only the beacon form of the batch endpoint
