@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the tests need beyond npm: Debian's Chromium (browser tests) and PostgreSQL's
+# Installs what the tests and benchmarks need beyond npm: Debian's Chromium (browser tests) and PostgreSQL's
 # server binaries (the PostgreSQL store's tests). Does nothing when both are present.
 set -euo pipefail
 
