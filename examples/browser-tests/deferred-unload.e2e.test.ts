@@ -116,8 +116,8 @@ function recordFetchLater(): void {
     const entry: ArmedRequest = { url, count: null, aborted: false };
     scope.armedRequests.push(entry);
     init.signal?.addEventListener('abort', () => (entry.aborted = true));
-    const body = init.body as Blob;
-    const stream = url.includes('encoding=gzip') ? body.stream().pipeThrough(new DecompressionStream('gzip')) : body.stream();
+    const body = new Response(init.body).body!;
+    const stream = url.includes('encoding=gzip') ? body.pipeThrough(new DecompressionStream('gzip')) : body;
     void new Response(stream).json().then((events: unknown[]) => (entry.count = events.length));
     return original.call(window, url, init);
   };

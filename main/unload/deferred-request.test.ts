@@ -26,7 +26,9 @@ function fakeFetchLater(options: { refuse?: boolean } = {}) {
     if (options.refuse === true) throw new DOMException('over the deferred fetch quota', 'QuotaExceededError');
     const request: Armed = { url, events: [], signal: init.signal! };
     armed.push(request);
-    void (init.body as Blob).text().then((text) => (request.events = (JSON.parse(text) as Array<{ event_type: string }>).map((e) => e.event_type)));
+    // The body's bytes, plain text to the server (the beacon form).
+    expect(new Headers(init.headers).get('content-type')).toBe('text/plain');
+    void new Response(init.body).text().then((text) => (request.events = (JSON.parse(text) as Array<{ event_type: string }>).map((e) => e.event_type)));
     return { activated: false };
   });
   /** The request armed now (the last one, not aborted). */

@@ -72,7 +72,10 @@ export function createDeferredRequest(
         // text/plain, no cookies: the beacon form, as the pagehide beacon sends it (beacon.ts).
         fetchLater(message.url, {
           method: 'POST',
-          body: new Blob([message.body], { type: 'text/plain' }),
+          // The bytes as they are, not a Blob: a Blob is registered with the browser process
+          // first, which cost the page's main thread about as much as the request itself.
+          headers: { 'content-type': 'text/plain' },
+          body: message.body,
           credentials: 'omit',
           signal: next.signal,
         });
