@@ -8,6 +8,9 @@
  * - persistQueue on (worker build and in-process build): exactly once each in the database.
  * - persistQueue off (worker build): no duplicates; events only in the worker's memory at the
  *   reload may be lost unless the pagehide beacon carried them. The figures are printed.
+ *
+ * And 2,000 events in one task, no reload: with the defaults, every event not stored is one that
+ * `onDiscard` reported; with `retryAttempts: 10` and `maxQueueSize: 20000`, every one is stored once.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -246,6 +249,45 @@ describe('delivery through a proxy that faults 30% of requests, default settings
       // Stored, or reported as discarded: each of the 2,000 is one or the other.
       expect(stored.size + reportedLost.size).toBe(total);
       console.log(`[faults] defaults: ${total} tracked, ${stored.size} stored, ${reportedLost.size} reported lost (${JSON.stringify(summariseDiscards(discards))}), proxy ${JSON.stringify(proxy.counts())}`);
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('delivery through a proxy that faults 30% of requests, the options for unreliable networks', () => {
+  it('2,000 events in one task with retryAttempts 10 and maxQueueSize 20000: every one stored, once, none discarded', async () => {
+    const project = await env.server.createProject();
+    const proxy = await startFaultProxy({ target: env.server.url, seed: 11, faultRate: 0.3, delayMs: [50, 300], retryAfterSeconds: 1 });
+    const context = await env.browser.newContext();
+    try {
+      // Only these two differ from the defaults: more attempts, and a queue that holds the burst.
+      const config = pageConfig(proxy.url, project, { retryAttempts: 10, maxQueueSize: 20_000, debug: false });
+      env.web.setPage('/faults-reliable.html', { html: analyticsPageHtml({ config, recordDiscards: true }) });
+      const page = await context.newPage();
+      captureConsole(page);
+      await page.goto(`${env.web.url}/faults-reliable.html`);
+      await page.waitForFunction(() => 'harness' in window, undefined, { timeout: 30_000 });
+      const total = 2_000;
+      const run = runId();
+      await track(page, run, 0, total);
+      const deadline = Date.now() + 120_000;
+      while (Date.now() < deadline && (await page.evaluate(() => (window as unknown as W).harness.queueSize())) > 0) await sleep(250);
+      await sleep(1_500); // answers dropped after a commit: let those batches' retries land
+      expect(await page.evaluate(() => (window as unknown as W).harness.queueSize())).toBe(0);
+
+      const rows = await readEvents(env.server.store, project.id, EVENT);
+      const indices = rows.map((row) => row.properties.i as number);
+      expect(rows.every((row) => row.properties.run === run)).toBe(true);
+      expect(rows.length).toBe(total);
+      expect(new Set(indices).size).toBe(total);
+      expect(Math.min(...indices)).toBe(0);
+      expect(Math.max(...indices)).toBe(total - 1);
+      expect(await page.evaluate(() => (window as unknown as W).discards)).toEqual([]);
+      // The proxy did fault: the retries were needed.
+      expect(proxy.log.filter((r) => r.fault !== 'none').length).toBeGreaterThan(20);
+      console.log(`[faults] retryAttempts 10, maxQueueSize 20000: ${total} tracked, ${rows.length} stored, proxy ${JSON.stringify(proxy.counts())}`);
     } finally {
       await context.close();
       await proxy.close();
