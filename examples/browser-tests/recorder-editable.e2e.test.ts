@@ -256,8 +256,8 @@ describe('editable regions in Chromium, default settings', () => {
 
       // A new full snapshot of the page as it now is (moved nodes, read-only editor).
       await page.evaluate(() => (window as unknown as PageWindow).recorderPage.analytics.pauseRecording());
-      // rrweb takes the new snapshot as capture starts, in the microtasks after resume (the stored
-      // recording's two full snapshots, checked below, show it did).
+      // rrweb, loaded since the start, takes the new snapshot in the resume call itself (the
+      // stored recording's two full snapshots, checked below, show it did).
       await page.evaluate(() => (window as unknown as PageWindow).recorderPage.analytics.resumeRecording());
       expect(await page.evaluate(() => (window as unknown as PageWindow).recorderPage.analytics.isRecordingActive())).toBe(true);
       const sessionId = await stopAndWait(page, project);

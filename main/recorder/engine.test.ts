@@ -137,7 +137,7 @@ describe('when rrweb is not there', () => {
     expect(refusing.recorder.isActive()).toBe(false);
   });
 
-  it('loads rrweb once per capture and ignores a load that finishes after stop()', async () => {
+  it('ignores a load that finishes after stop()', async () => {
     let resolve!: (record: ReturnType<typeof createFakeRrweb>['record']) => void;
     const rrweb = createFakeRrweb();
     const { recorder } = recorderFixture({ deps: { loadRecord: () => new Promise((r) => (resolve = r)) } });
@@ -147,6 +147,23 @@ describe('when rrweb is not there', () => {
     resolve(rrweb.record);
     await settle();
     expect(rrweb.captures).toHaveLength(0);
+  });
+});
+
+describe('pause and resume', () => {
+  it('loads rrweb once: a resume takes its full snapshot in the call, so a stop right after it keeps it', async () => {
+    const rrweb = createFakeRrweb();
+    const loadRecord = vi.fn(async () => rrweb.record);
+    const { recorder, chunks } = recorderFixture({ deps: { loadRecord } });
+    recorder.start();
+    await settle();
+    recorder.pause();
+    recorder.resume();
+    expect(rrweb.captures.map((c) => c.stopped)).toEqual([true, false]);
+    recorder.stop();
+    await settle();
+    expect(loadRecord).toHaveBeenCalledTimes(1);
+    expect(chunks().flatMap((c) => c.events).filter((e) => e.type === 2)).toHaveLength(2);
   });
 });
 

@@ -103,6 +103,9 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
     else if (postTimer === undefined) postTimer = timers.setTimeout(post, POST_INTERVAL_MS);
   }
 
+  /** rrweb's `record`, once its chunk has loaded. */
+  let loadedRecord: RecordFunction | undefined;
+
   function begin(gen: number, record: RecordFunction): void {
     if (page[CLAIM] !== undefined && page[CLAIM] !== claim) {
       log.debug('another session recorder is capturing this page (rrweb records one page at a time); this one stays inactive');
@@ -161,8 +164,12 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
         win.removeEventListener('visibilitychange', onHide, true);
         win.removeEventListener('pagehide', onHide, true);
       });
+      // Loaded once per engine: a resume (or a later start) takes its snapshot in the call itself,
+      // so a stop right after it (or a page going away) cannot fall before the snapshot.
+      if (loadedRecord !== undefined) return begin(gen, loadedRecord);
       (deps.loadRecord ?? loadRrweb)().then(
         (record) => {
+          loadedRecord = record;
           if (gen === run) begin(gen, record);
         },
         (error: unknown) => {
