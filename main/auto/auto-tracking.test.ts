@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
 import type { AnalyticsConfig } from '../config.js';
-import { endOfTask, inProcessClient, receivedEvents } from '../../test-support/client/facade-fakes.js';
+import { endOfTask, inProcessClient, pageObserversReady, receivedEvents } from '../../test-support/client/facade-fakes.js';
 
 const clients: Analytics[] = [];
 
@@ -44,9 +44,12 @@ async function client(config: Partial<AnalyticsConfig>) {
   // A beacon stand-in: the unload path must not reach the network when a test fires pagehide.
   const made = inProcessClient(config, { sendBeacon: () => true });
   clients.push(made.analytics);
-  await import('./page-observers.js');
+  // The observers start once the core has started and the page is idle: wait for each step, not
+  // for a number of turns (a loaded machine takes longer to import the core's chunks).
+  await made.analytics.getDeliveryStats();
+  await pageObserversReady();
   await import('./auto-tracking.js');
-  await endOfTask();
+  await vi.dynamicImportSettled();
   await endOfTask();
   return made;
 }
@@ -139,8 +142,10 @@ describe('the flags', () => {
   it('all on: every listener of the client is removed on shutdown', async () => {
     const listeners = countListeners();
     const { analytics } = await client(ALL_ON);
-    expect(listeners.types()).toEqual(
-      expect.arrayContaining(['window|error', 'window|unhandledrejection', 'document|click', 'document|mousemove', 'window|visibilitychange', 'window|pagehide', 'window|popstate', 'window|hashchange']),
+    await vi.waitFor(() =>
+      expect(listeners.types()).toEqual(
+        expect.arrayContaining(['window|error', 'window|unhandledrejection', 'document|click', 'document|mousemove', 'window|visibilitychange', 'window|pagehide', 'window|popstate', 'window|hashchange']),
+      ),
     );
     await analytics.shutdown(0);
     expect(listeners.types()).toEqual([]);
