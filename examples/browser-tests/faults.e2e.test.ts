@@ -217,81 +217,87 @@ describe('delivery through a proxy that faults 30% of requests, with a reload mi
   });
 });
 
+/** What {@link burstThroughFaults} saw once the client's queue was empty. */
+interface BurstOutcome {
+  run: string;
+  rows: Awaited<ReturnType<typeof readEvents>>;
+  discards: W['discards'];
+  queueSize: number;
+  faulted: number;
+  counts: ReturnType<FaultProxy['counts']>;
+}
+
+/**
+ * Tracks `total` events in one task on a page whose client sends through a proxy that faults 30%
+ * of requests (seeded), then waits until its queue is empty: every event sent, or given up and
+ * reported. `options` are the client's, beside the project's defaults.
+ */
+async function burstThroughFaults(seed: number, path: string, options: Record<string, unknown>, total: number): Promise<BurstOutcome> {
+  const project = await env.server.createProject();
+  const proxy = await startFaultProxy({ target: env.server.url, seed, faultRate: 0.3, delayMs: [50, 300], retryAfterSeconds: 1 });
+  const context = await env.browser.newContext();
+  try {
+    const config = pageConfig(proxy.url, project, { ...options, debug: false });
+    env.web.setPage(path, { html: analyticsPageHtml({ config, recordDiscards: true }) });
+    const page = await context.newPage();
+    captureConsole(page);
+    await page.goto(`${env.web.url}${path}`);
+    await page.waitForFunction(() => 'harness' in window, undefined, { timeout: 30_000 });
+    const run = runId();
+    await track(page, run, 0, total);
+    const queueSize = () => page.evaluate(() => (window as unknown as W).harness.queueSize());
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline && (await queueSize()) > 0) await sleep(250);
+    await sleep(1_500); // answers dropped after a commit: let those batches' retries land
+    return {
+      run,
+      rows: await readEvents(env.server.store, project.id, EVENT),
+      discards: await page.evaluate(() => (window as unknown as W).discards),
+      queueSize: await queueSize(),
+      faulted: proxy.log.filter((r) => r.fault !== 'none').length,
+      counts: proxy.counts(),
+    };
+  } finally {
+    await context.close();
+    await proxy.close();
+  }
+}
+
 describe('delivery through a proxy that faults 30% of requests, default settings', () => {
   it('2,000 events in one task: none stored twice, and every event not stored is one onDiscard reported', async () => {
-    const project = await env.server.createProject();
-    const proxy = await startFaultProxy({ target: env.server.url, seed: 7, faultRate: 0.3, delayMs: [50, 300], retryAfterSeconds: 1 });
-    const context = await env.browser.newContext();
-    try {
-      // Defaults: batchSize 20, flushInterval 10 s, maxQueueSize 1000 (so half the burst is
-      // dropped as overflow at once), retryAttempts 3, retryDelay 1 s.
-      const config = pageConfig(proxy.url, project, { debug: false });
-      env.web.setPage('/faults-defaults.html', { html: analyticsPageHtml({ config, recordDiscards: true }) });
-      const page = await context.newPage();
-      captureConsole(page);
-      await page.goto(`${env.web.url}/faults-defaults.html`);
-      await page.waitForFunction(() => 'harness' in window, undefined, { timeout: 30_000 });
-      const total = 2_000;
-      await track(page, runId(), 0, total);
-      // Everything has been decided once the queue is empty: sent, or given up and reported.
-      const deadline = Date.now() + 90_000;
-      while (Date.now() < deadline && (await page.evaluate(() => (window as unknown as W).harness.queueSize())) > 0) await sleep(250);
-      await sleep(1_500); // answers dropped after a commit: let those batches' retries land
-      expect(await page.evaluate(() => (window as unknown as W).harness.queueSize())).toBe(0);
-
-      const rows = await readEvents(env.server.store, project.id, EVENT);
-      const stored = new Set(rows.map((row) => row.eventId));
-      expect(rows.length).toBe(stored.size);
-      const discards = await page.evaluate(() => (window as unknown as W).discards);
-      const reportedLost = new Set(discards.flatMap((d) => d.ids).filter((id) => !stored.has(id)));
-      expect(new Set(discards.map((d) => d.reason))).toContain('overflow');
-      for (const d of discards) expect(['overflow', 'retries-exhausted']).toContain(d.reason);
-      // Stored, or reported as discarded: each of the 2,000 is one or the other.
-      expect(stored.size + reportedLost.size).toBe(total);
-      console.log(`[faults] defaults: ${total} tracked, ${stored.size} stored, ${reportedLost.size} reported lost (${JSON.stringify(summariseDiscards(discards))}), proxy ${JSON.stringify(proxy.counts())}`);
-    } finally {
-      await context.close();
-      await proxy.close();
-    }
+    // Defaults: batchSize 20, flushInterval 10 s, maxQueueSize 1000 (so half the burst is
+    // dropped as overflow at once), retryAttempts 3, retryDelay 1 s.
+    const total = 2_000;
+    const { rows, discards, queueSize, counts } = await burstThroughFaults(7, '/faults-defaults.html', {}, total);
+    // Everything has been decided once the queue is empty: sent, or given up and reported.
+    expect(queueSize).toBe(0);
+    const stored = new Set(rows.map((row) => row.eventId));
+    expect(rows.length).toBe(stored.size);
+    const reportedLost = new Set(discards.flatMap((d) => d.ids).filter((id) => !stored.has(id)));
+    expect(new Set(discards.map((d) => d.reason))).toContain('overflow');
+    for (const d of discards) expect(['overflow', 'retries-exhausted']).toContain(d.reason);
+    // Stored, or reported as discarded: each of the 2,000 is one or the other.
+    expect(stored.size + reportedLost.size).toBe(total);
+    console.log(`[faults] defaults: ${total} tracked, ${stored.size} stored, ${reportedLost.size} reported lost (${JSON.stringify(summariseDiscards(discards))}), proxy ${JSON.stringify(counts)}`);
   });
 });
 
 describe('delivery through a proxy that faults 30% of requests, the options for unreliable networks', () => {
   it('2,000 events in one task with retryAttempts 10 and maxQueueSize 20000: every one stored, once, none discarded', async () => {
-    const project = await env.server.createProject();
-    const proxy = await startFaultProxy({ target: env.server.url, seed: 11, faultRate: 0.3, delayMs: [50, 300], retryAfterSeconds: 1 });
-    const context = await env.browser.newContext();
-    try {
-      // Only these two differ from the defaults: more attempts, and a queue that holds the burst.
-      const config = pageConfig(proxy.url, project, { retryAttempts: 10, maxQueueSize: 20_000, debug: false });
-      env.web.setPage('/faults-reliable.html', { html: analyticsPageHtml({ config, recordDiscards: true }) });
-      const page = await context.newPage();
-      captureConsole(page);
-      await page.goto(`${env.web.url}/faults-reliable.html`);
-      await page.waitForFunction(() => 'harness' in window, undefined, { timeout: 30_000 });
-      const total = 2_000;
-      const run = runId();
-      await track(page, run, 0, total);
-      const deadline = Date.now() + 120_000;
-      while (Date.now() < deadline && (await page.evaluate(() => (window as unknown as W).harness.queueSize())) > 0) await sleep(250);
-      await sleep(1_500); // answers dropped after a commit: let those batches' retries land
-      expect(await page.evaluate(() => (window as unknown as W).harness.queueSize())).toBe(0);
-
-      const rows = await readEvents(env.server.store, project.id, EVENT);
-      const indices = rows.map((row) => row.properties.i as number);
-      expect(rows.every((row) => row.properties.run === run)).toBe(true);
-      expect(rows.length).toBe(total);
-      expect(new Set(indices).size).toBe(total);
-      expect(Math.min(...indices)).toBe(0);
-      expect(Math.max(...indices)).toBe(total - 1);
-      expect(await page.evaluate(() => (window as unknown as W).discards)).toEqual([]);
-      // The proxy did fault: the retries were needed.
-      expect(proxy.log.filter((r) => r.fault !== 'none').length).toBeGreaterThan(20);
-      console.log(`[faults] retryAttempts 10, maxQueueSize 20000: ${total} tracked, ${rows.length} stored, proxy ${JSON.stringify(proxy.counts())}`);
-    } finally {
-      await context.close();
-      await proxy.close();
-    }
+    const total = 2_000;
+    // Only these two differ from the defaults: more attempts, and a queue that holds the burst.
+    const { run, rows, discards, queueSize, faulted, counts } = await burstThroughFaults(11, '/faults-reliable.html', { retryAttempts: 10, maxQueueSize: 20_000 }, total);
+    expect(queueSize).toBe(0);
+    const indices = rows.map((row) => row.properties.i as number);
+    expect(rows.every((row) => row.properties.run === run)).toBe(true);
+    expect(rows.length).toBe(total);
+    expect(new Set(indices).size).toBe(total);
+    expect(Math.min(...indices)).toBe(0);
+    expect(Math.max(...indices)).toBe(total - 1);
+    expect(discards).toEqual([]);
+    // The proxy did fault: the retries were needed.
+    expect(faulted).toBeGreaterThan(20);
+    console.log(`[faults] retryAttempts 10, maxQueueSize 20000: ${total} tracked, ${rows.length} stored, proxy ${JSON.stringify(counts)}`);
   });
 });
 
