@@ -18,7 +18,8 @@
 // bench/RESULTS.md), BENCH_STORE_ALONE=0.
 //
 // Targets: `bare` (the limit), `noop` (our server with a store whose writes go nowhere: a diagnostic
-// that separates HTTP + auth + validation from the database), `sqlite`, `postgres`, `postgres2` (two
+// that separates HTTP + auth + validation from the database), `sqlite` (durability full, the
+// default), `sqlite-relaxed` (durability relaxed: no fsync per commit), `postgres`, `postgres2` (two
 // server processes on one PostgreSQL database, the load shared between them). Each runs in
 // its own process (bench/server-target.ts), fresh database per round; the load generator runs in
 // this one (two cores: one each). The load uses a hand-written keep-alive HTTP/1.1 client
@@ -357,7 +358,7 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<v
 
 /** An empty database for a store: where it is, its postmaster (PostgreSQL, for CPU accounting), and its removal. */
 async function freshDatabase(target: StoreTarget): Promise<{ location: string; postmaster: number | null; cleanup(): Promise<void> }> {
-  if (target === 'sqlite') {
+  if (target !== 'postgres') {
     const dir = await mkdtemp(join(tmpdir(), 'service-analytics-bench-'));
     return { location: join(dir, 'events.db'), postmaster: null, cleanup: () => rm(dir, { recursive: true, force: true }) };
   }
@@ -391,10 +392,10 @@ async function runTarget(target: TargetName, settings: Settings, bundle: string,
   const processes = target === 'postgres2' ? 2 : 1;
   if (target === 'bare' || target === 'noop') args = [target];
   else {
-    const store: StoreTarget = target === 'sqlite' ? 'sqlite' : 'postgres';
+    const store: StoreTarget = target === 'sqlite' || target === 'sqlite-relaxed' ? target : 'postgres';
     const db = await freshDatabase(store);
     args = [store, db.location];
-    const countIn = store === 'sqlite' ? countSqlite : countPostgres;
+    const countIn = store === 'postgres' ? countPostgres : countSqlite;
     count = (projectId) => countIn(db.location, projectId);
     cleanup = db.cleanup;
     postmaster = db.postmaster;
@@ -460,6 +461,7 @@ async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<S
     let closed = 0;
     const result = await measureStoreAlone({
       location,
+      durability: target === 'sqlite-relaxed' ? 'relaxed' : undefined,
       seconds: settings.durationSeconds,
       onWindow(edge) {
         if (edge === 'open') [a, opened] = [postgresCpu(postmaster), performance.now()];
@@ -508,7 +510,7 @@ async function main(): Promise<void> {
   const alone: StoreAloneRow[] = [];
   if (settings.storeAlone) {
     for (const target of settings.targets) {
-      if (target !== 'sqlite' && target !== 'postgres') continue;
+      if (target !== 'sqlite' && target !== 'sqlite-relaxed' && target !== 'postgres') continue;
       process.stderr.write(`server bench: ${LABELS[target]}, its store alone… `);
       alone.push(await runStoreAlone(target, settings));
       process.stderr.write(`${fmtInt(alone[alone.length - 1]?.result.eventsPerSecond ?? 0)} events/s\n`);

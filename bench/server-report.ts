@@ -5,12 +5,13 @@ import { cpus } from 'node:os';
 import { type ClientKind, type LoadResult, quantile } from './load.js';
 import type { StoreAloneResult } from './store-alone.js';
 
-export type TargetName = 'bare' | 'noop' | 'sqlite' | 'postgres' | 'postgres2';
-export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'postgres', 'postgres2'];
+export type TargetName = 'bare' | 'noop' | 'sqlite' | 'sqlite-relaxed' | 'postgres' | 'postgres2';
+export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'sqlite-relaxed', 'postgres', 'postgres2'];
 export const LABELS: Record<TargetName, string> = {
   bare: 'bare node:http (parse + answer)',
   noop: 'our server, no-op store (diagnostic)',
-  sqlite: 'our server, SQLite',
+  sqlite: 'our server, SQLite (durability full)',
+  'sqlite-relaxed': 'our server, SQLite (durability relaxed)',
   postgres: 'our server, PostgreSQL',
   postgres2: 'our server, PostgreSQL, two processes',
 };
@@ -18,7 +19,7 @@ export const LABELS: Record<TargetName, string> = {
 const AIMS: Partial<Record<TargetName, number>> = { sqlite: 0.5, postgres: 0.35 };
 
 /** The targets with a store of their own, which can also be measured alone. */
-export type StoreTarget = Extract<TargetName, 'sqlite' | 'postgres'>;
+export type StoreTarget = Extract<TargetName, 'sqlite' | 'sqlite-relaxed' | 'postgres'>;
 
 /** The settings of a run that its report describes. */
 export interface RunShape {
@@ -224,8 +225,9 @@ export function report(rows: Row[], alone: StoreAloneRow[], settings: RunShape, 
     '',
     'Notes: "% of bare limit" is events/s against the bare node:http row of the same run. The no-op row is our ' +
       'whole server (Koa, auth, body reading, validation, group commit) with a store whose writes go nowhere: the gap ' +
-      'between it and a database row is the database write path. SQLite runs in WAL mode with synchronous=NORMAL ' +
-      'on a temp file (disk), its group commits on a writer thread and its checkpoints on a third thread ' +
+      'between it and a database row is the database write path. SQLite runs in WAL mode on a temp file (disk) with ' +
+      'synchronous=FULL (durability full, the default: the WAL is fsynced at every group commit) or, in the relaxed ' +
+      'rows, synchronous=NORMAL (fsyncs at checkpoints only), its group commits on a writer thread and its checkpoints on a third thread ' +
       '("server CPU" counts every thread of the process, "event loop busy" only the request thread); ' +
       'PostgreSQL 15 is the test server (test-support/postgres-server.ts: fsync=off, ' +
       'synchronous_commit=off) on the same machine, so its processes share the two cores with the server and the ' +
@@ -274,6 +276,12 @@ function cpuBudgets(rows: readonly Row[], bare: Row | undefined): string[] {
   return out;
 }
 
+const ALONE_LABELS: Record<StoreTarget, string> = {
+  sqlite: 'SQLite, durability full (writer thread + checkpointer)',
+  'sqlite-relaxed': 'SQLite, durability relaxed (writer thread + checkpointer)',
+  postgres: 'PostgreSQL (pool)',
+};
+
 /**
  * The stores' own ceilings beside the limit. The server does everything the store-alone writer
  * does (and HTTP, Koa, auth and validation besides) on the same cores, so its events/s stay below.
@@ -290,7 +298,7 @@ function storeAloneTable(alone: readonly StoreAloneRow[], bare: Row | undefined)
   for (const { target, result, db } of alone) {
     const eps = result.eventsPerSecond;
     lines.push(
-      `| ${target === 'sqlite' ? 'SQLite (writer thread + checkpointer)' : 'PostgreSQL (pool)'} | ${fmtInt(eps)} | ` +
+      `| ${ALONE_LABELS[target]} | ${fmtInt(eps)} | ` +
         `${bare ? fmtPct(eps / bare.eventsPerSecond) : '—'} | ${fmtInt(result.commits)} | ${result.processCpu.toFixed(2)} | ` +
         `${db === null ? '—' : db.toFixed(2)} | ${eps > 0 ? (((result.processCpu + (db ?? 0)) * 1e6) / eps).toFixed(1) : '—'} |`,
     );

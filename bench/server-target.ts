@@ -4,6 +4,7 @@
 //   node scripts/run-ts.mjs bench/server-target.ts bare
 //   node scripts/run-ts.mjs bench/server-target.ts noop        (our server, writes go nowhere)
 //   node scripts/run-ts.mjs bench/server-target.ts sqlite /tmp/x/events.db
+//   node scripts/run-ts.mjs bench/server-target.ts sqlite-relaxed /tmp/x/events.db   (durability relaxed)
 //   node scripts/run-ts.mjs bench/server-target.ts postgres postgres://…
 //   (twice on one database: the two-process target; the second finds the project and adds a key)
 //
@@ -18,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { generateKey } from '../server/api-keys.js';
 import { silentLogger } from '../server/logger.js';
 import { serve } from '../server/serve.js';
+import type { Durability } from '../server/store/durability.js';
 import type { EventStore } from '../server/store/event-store.js';
 import { openStore } from '../server/store/open-store.js';
 
@@ -103,8 +105,8 @@ function noopWrites(store: EventStore): EventStore {
   };
 }
 
-async function startOurs(location: string, noop = false): Promise<Running> {
-  const opened = openStore(location);
+async function startOurs(location: string, noop = false, durability?: Durability): Promise<Running> {
+  const opened = openStore(location, { durability });
   await opened.init();
   const store = noop ? noopWrites(opened) : opened;
   const now = Date.now();
@@ -134,7 +136,8 @@ async function main(): Promise<void> {
   if (kind === 'bare') server = await startBare();
   else if (kind === 'noop') server = await startOurs(':memory:', true);
   else if ((kind === 'sqlite' || kind === 'postgres') && location) server = await startOurs(location);
-  else throw new Error('usage: server-target.ts bare | noop | sqlite <file> | postgres <url>');
+  else if (kind === 'sqlite-relaxed' && location) server = await startOurs(location, false, 'relaxed');
+  else throw new Error('usage: server-target.ts bare | noop | sqlite <file> | sqlite-relaxed <file> | postgres <url>');
 
   const ready: TargetReady = { url: server.url, projectId: PROJECT_ID, key: server.key ?? 'none', pid: process.pid };
   process.stdout.write(`${JSON.stringify(ready)}\n`);

@@ -4,6 +4,7 @@
 // bare limit it says whether an aim is reachable at all on this machine. Run by server-bench.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BackendEvent } from '../protocol/index.js';
+import type { Durability } from '../server/store/durability.js';
 import type { EventStore, StoredEvent } from '../server/store/event-store.js';
 import { createDimensionExtractor } from '../server/reports/dimensions.js';
 import { openStore } from '../server/store/open-store.js';
@@ -23,6 +24,8 @@ export interface StoreAloneResult {
 export interface StoreAloneOptions {
   /** A SQLite file or a `postgres://` URL, as for `openStore`. */
   location: string;
+  /** As for `openStore`; PostgreSQL ignores it. @default 'full' */
+  durability?: Durability;
   seconds: number;
   /**
    * Events per group commit: about what the server's group commit forms under the benchmark's load
@@ -82,7 +85,7 @@ export async function measureStoreAlone(options: StoreAloneOptions): Promise<Sto
     return events;
   };
 
-  const store: EventStore = openStore(options.location);
+  const store: EventStore = openStore(options.location, { durability: options.durability });
   await store.init();
   try {
     let events = 0;

@@ -37,6 +37,11 @@ export interface BatchResponse {
   success: true;
   /** Events accepted: stored now, or already stored under the same `event_id`. */
   processed: number;
+  /**
+   * Events counted in `processed` but not stored, because the project drops bot events
+   * (`bots: 'drop'`); absent when none were.
+   */
+  bots_dropped?: number;
   /** Events that failed validation and were not stored; absent when there were none. */
   errors?: RejectedEvent[];
 }

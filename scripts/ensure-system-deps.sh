@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs what the tests and benchmarks need beyond npm: Debian's Chromium (browser tests) and PostgreSQL's
-# server binaries (the PostgreSQL store's tests). Does nothing when both are present.
+# Installs what the tests and benchmarks need beyond npm: Debian's Chromium (browser tests), PostgreSQL's
+# server binaries (the PostgreSQL store's tests), nginx (the tests of the server behind a proxy) and curl
+# (the README's curl example, run as written).
+# Does nothing when all are present.
 set -euo pipefail
 
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v curl >/dev/null 2>&1 || need+=(curl)
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   need+=(postgresql)
 fi

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomId } from './ids.js';
 import type { ApiKeyRecord, KeyKind } from './store/event-store.js';
 
-const PREFIX: Record<KeyKind, string> = { write: 'sa_w_', read: 'sa_r_' };
+const PREFIX: Record<KeyKind, string> = { write: 'sa_w_', read: 'sa_r_', admin: 'sa_a_' };
 
 /** Hex SHA-256 of a key. Keys are 32 random base62 characters, so a fast hash is enough. */
 export function hashKey(key: string): string {

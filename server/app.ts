@@ -6,8 +6,10 @@ import { createBotDetector } from './bot-filter.js';
 import { createByteBudget } from './byte-budget.js';
 import { DEFAULT_SKEW_THRESHOLD_MS } from './clock-skew.js';
 import { type DemoProject, demoConfigRoute } from './demo-project.js';
+import { createDroppedEventsLog } from './dropped-events-log.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type Metrics, createMetrics } from './metrics.js';
+import { apiHeaders } from './middleware/api-headers.js';
 import { cors } from './middleware/cors.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { type RateLimitOptions, createRateLimiter } from './middleware/rate-limit.js';
@@ -31,6 +33,7 @@ import { deleteUserRoute, exportRoute } from './routes/users-and-export.js';
 import type { RouteContext } from './routes/route-context.js';
 import { type StaticFilesOptions, staticFiles } from './static-files.js';
 import type { EventStore } from './store/event-store.js';
+import { LOOPBACK_PROXIES, type TrustedProxies, clientAddress, parseTrustedProxies } from './trusted-proxies.js';
 import { createVisitorIds } from './visitor-id.js';
 import { type WriteQueue, type WriteQueueOptions, createWriteQueue } from './write-queue.js';
 
@@ -43,10 +46,12 @@ export interface AppOptions {
   /** Server clock, ms. @default Date.now */
   now?: () => number;
   /**
-   * Take the client address from `X-Forwarded-For`, its last entry: the address your proxy saw
-   * (only behind one proxy you run, which appends it). @default false
+   * Proxies whose `X-Forwarded-For` is believed (`server/trusted-proxies.ts`): a comma-separated
+   * list of addresses and CIDR ranges (`127.0.0.1,10.0.0.0/8`), `true` for `loopback` (a proxy on
+   * this machine). The client address is the rightmost entry that is not a listed proxy; a request
+   * from any other peer has the header ignored. @default false (the connection's address)
    */
-  trustProxy?: boolean;
+  trustProxy?: boolean | string;
   /** Origins allowed by CORS; `*` allows any. @default ['*'] */
   corsOrigins?: readonly string[];
   /** Client clocks off by more than this are corrected, ms. @default 10000 */
@@ -131,6 +136,12 @@ function ingestShortcut(path: string, limited: Koa.Middleware, route: Koa.Middle
   };
 }
 
+/** The {@link AppOptions.trustProxy} setting as a list, or undefined when no proxy is trusted. */
+function trustedProxiesOf(setting: boolean | string | undefined): TrustedProxies | undefined {
+  if (setting === undefined || setting === false) return undefined;
+  return parseTrustedProxies(setting === true ? LOOPBACK_PROXIES : setting);
+}
+
 /** The Koa app, plus what its owner needs to stop it cleanly. */
 export interface AnalyticsApp extends Koa {
   /** Resolves when every write accepted so far is committed. */
@@ -172,6 +183,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
     maxEventsPerBatch: options.maxEventsPerBatch ?? LIMITS.maxEventsPerBatch,
     sessionIdleMs: options.sessionIdleMs ?? 30 * 60_000,
     bots: createBotDetector(),
+    droppedEvents: createDroppedEventsLog({ logger, now }),
     visitorIds: createVisitorIds({ store: options.store, logger }),
   };
   const { visitorIds } = rc;
@@ -206,13 +218,15 @@ export function createApp(options: AppOptions): AnalyticsApp {
   operations.get('/readyz', readyzRoute(rc));
   operations.get('/metrics', metricsRoute(rc));
 
-  // Behind a proxy, the client address is the one that proxy appended: the last entry of
-  // X-Forwarded-For. The entries before it are whatever the client sent, so reading the first
-  // would let a client choose its own address (and rate-limit bucket, and stored IP).
-  const koa = new Koa({ proxy: options.trustProxy ?? false, maxIpsCount: 1 });
+  // Koa's own `proxy` setting would believe X-Forwarded-For from any peer: the client address is
+  // set by `clientAddress` instead, from listed proxies only.
+  const trusted = trustedProxiesOf(options.trustProxy);
+  const koa = new Koa({ proxy: false });
   // Errors are answered and logged by errorHandler; Koa's default handler would print them again.
   koa.silent = true;
   koa.use(errorHandler(logger, metrics));
+  koa.use(apiHeaders());
+  if (trusted !== undefined) koa.use(clientAddress(trusted));
   // Before CORS: the demo keys must never be readable cross-origin.
   if (options.demo !== undefined) koa.use(demoConfigRoute(options.demo));
   // Before the routes and their rate limit, so a browser can read a 429 and its Retry-After

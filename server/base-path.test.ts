@@ -52,8 +52,10 @@ describe('createApp({ basePath: "/stats" }) on a real server', () => {
     expect(events.events).toHaveLength(2);
     expect(((await (await fetch(`${api}/sessions`, { headers: read })).json()) as { sessions: unknown[] }).sessions).toHaveLength(1);
     expect((await fetch(`${api}/sessions/prefixed/recording`, { headers: read })).status).toBe(200);
-    expect((await (await fetch(`${api}/export`, { headers: read })).text()).trim().split('\n')).toHaveLength(2);
-    const erased = await fetch(`${api}/users/u-prefixed`, { method: 'DELETE', headers: read });
+    // Export and erasure take the admin key.
+    const admin = headers(server.project.adminKey);
+    expect((await (await fetch(`${api}/export`, { headers: admin })).text()).trim().split('\n')).toHaveLength(2);
+    const erased = await fetch(`${api}/users/u-prefixed`, { method: 'DELETE', headers: admin });
     expect(await erased.json()).toEqual({ success: true, events: 2, recordings: 1 });
     // Paths match case-insensitively, with a trailing slash, as without a prefix.
     expect((await fetch(`${server.url}/STATS/api/v1/events/`, { headers: read })).status).toBe(200);
@@ -64,6 +66,27 @@ describe('createApp({ basePath: "/stats" }) on a real server', () => {
       const res = await fetch(`${server.url}${path}`, { headers: headers(server.project.readKey) });
       expect([path, res.status, ((await res.json()) as { code: string }).code]).toEqual([path, 404, 'NOT_FOUND']);
     }
+  });
+
+  it('answers POST /api/v1/events/batch at the root with a JSON 404 and stores nothing; under the prefix it stores', async () => {
+    const project = await server.createProject();
+    const post = (path: string, event: Record<string, unknown>, query = '') =>
+      fetch(`${server.url}${path}${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `ApiKey ${project.writeKey}`, 'x-project-id': project.id },
+        body: JSON.stringify([event]),
+      });
+    // The ingest shortcut (app.ts) matches the exact path before the routers: it must match the prefixed one only.
+    for (const [path, query] of [['/api/v1/events/batch', ''], ['/api/v1/events/batch', `?api_key=${project.writeKey}&project_id=${project.id}`], ['/api/v1/events/batch/', '']]) {
+      const res = await post(path, makeEvent({ event_type: 'at_the_root' }), query);
+      const body = (await res.json()) as { error?: unknown; code?: unknown };
+      expect([path + query, res.status, body.code, typeof body.error]).toEqual([path + query, 404, 'NOT_FOUND', 'string']);
+    }
+    const prefixed = await post('/stats/api/v1/events/batch', makeEvent({ event_type: 'under_the_prefix' }));
+    expect([prefixed.status, await prefixed.json()]).toEqual([200, { success: true, processed: 1 }]);
+    // Acknowledged means committed: what the store holds now is all there will be.
+    const stored = await server.store.queryEvents({ projectId: project.id, limit: 10 });
+    expect(stored.events.map((e) => e.eventType)).toEqual(['under_the_prefix']);
   });
 
   it('keeps /healthz, /readyz and /metrics at the root only', async () => {

@@ -151,7 +151,7 @@ describe('service-analytics-server CLI on SQLite', () => {
       const list = JSON.parse((await runCli(cli, ['project', 'list', '--json', '--db', db])).stdout) as Array<{ id: string; bots: string }>;
       return Object.fromEntries(list.filter((p) => p.id === byDefault.projectId || p.id === flagged.projectId).map((p) => [p.id, p.bots]));
     };
-    expect(await policies()).toEqual({ [byDefault.projectId]: 'drop', [flagged.projectId]: 'flag' });
+    expect(await policies()).toEqual({ [byDefault.projectId]: 'flag', [flagged.projectId]: 'flag' });
     const set = await runCli(cli, ['project', 'set', byDefault.projectId, '--bots', 'keep', '--json', '--db', db]);
     expect([set.code, JSON.parse(set.stdout)]).toEqual([0, { projectId: byDefault.projectId, bots: 'keep' }]);
     expect(await policies()).toEqual({ [byDefault.projectId]: 'keep', [flagged.projectId]: 'flag' });
@@ -203,6 +203,44 @@ describe('service-analytics-server CLI on SQLite', () => {
     expect(after.stdout.trim().split('\n')).toHaveLength(1190);
     expect(after.stdout).not.toContain('erase-me');
     expect((await runCli(cli, ['delete-user', '--project', created.projectId, '--db', db])).stderr).toMatch(/^delete-user needs the user id/);
+  });
+
+  it('key create --kind admin makes the key that erases and exports; the read key of project create does neither', async () => {
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Admin', '--json', '--db', db])).stdout) as Created;
+    const plain = await runCli(cli, ['project', 'create', '--name', 'Told', '--db', db]);
+    expect(plain.stdout).toMatch(/erasure and export over HTTP take an admin key: key create --project proj_\w+ --kind admin/);
+    const admin = JSON.parse((await runCli(cli, ['key', 'create', '--project', created.projectId, '--kind', 'admin', '--json', '--db', db])).stdout) as { key: string; kind: string };
+    expect([admin.kind, admin.key.startsWith('sa_a_')]).toEqual(['admin', true]);
+    const server = await startServerProcess(cli, ['--db', db]);
+    try {
+      const erase = (key: string) => fetch(`${server.url}/api/v1/users/nobody`, { method: 'DELETE', headers: { authorization: `ApiKey ${key}`, 'x-project-id': created.projectId } });
+      expect((await erase(created.readKey)).status).toBe(401);
+      expect(await (await erase(admin.key)).json()).toEqual({ success: true, events: 0, recordings: 0 });
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    const bad = await runCli(cli, ['key', 'create', '--project', created.projectId, '--kind', 'root', '--db', db]);
+    expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([2, '--kind must be write, read or admin.']);
+    expect((await runCli(cli, ['--help'])).stdout).toContain('key create --project ID --kind write|read|admin');
+  });
+
+  it('start --trust-proxy takes a list (bare: loopback), --durability full|relaxed; bad values are named', async () => {
+    for (const args of [['--trust-proxy', '--durability', 'relaxed'], ['--trust-proxy', '127.0.0.1,10.0.0.0/8', '--durability', 'full'], ['--trust-proxy']]) {
+      const server = await startServerProcess(cli, ['--db', db, ...args]);
+      try {
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      } finally {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+    }
+    const badList = await runCli(cli, ['start', '--db', db, '--trust-proxy', '10.0.0.0/33']);
+    expect([badList.code, badList.stderr.split('\n')[0]]).toEqual([2, '--trust-proxy: "10.0.0.0/33" is not an IP address or a CIDR range (like 10.0.0.0/8).']);
+    const badDurability = await runCli(cli, ['start', '--db', db, '--durability', 'fast']);
+    expect([badDurability.code, badDurability.stderr.split('\n')[0]]).toEqual([2, '--durability must be full or relaxed, not "fast".']);
+    const demoBehindProxy = await runCli(cli, ['start', '--db', db, '--demo', '--trust-proxy']);
+    expect([demoBehindProxy.code, demoBehindProxy.stderr]).toEqual([1, expect.stringMatching(/does not run behind a proxy/)]);
   });
 
   it('start --base-path serves the API under the prefix only, operations at the root; a bad prefix is named', async () => {

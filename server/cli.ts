@@ -14,9 +14,11 @@ import { type LogLevel, createJsonLogger } from './logger.js';
 import { DEFAULT_RATE_LIMITS, type RateLimit } from './middleware/rate-limit.js';
 import { pruneOlderThanDays } from './retention.js';
 import { serve } from './serve.js';
-import { browserUrl } from './static-files.js';
+import { browserUrl, contentSecurityPolicy } from './static-files.js';
 import { BOT_POLICIES, type BotPolicy, DEFAULT_BOT_POLICY, type EventStore, type KeyKind } from './store/event-store.js';
+import { DEFAULT_DURABILITY, type Durability } from './store/durability.js';
 import { openStore } from './store/open-store.js';
+import { LOOPBACK_PROXIES, parseTrustedProxies } from './trusted-proxies.js';
 import { cleanText } from './store/sanitize.js';
 import { SERVER_VERSION } from './version.js';
 
@@ -41,7 +43,8 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--database-url URL', ['postgres://… instead of SQLite'], 'SA_DATABASE_URL or DATABASE_URL'],
   ['--port N', ['start: port'], 'SA_PORT (default 8787)'],
   ['--host H', ['start: address'], 'SA_HOST (default 127.0.0.1)'],
-  ['--trust-proxy', ['start: client IP from X-Forwarded-For'], 'SA_TRUST_PROXY=1'],
+  ['--trust-proxy [LIST]', ['start: believe X-Forwarded-For from these', 'proxies (addresses, CIDR ranges; bare:', 'loopback); client = rightmost entry', 'not in the list'], 'SA_TRUST_PROXY (e.g. 127.0.0.1,10.0.0.0/8)'],
+  ['--durability full|relaxed', ['start: SQLite fsyncs each group commit', '(full), or only at checkpoints (relaxed:', 'a power cut may lose acknowledged events)'], 'SA_DURABILITY (default full)'],
   ['--cors-origin O', ['start: allowed origin, repeatable'], 'SA_CORS_ORIGIN (comma list; default *)'],
   ['--base-path P', ['start: serve the API under P (/stats:', '/stats/api/v1/…); /healthz, /readyz,', '/metrics stay at the root'], 'SA_BASE_PATH (default none)'],
   ['--retention-days N', ['start: prune older data hourly'], 'SA_RETENTION_DAYS'],
@@ -49,10 +52,11 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--rate-limit-ip R[:B]', ['start: R requests/s per client address', '(IPv6: per /64), bursts of B; off', 'disables it'], 'SA_RATE_LIMIT_IP (default 200:400)'],
   ['--no-rate-limit', ['start: no rate limiting at all'], 'SA_NO_RATE_LIMIT=1'],
   ['--serve-example DIR', ['start: serve a built app (dist/example)', 'at /, SPA fallback to its index.html'], 'SA_SERVE_EXAMPLE'],
+  ['--connect-src URL', ['start: another origin the served apps may', 'call (an example app built with', 'VITE_SA_ENDPOINT), repeatable'], 'SA_CONNECT_SRC (comma list)'],
   ['--dashboard DIR|off', ['start: the built dashboard, served at', '<base path>/dashboard/; / redirects there', 'when no example app is served'], 'SA_DASHBOARD (default dashboard/ beside cli.js)'],
   ['--demo', ['start: make (once) and use a demo project;', 'GET /demo/config.json gives its keys', 'to loopback clients only'], 'SA_DEMO=1'],
   ['--demo-file PATH', ["start: the demo keys' file (0600)"], 'SA_DEMO_FILE (default demo-project.json beside the SQLite file, else ./data/)'],
-  ['--bots drop|flag|keep', ['project create/set: bot events are', 'dropped, stored flagged, or kept'], '(default drop)'],
+  ['--bots drop|flag|keep', ['project create/set: bot events are', 'stored flagged (left out of reports),', 'dropped (the answer counts them), or kept'], '(default flag)'],
   ['--from T, --to T', ['export: time range, ISO 8601 or ms', '(from inclusive, to exclusive)'], ''],
   ['--out FILE', ['export: write there (default stdout)'], ''],
   ['--log-level L', ['debug|info|warn|error'], 'SA_LOG_LEVEL (default info)'],
@@ -79,8 +83,8 @@ Commands:
   project create --name N    create a project with a write key and a read key (shown once)
   project set ID --bots drop|flag|keep   change a project's bot policy
   project list               list projects
-  key create --project ID --kind write|read
-  key rotate --project ID --kind write|read   new key; the old ones of that kind stop working
+  key create --project ID --kind write|read|admin   admin keys erase users and export
+  key rotate --project ID --kind write|read|admin   new key; the old ones of that kind stop working
   key revoke --key-id ID     the key stops working at once
   key list --project ID
   prune --retention-days N   delete events and recordings older than N days
@@ -99,7 +103,8 @@ const OPTIONS = {
   'database-url': { type: 'string', env: 'SA_DATABASE_URL' },
   port: { type: 'string', env: 'SA_PORT' },
   host: { type: 'string', env: 'SA_HOST' },
-  'trust-proxy': { type: 'boolean', env: 'SA_TRUST_PROXY' },
+  'trust-proxy': { type: 'string', env: 'SA_TRUST_PROXY' },
+  durability: { type: 'string', env: 'SA_DURABILITY' },
   'cors-origin': { type: 'string', multiple: true, env: 'SA_CORS_ORIGIN' },
   'base-path': { type: 'string', env: 'SA_BASE_PATH' },
   'retention-days': { type: 'string', env: 'SA_RETENTION_DAYS' },
@@ -108,6 +113,7 @@ const OPTIONS = {
   'no-rate-limit': { type: 'boolean', env: 'SA_NO_RATE_LIMIT' },
   'serve-example': { type: 'string', env: 'SA_SERVE_EXAMPLE' },
   dashboard: { type: 'string', env: 'SA_DASHBOARD' },
+  'connect-src': { type: 'string', multiple: true, env: 'SA_CONNECT_SRC' },
   demo: { type: 'boolean', env: 'SA_DEMO' },
   'demo-file': { type: 'string', env: 'SA_DEMO_FILE' },
   'log-level': { type: 'string', env: 'SA_LOG_LEVEL' },
@@ -202,8 +208,36 @@ async function writeLines(lines: AsyncIterable<string>, out: Writable): Promise<
 
 function kindOf(values: Values): KeyKind {
   const kind = required(values, 'kind');
-  if (kind !== 'write' && kind !== 'read') throw new UsageError('--kind must be write or read.');
+  if (kind !== 'write' && kind !== 'read' && kind !== 'admin') throw new UsageError('--kind must be write, read or admin.');
   return kind;
+}
+
+/** `--durability`: full (the default) or relaxed. */
+function durabilityOf(values: Values): Durability {
+  const raw = str(values, 'durability') ?? DEFAULT_DURABILITY;
+  if (raw !== 'full' && raw !== 'relaxed') throw new UsageError(`--durability must be full or relaxed, not "${raw}".`);
+  return raw;
+}
+
+/** `--trust-proxy [LIST]` (bare, or SA_TRUST_PROXY=1: a proxy on this machine), checked now. */
+function trustProxyOf(values: Values): string | undefined {
+  const raw = str(values, 'trust-proxy');
+  if (raw === undefined) return undefined;
+  const spec = raw === '' || raw === '1' || raw.toLowerCase() === 'true' ? LOOPBACK_PROXIES : raw;
+  try {
+    parseTrustedProxies(spec);
+  } catch (error) {
+    throw new UsageError(`--trust-proxy: ${(error as Error).message}`);
+  }
+  return spec;
+}
+
+/**
+ * `--trust-proxy` took no value before it took a list: a bare one (last, or before another flag)
+ * still means a proxy on this machine.
+ */
+function withBareTrustProxy(argv: readonly string[]): string[] {
+  return argv.map((arg, i) => (arg === '--trust-proxy' && (i === argv.length - 1 || (argv[i + 1] ?? '').startsWith('-')) ? `--trust-proxy=${LOOPBACK_PROXIES}` : arg));
 }
 
 async function withStore<T>(values: Values, run: (store: EventStore) => Promise<T>): Promise<T> {
@@ -223,7 +257,7 @@ async function requireProject(store: EventStore, projectId: string): Promise<voi
 /** parseArgs's errors, reworded to name the flag in this CLI's words. */
 function parseArgv(argv: string[]): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>> {
   try {
-    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    return parseArgs({ args: withBareTrustProxy(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
@@ -255,7 +289,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   if (command === 'start') {
     const logger = createJsonLogger((str(values, 'log-level') ?? 'info') as LogLevel);
     const location = str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
-    const store = await openStore(location);
+    const trustProxy = trustProxyOf(values);
+    const store = await openStore(location, { durability: durabilityOf(values) });
     await store.init();
     const retentionDays = positiveInt(values, 'retention-days');
     let basePath: string;
@@ -269,6 +304,12 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       throw new UsageError(`--serve-example ${exampleDir}: no index.html there; build the example app first (npm run build:example).`);
     }
     const dashboardDir = dashboardDirOf(str(values, 'dashboard'));
+    const connectSources = Array.isArray(values['connect-src']) ? values['connect-src'] : [];
+    try {
+      contentSecurityPolicy(connectSources);
+    } catch (error) {
+      throw new UsageError(`--connect-src: ${(error as Error).message}`);
+    }
     const demoFile = str(values, 'demo-file') ?? (str(values, 'database-url') ? './data/demo-project.json' : join(dirname(location), 'demo-project.json'));
     const demo = values.demo === true ? await ensureDemoProject(store, { file: demoFile }) : undefined;
     const corsOrigins = values['cors-origin'];
@@ -284,12 +325,12 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       logger,
       port: positiveInt(values, 'port') ?? 8787,
       host: str(values, 'host') ?? '127.0.0.1',
-      trustProxy: values['trust-proxy'] === true,
+      ...(trustProxy === undefined ? {} : { trustProxy }),
       corsOrigins: Array.isArray(corsOrigins) && corsOrigins.length > 0 ? corsOrigins : ['*'],
       rateLimit,
       basePath,
       ...(retentionDays === undefined ? {} : { retentionDays }),
-      ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir } }),
+      ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir, connectSources } }),
       ...(dashboardDir === undefined ? {} : { dashboard: { root: dashboardDir } }),
       ...(demo === undefined ? {} : { demo: demo.demo }),
     });
@@ -329,7 +370,13 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       await store.createKey(read.record);
       // writeKey and readKey as the README names them; apiKey (the write key) for scripts written before.
       if (json) print(JSON.stringify({ projectId, writeKey: write.key, readKey: read.key, apiKey: write.key }));
-      else print(`Project ${name}\n  project id: ${projectId}\n  write key:  ${write.key}\n  read key:   ${read.key}\nThe keys are shown once; only their hashes are stored.`);
+      else {
+        print(
+          `Project ${name}\n  project id: ${projectId}\n  write key:  ${write.key}\n  read key:   ${read.key}\n` +
+            'The keys are shown once; only their hashes are stored. The read key reads reports and events;\n' +
+            `erasure and export over HTTP take an admin key: key create --project ${projectId} --kind admin`,
+        );
+      }
       return 0;
     });
   }

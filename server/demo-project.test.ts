@@ -50,8 +50,8 @@ describe('ensureDemoProject(store, { file })', () => {
     const { store, file } = await fresh();
     const { demo, created } = await ensureDemoProject(store, { file });
     expect(created).toBe(true);
-    // Keeps bots: the example app is often tried from an automated browser (docs/decisions.md, "Bot filtering").
-    expect((await store.getProject(demo.projectId))?.bots).toBe('keep');
+    // The default of any project: an automated browser's events are stored, flagged.
+    expect((await store.getProject(demo.projectId))?.bots).toBe('flag');
     expect(await keyOk(store, demo, demo.apiKey, 'write')).toBe(true);
     expect(await keyOk(store, demo, demo.readKey, 'read')).toBe(true);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(demo);
@@ -123,6 +123,9 @@ describe('GET /demo/config.json', () => {
         { host: 'evil.example' },
         { 'x-forwarded-for': '203.0.113.7' },
         { forwarded: 'for=203.0.113.7' },
+        { 'x-real-ip': '203.0.113.7' },
+        { via: '1.1 proxy' },
+        { 'x-forwarded-host': 'analytics.example.com' },
         { 'sec-fetch-site': 'cross-site' },
       ];
       for (const headers of refused) {

@@ -8,15 +8,19 @@
  * - On a later start the file is reused when its project and both keys are still live in the
  *   database; otherwise (a new database, a revoked key, a corrupt file) a new demo project is made
  *   and the file replaced.
- * - The demo project keeps bot events (`bots: 'keep'`, docs/decisions.md, "Bot filtering"): a
- *   developer often tries the example app from an automated browser (playwright, a headless
- *   Chromium), whose events the default policy would acknowledge and not store. A reused project
- *   keeps whatever policy it has (`project set ID --bots …` changes it).
- * - `/demo/config.json` hands out a READ key, so it answers only a loopback client that asked
- *   a loopback host name directly: not through a proxy (`Forwarded`, `X-Forwarded-For`), not for
- *   another origin (`Origin` must be the server's own; no CORS headers), and not for a foreign
- *   host name pointed at 127.0.0.1 (DNS rebinding). Anything else gets the same 404 as a server
- *   without demo mode.
+ * - The demo project has the default bot policy of any project (`flag`): events of an automated
+ *   browser (playwright, a headless Chromium) are stored, flagged, and left out of the reports. A
+ *   reused project keeps whatever policy it has (`project set ID --bots …` changes it).
+ * - `/demo/config.json` hands out a read key, so the keys must never leave the machine. The server
+ *   refuses demo mode unless it listens on a loopback address only (`serve.ts`), and then serves
+ *   the file to a direct loopback client only: one that asked a loopback host name (not a foreign
+ *   name pointed at 127.0.0.1: DNS rebinding), from its own origin (`Origin` the server's own, no
+ *   CORS headers), over HTTP/1.1 or later, with no proxy header (`Forwarded`, `X-Forwarded-*`,
+ *   `X-Real-IP`, `Via`). A proxy on the same machine in its default setting (nginx's
+ *   `proxy_pass http://127.0.0.1:8787;`) connects from loopback and rewrites `Host` to the
+ *   upstream's loopback address, but speaks HTTP/1.0, which no browser does. Anything else gets the
+ *   same 404 as a server without demo mode. Demo mode is for a developer's machine, never behind a
+ *   proxy (`--trust-proxy` and `--demo` together are refused).
  */
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -24,7 +28,7 @@ import type { Middleware } from 'koa';
 import { generateKey, hashKey } from './api-keys.js';
 import { HttpError } from './http-error.js';
 import { randomId } from './ids.js';
-import type { EventStore, KeyKind } from './store/event-store.js';
+import { DEFAULT_BOT_POLICY, type EventStore, type KeyKind } from './store/event-store.js';
 
 /** The demo project's identity and plaintext keys, as kept in the file and served to the app. */
 export interface DemoProject {
@@ -100,7 +104,7 @@ export async function ensureDemoProject(store: EventStore, options: EnsureDemoPr
   if (existing !== undefined) return { demo: existing, created: false };
   const now = (options.now ?? Date.now)();
   const projectId = randomId('proj_', 16);
-  await store.createProject({ id: projectId, name: options.name ?? 'Example app (demo)', createdAt: now, fullIp: false, corsOrigins: [], bots: 'keep' });
+  await store.createProject({ id: projectId, name: options.name ?? 'Example app (demo)', createdAt: now, fullIp: false, corsOrigins: [], bots: DEFAULT_BOT_POLICY });
   const write = generateKey(projectId, 'write', now);
   const read = generateKey(projectId, 'read', now);
   await store.createKey(write.record);
@@ -124,6 +128,9 @@ export function isLoopbackHost(host: string): boolean {
   return lower === 'localhost' || lower.endsWith('.localhost') || lower === '[::1]' || /^127(\.\d{1,3}){3}$/.test(lower);
 }
 
+/** Headers that proxies add: any of them means the request did not come straight from a browser. */
+const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via'] as const;
+
 /**
  * `GET /demo/config.json` → `{ projectId, apiKey, readKey }` for loopback clients only (see the
  * module comment); mount it before CORS so it never carries CORS headers. Other paths go on.
@@ -138,8 +145,9 @@ export function demoConfigRoute(demo: DemoProject): Middleware {
     const allowed =
       isLoopbackAddress(ctx.req.socket.remoteAddress) &&
       isLoopbackHost(host) &&
-      ctx.get('forwarded') === '' &&
-      ctx.get('x-forwarded-for') === '' &&
+      ctx.req.httpVersionMajor >= 1 &&
+      !(ctx.req.httpVersionMajor === 1 && ctx.req.httpVersionMinor === 0) &&
+      !PROXY_HEADERS.some((name) => ctx.get(name) !== '') &&
       (origin === '' || origin === `http://${host}`) &&
       ctx.get('sec-fetch-site') !== 'cross-site' &&
       ctx.get('sec-fetch-site') !== 'same-site';

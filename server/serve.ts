@@ -17,6 +17,11 @@ export interface ServeOptions extends Omit<AppOptions, 'store' | 'logger'> {
   shutdownGraceMs?: number;
 }
 
+/** True for a listening address that only this machine reaches. */
+function isLoopbackHostName(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 /** A running server. */
 export interface RunningServer {
   app: AnalyticsApp;
@@ -30,9 +35,19 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts the HTTP server on a store that is already initialised. */
+/**
+ * Starts the HTTP server on a store that is already initialised.
+ * @throws Error for demo mode on an address other machines reach, or behind a trusted proxy: the
+ *   demo hands out keys to loopback clients, which a proxy or a public address would turn into anyone
+ */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { store, logger } = options;
+  if (options.demo !== undefined && !isLoopbackHostName(options.host)) {
+    throw new Error(`Demo mode hands out the demo project's keys, so it listens on loopback only (--host 127.0.0.1), not on ${options.host}.`);
+  }
+  if (options.demo !== undefined && options.trustProxy !== undefined && options.trustProxy !== false) {
+    throw new Error('Demo mode hands out the demo project\'s keys to loopback clients, so it does not run behind a proxy: drop --demo or --trust-proxy.');
+  }
   const app = createApp(options);
   const handle = app.callback();
   // Answers not yet sent, so that shutdown can ask their clients to leave (see close()).

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMMUTABLE, REVALIDATE, browserUrl } from './static-files.js';
+import { IMMUTABLE, NO_STORE, REFERRER_POLICY, REVALIDATE, browserUrl, contentSecurityPolicy } from './static-files.js';
 import { type TestServer, startTestServer } from '../test-support/server/test-server.js';
 
 interface RawResponse {
@@ -54,14 +54,35 @@ describe('staticFiles (start --serve-example)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves index.html at / with an HTML type, no-cache and nosniff', async () => {
-    const res = await raw(server.url, '/');
-    expect(res.status).toBe(200);
-    expect(res.body).toBe(INDEX);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.headers['cache-control']).toBe(REVALIDATE);
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  it('serves index.html at / with an HTML type, never stored, nosniff', async () => {
+    for (const path of ['/', '/index.html']) {
+      const res = await raw(server.url, path);
+      expect(res.status, path).toBe(200);
+      expect(res.body, path).toBe(INDEX);
+      expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control'], path).toBe(NO_STORE);
+      expect(res.headers['x-content-type-options'], path).toBe('nosniff');
+      expect(res.headers['access-control-allow-origin'], path).toBeUndefined();
+    }
+  });
+
+  it('answers every file, the SPA fallback and a 304 with the policy, nosniff and same-origin referrers', async () => {
+    const etag = String((await raw(server.url, '/robots.txt')).headers.etag);
+    const answers = [
+      await raw(server.url, '/'),
+      await raw(server.url, '/replay/some-session'),
+      await raw(server.url, '/assets/index-AbC_d-12.js'),
+      await raw(server.url, '/assets/index-Zx9Yw8Vu.css'),
+      await raw(server.url, '/logo.svg'),
+      await raw(server.url, '/robots.txt', { headers: { 'if-none-match': etag } }),
+      await raw(server.url, '/robots.txt', { method: 'HEAD' }),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 304, 200]);
+    for (const res of answers) {
+      expect(res.headers['content-security-policy']).toBe(contentSecurityPolicy());
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['referrer-policy']).toBe(REFERRER_POLICY);
+    }
   });
 
   it('answers each file with the content type of its extension', async () => {
@@ -100,13 +121,13 @@ describe('staticFiles (start --serve-example)', () => {
     expect(res.body).toBe('');
   });
 
-  it('falls back to index.html for app routes (paths without an extension), not cached', async () => {
+  it('falls back to index.html for app routes (paths without an extension), never stored', async () => {
     for (const path of ['/events', '/replay', '/replay/some-session', '/docs', '/demo?tab=1']) {
       const res = await raw(server.url, path);
       expect(res.status, path).toBe(200);
       expect(res.body, path).toBe(INDEX);
       expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
-      expect(res.headers['cache-control'], path).toBe(REVALIDATE);
+      expect(res.headers['cache-control'], path).toBe(NO_STORE);
     }
   });
 
@@ -172,6 +193,37 @@ describe('a server without staticFiles', () => {
   });
 });
 
+describe('contentSecurityPolicy(connectSources)', () => {
+  it('allows only the own origin, no inline script, no plugins, no framing', () => {
+    expect(contentSecurityPolicy()).toBe(
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; font-src 'self' data: https:; media-src 'self' data: blob: https:; connect-src 'self'; " +
+        "worker-src 'self'; frame-src 'none'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+    );
+  });
+
+  it('adds the origins of connectSources to connect-src only, once each', () => {
+    const policy = contentSecurityPolicy(['https://api.example.com/v1/', 'http://127.0.0.1:8787', 'https://api.example.com']);
+    expect(policy).toContain("; connect-src 'self' https://api.example.com http://127.0.0.1:8787; ");
+    expect(policy.replace(/connect-src [^;]*/, '')).toBe(contentSecurityPolicy().replace(/connect-src [^;]*/, ''));
+  });
+
+  it.each(['api.example.com', '/api', 'javascript:alert(1)', "https://a.example; script-src 'unsafe-inline'", ''])('refuses %j', (source) => {
+    expect(() => contentSecurityPolicy([source])).toThrow(/connectSources/);
+  });
+
+  it('reaches the answers of a server given connectSources', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sa-static-connect-'));
+    writeFileSync(join(dir, 'index.html'), INDEX);
+    const server = await startTestServer('sqlite', { staticFiles: { root: dir, connectSources: ['https://api.example.com'] } });
+    try {
+      expect((await raw(server.url, '/')).headers['content-security-policy']).toBe(contentSecurityPolicy(['https://api.example.com']));
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('browserUrl(url)', () => {
   it('turns a wildcard address into a loopback one', () => {
     expect(browserUrl('http://0.0.0.0:8787')).toBe('http://127.0.0.1:8787');
@@ -204,9 +256,21 @@ describe('the dashboard (createApp({ dashboard }), start --dashboard)', () => {
 
   it('is served at /dashboard/ (hashed assets immutable), /dashboard redirects to it, and / too without an example app', async () => {
     const server = await start({ dashboard: { root: join(dir, 'dashboard') } });
-    expect((await raw(server.url, '/dashboard/')).body).toBe(DASHBOARD);
+    const page = await raw(server.url, '/dashboard/');
+    expect(page.body).toBe(DASHBOARD);
+    for (const path of ['/dashboard/', '/dashboard/index.html', '/dashboard/sessions']) {
+      const res = await raw(server.url, path);
+      expect([res.status, res.headers['cache-control'], res.headers['content-security-policy'], res.headers['x-content-type-options'], res.headers['referrer-policy']], path).toEqual([
+        200,
+        NO_STORE,
+        contentSecurityPolicy(),
+        'nosniff',
+        REFERRER_POLICY,
+      ]);
+    }
     const asset = await raw(server.url, '/dashboard/assets/index-AbCdEf12.js');
     expect(asset.headers['cache-control']).toBe(IMMUTABLE);
+    expect(asset.headers['content-security-policy']).toBe(contentSecurityPolicy());
     const bare = await raw(server.url, '/dashboard');
     expect([bare.status, bare.headers.location]).toEqual([301, '/dashboard/']);
     const root = await raw(server.url, '/');

@@ -9,7 +9,12 @@
  *   plain 404, so a broken asset link is not answered with HTML.
  * - `/api/…` is never served from files: a wrong API address must stay a JSON 404.
  * - Content types come from a fixed table; Vite's hashed assets (`assets/name-HASH.ext`) are cached
- *   for a year as immutable, everything else is revalidated (`no-cache`, with an ETag).
+ *   for a year as immutable, HTML pages (`index.html`, also as the SPA fallback) are never stored
+ *   (`no-store`), everything else is revalidated (`no-cache`, with an ETag).
+ * - Every file answer carries the same Content-Security-Policy ({@link contentSecurityPolicy}),
+ *   `X-Content-Type-Options: nosniff` and `Referrer-Policy: same-origin`: on every file, not only
+ *   the HTML, because a worker script gets its policy from its own answer, and an SVG opened
+ *   directly is a document.
  */
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
@@ -30,6 +35,13 @@ export interface StaticFilesOptions {
    * @default '' (served at `/`)
    */
   mountPath?: string;
+  /**
+   * Origins besides the page's own that the app may call (the policy's `connect-src`): the API of
+   * an example app built with `VITE_SA_ENDPOINT` on another origin (examples/app/src/config.ts).
+   * Each is an absolute `http:` or `https:` URL; only its origin is used.
+   * @default [] (the page's own origin only)
+   */
+  connectSources?: readonly string[];
 }
 
 /** Content types by file extension; anything else is `application/octet-stream`. */
@@ -60,6 +72,66 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** `Cache-Control` of everything else: use it, but ask first (ETag). */
 export const REVALIDATE = 'no-cache';
 
+/** `Cache-Control` of HTML pages: each load asks the server, and no copy is kept anywhere. */
+export const NO_STORE = 'no-store';
+/** `Referrer-Policy` of every file: the full address to the same origin (the API), none elsewhere. */
+export const REFERRER_POLICY = 'same-origin';
+
+/**
+ * The Content-Security-Policy of the served apps (the dashboard, the example app): their own
+ * scripts, styles and workers only, the API on the same origin (and `connectSources`), no inline
+ * script, no plugins, never framed. The built pages have no inline script: Vite emits
+ * `<script type="module" src>` only, and the browser tests of both apps
+ * (examples/browser-tests/dashboard.e2e.test.ts, examples/app/example-app.e2e.test.ts) fail on any
+ * violation of this policy.
+ *
+ * - `style-src 'unsafe-inline'`: the session replay (rrweb's Replayer in the example app,
+ *   rrweb-player in the dashboard) rebuilds the recorded page in an `about:blank` iframe, which
+ *   inherits this policy, with the recorded stylesheets as `<style>` elements (the recorder
+ *   inlines them, main/recorder/capture-options.ts) and `style` attributes; rrweb-player also
+ *   writes `style` attributes on its own controls. Inline style cannot run script.
+ * - `img-src`, `font-src`, `media-src` with `data:`, `blob:` and `https:`: the pages'
+ *   `<link rel="icon" href="data:,">` and rrweb-player's CSS icons, and what a replayed page loads
+ *   from its own site (its images, fonts and videos, by their recorded https addresses). None of
+ *   these can run script; the price is that a replay asks the recorded site for its images, as the
+ *   visitor's browser did.
+ * - `worker-src 'self'`: the example app starts the client's delivery worker from the file Vite
+ *   ships beside it (`assets/worker-HASH.js`), so the client's `blob:` fallback is never tried
+ *   (main/delivery/worker-start.ts); without any worker it would run in-process.
+ * - `frame-src 'none'`: the replay's iframe has no `src` (`about:blank` is not fetched, so no
+ *   source is needed), and a replayed page's own frames must load nothing.
+ *
+ * @param connectSources absolute http(s) URLs whose origins the page may also call
+ * @throws Error for an entry that is not an absolute http(s) URL (it would end up in a header)
+ */
+export function contentSecurityPolicy(connectSources: readonly string[] = []): string {
+  const origins = connectSources.map((source) => {
+    let url: URL;
+    try {
+      url = new URL(source);
+    } catch {
+      throw new Error(`connectSources: "${source}" is not an absolute URL (e.g. https://api.example.com).`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`connectSources: "${source}" is not an http(s) URL.`);
+    return url.origin;
+  });
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob: https:",
+    "font-src 'self' data: https:",
+    "media-src 'self' data: blob: https:",
+    ['connect-src', "'self'", ...new Set(origins)].join(' '),
+    "worker-src 'self'",
+    "frame-src 'none'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
 /** Vite's default asset names: `assets/<name>-<8+ char hash>.<ext>`. */
 const HASHED_ASSET = /^assets\/.+-[A-Za-z0-9_-]{8,}\.[a-z0-9]+$/;
 
@@ -83,6 +155,7 @@ export function staticFiles(options: StaticFilesOptions): Middleware {
   const root = resolve(options.root);
   const reserved = options.reservedPrefixes ?? ['/api/'];
   const mount = options.mountPath ?? '';
+  const policy = contentSecurityPolicy(options.connectSources);
   let realRoot: Promise<string> | undefined;
 
   /** The file at `relative` if it is a regular file inside the root (after symlinks), else undefined. */
@@ -137,7 +210,9 @@ export function staticFiles(options: StaticFilesOptions): Middleware {
     const type = CONTENT_TYPES[ext] ?? 'application/octet-stream';
     ctx.status = 200;
     ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', !isFallback && HASHED_ASSET.test(relative) ? IMMUTABLE : REVALIDATE);
+    ctx.set('Content-Security-Policy', policy);
+    ctx.set('Referrer-Policy', REFERRER_POLICY);
+    ctx.set('Cache-Control', ext === '.html' ? NO_STORE : !isFallback && HASHED_ASSET.test(relative) ? IMMUTABLE : REVALIDATE);
     ctx.set('Last-Modified', new Date(found.mtimeMs).toUTCString());
     ctx.set('ETag', `W/"${found.size.toString(16)}-${Math.floor(found.mtimeMs).toString(16)}"`);
     if (ctx.fresh) {

@@ -2,7 +2,9 @@
  * End to end, the way a newcomer meets the product: the server started as `npm start` starts it
  * (`start --serve-example … --demo`, SQLite in a temporary data directory) serving the example app
  * built by Vite against the built client, driven in headless Chromium through every page. Every
- * claim is checked in the database the server wrote, and the replay in the Replayer's iframe.
+ * claim is checked in the database the server wrote, and the replay in the Replayer's iframe. All
+ * of it under the server's Content-Security-Policy (server/static-files.ts), with no violation
+ * reported by any page, frame or worker.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +12,8 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { NO_STORE, contentSecurityPolicy } from '../../server/static-files.js';
 import { buildCli, startServerProcess, type ServerProcess } from '../../test-support/server/cli-process.js';
 import { launchChromium } from '../../test-support/chromium.js';
 import { printPageLogOnFailure } from '../../test-support/browser/environment.js';
@@ -28,6 +31,26 @@ interface DemoConfig {
   projectId: string;
   apiKey: string;
   readKey: string;
+}
+
+/** Content-Security-Policy violations reported since the last test ended. */
+const cspViolations: string[] = [];
+
+/**
+ * Collects the Content-Security-Policy violations of every page of `context` in
+ * {@link cspViolations}: the `securitypolicyviolation` events of its documents, and Chromium's
+ * console reports, which also come from frames (the Replayer's iframe) and workers.
+ */
+async function watchCsp(context: BrowserContext): Promise<void> {
+  await context.exposeBinding('__saCspViolation', (_source, text: string) => cspViolations.push(text));
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      (window as unknown as { __saCspViolation(text: string): void }).__saCspViolation(`${e.effectiveDirective} ${e.blockedURI} in ${e.documentURI}`);
+    });
+  });
+  context.on('console', (message) => {
+    if (/content.security.policy/i.test(message.text())) cspViolations.push(`[console.${message.type()}] ${message.text()}`);
+  });
 }
 
 interface Row {
@@ -103,6 +126,7 @@ describe('the example app, served by `start --serve-example --demo`', () => {
     demo = JSON.parse(readFileSync(join(data, 'demo-project.json'), 'utf8')) as DemoConfig;
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await watchCsp(context);
     page = await context.newPage();
     captureConsole(page);
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -123,14 +147,23 @@ describe('the example app, served by `start --serve-example --demo`', () => {
   });
 
   printPageLogOnFailure();
+  afterEach(() => {
+    expect(cspViolations.splice(0), 'Content-Security-Policy violations').toEqual([]);
+  });
 
   it('serves the app at / and hands its demo keys to the page', async () => {
     const html = await fetch(`${server.url}/`);
     expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(html.headers.get('content-security-policy')).toBe(contentSecurityPolicy());
+    expect(html.headers.get('cache-control')).toBe(NO_STORE);
+    // Every <script> of the built page has a src: the policy allows no inline script.
+    expect(await html.text()).not.toMatch(/<script\b(?![^>]*\bsrc=)[^>]*>/i);
     expect(await (await fetch(`${server.url}/demo/config.json`)).json()).toEqual(demo);
     await page.goto(`${server.url}/`);
     await page.getByRole('heading', { level: 1, name: 'See your own analytics arrive' }).waitFor();
     await expect.poll(() => page.getByTestId('session-page-views').textContent()).toBe('1');
+    // The client's delivery core runs in the worker file Vite shipped, which the policy allows.
+    await expect.poll(() => page.workers().map((w) => new URL(w.url()).pathname)).toContainEqual(expect.stringMatching(/^\/assets\/worker-[\w-]+\.js$/));
     await shot(page, 'desktop-home');
   });
 
@@ -319,6 +352,7 @@ describe('the example app, served by `start --serve-example --demo`', () => {
 
   it('is usable at phone size (390×844): every page fits the width', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    await watchCsp(phone);
     try {
       const small = await phone.newPage();
       captureConsole(small);

@@ -6,7 +6,9 @@
  * page shows the experiment report per variant; a funnel built by clicking shows the funnel
  * report's numbers, and its steps too survive a reload; on a phone the navigation is a menu that
  * opens and closes by keyboard; a recorded session replays (the player's clock moves, its timeline
- * scrubs), and an event links to its session's replay.
+ * scrubs), and an event links to its session's replay. All of it under the server's
+ * Content-Security-Policy (server/static-files.ts), with no violation reported by any page, frame
+ * or worker.
  *
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots at desktop (1280×800) and phone (390×844)
  * widths there.
@@ -14,11 +16,12 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { build } from 'vite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatCount, formatDuration, formatPercent, formatVital } from '../../dashboard/src/lib/format.js';
 import { generateKey } from '../../server/api-keys.js';
+import { NO_STORE, contentSecurityPolicy } from '../../server/static-files.js';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
@@ -33,6 +36,27 @@ const PHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWe
 let out: string;
 let server: TestServer;
 let browser: Browser;
+/** Content-Security-Policy violations reported since the last test ended. */
+const cspViolations: string[] = [];
+
+/**
+ * A browser context whose Content-Security-Policy violations land in {@link cspViolations}: the
+ * `securitypolicyviolation` events of its documents, and Chromium's console reports, which also
+ * come from frames (the replay's iframe) and workers.
+ */
+async function newContext(options: BrowserContextOptions): Promise<BrowserContext> {
+  const context = await browser.newContext(options);
+  await context.exposeBinding('__saCspViolation', (_source, text: string) => cspViolations.push(text));
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      (window as unknown as { __saCspViolation(text: string): void }).__saCspViolation(`${e.effectiveDirective} ${e.blockedURI} in ${e.documentURI}`);
+    });
+  });
+  context.on('console', (message) => {
+    if (/content.security.policy/i.test(message.text())) cspViolations.push(`[console.${message.type()}] ${message.text()}`);
+  });
+  return context;
+}
 
 /** A UUIDv7 of `ms` with a random tail, as the client makes them. */
 function uuid7(ms: number): string {
@@ -188,7 +212,7 @@ async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}
 
 /** Opens the server's root (redirected to the dashboard) and signs in with the read key. */
 async function signIn(viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
+  const context = await newContext({ viewport });
   const p = await context.newPage();
   await p.goto(`${server.url}/`);
   expect(new URL(p.url()).pathname).toBe('/dashboard/');
@@ -211,6 +235,9 @@ beforeAll(async () => {
   browser = await launchChromium();
   sessions = await seed(Date.now());
 });
+afterEach(() => {
+  expect(cspViolations.splice(0), 'Content-Security-Policy violations').toEqual([]);
+});
 afterAll(async () => {
   await browser?.close().catch(() => undefined);
   await server?.close();
@@ -218,6 +245,25 @@ afterAll(async () => {
 });
 
 describe('the dashboard in Chromium', () => {
+  it('is served with its Content-Security-Policy, no inline script, and never stored', async () => {
+    for (const path of ['/dashboard/', '/dashboard/index.html']) {
+      const res = await fetch(`${server.url}${path}`);
+      expect(res.headers.get('content-security-policy'), path).toBe(contentSecurityPolicy());
+      expect(res.headers.get('cache-control'), path).toBe(NO_STORE);
+      // Every <script> of the built page has a src: the policy allows no inline script.
+      expect(await res.text(), path).not.toMatch(/<script\b(?![^>]*\bsrc=)[^>]*>/i);
+    }
+    // The watch sees a violation when there is one: an inline script, refused.
+    const context = await newContext({ viewport: DESKTOP });
+    const p = await context.newPage();
+    await p.goto(`${server.url}/dashboard/`);
+    await p.evaluate(() => document.head.append(Object.assign(document.createElement('script'), { textContent: 'window.inlineRan = true' })));
+    await waitUntil('the refused inline script to be reported', () => cspViolations.some((v) => v.startsWith('script-src-elem inline')), 10_000);
+    expect(await p.evaluate(() => (window as unknown as { inlineRan?: boolean }).inlineRan)).toBeUndefined();
+    cspViolations.splice(0);
+    await context.close();
+  });
+
   it('signs in and shows in every panel what the report endpoints answer for the same query', async () => {
     const p = await signIn(DESKTOP);
     const { visitors } = await expectOverviewAsApi(p);
@@ -450,7 +496,7 @@ describe('the dashboard in Chromium', () => {
       await demoServer.store.createProject({ id: projectId, name: 'demo', createdAt: now, fullIp: false, corsOrigins: [], bots: 'keep' });
       await demoServer.store.createKey(write.record);
       await demoServer.store.createKey(read.record);
-      const context = await browser.newContext({ viewport: DESKTOP });
+      const context = await newContext({ viewport: DESKTOP });
       const p = await context.newPage();
       await p.goto(`${demoServer.url}/dashboard/`);
       await p.getByRole('button', { name: 'Open the demo project' }).click();

@@ -33,6 +33,21 @@ function readCredentials(ctx: Context, allowQuery: boolean): { key: string; proj
 }
 
 /**
+ * The kinds of key that may call a route needing `need` (docs/protocol.md, "Authentication and key
+ * kinds"): a write key only writes; reading takes a read key or an admin key (a script that erases
+ * or exports also lists what it acts on); erasure and export take an admin key alone, so the read
+ * key a dashboard holds can neither destroy nor copy everything.
+ */
+const ACCEPTED: Record<KeyKind, readonly KeyKind[]> = { write: ['write'], read: ['read', 'admin'], admin: ['admin'] };
+
+/** The 401 message for a key of the wrong kind. */
+const WRONG_KIND: Record<KeyKind, string> = {
+  write: 'This endpoint needs a write key; read and admin keys cannot send data.',
+  read: 'This endpoint needs a read key; write keys can only send data.',
+  admin: 'This endpoint needs an admin key (key create --kind admin); read keys can only read reports and events.',
+};
+
+/**
  * Checks the key of a request against its project and the kind of key the route needs.
  * Every failure is the same 401 `AUTH_ERROR`, so a caller learns nothing about which part was wrong
  * beyond what the message says of the key kind.
@@ -57,12 +72,7 @@ export async function authenticate(
   if (!found || !hashesEqual(found.key.hash, hash) || found.key.projectId !== credentials.projectId) {
     throw new HttpError('AUTH_ERROR', 'Invalid API key or project id.');
   }
-  if (found.key.kind !== need) {
-    throw new HttpError(
-      'AUTH_ERROR',
-      need === 'read' ? 'This endpoint needs a read key; write keys can only send data.' : 'This endpoint needs a write key; read keys can only read data.',
-    );
-  }
+  if (!ACCEPTED[need].includes(found.key.kind)) throw new HttpError('AUTH_ERROR', WRONG_KIND[need]);
   if (need === 'write') writeKeyHashes.remember(credentials.key, hash);
   return { project: found.project, kind: found.key.kind };
 }

@@ -14,7 +14,7 @@ import type { RouteContext } from './route-context.js';
  * `POST /api/v1/events/batch` (docs/protocol.md): a bare JSON array of backend events, by header
  * credentials or, as the beacon form, by query credentials with `text/plain`. Valid events are
  * stored even when others in the batch are not; the answer comes after the commit. Each stored
- * event gets its cookieless visitor id (`visitor-id.ts`); bot events are dropped, flagged or kept
+ * event gets its cookieless visitor id (`visitor-id.ts`); bot events are flagged, dropped or kept
  * as the project says (`bot-filter.ts`), and its report columns (`reports/dimensions.ts`: each
  * distinct user agent parsed once per app).
  */
@@ -48,7 +48,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
       const e = check.events[i] as BackendEvent;
       const userAgent = e.user_agent ?? requestAgent;
       // `keep` skips the check; `drop` acknowledges a bot's event without storing it, never a 4xx,
-      // so that no client retries it (docs/decisions.md, "Bot filtering").
+      // so that no client retries it, and says so in `bots_dropped` (docs/protocol.md, "Bot events").
       const isBot = policy !== 'keep' && rc.bots.isBotEvent(userAgent, e.properties);
       if (isBot && policy === 'drop') {
         botsDropped++;
@@ -75,10 +75,15 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
         dimensions: dimensions.extract(e.properties ?? {}, userAgent),
       });
     }
-    if (botsDropped > 0) rc.metrics.botEventsDropped(botsDropped);
+    if (botsDropped > 0) {
+      rc.metrics.botEventsDropped(botsDropped);
+      rc.droppedEvents.dropped(projectId, botsDropped, 'bots: drop');
+    }
 
-    // Dropped bot events count as processed: they were accepted, and a client must not resend them.
+    // Dropped bot events count as processed (SPEC's meaning: accepted, not to be resent), and the
+    // answer says how many of them were not stored: nothing is acknowledged and thrown away unsaid.
     const answer: BatchResponse = { success: true, processed: check.events.length };
+    if (botsDropped > 0) answer.bots_dropped = botsDropped;
     if (check.rejected.length > 0) answer.errors = check.rejected;
     if (stored.length > 0) {
       // Only numbers cross the wait for the commit: the events themselves may be collected as soon

@@ -1,6 +1,7 @@
 import type { BodyReader } from '../body.js';
 import type { BotDetector } from '../bot-filter.js';
 import type { ByteBudget } from '../byte-budget.js';
+import type { DroppedEventsLog } from '../dropped-events-log.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
@@ -31,6 +32,8 @@ export interface RouteContext {
   sessionIdleMs: number;
   /** Tells bot events (remembering the verdict per user agent). */
   bots: BotDetector;
+  /** Logs, rate-limited, the events a project's policy dropped. */
+  droppedEvents: DroppedEventsLog;
   /** Makes the cookieless visitor ids of a request. */
   visitorIds: VisitorIds;
 }

@@ -18,7 +18,8 @@ function raw(url: string, method: string, headers: Record<string, string>): Prom
   });
 }
 
-const auth = (project: TestProject, key = project.readKey) => ({ authorization: `ApiKey ${key}`, 'x-project-id': project.id });
+/** Erasure and export take the admin key (docs/protocol.md, "Authentication and key kinds"). */
+const auth = (project: TestProject, key = project.adminKey) => ({ authorization: `ApiKey ${key}`, 'x-project-id': project.id });
 
 describe.each(STORE_KINDS)('DELETE /api/v1/users/:userId and GET /api/v1/export on %s', (kind) => {
   let server: TestServer;
@@ -28,7 +29,7 @@ describe.each(STORE_KINDS)('DELETE /api/v1/users/:userId and GET /api/v1/export 
   afterAll(() => server.close());
 
   describe('DELETE /api/v1/users/:userId', () => {
-    it("deletes the user's events and recordings in one go and answers the counts", async () => {
+    it("deletes the user's events and the recordings uploaded under their id in one go, and answers the counts", async () => {
       const project = await server.createProject();
       await server.postBatch(
         [
@@ -38,12 +39,20 @@ describe.each(STORE_KINDS)('DELETE /api/v1/users/:userId and GET /api/v1/export 
         ],
         { project },
       );
-      await server.store.write({ events: [], chunks: [makeChunk(project.id, 'sa', 0, 3, { userId: null }), makeChunk(project.id, 'sb', 0, 1, { userId: 'bob' })] });
+      await server.store.write({
+        events: [],
+        chunks: [
+          makeChunk(project.id, 'sa', 0, 3, { userId: 'alice' }),
+          makeChunk(project.id, 'sa', 3, 2, { userId: 'alice' }),
+          makeChunk(project.id, 'sb', 0, 1, { userId: 'bob' }),
+        ],
+      });
       const res = await raw(`${server.url}/api/v1/users/alice`, 'DELETE', auth(project));
-      expect([res.status, JSON.parse(res.body.toString())]).toEqual([200, { success: true, events: 2, recordings: 1 }]);
+      expect([res.status, JSON.parse(res.body.toString())]).toEqual([200, { success: true, events: 2, recordings: 2 }]);
       const left = await server.store.queryEvents({ projectId: project.id, limit: 10 });
       expect(left.events.map((e) => e.userId)).toEqual(['bob']);
       expect(await server.store.getRecording(project.id, 'sa')).toBeNull();
+      expect(await server.store.getRecording(project.id, 'sb')).not.toBeNull();
       const again = await raw(`${server.url}/api/v1/users/alice`, 'DELETE', auth(project));
       expect(JSON.parse(again.body.toString())).toEqual({ success: true, events: 0, recordings: 0 });
     });
@@ -55,15 +64,15 @@ describe.each(STORE_KINDS)('DELETE /api/v1/users/:userId and GET /api/v1/export 
       expect(JSON.parse(res.body.toString())).toMatchObject({ events: 1 });
     });
 
-    it('needs the read key of the project: 401 AUTH_ERROR for a write key, no key or another project', async () => {
+    it("needs the admin key of the project: 401 AUTH_ERROR for a write or read key, no key or another project's", async () => {
       const project = await server.createProject();
       const other = await server.createProject();
       await server.postBatch([makeEvent({ user_id: 'carol' })], { project });
-      for (const headers of [auth(project, project.writeKey), {}, { ...auth(other), 'x-project-id': project.id }]) {
+      for (const headers of [auth(project, project.writeKey), auth(project, project.readKey), {}, { ...auth(other), 'x-project-id': project.id }]) {
         const res = await raw(`${server.url}/api/v1/users/carol`, 'DELETE', headers);
         expect([res.status, JSON.parse(res.body.toString()).code]).toEqual([401, 'AUTH_ERROR']);
       }
-      // Another project's read key deletes nothing here.
+      // Another project's admin key deletes nothing here.
       expect(JSON.parse((await raw(`${server.url}/api/v1/users/carol`, 'DELETE', auth(other))).body.toString())).toMatchObject({ events: 0 });
       expect((await server.store.queryEvents({ projectId: project.id, limit: 10 })).events).toHaveLength(1);
     });
@@ -130,6 +139,26 @@ describe.each(STORE_KINDS)('DELETE /api/v1/users/:userId and GET /api/v1/export 
       expect(lines(gunzipSync(res.body))).toHaveLength(COUNT);
       const identity = await raw(`${server.url}/api/v1/export`, 'GET', { ...auth(project), 'accept-encoding': 'br;q=1, gzip;q=0' });
       expect(identity.headers['content-encoding']).toBeUndefined();
+    });
+
+    // What browsers and curl send, and a preference for an encoding the server does not make.
+    it.each([
+      ['gzip, deflate, br', 'gzip'],
+      ['br;q=1, gzip;q=0.5', 'gzip'],
+      ['identity', undefined],
+    ])('answers Accept-Encoding: %s with Content-Encoding %s and the same NDJSON', async (acceptEncoding, encoding) => {
+      const plain = await raw(`${server.url}/api/v1/export`, 'GET', auth(project));
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      const res = await raw(`${server.url}/api/v1/export`, 'GET', { ...auth(project), 'accept-encoding': acceptEncoding });
+      expect([res.status, res.headers['content-type'], res.headers['content-encoding'], res.headers.vary]).toEqual([
+        200,
+        'application/x-ndjson; charset=utf-8',
+        encoding,
+        'Accept-Encoding',
+      ]);
+      const body = encoding === 'gzip' ? gunzipSync(res.body) : res.body;
+      expect(lines(body)).toHaveLength(COUNT);
+      expect(body.equals(plain.body)).toBe(true);
     });
 
     it('keeps to from (inclusive) and to (exclusive), as ISO time or ms', async () => {

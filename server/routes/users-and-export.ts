@@ -10,13 +10,13 @@ import { param, parseTime } from './query-params.js';
 import type { RouteContext } from './route-context.js';
 
 /**
- * `DELETE /api/v1/users/:userId` (docs/protocol.md): erasure of one user of the project, by the
- * read key (docs/decisions.md, "Erasure and export"). Deletes in one transaction the user's events
- * and the recording chunks of their sessions, and answers `{ success, events, recordings }`.
+ * `DELETE /api/v1/users/:userId` (docs/protocol.md): erasure of one user of the project, by an
+ * admin key (docs/decisions.md, "Erasure and export"). Deletes in one transaction the user's events
+ * and the recording chunks uploaded under their user id, and answers `{ success, events, recordings }`.
  */
 export function deleteUserRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    const caller = await authenticate(ctx, rc.store, 'admin', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const raw = String(ctx.params?.userId ?? '');
     if (raw.length === 0 || raw.length > LIMITS.maxIdLength) {
@@ -35,11 +35,12 @@ export function deleteUserRoute(rc: RouteContext): Middleware {
 /**
  * `GET /api/v1/export?from&to` (docs/protocol.md): the project's events as NDJSON, oldest first,
  * gzipped when `Accept-Encoding` allows it, streamed page by page with backpressure: the next page
- * is read only when the connection has taken the last one (`export.ts`). Needs a read key.
+ * is read only when the connection has taken the last one (`export.ts`). Needs an admin key: it
+ * copies everything.
  */
 export function exportRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    const caller = await authenticate(ctx, rc.store, 'admin', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const fromRaw = param(ctx, 'from');
     const toRaw = param(ctx, 'to');

@@ -266,16 +266,19 @@ export function describeEventStore(name: string, makeStore: MakeStore): void {
         await ctx.store.createProject(p);
         const write = makeKey(p.id, { createdAt: T0 + 1 });
         const read = makeKey(p.id, { kind: 'read', createdAt: T0 + 2 });
+        const admin = makeKey(p.id, { kind: 'admin', createdAt: T0 + 3 });
         await ctx.store.createKey(write);
         await ctx.store.createKey(read);
+        await ctx.store.createKey(admin);
         expect(await ctx.store.findKeyByHash(write.hash)).toEqual(write);
         expect(await ctx.store.findKeyByHash(read.hash)).toEqual(read);
+        expect(await ctx.store.findKeyByHash(admin.hash)).toEqual(admin);
         expect(await ctx.store.findKeyByHash('0'.repeat(64))).toBeNull();
         expect(await ctx.store.revokeKey(write.id, T0 + 50)).toBe(true);
         expect(await ctx.store.revokeKey(write.id, T0 + 60)).toBe(false);
         expect(await ctx.store.revokeKey('no-such-key', T0)).toBe(false);
         expect(await ctx.store.findKeyByHash(write.hash)).toBeNull();
-        expect(await ctx.store.listKeys(p.id)).toEqual([{ ...write, revokedAt: T0 + 50 }, read]);
+        expect(await ctx.store.listKeys(p.id)).toEqual([{ ...write, revokedAt: T0 + 50 }, read, admin]);
         expect(await ctx.store.listKeys('missing')).toEqual([]);
       });
 

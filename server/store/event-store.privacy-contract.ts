@@ -83,7 +83,7 @@ export function describePrivacyContract(name: string, makeStore: MakeStore): voi
     });
 
     describe('deleteUser(projectId, userId)', () => {
-      it("deletes the user's events and the chunks of their sessions or with their id, and nothing else", async () => {
+      it("deletes the user's events and the chunks with their id, and nothing else", async () => {
         const p = ctx.projectId;
         const other = newProjectId();
         await ctx.store.write({
@@ -96,6 +96,7 @@ export function describePrivacyContract(name: string, makeStore: MakeStore): voi
             makeEvent(other, 6, { userId: 'alice', sessionId: 's-a' }),
           ],
           chunks: [
+            // Alice's events name this session, but its chunks carry no user id: they stay.
             makeChunk(p, 's-a', 0, 2, { userId: null }),
             makeChunk(p, 's-a', 2, 2, { userId: null }),
             makeChunk(p, 's-a2', 0, 1, { userId: 'alice' }),
@@ -106,9 +107,9 @@ export function describePrivacyContract(name: string, makeStore: MakeStore): voi
             makeChunk(other, 's-a', 0, 1, { userId: 'alice' }),
           ],
         });
-        expect(await ctx.store.deleteUser(p, 'alice')).toEqual({ events: 3, recordings: 4 });
+        expect(await ctx.store.deleteUser(p, 'alice')).toEqual({ events: 3, recordings: 2 });
         expect((await allPages(ctx.store, { projectId: p, limit: 10 })).map((r) => r.eventId)).toEqual([eventId(5), eventId(4)]);
-        expect(await ctx.store.getRecording(p, 's-a')).toBeNull();
+        expect((await ctx.store.getRecording(p, 's-a'))?.events).toEqual(recorded(0, 4));
         expect(await ctx.store.getRecording(p, 's-a2')).toBeNull();
         expect(await ctx.store.getRecording(p, 's-only-recorded')).toBeNull();
         expect((await ctx.store.getRecording(p, 's-b'))?.events).toEqual(recorded(0, 1));
@@ -118,6 +119,28 @@ export function describePrivacyContract(name: string, makeStore: MakeStore): voi
         expect((await ctx.store.getRecording(other, 's-a'))?.events).toEqual(recorded(0, 1));
         expect(await ctx.store.deleteUser(p, 'alice')).toEqual({ events: 0, recordings: 0 });
         expect(await ctx.store.deleteUser(p, 'nobody')).toEqual({ events: 0, recordings: 0 });
+      });
+
+      it("keeps another user's recording when the erased user sent an event naming that session", async () => {
+        const p = ctx.projectId;
+        // Session ids are the client's: with the public write key, mallory names the victim's session.
+        await ctx.store.write({
+          events: [
+            makeEvent(p, 1, { userId: 'victim', sessionId: 's-victim' }),
+            makeEvent(p, 2, { userId: 'mallory', sessionId: 's-victim' }),
+            makeEvent(p, 3, { userId: 'mallory', sessionId: 's-mallory' }),
+          ],
+          chunks: [
+            makeChunk(p, 's-victim', 0, 2, { userId: 'victim' }),
+            makeChunk(p, 's-victim', 2, 1, { userId: 'victim' }),
+            makeChunk(p, 's-mallory', 0, 1, { userId: 'mallory' }),
+            makeChunk(p, 's-mallory', 1, 1, { userId: 'mallory' }),
+          ],
+        });
+        expect(await ctx.store.deleteUser(p, 'mallory')).toEqual({ events: 2, recordings: 2 });
+        expect((await ctx.store.getRecording(p, 's-victim'))?.events).toEqual(recorded(0, 3));
+        expect(await ctx.store.getRecording(p, 's-mallory')).toBeNull();
+        expect((await allPages(ctx.store, { projectId: p, limit: 10 })).map((r) => [r.eventId, r.userId])).toEqual([[eventId(1), 'victim']]);
       });
     });
 

@@ -1,8 +1,11 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/wire-types.js';
 import type { FilterDimension, ReportStore } from './report-store.js';
 
-/** Which side of the product a key opens: browser write keys are public, read keys are secret. */
-export type KeyKind = 'write' | 'read';
+/**
+ * Which side of the product a key opens: browser write keys are public; read keys and admin keys
+ * are secret, admin keys for what the routes reserve to administration. The store only keeps the kind.
+ */
+export type KeyKind = 'write' | 'read' | 'admin';
 
 /**
  * What the server does with events from crawlers, headless browsers and automated browsers
@@ -14,8 +17,12 @@ export type BotPolicy = 'drop' | 'flag' | 'keep';
 /** Every {@link BotPolicy}, in the order the CLI's help names them. */
 export const BOT_POLICIES: readonly BotPolicy[] = ['drop', 'flag', 'keep'];
 
-/** The policy of a project created without one, and of projects that existed before policies did. */
-export const DEFAULT_BOT_POLICY: BotPolicy = 'drop';
+/**
+ * The policy of a project created without one: bot events are stored flagged and left out of the
+ * reports, so nothing is acknowledged and thrown away unless a project chose `drop`. Projects made
+ * before version 4 of the schema have `drop`, the default of that time, until changed.
+ */
+export const DEFAULT_BOT_POLICY: BotPolicy = 'flag';
 
 /** A project as stored. */
 export interface Project {
@@ -26,7 +33,7 @@ export interface Project {
   fullIp: boolean;
   /** Origins allowed by CORS for this project, in addition to the server-wide ones. */
   corsOrigins: string[];
-  /** What happens to bot events. @default 'drop' */
+  /** What happens to bot events. @default 'flag' */
   bots: BotPolicy;
 }
 
@@ -274,7 +281,9 @@ export interface EventStore {
   exportEvents(query: ExportQuery): Promise<EventRow[]>;
   /**
    * Deletes, in one transaction, the project's events whose `userId` is this user and the recording
-   * chunks of the sessions those events name or whose own `userId` is this user.
+   * chunks whose own `userId` is this user. Never the chunks of a session merely named by one of
+   * the user's events: session ids are the client's to choose, so anyone with the public write key
+   * could name another person's session.
    */
   deleteUser(projectId: string, userId: string): Promise<DeletedUser>;
 

@@ -1,6 +1,8 @@
 /** The server's storage layer: one {@link EventStore} interface, SQLite and PostgreSQL behind it. */
 export { encodeEventCursor, decodeEventCursor } from './cursor.js';
 export type { EventCursor } from './cursor.js';
+export { DEFAULT_DURABILITY, DURABILITIES } from './durability.js';
+export type { Durability } from './durability.js';
 export type {
   ApiKeyRecord,
   BotPolicy,
@@ -21,6 +23,7 @@ export type {
   WriteResult,
 } from './event-store.js';
 export { isPostgresUrl, openStore } from './open-store.js';
+export type { OpenStoreOptions } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { createSqliteStore } from './sqlite-store.js';

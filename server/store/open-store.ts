@@ -1,8 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { Durability } from './durability.js';
 import type { EventStore } from './event-store.js';
 import { createPostgresStore } from './postgres-store.js';
 import { createSqliteStore } from './sqlite-store.js';
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * When an acknowledged write is safe on SQLite (`durability.ts`); PostgreSQL ignores it, its
+   * commits being fsync'd already with `synchronous_commit` on. @default 'full'
+   */
+  durability?: Durability;
+}
 
 /** True when `location` names a PostgreSQL database rather than a SQLite file. */
 export function isPostgresUrl(location: string): boolean {
@@ -15,9 +25,9 @@ export function isPostgresUrl(location: string): boolean {
  * missing (`:memory:` keeps everything in memory). The store is not initialised yet: call
  * `await store.init()` before use, which creates the schema when needed.
  */
-export function openStore(location: string): EventStore {
+export function openStore(location: string, options: OpenStoreOptions = {}): EventStore {
   if (isPostgresUrl(location)) return createPostgresStore({ url: location });
   if (location.trim() === '') throw new Error('The database location is empty: give a SQLite file path or a postgres:// URL.');
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
-  return createSqliteStore({ path: location });
+  return createSqliteStore({ path: location, durability: options.durability });
 }

@@ -38,8 +38,9 @@ import { REPORT_BACKFILL, REPORT_COLUMNS } from './sqlite-schema.js';
  *   the schema transaction: one pass over the events, paid once at the upgrade.
  * - Version 7 partitions `recording_chunks` the same way, by the day of the session id (the
  *   client's session ids are UUIDv7 too), so that retention drops a day of recordings whole.
+ * - Version 8 lets `api_keys.kind` be `admin` (its CHECK replaced; the table is not rewritten).
  */
-export const POSTGRES_SCHEMA_VERSION = 7;
+export const POSTGRES_SCHEMA_VERSION = 8;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -161,7 +162,7 @@ CREATE TABLE IF NOT EXISTS projects (
 CREATE TABLE IF NOT EXISTS api_keys (
   id TEXT COLLATE "C" PRIMARY KEY,
   project_id TEXT COLLATE "C" NOT NULL REFERENCES projects (id),
-  kind TEXT NOT NULL CHECK (kind IN ('write', 'read')),
+  kind TEXT NOT NULL CHECK (kind IN ('write', 'read', 'admin')),
   hash TEXT COLLATE "C" NOT NULL UNIQUE,
   prefix TEXT NOT NULL,
   created_at BIGINT NOT NULL,
@@ -213,6 +214,10 @@ ${partitionMigration({ of: EVENT_PARTITIONS, old: 'events_v5', columns: V5_EVENT
     ddl: RECORDINGS_TABLE,
     indexes: ['recording_chunks_by_received', 'recording_chunks_project_id_session_id_event_offset_key'],
   }),
+  // The name PostgreSQL gave the column's CHECK in every earlier version.
+  8: `
+ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_kind_check,
+  ADD CONSTRAINT api_keys_kind_check CHECK (kind IN ('write', 'read', 'admin'));`,
 };
 
 /**

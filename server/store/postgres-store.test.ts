@@ -382,6 +382,53 @@ describe('schema migration', () => {
     }
   });
 
+  it('takes a version 7 database to the current version: keys kept, an admin key can be created and found', async () => {
+    const old = await createTestDatabase();
+    try {
+      const first = createPostgresStore({ url: old.url });
+      await first.init();
+      const p = makeProject(newProjectId());
+      const read = makeKey(p.id, { kind: 'read' });
+      await first.createProject(p);
+      await first.createKey(read);
+      await first.close();
+      const admin = new pg.Client({ connectionString: old.url });
+      await admin.connect();
+      try {
+        const checks = "SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'api_keys'::regclass AND contype = 'c'";
+        // The name every version gave the column's CHECK, which the migration replaces.
+        expect((await admin.query(checks)).rows).toEqual([
+          { conname: 'api_keys_kind_check', def: "CHECK ((kind = ANY (ARRAY['write'::text, 'read'::text, 'admin'::text])))" },
+        ]);
+        // What version 7 created: the CHECK without admin.
+        await admin.query(`
+          ALTER TABLE api_keys DROP CONSTRAINT api_keys_kind_check;
+          ALTER TABLE api_keys ADD CHECK (kind IN ('write', 'read'));
+          UPDATE schema_version SET version = 7;`);
+        expect((await admin.query(checks)).rows).toEqual([
+          { conname: 'api_keys_kind_check', def: "CHECK ((kind = ANY (ARRAY['write'::text, 'read'::text])))" },
+        ]);
+        const store = createPostgresStore({ url: old.url });
+        await store.init();
+        try {
+          const key = makeKey(p.id, { kind: 'admin', createdAt: T0 + 1 });
+          await store.createKey(key);
+          expect(await store.findCredential(key.hash)).toEqual({ key, project: p });
+          expect(await store.findCredential(read.hash)).toEqual({ key: read, project: p });
+          expect(await store.listKeys(p.id)).toEqual([read, key]);
+        } finally {
+          await store.close();
+        }
+        expect((await admin.query('SELECT version FROM schema_version')).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+        expect((await admin.query(checks)).rows).toHaveLength(1);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await old.drop();
+    }
+  });
+
   it('takes a version 1 database to the current version: filter indexes dropped, credential triggers added, rows kept', async () => {
     const old = await createTestDatabase();
     try {

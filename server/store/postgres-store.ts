@@ -346,12 +346,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       return transaction((client) =>
         // Around the deletes: no key of the user stays in the rollups (rollup-erasure.ts).
         erasePostgresUser(client, projectId, userId, async () => {
-          // The chunks first, while the events still name the user's sessions.
-          const chunks = await client.query(
-            `DELETE FROM recording_chunks WHERE project_id = $1 AND (user_id = $2 OR session_id IN
-               (SELECT session_id FROM events WHERE project_id = $1 AND user_id = $2 AND session_id IS NOT NULL))`,
-            [projectId, userId],
-          );
+          // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
+          const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
           const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
           return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
         }),

@@ -11,7 +11,7 @@ import { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 import { makeProject, newProjectId } from './event-store.fixtures.js';
 import { createPostgresStore } from './postgres-store.js';
 import { dimensionValues } from './report-backfill.js';
-import { REPORT_COLUMNS } from './sqlite-schema.js';
+import { REPORT_COLUMNS, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 /*
@@ -70,7 +70,7 @@ describe('report columns of a version 4 database', () => {
     try {
       await checkBackfilled(check.prepare('SELECT * FROM events WHERE project_id = ?').all(p) as Array<Record<string, unknown>>, events, expected);
       expect(check.prepare('SELECT COUNT(*) AS n FROM backfills').get()).toEqual({ n: 0 });
-      expect(check.pragma('user_version', { simple: true })).toBe(5);
+      expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     } finally {
       check.close();
     }

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { DEFAULT_DURABILITY, sqliteSynchronous } from './durability.js';
 import type { EventQuery } from './event-store.js';
 import { filterColumns } from './report-store.js';
 import { backfillSqliteReportColumns } from './report-backfill.js';
@@ -56,6 +57,10 @@ function addMissingColumns(db: Database.Database, columns: typeof SQLITE_V4_COLU
   }
 }
 
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
 /** Opens the database, creates the schema when missing and prepares the statements. */
 export function openDatabase(options: SqliteStoreOptions): OpenDatabase {
   const db = new Database(options.path);
@@ -68,16 +73,17 @@ export function openDatabase(options: SqliteStoreOptions): OpenDatabase {
 }
 
 function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): OpenDatabase {
-  // WAL lets readers run beside the writer; NORMAL syncs at checkpoints only, which in WAL mode
-  // still survives a process crash, so commit-before-answer holds (docs/decisions.md, "Group commit
-  // and commit-before-answer"), and is what makes small commits affordable.
+  // WAL lets readers run beside the writer. `synchronous` follows the durability (durability.ts):
+  // FULL syncs the WAL at every commit, so an acknowledged commit survives a power cut too; NORMAL
+  // syncs at checkpoints only, which in WAL mode still survives a process crash, so
+  // commit-before-answer holds either way (docs/decisions.md, "Group commit and commit-before-answer").
   // Only a new, empty file takes it; an existing database keeps the page size it was made with.
   // 16 KB pages: each group commit writes its dirty pages whole to the WAL, and with 4 KB pages the
   // many frames per commit (and the checkpointer's copying of them) cost a clear share of the
   // writer's CPU per event (docs/decisions.md, "Write path: each event parsed and encoded once").
   db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${sqliteSynchronous(options.durability ?? DEFAULT_DURABILITY)}`);
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   db.pragma('foreign_keys = ON');
@@ -95,6 +101,8 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
     // A new database is created at the current version; an older one is migrated step by step.
     if (current > 0) {
       for (let v = current; v < SQLITE_SCHEMA_VERSION; v++) {
+        // A file without `api_keys` (never one the server made) has no keys to copy; SQLITE_SCHEMA creates it below.
+        if (v === 5 && !hasTable(db, 'api_keys')) continue;
         db.exec(SQLITE_MIGRATIONS[v] ?? '');
         if (v === 3) addMissingColumns(db, SQLITE_V4_COLUMNS);
         if (v === 4) addMissingColumns(db, SQLITE_V5_COLUMNS);
@@ -156,12 +164,11 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
        WHERE project_id = @projectId AND (timestamp, event_id) > (@afterTime, @afterId) AND timestamp < @to
        ORDER BY timestamp, event_id LIMIT @limit`,
     ),
-    // Erasure: the chunks first, while the events still name the user's sessions. No index serves
-    // user_id (sqlite-schema.ts); the project's rows are scanned, which an erasure can afford.
-    deleteUserChunks: db.prepare<unknown[]>(
-      `DELETE FROM recording_chunks WHERE project_id = @projectId AND (user_id = @userId OR session_id IN
-         (SELECT session_id FROM events WHERE project_id = @projectId AND user_id = @userId AND session_id IS NOT NULL))`,
-    ),
+    // Erasure: only the chunks uploaded under the user's id. Not the sessions the user's events
+    // name: the client chooses session ids, so one event naming another's session would erase that
+    // person's recording. No index serves user_id (sqlite-schema.ts); the project's rows are
+    // scanned, which an erasure can afford.
+    deleteUserChunks: db.prepare<unknown[]>('DELETE FROM recording_chunks WHERE project_id = @projectId AND user_id = @userId'),
     deleteUserEvents: db.prepare<unknown[]>('DELETE FROM events WHERE project_id = @projectId AND user_id = @userId'),
     insertSalt: db.prepare<unknown[]>('INSERT INTO salts (day, salt) VALUES (?, ?) ON CONFLICT (day) DO NOTHING'),
     getSalt: db.prepare<unknown[]>('SELECT salt FROM salts WHERE day = ?').pluck(),

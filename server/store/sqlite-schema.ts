@@ -22,8 +22,9 @@
  * says that the rows of an older database still need theirs, which `report-backfill.ts` fills in
  * bounded batches after the schema step and then deletes. No index is added for the reports: each
  * reads one project's time range through `events_by_time` (docs/decisions.md, "Report columns").
+ * Version 6 lets `api_keys.kind` be `admin`, rebuilding the table ({@link SQLITE_V6_API_KEYS}).
  */
-export const SQLITE_SCHEMA_VERSION = 5;
+export const SQLITE_SCHEMA_VERSION = 6;
 
 /** The report columns of `events` (version 5), in insert order, each a nullable TEXT. */
 export const REPORT_COLUMNS = [
@@ -56,10 +57,33 @@ export const SQLITE_V5_COLUMNS: ReadonlyArray<readonly [table: string, column: s
   (column) => ['events', column, 'TEXT'] as const,
 );
 
+/** The `api_keys` table, `kind` allowing `admin` since version 6. */
+const API_KEYS_TABLE = (name: string): string => `CREATE TABLE IF NOT EXISTS ${name} (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects (id),
+  kind TEXT NOT NULL CHECK (kind IN ('write', 'read', 'admin')),
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+);`;
+
+/**
+ * Version 5's step: SQLite cannot alter a CHECK, so `api_keys` is copied into a table with the new
+ * one, which takes its name. Its index and its three `auth_changes` triggers go with the old table;
+ * {@link SQLITE_SCHEMA}, run right after the steps in the same transaction, creates them again.
+ * Nothing references `api_keys`, so dropping it with foreign keys on breaks no reference.
+ */
+export const SQLITE_V6_API_KEYS = `${API_KEYS_TABLE('api_keys_v6')}
+INSERT INTO api_keys_v6 (id, project_id, kind, hash, prefix, created_at, revoked_at)
+  SELECT id, project_id, kind, hash, prefix, created_at, revoked_at FROM api_keys;
+DROP TABLE api_keys;
+ALTER TABLE api_keys_v6 RENAME TO api_keys;`;
+
 /**
  * Statements that bring a database of version `n` (the key) to `n + 1`; version 3's and 4's steps
  * also add the {@link SQLITE_V4_COLUMNS} and {@link SQLITE_V5_COLUMNS} (`sqlite-database.ts`), as
- * their columns must be looked for first.
+ * their columns must be looked for first, and version 5's step runs only where `api_keys` exists.
  */
 export const SQLITE_MIGRATIONS: Readonly<Record<number, string>> = {
   1: `DROP INDEX IF EXISTS events_by_type;
@@ -69,6 +93,7 @@ DROP INDEX IF EXISTS events_by_session;`,
 WHERE timestamp < 946684800000 OR timestamp > received_at + 86400000;`,
   4: `CREATE TABLE IF NOT EXISTS backfills (name TEXT PRIMARY KEY, position TEXT);
 INSERT OR IGNORE INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL);`,
+  5: SQLITE_V6_API_KEYS,
 };
 
 export const SQLITE_SCHEMA = `
@@ -81,15 +106,7 @@ CREATE TABLE IF NOT EXISTS projects (
   bots TEXT NOT NULL DEFAULT 'drop' CHECK (bots IN ('drop', 'flag', 'keep'))
 );
 
-CREATE TABLE IF NOT EXISTS api_keys (
-  id TEXT PRIMARY KEY,
-  project_id TEXT NOT NULL REFERENCES projects (id),
-  kind TEXT NOT NULL CHECK (kind IN ('write', 'read')),
-  hash TEXT NOT NULL UNIQUE,
-  prefix TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  revoked_at INTEGER
-);
+${API_KEYS_TABLE('api_keys')}
 CREATE INDEX IF NOT EXISTS api_keys_by_project ON api_keys (project_id, created_at);
 
 -- Counts changes to keys and projects, whoever makes them (this server, another process, the CLI):

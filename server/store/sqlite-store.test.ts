@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { describeEventStore } from './event-store.contract.js';
 import { describeReportStore } from './report-store.contract.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from './event-store.fixtures.js';
-import { SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-test-'));
@@ -99,6 +99,57 @@ describe('createSqliteStore({ path })', () => {
     const check = new Database(path, { readonly: true });
     expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
+  });
+
+  it('migrates a version 5 database: keys kept, an admin key can be created and found, the index and triggers back', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const path = newPath();
+    const p = makeProject(newProjectId());
+    const read = makeKey(p.id, { kind: 'read' });
+    // Version 5's schema differs from this one only in the keys' CHECK.
+    const v5 = SQLITE_SCHEMA.replace("CHECK (kind IN ('write', 'read', 'admin'))", "CHECK (kind IN ('write', 'read'))");
+    expect(v5).not.toBe(SQLITE_SCHEMA);
+    const raw = new Database(path);
+    raw.exec(v5);
+    raw.prepare('INSERT INTO projects (id, name, created_at, bots) VALUES (?, ?, ?, ?)').run(p.id, p.name, p.createdAt, p.bots);
+    raw.prepare('INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(read.id, p.id, read.kind, read.hash, read.prefix, read.createdAt);
+    expect(() => raw.prepare("INSERT INTO api_keys VALUES ('k', ?, 'admin', 'h', 'p', 1, NULL)").run(p.id)).toThrow(/CHECK/);
+    raw.pragma('user_version = 5');
+    raw.close();
+
+    const store = createSqliteStore({ path });
+    await store.init();
+    const admin = makeKey(p.id, { kind: 'admin', createdAt: T0 + 1 });
+    await store.createKey(admin);
+    expect(await store.findCredential(admin.hash)).toEqual({ key: admin, project: p });
+    expect(await store.findCredential(read.hash)).toEqual({ key: read, project: p });
+    expect(await store.listKeys(p.id)).toEqual([read, admin]);
+    await store.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    const objects = check
+      .prepare("SELECT type, name FROM sqlite_master WHERE tbl_name = 'api_keys' AND sql IS NOT NULL ORDER BY type, name")
+      .all();
+    expect(objects).toEqual([
+      { type: 'index', name: 'api_keys_by_project' },
+      { type: 'table', name: 'api_keys' },
+      { type: 'trigger', name: 'api_keys_deleted' },
+      { type: 'trigger', name: 'api_keys_inserted' },
+      { type: 'trigger', name: 'api_keys_updated' },
+    ]);
+    // The triggers count again: a key change made on another connection reaches the credential cache.
+    const changes = check.prepare('SELECT n FROM auth_changes').pluck();
+    const before = changes.get() as number;
+    check.close();
+    const other = createSqliteStore({ path });
+    await other.init();
+    await other.revokeKey(read.id, T0 + 2);
+    await other.close();
+    const after = new Database(path, { readonly: true });
+    expect(after.prepare('SELECT n FROM auth_changes').pluck().get()).toBe(before + 1);
+    expect(after.pragma('foreign_key_check')).toEqual([]);
+    after.close();
   });
 
   it('stops authenticating a key from the next turn of the event loop when another connection (the CLI, another process) revokes it', async () => {

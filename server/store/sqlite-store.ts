@@ -1,6 +1,7 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from './cursor.js';
-import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
+import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, KeyKind, Project, Recording, SessionSummary, WriteBatch, WriteResult } from './event-store.js';
+import { DEFAULT_DURABILITY, type Durability } from './durability.js';
 import { assembleRecording } from './recording-assembly.js';
 import { SQLITE_DIALECT, createReportStore } from './report-queries.js';
 import { prepareSqliteErasure } from './rollup-erasure.js';
@@ -29,6 +30,11 @@ export interface SqliteStoreOptions {
    * (`report-backfill.ts`). @default 5000
    */
   backfillBatch?: number;
+  /**
+   * When an acknowledged write is safe (`durability.ts`): SQLite's `synchronous` on every
+   * connection that writes events. @default 'full'
+   */
+  durability?: Durability;
 }
 
 interface EventDbRow {
@@ -58,7 +64,7 @@ interface ProjectDbRow {
 interface KeyDbRow {
   id: string;
   project_id: string;
-  kind: 'write' | 'read';
+  kind: KeyKind;
   hash: string;
   prefix: string;
   created_at: number;
@@ -209,7 +215,11 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
         write = async (batch) => commit(encodeBatch(batch));
       } else {
-        const writer = await startSqliteWriter({ path: options.path, busyTimeoutMs: db.busyTimeoutMs });
+        const writer = await startSqliteWriter({
+          path: options.path,
+          busyTimeoutMs: db.busyTimeoutMs,
+          durability: options.durability ?? DEFAULT_DURABILITY,
+        });
         write = (batch) => writer.write(batch);
         closeWriter = () => writer.close();
       }

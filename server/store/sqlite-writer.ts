@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import { type Durability, sqliteSynchronous } from './durability.js';
 import type { WriteBatch, WriteResult } from './event-store.js';
 import { cleanJson, cleanText } from './sanitize.js';
 import { type Cleaners, type EncodedBatch, encodeBatch, prepareEventWriter, transferablesOf } from './sqlite-event-writer.js';
@@ -21,6 +22,8 @@ export interface SqliteWriterOptions {
   /** Database file; it must exist with its schema (the store creates both first). */
   path: string;
   busyTimeoutMs: number;
+  /** SQLite's `synchronous` on the writer's and the checkpointer's connections (`durability.ts`). */
+  durability: Durability;
 }
 
 /** The writer thread, seen from the request thread. */
@@ -35,6 +38,7 @@ interface WriterThreadData {
   driverPath: string;
   path: string;
   busyTimeoutMs: number;
+  synchronous: 'FULL' | 'NORMAL';
   /** WAL size past which the writer checkpoints itself, bytes. */
   walBackstopBytes: number;
   /** How often the checkpointer copies the WAL into the database, ms. */
@@ -58,7 +62,7 @@ interface Port {
 function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData, port: Port, clean: Cleaners, prepare: typeof prepareEventWriter): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${data.synchronous}`);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   db.pragma('cache_size = -32000');
   // Checkpoints are the checkpointer thread's job; this threshold is only a backstop that bounds the
@@ -97,7 +101,7 @@ function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData,
 function checkpointerThreadMain(load: (id: string) => unknown, data: WriterThreadData, port: Port): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${data.synchronous}`);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const timer = setInterval(() => db.pragma('wal_checkpoint(PASSIVE)'), data.checkpointEveryMs);
   port.on('message', () => {
@@ -133,6 +137,7 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
     driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
     path: options.path,
     busyTimeoutMs: options.busyTimeoutMs,
+    synchronous: sqliteSynchronous(options.durability),
     walBackstopBytes: 40_960_000,
     checkpointEveryMs: 100,
   };

@@ -18,6 +18,8 @@ export interface TestProject {
   id: string;
   writeKey: string;
   readKey: string;
+  /** For erasure and export. */
+  adminKey: string;
 }
 
 /** A real server on 127.0.0.1 and an ephemeral port, on a real database. */
@@ -53,24 +55,25 @@ export async function openTestStore(kind: StoreKind): Promise<{ store: EventStor
 export interface TestProjectOptions {
   fullIp?: boolean;
   /**
-   * Bot policy. Tests keep bots: their events come from Node (`User-Agent: node`), from
-   * `test-agent`, or from headless Chromium driven by playwright (`navigator.webdriver`), all of
-   * which the default policy, `drop`, would acknowledge and not store. Tests of bot filtering
-   * choose a policy. @default 'keep'
+   * Bot policy. Tests keep bots: their events come from headless Chromium driven by playwright
+   * (`navigator.webdriver`), which the default policy, `flag`, would leave out of the reports.
+   * Tests of bot filtering choose a policy. @default 'keep'
    */
   bots?: BotPolicy;
 }
 
-/** Creates a project and its two keys directly in the store. */
+/** Creates a project and its three keys directly in the store. */
 export async function createTestProject(store: EventStore, options: TestProjectOptions = {}): Promise<TestProject> {
   const now = Date.now();
   const id = `proj_test${Math.random().toString(36).slice(2, 10)}`;
   await store.createProject({ id, name: id, createdAt: now, fullIp: options.fullIp ?? false, corsOrigins: [], bots: options.bots ?? 'keep' });
   const write = generateKey(id, 'write', now);
   const read = generateKey(id, 'read', now);
+  const admin = generateKey(id, 'admin', now);
   await store.createKey(write.record);
   await store.createKey(read.record);
-  return { id, writeKey: write.key, readKey: read.key };
+  await store.createKey(admin.record);
+  return { id, writeKey: write.key, readKey: read.key, adminKey: admin.key };
 }
 
 /** Starts a server of the given store kind with one project. */
