@@ -1,4 +1,4 @@
-// The two ways of computing a funnel (server/store/report-funnel.ts; docs/decisions.md, "Daily
+// The two ways of computing a funnel (server/store/reports/report-funnel.ts; docs/decisions.md, "Daily
 // rollups"), alternated on a PostgreSQL database that `bench/generate-project.ts` filled and whose
 // rollups are built (run the panel bench on it once): the panel bench's 30-day 4-step funnel as
 // `sequences` (an ordered aggregate per session) and as `first-matches` (each step's first match per
@@ -13,9 +13,10 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
-import { REPORT_SETTINGS } from '../server/store/postgres-report-run.js';
-import type { FunnelWalk } from '../server/store/report-funnel.js';
-import { POSTGRES_DIALECT, createReportStore } from '../server/store/report-queries.js';
+import { REPORT_SETTINGS } from '../server/store/postgres/postgres-report-run.js';
+import type { FunnelWalk } from '../server/store/reports/dialect.js';
+import { createReportStore } from '../server/store/reports/report-queries.js';
+import { POSTGRES_DIALECT } from '../server/store/reports/dialect.js';
 import type { FunnelStepSpec, ReportQuery } from '../server/store/report-store.js';
 import { existingProject } from './panel-bench.js';
 

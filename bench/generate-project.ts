@@ -14,9 +14,9 @@ import Database from 'better-sqlite3';
 import { generateKey } from '../server/api-keys.js';
 import type { EventStore, StoredEvent } from '../server/store/event-store.js';
 import { isPostgresUrl, openStore } from '../server/store/open-store.js';
-import { insertEvents } from '../server/store/postgres-write.js';
-import { dimensionValues } from '../server/store/report-backfill.js';
-import { REPORT_COLUMNS } from '../server/store/sqlite-schema.js';
+import { insertEvents } from '../server/store/postgres/postgres-write.js';
+import { dimensionValues } from '../server/store/reports/report-backfill.js';
+import { REPORT_COLUMNS } from '../server/store/reports/report-columns.js';
 import { generateProject } from '../test-support/server/report-fixtures.js';
 import pg from 'pg';
 
@@ -72,7 +72,7 @@ function loadSqlite(path: string, events: Iterable<StoredEvent>, onProgress?: (n
   const columns = ['project_id', 'event_id', 'event_type', 'user_id', 'session_id', 'timestamp', 'client_timestamp', 'received_at', 'properties', 'user_agent', 'ip_address', 'is_bot', 'visitor_id', ...REPORT_COLUMNS];
   const insert = db.prepare<unknown[]>(`INSERT OR IGNORE INTO events (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
   // SQLite marks inserted days for the report rollups in the writer, not by a trigger
-  // (server/store/rollup-schema.ts): a bulk load marks the days it filled itself, in the same transaction.
+  // (server/store/reports/rollup-schema.ts): a bulk load marks the days it filled itself, in the same transaction.
   const markDay = db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1');
   const slice = db.transaction((rows: StoredEvent[]) => {
     const days = new Map<string, [string, number]>();

@@ -11,9 +11,9 @@ import { Worker } from 'node:worker_threads';
 import type { BackendEvent } from '../protocol/index.js';
 import { createDimensionExtractor } from '../server/reports/dimensions.js';
 import type { StoredEvent } from '../server/store/event-store.js';
-import { cleanJson, cleanText, wholeMs } from '../server/store/sanitize.js';
-import { encodeBatch, transferablesOf } from '../server/store/sqlite-event-writer.js';
-import { Utf8Buffer, createBufferPool } from '../server/store/utf8-buffer.js';
+import { cleanJson, cleanText, wholeMs } from '../server/store/shared/sanitize.js';
+import { encodeBatch, transferablesOf } from '../server/store/sqlite/sqlite-event-writer.js';
+import { Utf8Buffer, createBufferPool } from '../server/store/shared/utf8-buffer.js';
 import { sampleBodies } from './load.js';
 
 const GROUP = 250;
@@ -245,7 +245,7 @@ for (const way of ways) {
   console.log(`| ${way} | ${(send / GROUP).toFixed(2)} | ${(receive / GROUP).toFixed(2)} |`);
 }
 
-// The PostgreSQL store's COPY body (server/store/postgres-write.ts): the group's rows as one long
+// The PostgreSQL store's COPY body (server/store/postgres/postgres-write.ts): the group's rows as one long
 // string and then a new Buffer (before), or row by row into a reused buffer (now). No thread here:
 // the body goes to the socket.
 const copyGroups = Array.from({ length: groups }, group);

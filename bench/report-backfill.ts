@@ -1,4 +1,4 @@
-// How long schema version 5's backfill takes (server/store/report-backfill.ts): a version 4
+// How long schema version 5's backfill takes (server/store/reports/report-backfill.ts): a version 4
 // database of N generated events (test-support/server/report-fixtures.ts) is opened by the current
 // store, which fills every row's report columns before it serves. Prints rows, seconds and seconds
 // per million rows for each store; the figures go to docs/decisions.md, "Report columns".
@@ -13,9 +13,9 @@ import pg from 'pg';
 import { startPostgres } from '../test-support/postgres-server.js';
 import { generateProject } from '../test-support/server/report-fixtures.js';
 import type { EventStore, StoredEvent } from '../server/store/event-store.js';
-import { createPostgresStore } from '../server/store/postgres-store.js';
-import { REPORT_COLUMNS } from '../server/store/sqlite-schema.js';
-import { createSqliteStore } from '../server/store/sqlite-store.js';
+import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
+import { REPORT_COLUMNS } from '../server/store/reports/report-columns.js';
+import { createSqliteStore } from '../server/store/sqlite/sqlite-store.js';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const ROWS = Number(args.get('rows') ?? 1_000_000);

@@ -2,7 +2,7 @@
 // (docs/decisions.md, "Daily rollups"): each 30-day panel of bench/panel-bench.ts, on a database
 // `bench/generate-project.ts` filled and whose rollups are built (run the panel bench on it once),
 // alternately as a plain statement and inside `BEGIN; SET LOCAL …` with each set of settings (the
-// store's own, server/store/postgres-report-run.ts, among them), `rounds` times; prints per panel
+// store's own, server/store/postgres/postgres-report-run.ts, among them), `rounds` times; prints per panel
 // the median wall time and the CPU time of the backend and of a parallel plan's workers.
 //
 //   node scripts/run-ts.mjs bench/report-settings.ts postgres://… [rounds]
@@ -14,8 +14,9 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { REPORT_SETTINGS } from '../server/store/postgres-report-run.js';
-import { POSTGRES_DIALECT, createReportStore } from '../server/store/report-queries.js';
+import { REPORT_SETTINGS } from '../server/store/postgres/postgres-report-run.js';
+import { createReportStore } from '../server/store/reports/report-queries.js';
+import { POSTGRES_DIALECT } from '../server/store/reports/dialect.js';
 import type { ReportQuery } from '../server/store/report-store.js';
 import { PANELS, existingProject } from './panel-bench.js';
 

@@ -1,4 +1,4 @@
-// What the daily rollups' marking triggers (server/store/rollup-schema.ts) cost at ingest: events
+// What the daily rollups' marking triggers (server/store/reports/rollup-schema.ts) cost at ingest: events
 // per second through each store's own write path (no HTTP), with the triggers and with them
 // dropped, in alternating rounds on one database, so that both see the same machine. Groups of 250
 // events, two in flight (about what the server's group commit forms under the ingest benchmark),

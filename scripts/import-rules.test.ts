@@ -11,6 +11,13 @@
  *   from protocol/ it may import types only. Of packages it uses React, rrweb-player, and in its
  *   Vite config the build tools; nothing imports dashboard/.
  *
+ * - server/store/ is in rooms: the store contract at its top, sqlite/ and postgres/ (each
+ *   database's store), reports/ (the report SQL, one text for both), shared/. sqlite/ and postgres/
+ *   never import each other; shared/ imports only the top; reports/ imports no database's room but
+ *   for the two PostgreSQL helpers of the daily rollups, named below.
+ * - No import circle anywhere, type-only imports included; the two circles of main/ still to break
+ *   are named below, and a new one fails.
+ *
  * Tests are not product code: they may reach across (a facade test drives a real core).
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -121,5 +128,74 @@ describe('the import graph of the product code', () => {
       .flatMap(allImportsOf)
       .filter((i) => i.to.startsWith('package:') && !allowed.test(i.to));
     expect(show(packages)).toEqual([]);
+  });
+
+  it('keeps the store in rooms: sqlite/ and postgres/ apart, shared/ on the contract, reports/ on neither database', () => {
+    const storeRoom = (path: string): string | null => /^server\/store\/(sqlite|postgres|reports|shared)\//.exec(path)?.[1] ?? null;
+    const between = (from: string, to: string) => imports.filter((i) => storeRoom(i.from) === from && storeRoom(i.to) === to);
+    expect(show([...between('sqlite', 'postgres'), ...between('postgres', 'sqlite')])).toEqual([]);
+    const shared = imports.filter((i) => storeRoom(i.from) === 'shared' && i.to.startsWith('server/') && storeRoom(i.to) !== 'shared' && !/^server\/store\/[^/]+$/.test(i.to));
+    expect(show(shared)).toEqual([]);
+    // The daily rollups refresh and create their PostgreSQL tables themselves; those two helpers go
+    // to postgres/ with the rollups' drivers when the rollups are next reworked.
+    expect(show([...between('reports', 'sqlite'), ...between('reports', 'postgres')])).toEqual([
+      'server/store/reports/rollup-refresh.ts -> server/store/postgres/postgres-transaction.js (static)',
+      'server/store/reports/rollup-schema.ts -> server/store/postgres/postgres-schema.js (static)',
+    ]);
+  });
+
+  it('has no import circle, type-only imports included, but the two of main/ still to break', () => {
+    const files = new Set(ROOMS.flatMap((room) => productFiles(room)));
+    const edges = new Map<string, string[]>();
+    for (const i of imports) {
+      const target = i.to.replace(/\.js$/, '.ts');
+      const to = files.has(target) ? target : files.has(target.replace(/\.ts$/, '.tsx')) ? target.replace(/\.ts$/, '.tsx') : null;
+      if (to !== null) edges.set(i.from, [...(edges.get(i.from) ?? []), to]);
+    }
+    // Tarjan's strongly connected components: every component of more than one file is a circle.
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const circles: string[][] = [];
+    const connect = (v: string): void => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of edges.get(v) ?? []) {
+        if (!index.has(w)) {
+          connect(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) === index.get(v)) {
+        const component: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          component.push(w);
+        } while (w !== v);
+        if (component.length > 1) circles.push(component.sort());
+      }
+    };
+    for (const file of [...files].sort()) if (!index.has(file)) connect(file);
+    expect(circles.map((c) => c.join(' <-> ')).sort()).toEqual(
+      [
+        'main/analytics.ts <-> main/operation-fallbacks.ts <-> main/session/session-state.ts',
+        [
+          'main/config.ts',
+          'main/delivery/core-mirror.ts',
+          'main/delivery/core-supervisor.ts',
+          'main/delivery/delivery-client.ts',
+          'main/delivery/delivery-options.ts',
+          'main/delivery/post-buffer.ts',
+          'main/delivery/worker-start.ts',
+          'main/recorder/types.ts',
+          'main/unload/beacon.ts',
+        ].join(' <-> '),
+      ].sort(),
+    );
   });
 });

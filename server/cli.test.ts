@@ -170,8 +170,8 @@ describe('service-analytics-server CLI on SQLite', () => {
 
   it('export writes every event as NDJSON oldest first, to --out or stdout, within --from/--to; delete-user deletes a user', async () => {
     const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'Export', '--json', '--db', db])).stdout) as Created;
-    const { createSqliteStore } = await import('./store/sqlite-store.js');
-    const { makeEvent: storedEvent } = await import('./store/event-store.fixtures.js');
+    const { createSqliteStore } = await import('./store/sqlite/sqlite-store.js');
+    const { makeEvent: storedEvent } = await import('../test-support/store/event-store.fixtures.js');
     const store = createSqliteStore({ path: db });
     await store.init();
     const t0 = Date.parse('2026-03-01T00:00:00.000Z');

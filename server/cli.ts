@@ -19,7 +19,7 @@ import { BOT_POLICIES, type BotPolicy, DEFAULT_BOT_POLICY, type EventStore, type
 import { DEFAULT_DURABILITY, type Durability } from './store/durability.js';
 import { openStore } from './store/open-store.js';
 import { LOOPBACK_PROXIES, parseTrustedProxies } from './trusted-proxies.js';
-import { cleanText } from './store/sanitize.js';
+import { cleanText } from './store/shared/sanitize.js';
 import { SERVER_VERSION } from './version.js';
 
 /**
@@ -481,7 +481,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     if (userId === undefined || userId === '') throw new UsageError('delete-user needs the user id: delete-user --project ID USER_ID.');
     return withStore(values, async (store) => {
       await requireProject(store, projectId);
-      // Matched as stored: NUL and lone surrogates were replaced (store/sanitize.ts).
+      // Matched as stored: NUL and lone surrogates were replaced (store/shared/sanitize.ts).
       const deleted = await store.deleteUser(projectId, cleanText(userId));
       print(json ? JSON.stringify({ projectId, userId, ...deleted }) : `Deleted ${deleted.events} events and ${deleted.recordings} recording chunks of user ${userId}.`);
       return 0;

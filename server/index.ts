@@ -5,8 +5,8 @@ export type { RateLimit, RateLimitOptions } from './middleware/rate-limit.js';
 export { serve } from './serve.js';
 export type { RunningServer, ServeOptions } from './serve.js';
 export { openStore } from './store/open-store.js';
-export { createSqliteStore } from './store/sqlite-store.js';
-export { createPostgresStore } from './store/postgres-store.js';
+export { createSqliteStore } from './store/sqlite/sqlite-store.js';
+export { createPostgresStore } from './store/postgres/postgres-store.js';
 export type {
   ApiKeyRecord,
   BotPolicy,

@@ -62,7 +62,7 @@ type UploadProblem = typeof recordingUploadProblem;
 type DataProblem = typeof recordedDataProblem;
 
 /**
- * The thread's program, sent as source text like the SQLite writer's (`store/sqlite-writer.ts`), so
+ * The thread's program, sent as source text like the SQLite writer's (`store/sqlite/sqlite-writer.ts`), so
  * it runs the same from the sources under test, from a bundle and from `dist/`. Self-contained.
  */
 function parserThreadMain(port: ParserPort, limits: RecordingLimits, uploadProblem: UploadProblem, dataProblem: DataProblem): void {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeChunk } from './store/event-store.fixtures.js';
+import { makeChunk } from '../test-support/store/event-store.fixtures.js';
 import { openStore } from './store/open-store.js';
 import { buildCli, runCli, startServerProcess } from '../test-support/server/cli-process.js';
 import { openStoredRows } from '../test-support/server/stored-rows.js';

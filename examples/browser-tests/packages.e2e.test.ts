@@ -387,7 +387,7 @@ describe('the server package, service-analytics-server', () => {
     expect(dashboard.filter((f) => /^dist\/dashboard\/assets\/index-[\w-]+\.js$/.test(f))).toHaveLength(1);
     expect(dashboard.filter((f) => f !== 'dist/dashboard/index.html' && !/^dist\/dashboard\/assets\/[\w-]+\.(js|css)$/.test(f))).toEqual([]);
     expect(files.filter((f) => !declarations.includes(f) && !dashboard.includes(f))).toEqual(['LICENSE', 'README.md', 'dist/cli.js', 'dist/cli.js.map', 'dist/index.js', 'dist/index.js.map', 'package.json']);
-    for (const file of ['server/index.d.ts', 'server/app.d.ts', 'server/serve.d.ts', 'server/store/event-store.d.ts', 'server/store/open-store.d.ts', 'server/store/sqlite-store.d.ts', 'server/store/postgres-store.d.ts']) {
+    for (const file of ['server/index.d.ts', 'server/app.d.ts', 'server/serve.d.ts', 'server/store/event-store.d.ts', 'server/store/open-store.d.ts', 'server/store/sqlite/sqlite-store.d.ts', 'server/store/postgres/postgres-store.d.ts']) {
       expect(declarations).toContain(`${TYPES}/${file}`);
     }
     expect(declarations.filter((f) => !f.endsWith('.d.ts'))).toEqual([]);

@@ -3,7 +3,7 @@ import { SESSION_ID_PATTERN } from '../../protocol/index.js';
 import { HttpError } from '../http-error.js';
 import { authenticate } from '../middleware/authenticate.js';
 import type { EventQuery, SessionSummary } from '../store/event-store.js';
-import { cleanText } from '../store/sanitize.js';
+import { cleanText } from '../store/shared/sanitize.js';
 import { isStoreError } from '../store/store-error.js';
 import { eventToWire, isoTime } from './event-wire.js';
 import { param, parseTime } from './query-params.js';
@@ -29,7 +29,7 @@ export function listEventsRoute(rc: RouteContext): Middleware {
     const cursor = param(ctx, 'cursor');
     const from = param(ctx, 'from');
     const to = param(ctx, 'to');
-    // Stored text had NUL and lone surrogates replaced (store/sanitize.ts); a filter is compared
+    // Stored text had NUL and lone surrogates replaced (store/shared/sanitize.ts); a filter is compared
     // with what was stored, and PostgreSQL refuses a NUL in any text parameter.
     if (eventType) query.eventType = cleanText(eventType);
     if (userId) query.userId = cleanText(userId);

@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import { HttpError } from '../http-error.js';
 import { FILTER_DIMENSIONS, type FilterDimension, type ReportQuery, type VisitorKey } from '../store/report-store.js';
-import { cleanText } from '../store/sanitize.js';
+import { cleanText } from '../store/shared/sanitize.js';
 import { param, parseTime } from './query-params.js';
 
 /** Limits of the report endpoints (docs/protocol.md, "Reports"). */
@@ -66,7 +66,7 @@ export function filtersOf(ctx: ParameterizedContext, skip?: FilterDimension): Re
     const value = param(ctx, dimension);
     if (value === undefined) continue;
     if (value === '') throw new HttpError('VALIDATION_ERROR', `"${dimension}" must not be empty.`);
-    // Stored text had NUL and lone surrogates replaced (store/sanitize.ts); compare with that.
+    // Stored text had NUL and lone surrogates replaced (store/shared/sanitize.ts); compare with that.
     filters[dimension as FilterDimension] = cleanText(value);
   }
   return filters;

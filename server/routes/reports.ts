@@ -2,7 +2,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { HttpError } from '../http-error.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { type FunnelStepSpec, type ReportQuery, TOP_DIMENSIONS, type TopDimension, type Totals } from '../store/report-store.js';
-import { cleanText } from '../store/sanitize.js';
+import { cleanText } from '../store/shared/sanitize.js';
 import { isoTime } from './event-wire.js';
 import { param } from './query-params.js';
 import { REPORT_LIMITS, intParam, rejectUnknown, reportQuery } from './report-params.js';
@@ -11,7 +11,7 @@ import type { RouteContext } from './route-context.js';
 /*
  * The report endpoints, `GET /api/v1/reports/…` (docs/protocol.md, "Reports"): aggregates of the
  * project's events over a time range, with filters on any dimension. Each needs a read key and
- * answers JSON; the counting is the store's (`store/report-queries.ts`).
+ * answers JSON; the counting is the store's (`store/reports/report-queries.ts`).
  */
 
 type Handler = (ctx: ParameterizedContext, rc: RouteContext, projectId: string) => Promise<unknown>;

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORE_KINDS, type TestProject, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
-import { makeChunk, makeEvent as storedEvent } from '../store/event-store.fixtures.js';
+import { makeChunk, makeEvent as storedEvent } from '../../test-support/store/event-store.fixtures.js';
 
 /** A GET or DELETE with raw bytes back (no automatic decompression), so the encoding can be checked. */
 function raw(url: string, method: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {

@@ -5,7 +5,7 @@ import { LIMITS } from '../../protocol/index.js';
 import { openEventExport } from '../export.js';
 import { HttpError } from '../http-error.js';
 import { authenticate } from '../middleware/authenticate.js';
-import { cleanText } from '../store/sanitize.js';
+import { cleanText } from '../store/shared/sanitize.js';
 import { param, parseTime } from './query-params.js';
 import type { RouteContext } from './route-context.js';
 
@@ -25,7 +25,7 @@ export function deleteUserRoute(rc: RouteContext): Middleware {
     // Every event acknowledged before this request is committed (commit before answer), so it is
     // deleted; one still in flight may be stored after. Waiting for the write queue to empty
     // instead could wait forever on a busy server.
-    // Stored ids had NUL and lone surrogates replaced (store/sanitize.ts); match what was stored.
+    // Stored ids had NUL and lone surrogates replaced (store/shared/sanitize.ts); match what was stored.
     const deleted = await rc.store.deleteUser(caller.project.id, cleanText(raw));
     rc.logger.info('user deleted', { projectId: caller.project.id, events: deleted.events, recordings: deleted.recordings });
     ctx.body = { success: true, events: deleted.events, recordings: deleted.recordings };

@@ -5,7 +5,7 @@ import type { WorkerOptions } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { Durability } from './durability.js';
-import { makeEvent, newProjectId } from './event-store.fixtures.js';
+import { makeEvent, newProjectId } from '../../test-support/store/event-store.fixtures.js';
 import { openStore } from './open-store.js';
 
 /** What each thread of the store reported: its program's name and `synchronous` of each connection it opened. */

@@ -1,6 +1,6 @@
 /** The server's storage layer: one {@link EventStore} interface, SQLite and PostgreSQL behind it. */
-export { encodeEventCursor, decodeEventCursor } from './cursor.js';
-export type { EventCursor } from './cursor.js';
+export { encodeEventCursor, decodeEventCursor } from './shared/cursor.js';
+export type { EventCursor } from './shared/cursor.js';
 export { DEFAULT_DURABILITY, DURABILITIES } from './durability.js';
 export type { Durability } from './durability.js';
 export type {
@@ -24,9 +24,9 @@ export type {
 } from './event-store.js';
 export { isPostgresUrl, openStore } from './open-store.js';
 export type { OpenStoreOptions } from './open-store.js';
-export { createPostgresStore } from './postgres-store.js';
-export type { PostgresStoreOptions } from './postgres-store.js';
-export { createSqliteStore } from './sqlite-store.js';
-export type { SqliteStoreOptions } from './sqlite-store.js';
+export { createPostgresStore } from './postgres/postgres-store.js';
+export type { PostgresStoreOptions } from './postgres/postgres-store.js';
+export { createSqliteStore } from './sqlite/sqlite-store.js';
+export type { SqliteStoreOptions } from './sqlite/sqlite-store-options.js';
 export { StoreError, isStoreError } from './store-error.js';
 export type { StoreErrorCode } from './store-error.js';

@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Durability } from './durability.js';
 import type { EventStore } from './event-store.js';
-import { createPostgresStore } from './postgres-store.js';
-import { createSqliteStore } from './sqlite-store.js';
+import { createPostgresStore } from './postgres/postgres-store.js';
+import { createSqliteStore } from './sqlite/sqlite-store.js';
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {

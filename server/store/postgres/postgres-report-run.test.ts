@@ -1,0 +1,42 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
+import { createPostgresReportRun } from './postgres-report-run.js';
+
+let database: TestDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // One connection: every statement below runs on the connection the one before gave back.
+  pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  await pool.query('CREATE TABLE t (n INTEGER)');
+});
+
+afterAll(async () => {
+  await pool?.end();
+  await database?.drop();
+});
+
+describe('createPostgresReportRun(pool)', () => {
+  it('runs a report statement with JIT and parallel plans off and gives the connection back with its own settings', async () => {
+    const run = createPostgresReportRun(() => pool);
+    const settings = "SELECT current_setting('jit') AS jit, current_setting('max_parallel_workers_per_gather') AS workers";
+    const before = (await pool.query(settings)).rows[0];
+    expect(await run(`${settings}, $1::int AS n`, [7])).toEqual([{ jit: 'off', workers: '0', n: 7 }]);
+    expect((await pool.query(settings)).rows[0]).toEqual(before);
+  });
+
+  it('refuses a write, since a report only reads, and the connection stays usable', async () => {
+    const run = createPostgresReportRun(() => pool);
+    await expect(run('INSERT INTO t (n) VALUES (1)', [])).rejects.toMatchObject({ code: '25006' });
+    expect((await pool.query('SELECT COUNT(*)::int AS n FROM t')).rows).toEqual([{ n: 0 }]);
+    expect(await run('SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
+  });
+
+  it('passes on the error of a failing statement and leaves no transaction open', async () => {
+    const run = createPostgresReportRun(() => pool);
+    await expect(run('SELECT 1 / $1::int AS n', [0])).rejects.toMatchObject({ code: '22012' });
+    expect((await pool.query<{ open: boolean }>("SELECT now() <> statement_timestamp() AS open")).rows[0]?.open).toBe(false);
+  });
+});

@@ -1,0 +1,26 @@
+import type pg from 'pg';
+import { inTransaction } from './postgres-transaction.js';
+import type { RunQuery } from '../reports/dialect.js';
+
+/**
+ * Settings of every report statement on PostgreSQL, for its own transaction only
+ * (docs/decisions.md, "Daily rollups"). JIT compilation is off: the planner turns it on by the
+ * statement's estimated cost, which the rollups' month of rows reaches, and compiling then cost a
+ * good share of the panel while the statement reads well under a second of rows. Parallel plans
+ * are off: the dashboard asks for all its panels at once, so the cores are already shared among
+ * their statements, and the planner's parallel choices over the rollups read whole tables (the
+ * funnel's `rollup_steps` by a parallel sequential scan instead of its steps' index ranges).
+ */
+export const REPORT_SETTINGS: readonly string[] = ['SET LOCAL jit = off', 'SET LOCAL max_parallel_workers_per_gather = 0'];
+
+/**
+ * Runs report statements on `pool`, each in a read-only transaction of its own with
+ * {@link REPORT_SETTINGS}. `SET LOCAL` ends with the transaction, so the connection goes back to
+ * the pool as it came, and the settings hold behind a pooler in transaction mode, unlike
+ * connection options.
+ */
+export function createPostgresReportRun(pool: () => pg.Pool): RunQuery {
+  const begin = ['BEGIN READ ONLY', ...REPORT_SETTINGS].join('; ');
+  return (sql, values) =>
+    inTransaction(pool(), begin, async (client) => (await client.query<Record<string, unknown>>(sql, values)).rows);
+}

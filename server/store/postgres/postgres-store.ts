@@ -1,0 +1,411 @@
+import pg from 'pg';
+import type { RecordedEvent } from '../../../protocol/index.js';
+import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from '../shared/cursor.js';
+import type { EventPage, EventStore, WriteResult } from '../event-store.js';
+import { createCredentialCache } from './postgres-credentials.js';
+import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
+import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
+import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
+import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
+import { createReportStore } from '../reports/report-queries.js';
+import { POSTGRES_DIALECT } from '../reports/dialect.js';
+import { createPostgresReportRun } from './postgres-report-run.js';
+import { inTransaction } from './postgres-transaction.js';
+import { erasePostgresUser } from '../reports/rollup-erasure.js';
+import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
+import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
+import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
+import { filterColumns } from '../report-store.js';
+import {
+  EVENT_COLUMNS,
+  EVENT_PROJECTS_SQL,
+  LIST_SESSIONS_SQL,
+  constraintError,
+  num,
+  toCredential,
+  toEventRow,
+  toKey,
+  toProject,
+  toSessionSummary,
+  type Row,
+} from './postgres-rows.js';
+import { assembleRecording } from '../shared/recording-assembly.js';
+import { StoreError } from '../store-error.js';
+
+/** Options of {@link createPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Connection URL, `postgres://user:password@host:port/database`. */
+  url: string;
+  /**
+   * Connections this process keeps; each group commit holds one for its transaction.
+   * @default 10
+   */
+  poolSize?: number;
+  /**
+   * Told about errors of idle pooled connections (e.g. the server restarted). The pool drops such
+   * a connection by itself; without a listener Node would crash on the `error` event.
+   * @default ignore
+   */
+  onPoolError?: (error: Error) => void;
+  /**
+   * Answer authentication from a cache kept exact by LISTEN/NOTIFY (postgres-credentials.ts); it
+   * holds one more connection, opened on the first authentication. Turn it off where LISTEN does
+   * not hold, e.g. behind PgBouncer in transaction mode (the cache also switches itself off when it
+   * detects that).
+   * @default true
+   */
+  cacheCredentials?: boolean;
+  /**
+   * Rows per transaction when an upgrade fills the report columns of existing events
+   * (`report-backfill.ts`). @default 5000
+   */
+  backfillBatch?: number;
+}
+
+const FIND_CREDENTIAL = {
+  name: 'service_analytics_find_credential',
+  text: `SELECT k.id, k.project_id, k.kind, k.hash, k.prefix, k.created_at, k.revoked_at,
+            p.name AS project_name, p.created_at AS project_created_at, p.full_ip, p.cors_origins, p.bots
+     FROM api_keys k JOIN projects p ON p.id = k.project_id
+     WHERE k.hash = $1 AND k.revoked_at IS NULL`,
+};
+
+/** SQLSTATEs after which re-running the whole transaction is correct: deadlock, serialization failure. */
+const RETRYABLE = new Set(['40P01', '40001']);
+
+/**
+ * The PostgreSQL store (`pg` Pool): for several stateless server processes sharing one database.
+ * Every write is atomic and resolves after it committed: a group of events alone is one INSERT
+ * statement (one round trip, committed by itself); anything larger or with recording chunks is one
+ * transaction on one pooled connection. Authentication answers from a credential cache that
+ * LISTEN/NOTIFY keeps exact (postgres-credentials.ts).
+ */
+export function createPostgresStore(options: PostgresStoreOptions): EventStore {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  pool.on('error', (error) => options.onPoolError?.(error));
+  const eventWriter = createEventWriter(pool);
+  const partitions = createPartitionManager(pool);
+  const recordingPartitions = createPartitionManager(pool, { table: RECORDING_PARTITIONS });
+  let state: 'new' | 'open' | 'closed' = 'new';
+  let initialising: Promise<void> | null = null;
+
+  const use = (): pg.Pool => {
+    if (state === 'open') return pool;
+    throw new StoreError('NOT_OPEN', state === 'closed' ? 'The PostgreSQL store is closed.' : 'Call init() before using the PostgreSQL store.');
+  };
+
+  /** Runs one self-contained statement (atomic on its own), again when PostgreSQL asks for it. */
+  async function retrying<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
+        throw error;
+      }
+    }
+  }
+
+  /** Runs `work` in one transaction, again when PostgreSQL asks for it (deadlock, serialization). */
+  async function transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await inTransaction(pool, 'BEGIN', work);
+      } catch (error) {
+        if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
+        throw error;
+      }
+    }
+  }
+
+  const query = (text: string, values: unknown[] = []) => use().query<Row>(text, values);
+
+  /** The uncached credential lookup: key and project in one query. */
+  const lookupCredential = async (hash: string) => {
+    // Named: prepared once per connection, as it runs whenever the cache cannot answer.
+    const { rows } = await use().query<Row>({ ...FIND_CREDENTIAL, values: [hash] });
+    return rows[0] ? toCredential(rows[0]) : null;
+  };
+  const credentials =
+    options.cacheCredentials === false
+      ? null
+      : createCredentialCache({ url: options.url, lookup: lookupCredential, onError: (error) => options.onPoolError?.(error) });
+
+  /** Creates the schema under an advisory lock, so concurrent starts of several processes are safe. */
+  const createSchema = async () => {
+    await migrate();
+    // Today's partition and the next days', before the first write needs them.
+    await partitions.ensure([]);
+    await recordingPartitions.ensure([]);
+    // Rows of an older version get their report columns, batch by batch, before the store serves.
+    await backfillPostgresReportColumns(pool, options.backfillBatch);
+    // Daily rollups (rollup-schema.ts): created after the schema, refreshed in the background until close.
+    await ensurePostgresRollups(pool);
+  };
+  const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
+  let rollupRefresher: RollupRefresher | null = null;
+  const migrate = () =>
+    transaction(async (client) => {
+      await client.query(SCHEMA_LOCK_SQL);
+      // Checked apart: naming a missing table would abort the transaction.
+      const table = await client.query<{ found: boolean }>("SELECT to_regclass('schema_version') IS NOT NULL AS found");
+      const existing = table.rows[0]?.found
+        ? await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_version')
+        : { rows: [] };
+      const version = existing.rows[0]?.version ?? 0;
+      if (version > POSTGRES_SCHEMA_VERSION) {
+        throw new Error(`The database has schema version ${version}; this server knows up to ${POSTGRES_SCHEMA_VERSION}. Upgrade the server.`);
+      }
+      if (version === 0) {
+        await client.query(POSTGRES_SCHEMA);
+        return;
+      }
+      for (let next = version + 1; next <= POSTGRES_SCHEMA_VERSION; next++) {
+        const step = MIGRATIONS[next];
+        if (step === undefined) throw new Error(`No migration to PostgreSQL schema version ${next}.`);
+        await client.query(step);
+      }
+      if (version < POSTGRES_SCHEMA_VERSION) await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
+    });
+
+  return {
+    kind: 'postgres',
+    reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
+      refreshNext: (beforeDay) => (use(), refreshRollup(beforeDay)),
+    }),
+
+    async init() {
+      if (state === 'closed') throw new StoreError('NOT_OPEN', 'The PostgreSQL store is closed.');
+      // Concurrent calls share one run; a failed run may be retried by calling init() again.
+      initialising ??= createSchema().then(
+        () => {
+          if (state !== 'new') return;
+          state = 'open';
+          rollupRefresher = startRollupRefresher({ refreshNext: refreshRollup, onError: (error) => options.onPoolError?.(error as Error) });
+        },
+        (error: unknown) => {
+          initialising = null;
+          throw error;
+        },
+      );
+      return initialising;
+    },
+
+    async write(batch): Promise<WriteResult> {
+      use();
+      if (batch.events.length === 0 && batch.chunks.length === 0) return { eventInserted: [], chunkInserted: [] };
+      // The day partitions the group needs, made first if new (postgres-partition.ts).
+      await partitions.ensure(batch.events.map((e) => idDay(e.eventId)));
+      if (batch.chunks.length > 0) await recordingPartitions.ensure(batch.chunks.map((c) => idDay(c.sessionId)));
+      if (batch.chunks.length === 0 && isOneStatement(batch.events)) {
+        // The usual group commit: one statement (a COPY, or an INSERT after a duplicate), atomic and
+        // committed on its own, so BEGIN and COMMIT would only add two round trips.
+        return retrying(async () => ({ eventInserted: await eventWriter.write(batch.events), chunkInserted: [] }));
+      }
+      return transaction(async (client) => ({
+        eventInserted: await insertEvents(client, batch.events),
+        chunkInserted: await insertChunks(client, batch.chunks),
+      }));
+    },
+
+    async createProject(project) {
+      try {
+        await query('INSERT INTO projects (id, name, created_at, full_ip, cors_origins, bots) VALUES ($1, $2, $3, $4, $5, $6)', [
+          project.id,
+          project.name,
+          project.createdAt,
+          project.fullIp,
+          project.corsOrigins,
+          project.bots,
+        ]);
+      } catch (error) {
+        throw constraintError(error, `Project ${project.id}`);
+      }
+    },
+
+    async getProject(projectId) {
+      const { rows } = await query('SELECT * FROM projects WHERE id = $1', [projectId]);
+      return rows[0] ? toProject(rows[0]) : null;
+    },
+
+    async listProjects() {
+      return (await query('SELECT * FROM projects ORDER BY created_at, id')).rows.map(toProject);
+    },
+
+    async createKey(key) {
+      try {
+        await query(
+          'INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [key.id, key.projectId, key.kind, key.hash, key.prefix, key.createdAt, key.revokedAt],
+        );
+      } catch (error) {
+        throw constraintError(error, `Key ${key.id}`);
+      }
+    },
+
+    async findKeyByHash(hash) {
+      // Named: prepared once per connection, as it runs on every authenticated request.
+      const { rows } = await use().query<Row>({
+        name: 'service_analytics_find_key',
+        text: 'SELECT * FROM api_keys WHERE hash = $1 AND revoked_at IS NULL',
+        values: [hash],
+      });
+      return rows[0] ? toKey(rows[0]) : null;
+    },
+
+    async findCredential(hash) {
+      use();
+      return credentials ? credentials.find(hash) : lookupCredential(hash);
+    },
+
+    async listKeys(projectId) {
+      return (await query('SELECT * FROM api_keys WHERE project_id = $1 ORDER BY created_at, id', [projectId])).rows.map(toKey);
+    },
+
+    async revokeKey(keyId, at) {
+      const result = await query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, keyId]);
+      return result.rowCount === 1;
+    },
+
+    async queryEvents(q): Promise<EventPage> {
+      const limit = clampPageLimit(q.limit);
+      const values: unknown[] = [q.projectId];
+      const where = ['project_id = $1'];
+      const add = (condition: (n: number) => string, ...params: unknown[]) => {
+        where.push(condition(values.length + 1));
+        values.push(...params);
+      };
+      if (q.eventType) add((n) => `event_type = $${n}`, q.eventType);
+      if (q.userId) add((n) => `user_id = $${n}`, q.userId);
+      if (q.sessionId) add((n) => `session_id = $${n}`, q.sessionId);
+      for (const [column, value] of filterColumns(q.filters)) add((n) => `${column} = $${n}`, value);
+      if (q.from !== undefined) add((n) => `timestamp >= $${n}`, timeBound(q.from));
+      if (q.to !== undefined) add((n) => `timestamp < $${n}`, timeBound(q.to));
+      if (q.cursor) {
+        const cursor = decodeEventCursor(q.cursor);
+        add((n) => `(timestamp, event_id) < ($${n}, $${n + 1})`, cursor.timestamp, cursor.eventId);
+      }
+      values.push(limit + 1);
+      const { rows } = await query(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.join(' AND ')}
+         ORDER BY timestamp DESC, event_id DESC LIMIT $${values.length}`,
+        values,
+      );
+      const more = rows.length > limit;
+      const events = (more ? rows.slice(0, limit) : rows).map(toEventRow);
+      const last = events[events.length - 1];
+      return {
+        events,
+        nextCursor: more && last ? encodeEventCursor({ timestamp: last.timestamp, eventId: last.eventId }) : null,
+      };
+    },
+
+    async listSessions(projectId, limit) {
+      const { rows } = await query(LIST_SESSIONS_SQL, [projectId, clampPageLimit(limit)]);
+      return rows.map(toSessionSummary);
+    },
+
+    async getRecording(projectId, sessionId) {
+      const { rows } = await query(
+        // The day narrows the read to the session's partition (postgres-partition.ts).
+        'SELECT event_offset, events, is_final FROM recording_chunks WHERE project_id = $1 AND session_id = $2 AND id_day = $3 ORDER BY event_offset',
+        [projectId, sessionId, idDay(sessionId)],
+      );
+      if (rows.length === 0) return null;
+      return assembleRecording(
+        sessionId,
+        rows.map((row) => ({
+          eventOffset: num(row.event_offset),
+          events: row.events as RecordedEvent[],
+          isFinal: row.is_final === true,
+        })),
+      );
+    },
+
+    async updateProject(projectId, changes) {
+      if (changes.bots === undefined) return (await query('SELECT 1 FROM projects WHERE id = $1', [projectId])).rows.length > 0;
+      return ((await query('UPDATE projects SET bots = $1 WHERE id = $2', [changes.bots, projectId])).rowCount ?? 0) > 0;
+    },
+
+    async exportEvents(q) {
+      const limit = clampPageLimit(q.limit);
+      const values: unknown[] = [q.projectId, q.from === undefined ? -MAX_TIME : timeBound(q.from), q.to === undefined ? MAX_TIME : timeBound(q.to), limit];
+      let position = 'timestamp >= $2';
+      if (q.after !== undefined) {
+        values.push(q.after.timestamp, q.after.eventId);
+        position = 'timestamp >= $2 AND (timestamp, event_id) > ($5, $6)';
+      }
+      const { rows } = await query(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE project_id = $1 AND ${position} AND timestamp < $3
+         ORDER BY timestamp, event_id LIMIT $4`,
+        values,
+      );
+      return rows.map(toEventRow);
+    },
+
+    async deleteUser(projectId, userId) {
+      return transaction((client) =>
+        // Around the deletes: no key of the user stays in the rollups (rollup-erasure.ts).
+        erasePostgresUser(client, projectId, userId, async () => {
+          // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
+          const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+          const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+          return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
+        }),
+      );
+    },
+
+    async dailySalt(day, candidate) {
+      // The row inserted now, or the one another process inserted first.
+      let { rows } = await query(
+        `WITH inserted AS (INSERT INTO salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING RETURNING salt)
+         SELECT salt FROM inserted UNION ALL SELECT salt FROM salts WHERE day = $1 LIMIT 1`,
+        [day, candidate],
+      );
+      // When another process's insert was still uncommitted, ours waited for it and did nothing,
+      // but the statement's snapshot predates that commit and does not see the row: read it again
+      // in a statement of its own (two server processes starting on the same day hit this).
+      if (rows.length === 0) ({ rows } = await query('SELECT salt FROM salts WHERE day = $1', [day]));
+      const salt = rows[0]?.salt;
+      if (typeof salt !== 'string') throw new Error(`No salt stored for ${day}.`);
+      return salt;
+    },
+
+    async deleteSaltsBefore(day) {
+      return (await query('DELETE FROM salts WHERE day < $1', [day])).rowCount ?? 0;
+    },
+
+    async deleteOlderThan(cutoff) {
+      // Whole day partitions first; the row delete below then finds only the few rows left elsewhere.
+      const dropped = await dropExpiredPartitions(pool, cutoff, {
+        // A DROP fires no DELETE trigger: the days it empties are marked for the rollups here, as
+        // the trigger marks those of deleted rows (rollup-schema.ts); the partition is locked
+        // already (postgres-partition.ts says why first).
+        beforeDrop: async (client, partition) => {
+          await client.query(markDaysSql(partition));
+        },
+      });
+      partitions.forget();
+      let events = dropped.rows;
+      for (const { project_id: projectId } of (await query(EVENT_PROJECTS_SQL)).rows) {
+        events += (await query('DELETE FROM events WHERE project_id = $1 AND timestamp < $2', [projectId, cutoff])).rowCount ?? 0;
+      }
+      const droppedChunks = await dropExpiredPartitions(pool, cutoff, { table: RECORDING_PARTITIONS });
+      recordingPartitions.forget();
+      const chunks = droppedChunks.rows + ((await query('DELETE FROM recording_chunks WHERE received_at < $1', [cutoff])).rowCount ?? 0);
+      return { events, chunks };
+    },
+
+    async ping() {
+      await query('SELECT 1');
+    },
+
+    async close() {
+      if (state === 'closed') return;
+      state = 'closed';
+      await rollupRefresher?.stop();
+      await credentials?.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateProject } from '../../../test-support/server/report-fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
+import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import { createPostgresStore } from './postgres-store.js';
+import type { ReportQuery } from '../report-store.js';
+import { type RollupLocation, describeRollups } from '../../../test-support/store/rollup.contract.js';
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+
+afterAll(async () => {
+  await database?.drop();
+});
+
+async function directSql(text: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(text.replace(/\?/g, () => `$${++n}`), values)).rows as Array<Record<string, unknown>>;
+  } finally {
+    await client.end();
+  }
+}
+
+const location = async (): Promise<RollupLocation> => ({ open: () => createPostgresStore({ url: database.url, poolSize: 4 }), sql: directSql });
+
+describeRollups('postgres', location);
+
+describe('postgres: daily rollups with two processes', () => {
+  it('two stores on one database refresh at once, while both write late events, and end exact', async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const [a, b] = [createPostgresStore({ url: database.url, poolSize: 4 }), createPostgresStore({ url: database.url, poolSize: 4 })];
+    await Promise.all([a.init(), b.init()]);
+    try {
+      const events = [...generateProject({ projectId, start, days: 6, sessions: 300, seed: 21 })];
+      const late = [...generateProject({ projectId, start, days: 6, sessions: 200, seed: 22, idPrefix: 'late' })];
+      await a.write({ events, chunks: [] });
+      // Both refresh while both write: the second generation lands in days being refreshed.
+      await Promise.all([
+        a.reports.refreshRollups(),
+        b.reports.refreshRollups(),
+        (async () => {
+          for (let i = 0; i < late.length; i += 150) await (i % 300 === 0 ? a : b).write({ events: late.slice(i, i + 150), chunks: [] });
+        })(),
+        b.reports.refreshRollups(),
+      ]);
+      for (let attempt = 0; attempt < 200; attempt++) {
+        await Promise.all([a.reports.refreshRollups(), b.reports.refreshRollups()]);
+        if ((await directSql('SELECT 1 FROM rollup_dirty WHERE project_id = ?', [projectId])).length === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+      const q: ReportQuery = { projectId, from: start, to: start + 6 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      const rolled = [await a.reports.totals(q), await a.reports.series(q, DAY), await b.reports.top(q, 'page', 10), await b.reports.sessions(q)];
+      for (let day = start / DAY; day < start / DAY + 6; day++) await directSql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING', [projectId, day]);
+      const raw = [await a.reports.totals(q), await a.reports.series(q, DAY), await b.reports.top(q, 'page', 10), await b.reports.sessions(q)];
+      expect(rolled).toEqual(raw);
+      expect((raw[0] as { events: number }).events).toBe([...events, ...late].filter((e) => !e.isBot).length);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('postgres: rollup indexes added after a rollup shape', () => {
+  it('builds the sessions index of a database that lacks it at the next open, with no rollup rebuilt', async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const q: ReportQuery = { projectId, from: start, to: start + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+    const first = createPostgresStore({ url: database.url, poolSize: 2 });
+    await first.init();
+    let before: unknown;
+    try {
+      await first.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 80, seed: 23 })], chunks: [] });
+      while ((await first.reports.refreshRollups()) > 0);
+      before = await first.reports.sessions(q);
+    } finally {
+      await first.close();
+    }
+    const rows = async () => (await directSql('SELECT COUNT(*) AS n FROM rollup_values WHERE project_id = ?', [projectId]))[0]?.n;
+    const rolled = await rows();
+    // A database of the version before: the same rollup shape, without the index.
+    await directSql('DROP INDEX rollup_values_sessions');
+    const second = createPostgresStore({ url: database.url, poolSize: 2 });
+    await second.init();
+    try {
+      expect(await directSql("SELECT indexname FROM pg_indexes WHERE indexname = 'rollup_values_sessions'")).toHaveLength(1);
+      expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+      expect(await rows()).toBe(rolled);
+      expect(await second.reports.sessions(q)).toEqual(before);
+    } finally {
+      await second.close();
+    }
+  });
+});

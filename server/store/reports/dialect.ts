@@ -1,0 +1,54 @@
+/**
+ * What differs between SQLite and PostgreSQL in the report SQL, in one module that imports
+ * nothing: the report queries, the rollup queries and the rollup refresh all take a {@link Dialect}
+ * and none of them needs another's implementation to name it.
+ */
+
+/** How a store computes its funnels; see the comment at the top of `report-funnel.ts`. */
+export type FunnelWalk = 'sequences' | 'first-matches';
+
+/** What differs between SQLite and PostgreSQL in the report SQL. */
+export interface Dialect {
+  /** The placeholder of the `n`th value (1-based). */
+  placeholder(n: number): string;
+  /** The literal of `is_bot = false`. */
+  falseValue: string;
+  /** A string property of `properties`, as text (null when absent). */
+  textProperty(name: string): string;
+  /** A numeric property of `properties`, as a number (null when absent or not a number). */
+  numberProperty(name: string): string;
+  /** An expression ordered by bytes, whatever the database's collation. */
+  byteOrder(expression: string): string;
+  /** The aggregate of an integer expression's values as comma-separated text, in `order`. */
+  orderedConcat(expression: string, order: string): string;
+  /** How funnels are computed: the statement this database runs faster (`report-funnel.ts`). */
+  funnelWalk: FunnelWalk;
+}
+
+/** Runs a statement and returns its rows. */
+export type RunQuery = (sql: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+/** SQLite: `?` placeholders, integer booleans, JSON1. */
+export const SQLITE_DIALECT: Dialect = {
+  placeholder: () => '?',
+  falseValue: '0',
+  textProperty: (name) => `json_extract(properties, '$.${name}')`,
+  numberProperty: (name) =>
+    `CASE WHEN json_type(properties, '$.${name}') IN ('integer', 'real') THEN json_extract(properties, '$.${name}') END`,
+  byteOrder: (expression) => expression,
+  orderedConcat: (expression, order) => `group_concat(${expression}, ',' ORDER BY ${order})`,
+  funnelWalk: 'sequences',
+};
+
+/** PostgreSQL: `$n` placeholders, booleans, jsonb operators, the "C" collation for byte order. */
+export const POSTGRES_DIALECT: Dialect = {
+  placeholder: (n) => `$${n}`,
+  falseValue: 'false',
+  textProperty: (name) => `(properties ->> '${name}')`,
+  numberProperty: (name) => `CASE WHEN jsonb_typeof(properties -> '${name}') = 'number' THEN (properties ->> '${name}')::float8 END`,
+  byteOrder: (expression) => `${expression} COLLATE "C"`,
+  orderedConcat: (expression, order) => `string_agg((${expression})::text, ',' ORDER BY ${order})`,
+  // Version 15 sorts each session's rows on their own for the ordered aggregate (docs/decisions.md,
+  // "Daily rollups").
+  funnelWalk: 'first-matches',
+};

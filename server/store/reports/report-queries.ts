@@ -1,0 +1,378 @@
+import type {
+  ErrorGroup,
+  ExperimentSummary,
+  FilterDimension,
+  PageVitals,
+  ReportQuery,
+  ReportStore,
+  SeriesPoint,
+  SessionStats,
+  TopDimension,
+  TopRow,
+  Totals,
+  VariantResult,
+} from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, filterColumns } from '../report-store.js';
+import {
+  DISTINCT_SESSIONS_SQL,
+  DISTINCT_VISITORS_SQL,
+  type DayPlan,
+  SESSION_GROUP_SQL,
+  type SourceContext,
+  errorsSource,
+  experimentsSource,
+  exposuresSource,
+  planDays,
+  visitsSource,
+  vitalsSource,
+} from './rollup-queries.js';
+import type { RefreshNext } from './rollup-refresh.js';
+import { refreshAll } from './rollup-refresher.js';
+import { funnelStatement } from './report-funnel.js';
+import type { Dialect, RunQuery } from './dialect.js';
+import { DAY_MS } from './rollup-schema.js';
+
+/*
+ * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
+ * reading a property out of the JSON, which a {@link Dialect} supplies. Every report reads the
+ * project's time range through `events_by_time` (`project_id, timestamp, …`) and aggregates the
+ * rows it finds; dimensions are columns filled at ingest (`reports/dimensions.ts`), so no JSON is
+ * read except the few properties of error, performance and exposure events. A CTE read more than
+ * once is `MATERIALIZED` (both databases have it): SQLite would otherwise run it again at each
+ * reference, JSON extraction included.
+ *
+ * With daily rollups (`rollup-*.ts`, docs/decisions.md "Daily rollups"), a report whose shape they
+ * can answer exactly reads its whole clean days from them and the rest of its range from the
+ * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
+ * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
+ * Everything else reads the events as below.
+ */
+
+/** Top-N dimensions counted over page views: they describe a page load. */
+const PAGE_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
+
+/** The property names of the web vitals in `performance` events (docs/decisions.md, wire table). */
+const VITALS = {
+  lcp: 'largestContentfulPaint',
+  inp: 'interactionToNextPaint',
+  cls: 'cumulativeLayoutShift',
+  fcp: 'firstContentfulPaint',
+} as const;
+
+/** Collects the values of one statement and names their placeholders in order. */
+class Values {
+  readonly list: unknown[] = [];
+  constructor(private readonly dialect: Dialect) {}
+  add(value: unknown): string {
+    this.list.push(value);
+    return this.dialect.placeholder(this.list.length);
+  }
+}
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+/** Options of {@link createReportStore}. */
+export interface ReportStoreOptions {
+  /** Refreshes the next marked day: the store keeps daily rollups, and eligible reports read them. */
+  refreshNext?: RefreshNext;
+}
+
+/** How many filters a report has. */
+const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter((v) => v !== undefined).length;
+
+/** The SQL of every report over a {@link Dialect}, run by `run`. */
+export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
+  const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
+  const { refreshNext } = options;
+
+  /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
+  const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {
+    if (refreshNext === undefined || filterCount(q) > maxFilters) return null;
+    const plan = await planDays(q, run, dialect);
+    return plan.days === null ? null : plan;
+  };
+
+  const sourceContext = (q: ReportQuery, v: Values): SourceContext => ({
+    dialect,
+    add: (value) => v.add(value),
+    rawWhere: (from, to) => where({ ...q, from, to }, v),
+    visitor: visitorOf(q),
+  });
+
+  /** The visits of the report's one filter (or of every event), for totals, series and sessions. */
+  const filteredVisits = (q: ReportQuery, plan: DayPlan, v: Values): string => {
+    const entry = (Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>).find(([, value]) => value !== undefined);
+    return visitsSource(q, plan, sourceContext(q, v), { dim: entry?.[0] ?? '', value: entry?.[1] ?? '', rawValue: "''" });
+  };
+
+  const visitsTotalsSql = `COALESCE(SUM(events), 0) AS events, COALESCE(SUM(page_views), 0) AS page_views,
+     ${DISTINCT_VISITORS_SQL} AS visitors, ${DISTINCT_SESSIONS_SQL} AS sessions`;
+
+  /** The conditions every report puts on its rows. */
+  const where = (q: ReportQuery, v: Values): string => {
+    const parts = [`project_id = ${v.add(q.projectId)}`, `timestamp >= ${v.add(q.from)}`, `timestamp < ${v.add(q.to)}`];
+    if (!q.includeBots) parts.push(`is_bot = ${dialect.falseValue}`);
+    for (const [column, value] of filterColumns(q.filters)) parts.push(`${column} = ${v.add(value)}`);
+    return parts.join(' AND ');
+  };
+
+  const totalsSql = (q: ReportQuery) =>
+    `COUNT(*) AS events, COALESCE(SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END), 0) AS page_views,
+     COUNT(DISTINCT ${visitorOf(q)}) AS visitors, COUNT(DISTINCT session_id) AS sessions`;
+
+  const toTotals = (row: Record<string, unknown> | undefined): Totals => ({
+    events: num(row?.events),
+    pageViews: num(row?.page_views),
+    visitors: num(row?.visitors),
+    sessions: num(row?.sessions),
+  });
+
+  return {
+    async refreshRollups() {
+      return refreshNext === undefined ? 0 : refreshAll(refreshNext);
+    },
+
+    async totals(q) {
+      const plan = await rollupPlan(q, 1);
+      if (plan !== null) {
+        const v = new Values(dialect);
+        const rows = await run(`SELECT ${visitsTotalsSql} FROM (${filteredVisits(q, plan, v)}) s`, v.list);
+        return toTotals(rows[0]);
+      }
+      const v = new Values(dialect);
+      const rows = await run(`SELECT ${totalsSql(q)} FROM events WHERE ${where(q, v)}`, v.list);
+      return toTotals(rows[0]);
+    },
+
+    async series(q, bucketMs): Promise<SeriesPoint[]> {
+      const plan = bucketMs === DAY_MS ? await rollupPlan(q, 1) : null;
+      if (plan !== null) {
+        const v = new Values(dialect);
+        const rows = await run(`SELECT day, ${visitsTotalsSql} FROM (${filteredVisits(q, plan, v)}) s GROUP BY day ORDER BY day`, v.list);
+        return rows.map((row) => ({ time: num(row.day) * DAY_MS, ...toTotals(row) }));
+      }
+      const v = new Values(dialect);
+      const bucket = Math.trunc(bucketMs);
+      const rows = await run(
+        `SELECT (timestamp / ${bucket}) * ${bucket} AS t, ${totalsSql(q)} FROM events WHERE ${where(q, v)} GROUP BY 1 ORDER BY 1`,
+        v.list,
+      );
+      return rows.map((row) => ({ time: num(row.t), ...toTotals(row) }));
+    },
+
+    async top(q, dimension, limit): Promise<TopRow[]> {
+      const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
+      const plan = await rollupPlan(q, 0);
+      if (plan !== null) {
+        const v = new Values(dialect);
+        const pages = PAGE_DIMENSIONS.has(dimension);
+        const builtIns = () => BUILT_IN_EVENT_TYPES.map((t) => v.add(t)).join(', ');
+        const source = visitsSource(q, plan, sourceContext(q, v), {
+          dim: dimension === 'custom_event' ? 'event_type' : dimension,
+          value: null,
+          rawValue: column,
+          rollupExtra: () => (pages ? ' AND page_views > 0' : dimension === 'custom_event' ? ` AND value NOT IN (${builtIns()})` : ''),
+          rawExtra: () =>
+            ` AND ${column} IS NOT NULL` +
+            (pages ? " AND event_type = 'page_view'" : dimension === 'custom_event' ? ` AND event_type NOT IN (${builtIns()})` : ''),
+        });
+        const rows = await run(
+          `SELECT value, SUM(${pages ? 'page_views' : 'events'}) AS events, ${DISTINCT_VISITORS_SQL} AS visitors FROM (${source}) s
+           GROUP BY value ORDER BY events DESC, ${dialect.byteOrder('value')} LIMIT ${v.add(limit)}`,
+          v.list,
+        );
+        return rows.map((row) => ({ value: String(row.value), events: num(row.events), visitors: num(row.visitors) }));
+      }
+      const v = new Values(dialect);
+      let extra = `${column} IS NOT NULL`;
+      if (PAGE_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
+      const base = where(q, v);
+      if (dimension === 'custom_event') extra += ` AND event_type NOT IN (${BUILT_IN_EVENT_TYPES.map((t) => v.add(t)).join(', ')})`;
+      const rows = await run(
+        `SELECT ${column} AS value, COUNT(*) AS events, COUNT(DISTINCT ${visitorOf(q)}) AS visitors
+         FROM events WHERE ${base} AND ${extra}
+         GROUP BY ${column} ORDER BY events DESC, ${dialect.byteOrder(column)} LIMIT ${v.add(limit)}`,
+        v.list,
+      );
+      return rows.map((row) => ({ value: String(row.value), events: num(row.events), visitors: num(row.visitors) }));
+    },
+
+    async sessions(q): Promise<SessionStats> {
+      const plan = await rollupPlan(q, 1);
+      const v = new Values(dialect);
+      const perSession =
+        plan !== null
+          ? `SELECT MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv
+           FROM (${filteredVisits(q, plan, v)}) v WHERE session_id IS NOT NULL OR session_key IS NOT NULL GROUP BY ${SESSION_GROUP_SQL}`
+          : `SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration,
+             SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
+           FROM events WHERE ${where(q, v)} AND session_id IS NOT NULL GROUP BY session_id`;
+      const rows = await run(
+        `WITH s AS (${perSession})
+         SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
+           COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s`,
+        v.list,
+      );
+      const row = rows[0];
+      return { sessions: num(row?.sessions), bounces: num(row?.bounces), totalDurationMs: num(row?.duration), pageViews: num(row?.page_views) };
+    },
+
+    async vitals(q, limit): Promise<PageVitals[]> {
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
+      // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
+      // integer arithmetic, which both databases have (SQLite may lack CEIL).
+      const rows =
+        plan !== null
+          ? // From counts of values: the smallest value whose running count reaches the rank.
+            await run(
+              `WITH h AS MATERIALIZED (
+                 SELECT path, metric, value, CAST(SUM(n) AS BIGINT) AS n FROM (${vitalsSource(q, plan, sourceContext(q, v), VITALS)}) s
+                 GROUP BY path, metric, value),
+               pages AS (
+                 SELECT path, n AS samples FROM h WHERE metric = ''
+                 ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
+               cum AS (
+                 SELECT h.path, h.metric, h.value,
+                   CAST(SUM(h.n) OVER (PARTITION BY h.path, h.metric ORDER BY h.value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS BIGINT) AS upto,
+                   CAST(SUM(h.n) OVER (PARTITION BY h.path, h.metric) AS BIGINT) AS total
+                 FROM h JOIN pages ON pages.path = h.path WHERE h.metric <> ''),
+               pick AS (SELECT path, metric, MIN(value) AS value FROM cum WHERE upto >= (3 * total + 3) / 4 GROUP BY path, metric)
+               SELECT pages.path, pages.samples, pick.metric, pick.value
+               FROM pages LEFT JOIN pick ON pick.path = pages.path
+               ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
+              v.list,
+            )
+          : await run(
+              `WITH perf AS MATERIALIZED (
+                 SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
+                 FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
+               pages AS (
+                 SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
+                 ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
+               samples AS (
+                 ${metrics.map(([key]) => `SELECT perf.path, '${key}' AS metric, ${key} AS value FROM perf JOIN pages ON pages.path = perf.path WHERE ${key} IS NOT NULL`).join('\n           UNION ALL ')}),
+               ranked AS (
+                 SELECT path, metric, value, ROW_NUMBER() OVER (PARTITION BY path, metric ORDER BY value) AS rn,
+                   COUNT(*) OVER (PARTITION BY path, metric) AS n
+                 FROM samples)
+               SELECT pages.path, pages.samples, ranked.metric, ranked.value
+               FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
+               ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
+              v.list,
+            );
+      const byPath = new Map<string, PageVitals>();
+      for (const row of rows) {
+        const path = String(row.path);
+        let page = byPath.get(path);
+        if (!page) {
+          page = { path, samples: num(row.samples), lcp: null, inp: null, cls: null, fcp: null };
+          byPath.set(path, page);
+        }
+        const metric = row.metric as keyof typeof VITALS | null;
+        if (metric !== null) page[metric] = numOrNull(row.value);
+      }
+      return [...byPath.values()];
+    },
+
+    async errors(q, limit): Promise<ErrorGroup[]> {
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      // One row per error, or per rollup group of errors (n of them, the latest's time, id and stack).
+      const source =
+        plan !== null
+          ? errorsSource(q, plan, sourceContext(q, v))
+          : `SELECT COALESCE(${dialect.textProperty('message')}, '') AS message, ${visitorOf(q)} AS visitor, 1 AS n,
+             timestamp AS last_ts, event_id AS last_event_id, ${dialect.textProperty('stack')} AS stack
+           FROM events WHERE ${where(q, v)} AND event_type = 'error'`;
+      const rows = await run(
+        `WITH e AS MATERIALIZED (${source}),
+         g AS (
+           SELECT message, SUM(n) AS n, COUNT(DISTINCT visitor) AS visitors, MAX(last_ts) AS last_seen FROM e
+           GROUP BY message ORDER BY n DESC, ${dialect.byteOrder('message')} LIMIT ${v.add(limit)}),
+         latest AS (
+           SELECT e.message, e.stack, ROW_NUMBER() OVER (PARTITION BY e.message ORDER BY e.last_ts DESC, e.last_event_id DESC) AS rn
+           FROM e JOIN g ON g.message = e.message)
+         SELECT g.message, g.n, g.visitors, g.last_seen, latest.stack
+         FROM g JOIN latest ON latest.message = g.message AND latest.rn = 1
+         ORDER BY g.n DESC, ${dialect.byteOrder('g.message')}`,
+        v.list,
+      );
+      return rows.map((row) => ({
+        message: String(row.message),
+        count: num(row.n),
+        visitors: num(row.visitors),
+        lastSeen: num(row.last_seen),
+        lastStack: row.stack === null || row.stack === undefined ? null : String(row.stack),
+      }));
+    },
+
+    async funnel(q, steps): Promise<number[]> {
+      if (steps.length === 0) return [];
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));
+      return statement.reached(await run(statement.sql, v.list));
+    },
+
+    async experiments(q, limit): Promise<ExperimentSummary[]> {
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      const source =
+        plan !== null
+          ? experimentsSource(q, plan, sourceContext(q, v))
+          : `SELECT ${dialect.textProperty('experiment')} AS experiment, ${visitorOf(q)} AS visitor
+        FROM events WHERE ${where(q, v)} AND event_type = 'experiment_exposure'`;
+      const rows = await run(
+        `SELECT experiment, COUNT(DISTINCT visitor) AS visitors FROM (${source}) x
+         WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
+         ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
+        v.list,
+      );
+      return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
+    },
+
+    async experiment(q, experiment, conversion): Promise<VariantResult[]> {
+      const plan = await rollupPlan(q, 0);
+      const v = new Values(dialect);
+      const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
+      const exposures =
+        plan !== null
+          ? `SELECT variant, visitor, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
+        WHERE visitor IS NOT NULL GROUP BY variant, visitor`
+          : `SELECT ${variant} AS variant, ${visitorOf(q)} AS visitor, MIN(timestamp) AS first FROM events
+        WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
+          AND ${visitorOf(q)} IS NOT NULL
+        GROUP BY ${variant}, ${visitorOf(q)}`;
+      if (conversion === null) {
+        const rows = await run(
+          `WITH x AS (${exposures}) SELECT variant, COUNT(*) AS exposures FROM x GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
+          v.list,
+        );
+        return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
+      }
+      const conversions =
+        plan !== null
+          ? // Visitors as text, as the exposures have them: the dictionary's key of an id (a CAST,
+            // so that SQLite's join below can index it: an expression has no affinity).
+            `SELECT CAST(COALESCE(k.key, c.visitor_key) AS TEXT) AS visitor, MAX(c.last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
+              dim: 'event_type',
+              value: conversion,
+              rawValue: 'event_type',
+              rawExtra: () => ` AND event_type = ${v.add(conversion)}`,
+            })}) c LEFT JOIN rollup_keys k ON k.id = c.visitor WHERE c.visitor IS NOT NULL OR c.visitor_key IS NOT NULL GROUP BY COALESCE(k.key, c.visitor_key)`
+          : `SELECT ${visitorOf(q)} AS visitor, MAX(timestamp) AS last FROM events
+        WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
+      // A visitor converted when a conversion event came at or after their first exposure.
+      const rows = await run(
+        `WITH x AS (${exposures}), c AS (${conversions})
+         SELECT x.variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN c.last >= x.first THEN 1 ELSE 0 END), 0) AS conversions
+         FROM x LEFT JOIN c ON c.visitor = x.visitor GROUP BY x.variant ORDER BY ${dialect.byteOrder('x.variant')}`,
+        v.list,
+      );
+      return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));
+    },
+  };
+}

@@ -1,0 +1,318 @@
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { inTransaction } from '../postgres/postgres-transaction.js';
+import type { Dialect } from './dialect.js';
+import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
+import { DAY_MS, markLockSql } from './rollup-schema.js';
+
+/*
+ * Recomputing one marked (project, day) from its raw events (docs/decisions.md, "Daily rollups"):
+ * the day's rollup rows are deleted and built again from the events of that day, and its mark is
+ * removed, in one transaction. A rollup is so exact by construction, whatever happened to the day
+ * (late events, duplicates refused by the insert, erasure, retention): it is a function of the rows
+ * the day holds when the transaction reads them.
+ */
+
+/** A day that was refreshed. */
+export interface RefreshedDay {
+  projectId: string;
+  /** UTC day number (ms / 86,400,000). */
+  day: number;
+  /** The day changed while it was computed: it stays marked, for a later refresh. */
+  changed?: boolean;
+}
+
+/** Refreshes the next marked day before `beforeDay` (newest first); null when there is none. */
+export type RefreshNext = (beforeDay: number) => Promise<RefreshedDay | null>;
+
+/** The vitals of `rollup_vitals`, by their report keys. */
+export const VITAL_KEYS = ['lcp', 'inp', 'cls', 'fcp'] as const;
+
+/** Every `dim` of `rollup_values`: '' (all events) and each filter dimension. */
+export const ROLLUP_DIMS: readonly string[] = ['', ...FILTER_DIMENSIONS];
+
+/** The `kind` of an event's `rollup_steps` row (`rollup-schema.ts`): 0 a page view of a path, 1 one without, 2 any other event. */
+const STEP_KIND = "CASE WHEN event_type = 'page_view' THEN CASE WHEN path IS NULL THEN 1 ELSE 0 END ELSE 2 END";
+
+/** The `value` of an event's `rollup_steps` row: the path of a page view ('' without one), else the event type. */
+const STEP_VALUE = "CASE WHEN event_type = 'page_view' THEN COALESCE(path, '') ELSE event_type END";
+
+/** What a day's refresh reads of each event: the columns and the few properties the rollups keep. */
+function dayColumns(dialect: Dialect): string {
+  const prop = (type: string, expression: string) => `CASE WHEN event_type = '${type}' THEN ${expression} END`;
+  return `event_id, event_type, session_id, timestamp, is_bot, COALESCE(anonymous_id, visitor_id) AS visitor, visitor_id AS visitor_hash,
+    ${Object.values(DIMENSION_COLUMNS).filter((c) => c !== 'event_type').join(', ')},
+    ${prop('error', `COALESCE(${dialect.textProperty('message')}, '')`)} AS message, ${prop('error', dialect.textProperty('stack'))} AS stack,
+    ${prop('performance', dialect.numberProperty('largestContentfulPaint'))} AS lcp,
+    ${prop('performance', dialect.numberProperty('interactionToNextPaint'))} AS inp,
+    ${prop('performance', dialect.numberProperty('cumulativeLayoutShift'))} AS cls,
+    ${prop('performance', dialect.numberProperty('firstContentfulPaint'))} AS fcp,
+    ${prop('experiment_exposure', dialect.textProperty('experiment'))} AS experiment,
+    ${prop('experiment_exposure', `COALESCE(${dialect.textProperty('variant')}, '')`)} AS variant`;
+}
+
+/** The rollup tables a refresh writes. */
+const ROLLUP_TABLES = ['rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'] as const;
+
+/** The columns of a `rollup_values` group before its keys become ids (`groupsSql`). */
+const GROUP_COLUMNS = 'dim, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts';
+
+/**
+ * The `rollup_values` groups of one day from `src` (the day's rows of {@link dayColumns}), with
+ * their session and visitors still as text: {@link GROUP_COLUMNS}.
+ */
+function groupsSql(src: string): string {
+  const visits = ROLLUP_DIMS.map((dim) => {
+    const column = dim === '' ? "''" : DIMENSION_COLUMNS[dim as FilterDimension];
+    const where = dim === '' ? '' : ` WHERE ${column} IS NOT NULL`;
+    return `SELECT '${dim}' AS dim, ${column} AS value, is_bot, session_id, visitor, visitor_hash, event_type, timestamp FROM ${src}${where}`;
+  }).join('\n      UNION ALL ');
+  return `SELECT dim, value, is_bot, session_id, visitor, visitor_hash, COUNT(*) AS events,
+       SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS page_views, MIN(timestamp) AS first_ts, MAX(timestamp) AS last_ts
+     FROM (${visits}) v
+     GROUP BY dim, value, is_bot, session_id, visitor, visitor_hash`;
+}
+
+/**
+ * The distinct keys (sessions, visitors of both kinds) of the groups in `groups`, as column `k`:
+ * those of dimension '', which groups every event of the day.
+ */
+const groupKeysSql = (groups: string): string =>
+  ['session_id', 'visitor', 'visitor_hash'].map((column) => `SELECT ${column} AS k FROM ${groups} WHERE dim = '' AND ${column} IS NOT NULL`).join(' UNION ');
+
+/**
+ * The INSERT of a day's `rollup_values` rows from the text-keyed groups in `groups`, each key
+ * replaced by its id in `ids` (a table or CTE of `id, key`).
+ */
+function valuesInsert(into: string, groups: string, ids: string, p: string, d: string): string {
+  return `INSERT INTO ${into} (project_id, dim, day, value, is_bot, session_id, visitor, visitor_hash, events, page_views, first_ts, last_ts)
+     SELECT ${p}, g.dim, ${d}, g.value, g.is_bot, s.id, v.id, h.id, g.events, g.page_views, g.first_ts, g.last_ts
+     FROM ${groups} g LEFT JOIN ${ids} s ON s.key = g.session_id LEFT JOIN ${ids} v ON v.key = g.visitor LEFT JOIN ${ids} h ON h.key = g.visitor_hash
+     ORDER BY g.dim, g.value`;
+}
+
+/**
+ * The rollup rows of one day but `rollup_values`, as INSERT … SELECT from `src` (the day's rows of
+ * {@link dayColumns}); `p`, `d` name project and day; `into` names the table written in place of
+ * each rollup table.
+ */
+function rollupInserts(src: string, p: string, d: string, into: (table: string) => string = (table) => table): string[] {
+  const key = 'is_bot, message, visitor, visitor_hash';
+  return [
+    `INSERT INTO ${into('rollup_errors')} (project_id, day, is_bot, message, visitor, visitor_hash, n, last_ts, last_event_id, last_stack)
+     SELECT ${p}, ${d}, is_bot, message, visitor, visitor_hash, n, timestamp, event_id, stack FROM (
+       SELECT ${key}, timestamp, event_id, stack,
+         ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY timestamp DESC, event_id DESC) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n
+       FROM ${src} WHERE event_type = 'error') r WHERE rn = 1`,
+    `INSERT INTO ${into('rollup_vitals')} (project_id, day, is_bot, path, metric, value, n)
+     SELECT ${p}, ${d}, is_bot, path, metric, value, COUNT(*) FROM (
+       SELECT is_bot, path, '' AS metric, 0 AS value FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL
+       ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${k} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n       ')}) v
+     GROUP BY is_bot, path, metric, value`,
+    `INSERT INTO ${into('rollup_exposures')} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
+     SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
+     WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash`,
+    `INSERT INTO ${into('rollup_steps')} (project_id, day, kind, value, event_id, is_bot, session_id, ts)
+     SELECT ${p}, ${d}, ${STEP_KIND}, ${STEP_VALUE}, event_id, is_bot, session_id, timestamp FROM ${src} WHERE session_id IS NOT NULL
+     ORDER BY 3, 4, 5`,
+  ];
+}
+
+/** Deletes of a day's rollup rows; `rollup_values` through its index, one `dim` at a time. */
+function rollupDeletes(p: string, d: string): string[] {
+  return [
+    `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
+    ...['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
+  ];
+}
+
+/** The statements of the SQLite refresh, as text: they travel to the refresh thread. */
+export interface SqliteRefreshSql {
+  setup: string[];
+  next: string;
+  marksOf: string;
+  unmark: string;
+  /** The largest key id (0 when none). */
+  lastKey: string;
+  clears: string[];
+  load: string;
+  computes: string[];
+  deletes: string[];
+  installs: string[];
+}
+
+/**
+ * The SQLite refresh's statements over `dialect`. The day's `rollup_values` groups are computed
+ * with text keys (`temp.rollup_staged_groups`); each of their keys gets its id from the dictionary
+ * or, when new, `@base + n` (n its ordinal among the day's keys, @base the largest id the snapshot
+ * saw) in `temp.rollup_staged_keys`; the new keys are installed with the rows.
+ */
+export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
+  const staged = (table: string) => `temp.${table.replace('rollup_', 'rollup_staged_')}`;
+  return {
+    setup: [
+      `CREATE TEMP TABLE IF NOT EXISTS rollup_day AS SELECT ${dayColumns(dialect)} FROM events WHERE 0`,
+      `CREATE TEMP TABLE IF NOT EXISTS rollup_staged_groups AS SELECT * FROM (${groupsSql('temp.rollup_day')}) WHERE 0`,
+      'CREATE TEMP TABLE IF NOT EXISTS rollup_staged_keys (n INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, id INTEGER)',
+      ...ROLLUP_TABLES.map((table) => `CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`),
+    ],
+    next: 'SELECT project_id, day, marks FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1',
+    marksOf: 'SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?',
+    unmark: 'DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?',
+    lastKey: 'SELECT COALESCE(MAX(id), 0) FROM main.rollup_keys',
+    clears: ['temp.rollup_day', 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', ...ROLLUP_TABLES.map(staged)].map((table) => `DELETE FROM ${table}`),
+    load: `INSERT INTO temp.rollup_day SELECT ${dayColumns(dialect)} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
+    computes: [
+      `INSERT INTO temp.rollup_staged_groups (${GROUP_COLUMNS}) ${groupsSql('temp.rollup_day')}`,
+      `INSERT INTO temp.rollup_staged_keys (key, id)
+       SELECT k, (SELECT id FROM main.rollup_keys WHERE project_id = @p AND key = k) FROM (${groupKeysSql('temp.rollup_staged_groups')})`,
+      'UPDATE temp.rollup_staged_keys SET id = @base + n WHERE id IS NULL',
+      valuesInsert(staged('rollup_values'), 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', '@p', '@d'),
+      ...rollupInserts('temp.rollup_day', '@p', '@d', staged),
+    ],
+    deletes: rollupDeletes('@p', '@d'),
+    installs: [
+      'INSERT INTO main.rollup_keys (id, project_id, key) SELECT id, @p, key FROM temp.rollup_staged_keys WHERE id > @base',
+      ...ROLLUP_TABLES.map((table) => `INSERT INTO main.${table} SELECT * FROM ${staged(table)}`),
+    ],
+  };
+}
+
+/**
+ * The SQLite refresh on connection `db`, in two transactions so that the write lock is held only
+ * to install the result: the day is read and its rollup rows computed into temporary tables inside
+ * a read transaction (one snapshot; writes to `temp` take no lock on the database, so the writer
+ * thread goes on committing), then one short write transaction replaces the day's rows, adds the
+ * day's new keys to the dictionary and removes its mark, if the mark's count and the largest key
+ * id are still the ones the snapshot saw. If the count moved, events of the day committed
+ * meanwhile; if the largest id moved, another process added keys whose ids the new ones could
+ * take: either way the result is dropped and the day stays marked.
+ *
+ * It runs on the refresh thread (`rollup-sqlite-thread.ts`), which receives it as source text, so
+ * it must stay self-contained: nothing from outside its body and parameters but erased types.
+ */
+export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSql, dayMs: number): (beforeDay: number) => RefreshedDay | null {
+  for (const statement of sql.setup) db.exec(statement);
+  const next = db.prepare(sql.next);
+  const marksOf = db.prepare(sql.marksOf).pluck();
+  const unmark = db.prepare(sql.unmark);
+  const lastKey = db.prepare(sql.lastKey).pluck();
+  const clears = sql.clears.map((text) => db.prepare(text));
+  const load = db.prepare(sql.load);
+  const computes = sql.computes.map((text) => db.prepare(text));
+  const deletes = sql.deletes.map((text) => db.prepare(text));
+  const installs = sql.installs.map((text) => db.prepare(text));
+  type Marked = { project_id: string; day: number; marks: number; base: number };
+  const values = (row: Marked) => ({ p: row.project_id, d: row.day, base: row.base });
+  const clear = () => {
+    for (const statement of clears) statement.run();
+  };
+  const compute = db.transaction((beforeDay: number): Marked | null => {
+    const found = next.get(beforeDay) as Omit<Marked, 'base'> | undefined;
+    if (found === undefined) return null;
+    const row: Marked = { ...found, base: lastKey.get() as number };
+    clear();
+    load.run(row.project_id, row.day * dayMs, (row.day + 1) * dayMs);
+    for (const statement of computes) statement.run(values(row));
+    return row;
+  });
+  const install = db.transaction((row: Marked): boolean => {
+    if (marksOf.get(row.project_id, row.day) !== row.marks || lastKey.get() !== row.base) return false;
+    for (const statement of deletes) statement.run(values(row));
+    for (const statement of installs) statement.run(values(row));
+    unmark.run(row.project_id, row.day);
+    return true;
+  });
+  return (beforeDay) => {
+    try {
+      const row = compute(beforeDay);
+      if (row === null) return null;
+      const installed = install.immediate(row);
+      return installed ? { projectId: row.project_id, day: row.day } : { projectId: row.project_id, day: row.day, changed: true };
+    } finally {
+      clear();
+    }
+  };
+}
+
+/** The SQLite refresh on the calling thread's connection (an in-memory database, which no other thread can open). */
+export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialect): RefreshNext {
+  const refresh = prepareSqliteRefresh(db, sqliteRefreshSql(dialect), DAY_MS);
+  return async (beforeDay) => refresh(beforeDay);
+}
+
+/** The lock of a project's key dictionary (`rollup_keys`), held by a refresh from its build to its commit. */
+export const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $1::text))";
+
+/**
+ * The PostgreSQL refresh, in one transaction that holds no lock a writer waits for until its very
+ * end. A day is claimed with a transaction-scoped advisory lock (several processes refresh
+ * different days at once). One statement deletes the day's marks and reads its events and writes
+ * the new rollup rows, under one snapshot: the marks it deletes are exactly those of the commits
+ * it sees (`rollup-schema.ts`: marks are insert-only, one row per marking). Then it takes the
+ * day's mark lock, which waits for markings in flight (they hold it shared until their commit)
+ * and holds off new ones for a moment, and removes the day from `rollup_dirty` only if no mark is
+ * left: a commit after the snapshot left its mark, so the day stays marked for a later refresh.
+ *
+ * The day's new session and visitor keys are added to the project's dictionary by the same
+ * statement, under a lock of the dictionary taken before the day's rows are deleted: refreshes of
+ * one project's days build one after the other (those of different projects still at once), and
+ * an erasure, which takes the same lock, never runs between a refresh's delete and its commit.
+ *
+ * Marks of the days a call does not refresh (today, under steady ingest) are one row per group
+ * commit; each call deletes those its snapshot sees, for days it can claim (a claimed day has no
+ * refresh in flight whose snapshot could miss one), so the table stays small. The day stays in
+ * `rollup_dirty`; any later refresh sees those commits.
+ */
+export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): RefreshNext {
+  const build = `WITH seen AS (DELETE FROM rollup_marks WHERE project_id = $1 AND day = $2 RETURNING 1),
+    src AS MATERIALIZED (SELECT ${dayColumns(dialect)} FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4),
+    groups AS MATERIALIZED (${groupsSql('src')}),
+    keys AS MATERIALIZED (${groupKeysSql('groups')}),
+    known AS MATERIALIZED (SELECT r.id, r.key FROM rollup_keys r JOIN keys ON r.key = keys.k WHERE r.project_id = $1),
+    added AS (INSERT INTO rollup_keys (project_id, key) SELECT $1, k FROM keys WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.key = keys.k) RETURNING id, key),
+    ids AS MATERIALIZED (SELECT id, key FROM known UNION ALL SELECT id, key FROM added),
+    ${[valuesInsert('rollup_values', 'groups', 'ids', '$1::text', '$2::int'), ...rollupInserts('src', '$1::text', '$2::int')]
+      .map((sql, i) => `w${i} AS (${sql})`)
+      .join(',\n    ')}
+    SELECT (SELECT count(*) FROM seen) AS marks`;
+  const compact = `WITH later AS MATERIALIZED (SELECT project_id, day FROM rollup_dirty WHERE day >= $1::bigint ORDER BY project_id, day),
+    claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
+    DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
+  const deletes = rollupDeletes('$1', '$2');
+  return (beforeDay) =>
+    inTransaction(pool, 'BEGIN', async (client) => {
+      await client.query(compact, [beforeDay]);
+      const candidates = await client.query<{ project_id: string; day: number }>(
+        'SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint ORDER BY day DESC, project_id LIMIT 16',
+        [beforeDay],
+      );
+      let row: { project_id: string; day: number } | undefined;
+      for (const candidate of candidates.rows) {
+        const claim = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock(hashtext('rollup:' || $1::text), $2::int) AS ok", [
+          candidate.project_id,
+          candidate.day,
+        ]);
+        if (claim.rows[0]?.ok === true) {
+          row = candidate;
+          break;
+        }
+      }
+      if (row === undefined) return null;
+      const { project_id: projectId, day } = row;
+      // The project's dictionary has one writer at a time, and the build's snapshot, taken after
+      // this lock, sees every key a previous holder added: a new key is then new for good. Taken
+      // before the day's rows are deleted: an erasure (`rollup-erasure.ts`) takes it and then
+      // deletes rollup rows, so holding row locks while waiting for it would deadlock.
+      await client.query(KEYS_LOCK_SQL, [projectId]);
+      for (const sql of deletes) await client.query(sql, [projectId, day]);
+      await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
+      await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
+      const unmarked = await client.query(
+        'DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND NOT EXISTS (SELECT 1 FROM rollup_marks WHERE project_id = $1 AND day = $2)',
+        [projectId, day],
+      );
+      // Kept either way (committed): the rows are the day as the snapshot saw it, and a day still marked is read from the events.
+      return (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day };
+    });
+}

@@ -1,0 +1,261 @@
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { SCHEMA_LOCK_SQL } from '../postgres/postgres-schema.js';
+
+/*
+ * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
+ * truth. They live beside the schema rather than in it: created at every store open by idempotent
+ * DDL, with a shape version of their own, so a change of shape drops and rebuilds them without a
+ * schema migration. Marks record, in the very transaction that inserts, deletes or updates events,
+ * which (project, UTC day) pairs changed: a mark commits or rolls back with the events, survives a
+ * crash and is seen by every process. Triggers on `events` set them, except for SQLite's inserts,
+ * which the group commit marks itself. A day is served from its rollup only
+ * while it has no mark; `rollup-refresh.ts` recomputes a marked day from its raw events and
+ * removes the mark.
+ */
+
+/** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
+export const ROLLUP_SHAPE = 5;
+
+/** Milliseconds in a UTC day. */
+export const DAY_MS = 86_400_000;
+
+/** The UTC day number of a time in ms, floored (also before 1970), in SQL both databases run. */
+export const daySql = (ms: string): string => `((${ms}) - (((${ms}) % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS}) / ${DAY_MS}`;
+
+/** The UTC day number of a time in ms. */
+export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
+
+/** Every rollup table, dropped on a shape change. */
+const ROLLUP_TABLES = ['rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
+
+/**
+ * SQLite counts the marks of a day: a refresh computes a day outside the write lock and installs it
+ * only if the count did not move meanwhile (`rollup-refresh.ts`). Inserts are marked by the group
+ * commit itself, once per day it stored events in (`sqlite-event-writer.ts`): a row trigger's upsert
+ * per event was a clear share of the writer's cost per event. Every other writer of SQLite
+ * events must mark its days the same way (the bench's data generator does). The rare deletes and
+ * updates (erasure, retention, the report-column backfill) keep their row triggers.
+ */
+const sqliteMark = (row: 'NEW' | 'OLD') =>
+  `INSERT INTO rollup_dirty (project_id, day) VALUES (${row}.project_id, ${daySql(`${row}.timestamp`)})
+   ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1;`;
+
+/*
+ * rollup_keys: the project's dictionary of session and visitor keys (session ids, anonymous ids,
+ * daily visitor hashes, in one namespace), each an integer id assigned by the refresh of the first
+ * day that holds it. A key is removed only by an erasure, which rebuilds every day that held it
+ * (`rollup-erasure.ts`), and an id is given again only once no row holds it, so an id in a rollup
+ * row means one key while the row exists, and distinct counts over many days compare integers.
+ * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
+ * event), bot flag, session and visitor (both keys, as ids of rollup_keys): events, page views,
+ * first and last time. Fine enough to count distinct visitors and sessions over many days exactly,
+ * and to get each session's span and page views; one dimension at a time, which is what the
+ * default view and a single filter ask. On PostgreSQL one index ends with the value, so the rows of
+ * one value (a filter, an experiment's conversion event) are picked out in the index, not read from
+ * the table. On both, an index covers what the series, totals and top lists read (all but the hash
+ * visitor and the times), so they need not read the table: on PostgreSQL an index-only scan of a
+ * month's rows once autovacuum has marked the pages all-visible, where it chose a parallel scan of
+ * the whole table before (bench/RESULTS.md, "Report panels"). On PostgreSQL a partial index of the
+ * rows of dimension '' covers what the sessions panel reads of them (the times too); created by
+ * `IF NOT EXISTS` like the rest, a database of an earlier version builds it at its next open, with
+ * no rollup rebuilt (docs/decisions.md, "Daily rollups").
+ * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
+ * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
+ * many performance events the page had): a percentile over many days is a walk along the summed
+ * counts, in value order. On SQLite the table is clustered by day: a range of days is one
+ * contiguous read, where a secondary index by day cost a key lookup per row (bench/RESULTS.md,
+ * "Report panels").
+ * rollup_exposures: per day, experiment, variant and visitor, the first exposure.
+ * rollup_steps: what a funnel reads of each event with a session, keyed by what a step can match
+ * (kind 0: a page view, value its path; kind 1: a page view without a path, value ''; kind 2:
+ * any other event, value its type): a funnel reads only the rows of its steps' keys, one index
+ * range per day and key, instead of every event of the range (docs/decisions.md, "Daily rollups").
+ */
+const SQLITE_ROLLUP_DDL = `
+CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rollup_dirty (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, marks INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_keys (id INTEGER PRIMARY KEY, project_id TEXT NOT NULL, key TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_keys_by_key ON rollup_keys (project_id, key);
+CREATE TABLE IF NOT EXISTS rollup_values (
+  project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot INTEGER NOT NULL,
+  session_id INTEGER, visitor INTEGER, visitor_hash INTEGER,
+  events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
+CREATE TABLE IF NOT EXISTS rollup_errors (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, message NOT NULL, visitor TEXT, visitor_hash TEXT,
+  n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
+CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_vitals (
+  project_id TEXT NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL, value NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL,
+  n INTEGER NOT NULL, PRIMARY KEY (project_id, day, path, metric, value, is_bot)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_exposures (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
+  visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_steps (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, kind INTEGER NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
+  is_bot INTEGER NOT NULL, session_id TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (project_id, day, kind, value, event_id)) WITHOUT ROWID;
+DROP TRIGGER IF EXISTS rollup_mark_insert;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN ${sqliteMark('OLD')} END;
+CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN ${sqliteMark('OLD')} ${sqliteMark('NEW')} END;`;
+
+/*
+ * On PostgreSQL the marks are set once per statement from its transition table, and writers never
+ * update a shared row: each marking appends a row per (project, day) to `rollup_marks` (insert-only)
+ * and makes sure the day's row in `rollup_dirty`, the set of marked days that reports read, exists
+ * (`ON CONFLICT DO NOTHING` on a committed row takes no lock). A counter per day, updated by every
+ * writer, made every group commit of the day wait for the one before it to commit: two server
+ * processes were no faster than one. The refresh (`rollup-refresh.ts`) deletes the marks its
+ * snapshot saw and removes the day from `rollup_dirty` only if no mark is left; the shared advisory
+ * lock per (project, day) that a marking holds until its commit lets the refresh wait, at that
+ * moment only, for markings in flight. Days are locked in (project, day) order.
+ */
+
+/** The advisory lock key of a (project, day)'s marks, as SQL over the two expressions. */
+export const markLockSql = (project: string, day: string): string => `hashtext('rollup-mark:' || ${project}), ${day}`;
+
+/** The call of `rollup_mark_days` over the distinct (project, day) pairs of `rows`, in lock order. */
+const markCall = (rows: string): string =>
+  `rollup_mark_days(array_agg(project_id ORDER BY project_id, day), array_agg(day ORDER BY project_id, day))
+   FROM (SELECT DISTINCT project_id, (${daySql('timestamp')})::int AS day FROM ${rows}) d`;
+
+/**
+ * The statement that marks the (project, day) pairs of a set of rows with `project_id` and
+ * `timestamp` columns (a table or a parenthesized query with an alias), inside the transaction
+ * that changed them: what the triggers do, for what changes events without firing them (dropping
+ * a partition).
+ */
+export const markDaysSql = (rows: string): string => `SELECT ${markCall(rows)}`;
+
+/** The same in a trigger function's body. */
+const markFrom = (table: string) => `PERFORM ${markCall(table)};`;
+
+const POSTGRES_ROLLUP_DDL = `
+CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rollup_dirty (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, marks BIGINT NOT NULL DEFAULT 1, PRIMARY KEY (project_id, day));
+CREATE TABLE IF NOT EXISTS rollup_marks (project_id TEXT NOT NULL, day INTEGER NOT NULL);
+CREATE OR REPLACE FUNCTION rollup_mark_days(projects TEXT[], days INTEGER[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock_shared(${markLockSql('m.p', 'm.d')}) FROM unnest(projects, days) AS m(p, d);
+  INSERT INTO rollup_marks (project_id, day) SELECT * FROM unnest(projects, days);
+  INSERT INTO rollup_dirty (project_id, day) SELECT * FROM unnest(projects, days) ON CONFLICT DO NOTHING;
+END $$;
+CREATE TABLE IF NOT EXISTS rollup_keys (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, project_id TEXT NOT NULL, key TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS rollup_keys_by_key ON rollup_keys (project_id, key);
+CREATE TABLE IF NOT EXISTS rollup_values (
+  project_id TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, value TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
+  session_id BIGINT, visitor BIGINT, visitor_hash BIGINT,
+  events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, value);
+CREATE INDEX IF NOT EXISTS rollup_values_cover ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
+CREATE INDEX IF NOT EXISTS rollup_values_sessions ON rollup_values (project_id, day) INCLUDE (is_bot, session_id, page_views, first_ts, last_ts)
+  WHERE dim = '';
+CREATE TABLE IF NOT EXISTS rollup_errors (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
+  n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);
+CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_vitals (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL,
+  value FLOAT8 NOT NULL, n INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_exposures (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, experiment TEXT NOT NULL, variant TEXT NOT NULL,
+  visitor TEXT, visitor_hash TEXT, first_ts BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_steps (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, kind SMALLINT NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
+  is_bot BOOLEAN NOT NULL, session_id TEXT NOT NULL, ts BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_steps_by_key ON rollup_steps (project_id, day, kind, value);
+CREATE OR REPLACE FUNCTION rollup_mark_new() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ${markFrom('rollup_new_rows')} RETURN NULL; END $$;
+CREATE OR REPLACE FUNCTION rollup_mark_old() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ${markFrom('rollup_old_rows')} RETURN NULL; END $$;
+CREATE OR REPLACE FUNCTION rollup_mark_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ${markFrom('(SELECT project_id, timestamp FROM rollup_old_rows UNION SELECT project_id, timestamp FROM rollup_new_rows) AS changed')} RETURN NULL; END $$;
+CREATE OR REPLACE TRIGGER rollup_mark_insert AFTER INSERT ON events
+  REFERENCING NEW TABLE AS rollup_new_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_new();
+CREATE OR REPLACE TRIGGER rollup_mark_delete AFTER DELETE ON events
+  REFERENCING OLD TABLE AS rollup_old_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_old();
+CREATE OR REPLACE TRIGGER rollup_mark_update AFTER UPDATE ON events
+  REFERENCING OLD TABLE AS rollup_old_rows NEW TABLE AS rollup_new_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_changed();`;
+
+/**
+ * The first and last event time of each project with events: what a new rollup must build. The
+ * projects are found by index seeks, one per project, not by a scan of the events.
+ */
+const PROJECT_SPANS_SQL = `WITH RECURSIVE p (project_id) AS (
+  SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT e.project_id FROM events e WHERE e.project_id > p.project_id ORDER BY e.project_id LIMIT 1) FROM p WHERE p.project_id IS NOT NULL)
+SELECT p.project_id,
+  (SELECT MIN(timestamp) FROM events e WHERE e.project_id = p.project_id) AS first_ts,
+  (SELECT MAX(timestamp) FROM events e WHERE e.project_id = p.project_id) AS last_ts
+FROM p WHERE p.project_id IS NOT NULL`;
+
+type Span = { project_id: string; first_ts: number | string | null; last_ts: number | string | null };
+
+/** The (project, day) pairs of existing events, each day of each project's span. */
+function* spanDays(spans: readonly Span[]): Generator<[string, number]> {
+  for (const span of spans) {
+    if (span.first_ts === null || span.last_ts === null) continue;
+    for (let day = dayOf(Number(span.first_ts)); day <= dayOf(Number(span.last_ts)); day++) yield [span.project_id, day];
+  }
+}
+
+/**
+ * Creates the SQLite rollup tables and triggers, or rebuilds them when their shape changed. A new
+ * rollup starts with every day of existing events marked, so an upgraded database is built in the
+ * background while reports read those days from the events; the marks and triggers are created in
+ * one transaction, so no write falls between them.
+ */
+export function ensureSqliteRollups(db: Database.Database): void {
+  db.transaction(() => {
+    const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollup_meta'").get();
+    const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM rollup_meta').pluck().get() as number | undefined);
+    if (shape === ROLLUP_SHAPE) {
+      db.exec(SQLITE_ROLLUP_DDL);
+      return;
+    }
+    for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
+    for (const table of ROLLUP_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
+    db.exec(SQLITE_ROLLUP_DDL);
+    const mark = db.prepare('INSERT OR IGNORE INTO rollup_dirty (project_id, day) VALUES (?, ?)');
+    for (const [projectId, day] of spanDays(db.prepare(PROJECT_SPANS_SQL).all() as Span[])) mark.run(projectId, day);
+    db.prepare('INSERT INTO rollup_meta (shape) VALUES (?)').run(ROLLUP_SHAPE);
+  }).immediate();
+}
+
+/** The PostgreSQL counterpart of {@link ensureSqliteRollups}, under the schema's advisory lock. */
+export async function ensurePostgresRollups(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(SCHEMA_LOCK_SQL);
+    const meta = await client.query<{ found: boolean }>("SELECT to_regclass('rollup_meta') IS NOT NULL AS found");
+    const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
+    if (shape !== ROLLUP_SHAPE) {
+      for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) await client.query(`DROP TRIGGER IF EXISTS ${trigger} ON events`);
+      await client.query(`DROP TABLE IF EXISTS ${ROLLUP_TABLES.join(', ')}`);
+    }
+    await client.query(POSTGRES_ROLLUP_DDL);
+    if (shape !== ROLLUP_SHAPE) {
+      const pairs = [...spanDays((await client.query<Span>(PROJECT_SPANS_SQL)).rows)];
+      if (pairs.length > 0) {
+        await client.query('INSERT INTO rollup_dirty (project_id, day) SELECT * FROM unnest($1::text[], $2::int[]) ON CONFLICT DO NOTHING', [
+          pairs.map((p) => p[0]),
+          pairs.map((p) => p[1]),
+        ]);
+      }
+      await client.query('INSERT INTO rollup_meta (shape) VALUES ($1)', [ROLLUP_SHAPE]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

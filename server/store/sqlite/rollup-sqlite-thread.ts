@@ -1,0 +1,119 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import type { Dialect } from '../reports/dialect.js';
+import { type RefreshNext, type RefreshedDay, type SqliteRefreshSql, prepareSqliteRefresh, sqliteRefreshSql } from '../reports/rollup-refresh.js';
+import { DAY_MS } from '../reports/rollup-schema.js';
+
+/*
+ * The SQLite rollup refresh runs on a thread of its own, on a connection of its own: computing a
+ * day of a large project takes seconds of synchronous work (bench/RESULTS.md, "Report panels"),
+ * which on the request thread would stop every HTTP request for that long. Like the writer thread
+ * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time.
+ */
+
+interface ThreadData {
+  driverPath: string;
+  path: string;
+  busyTimeoutMs: number;
+  sql: SqliteRefreshSql;
+  dayMs: number;
+}
+
+type ToThread = { id: number; beforeDay: number } | { close: true };
+type FromThread = { ready: true } | { id: number; result: RefreshedDay | null } | { id: number; error: { message: string; code?: string } };
+
+interface Port {
+  on(event: 'message', listener: (message: ToThread) => void): void;
+  postMessage(message: FromThread): void;
+  close(): void;
+}
+
+/** The thread's program; self-contained. */
+function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port: Port, prepare: typeof prepareSqliteRefresh): void {
+  const Driver = load(data.driverPath) as typeof Database;
+  const db = new Driver(data.path);
+  db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
+  const refresh = prepare(db, data.sql, data.dayMs);
+  port.on('message', (message) => {
+    if ('close' in message) {
+      db.close();
+      port.close();
+      return;
+    }
+    try {
+      port.postMessage({ id: message.id, result: refresh(message.beforeDay) });
+    } catch (error) {
+      const { message: text, code } = error as { message?: unknown; code?: unknown };
+      port.postMessage({ id: message.id, error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined } });
+    }
+  });
+  port.postMessage({ ready: true });
+}
+
+const SOURCE = `'use strict';
+const { workerData, parentPort } = require('node:worker_threads');
+(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()});`;
+
+/** A running refresh thread. */
+export interface SqliteRollupThread {
+  refreshNext: RefreshNext;
+  /** Lets a refresh in progress finish, then closes the thread's connection. */
+  close(): Promise<void>;
+}
+
+/** Starts the refresh thread on the database file at `path`; resolves once its connection is open. */
+export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: number; dialect: Dialect }): Promise<SqliteRollupThread> {
+  const data: ThreadData = {
+    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+    path: options.path,
+    busyTimeoutMs: options.busyTimeoutMs,
+    sql: sqliteRefreshSql(options.dialect),
+    dayMs: DAY_MS,
+  };
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(SOURCE, { eval: true, workerData: data });
+    const waiting = new Map<number, { resolve(result: RefreshedDay | null): void; reject(error: Error): void }>();
+    let nextId = 1;
+    let ready = false;
+    let failure: Error | null = null;
+    const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+    const fail = (error: Error) => {
+      failure = error;
+      if (!ready) reject(error);
+      for (const w of waiting.values()) w.reject(error);
+      waiting.clear();
+    };
+    worker.on('error', (error) => fail(new Error(`SQLite rollup thread failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => fail(new Error(`SQLite rollup thread exited (code ${code}).`)));
+    worker.on('message', (message: FromThread) => {
+      if ('ready' in message) {
+        ready = true;
+        worker.unref();
+        resolve({
+          refreshNext: (beforeDay) =>
+            new Promise((resolveOne, rejectOne) => {
+              if (failure) return rejectOne(failure);
+              const id = nextId++;
+              waiting.set(id, { resolve: resolveOne, reject: rejectOne });
+              worker.ref();
+              worker.postMessage({ id, beforeDay } satisfies ToThread);
+            }),
+          close: async () => {
+            if (failure) return;
+            worker.ref();
+            worker.postMessage({ close: true } satisfies ToThread);
+            await exited;
+          },
+        });
+        return;
+      }
+      const w = waiting.get(message.id);
+      if (!w) return;
+      waiting.delete(message.id);
+      if (waiting.size === 0) worker.unref();
+      if ('result' in message) w.resolve(message.result);
+      else w.reject(Object.assign(new Error(`SQLite rollup refresh: ${message.error.message}`), message.error.code ? { code: message.error.code } : {}));
+    });
+  });
+}

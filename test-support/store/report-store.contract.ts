@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import { useStore, type MakeStore } from './event-store.contract-support.js';
+import type { EventDimensions, StoredEvent } from '../../server/store/event-store.js';
+import { T0 as UNALIGNED_T0, makeEvent } from './event-store.fixtures.js';
+import type { ReportQuery } from '../../server/store/report-store.js';
+
+/*
+ * The rules of the reports (`report-store.ts`) on hand-made rows, run against every store: edge
+ * cases that generated data rarely hits (ties, repeats, empty ranges, bots, the visitor key). The
+ * counts over a realistic project are checked over HTTP in `routes/reports.test.ts`.
+ *
+ * It runs twice: on the events (the range does not start at a UTC midnight, so no whole day is in
+ * it) and on the daily rollups (the range is one whole UTC day, refreshed after every write), with
+ * the same rows and the same expected numbers.
+ */
+
+const DAY_MS = 86_400_000;
+
+const NO_DIMENSIONS: EventDimensions = {
+  path: null,
+  host: null,
+  referrerHost: null,
+  channel: null,
+  utmSource: null,
+  utmMedium: null,
+  utmCampaign: null,
+  browser: null,
+  os: null,
+  device: null,
+  screenClass: null,
+  anonymousId: null,
+};
+
+/** Runs the report contract against a store, from the events and from the daily rollups. */
+export function describeReportStore(name: string, makeStore: MakeStore): void {
+  describeReports(`${name}: reports from the events`, makeStore, UNALIGNED_T0, false);
+  describeReports(`${name}: reports from the daily rollups`, makeStore, Math.ceil(UNALIGNED_T0 / DAY_MS) * DAY_MS, true);
+}
+
+function describeReports(title: string, makeStore: MakeStore, T0: number, rollups: boolean): void {
+  describe(title, () => {
+    const ctx = useStore(makeStore);
+    let n = 0;
+    const event = (overrides: Partial<StoredEvent> & { d?: Partial<EventDimensions> }): StoredEvent => {
+      const { d, ...rest } = overrides;
+      return makeEvent(ctx.projectId, ++n, { properties: {}, visitorId: null, ...rest, dimensions: { ...NO_DIMENSIONS, ...d } });
+    };
+    const query = (overrides: Partial<ReportQuery> = {}): ReportQuery => ({
+      projectId: ctx.projectId,
+      from: T0,
+      to: T0 + 86_400_000,
+      filters: {},
+      includeBots: false,
+      visitorKey: 'anonymous',
+      ...overrides,
+    });
+    const write = async (events: StoredEvent[]) => {
+      await ctx.store.write({ events, chunks: [] });
+      if (rollups) await ctx.store.reports.refreshRollups();
+    };
+
+    it('answers zeros and empty lists for a project without events', async () => {
+      const r = ctx.store.reports;
+      const q = query();
+      expect(await r.totals(q)).toEqual({ events: 0, pageViews: 0, visitors: 0, sessions: 0 });
+      expect(await r.series(q, 3_600_000)).toEqual([]);
+      expect(await r.top(q, 'page', 10)).toEqual([]);
+      expect(await r.sessions(q)).toEqual({ sessions: 0, bounces: 0, totalDurationMs: 0, pageViews: 0 });
+      expect(await r.vitals(q, 10)).toEqual([]);
+      expect(await r.errors(q, 10)).toEqual([]);
+      expect(await r.funnel(q, [{ kind: 'event', value: 'a' }, { kind: 'event', value: 'b' }])).toEqual([0, 0]);
+      expect(await r.experiment(q, 'x', 'buy')).toEqual([]);
+      expect(await r.experiments(q, 10)).toEqual([]);
+    });
+
+    it('counts visitors by anonymous id, else the daily hash; by the hash alone on request; leaves bots out unless asked', async () => {
+      await write([
+        event({ timestamp: T0 + 1, visitorId: 'h1', d: { anonymousId: 'a1' } }),
+        event({ timestamp: T0 + 2, visitorId: 'h1', d: { anonymousId: 'a2' } }),
+        event({ timestamp: T0 + 3, visitorId: 'h2' }),
+        event({ timestamp: T0 + 4, visitorId: null }),
+        event({ timestamp: T0 + 5, visitorId: 'hb', isBot: true, d: { anonymousId: 'bot' } }),
+      ]);
+      expect((await ctx.store.reports.totals(query())).visitors).toBe(3);
+      expect((await ctx.store.reports.totals(query({ visitorKey: 'hash' }))).visitors).toBe(2);
+      expect(await ctx.store.reports.totals(query({ includeBots: true }))).toMatchObject({ events: 5, visitors: 4 });
+    });
+
+    it('keeps the range half-open and every filter, combined', async () => {
+      await write([
+        event({ eventType: 'page_view', timestamp: T0, d: { path: '/a', browser: 'Firefox' } }),
+        event({ eventType: 'page_view', timestamp: T0 + 10, d: { path: '/a', browser: 'Chrome' } }),
+        event({ eventType: 'page_view', timestamp: T0 + 20, d: { path: '/b', browser: 'Firefox' } }),
+        event({ eventType: 'page_view', timestamp: T0 + 86_400_000, d: { path: '/a', browser: 'Firefox' } }),
+      ]);
+      expect((await ctx.store.reports.totals(query())).events).toBe(3);
+      expect((await ctx.store.reports.totals(query({ filters: { page: '/a', browser: 'Firefox' } }))).events).toBe(1);
+      expect(await ctx.store.reports.top(query({ filters: { browser: 'Firefox' } }), 'page', 10)).toEqual([
+        // Neither id: an event counts in no visitor.
+        { value: '/a', events: 1, visitors: 0 },
+        { value: '/b', events: 1, visitors: 0 },
+      ]);
+    });
+
+    it('reaches a funnel step only with a later event, ties broken by event id, a repeated step needing a second event', async () => {
+      await write([
+        // Session 1: a and b at the same millisecond, b's id after a's: both steps.
+        event({ sessionId: 's1', eventType: 'a', timestamp: T0 + 100 }),
+        event({ sessionId: 's1', eventType: 'b', timestamp: T0 + 100 }),
+        // Session 2: b before a: only step 1.
+        event({ sessionId: 's2', eventType: 'b', timestamp: T0 + 100 }),
+        event({ sessionId: 's2', eventType: 'a', timestamp: T0 + 200 }),
+        // Session 3: a once: a → a reaches step 1 only; session 1 has a once too.
+        event({ sessionId: 's3', eventType: 'a', timestamp: T0 + 100 }),
+        event({ sessionId: 's3', eventType: 'a', timestamp: T0 + 300 }),
+        // A page step matches page views of that path only.
+        event({ sessionId: 's3', eventType: 'page_view', timestamp: T0 + 400, d: { path: '/done' } }),
+        event({ sessionId: 's2', eventType: 'click', timestamp: T0 + 500, d: { path: '/done' } }),
+      ]);
+      const r = ctx.store.reports;
+      expect(await r.funnel(query(), [{ kind: 'event', value: 'a' }, { kind: 'event', value: 'b' }])).toEqual([3, 1]);
+      expect(await r.funnel(query(), [{ kind: 'event', value: 'a' }, { kind: 'event', value: 'a' }, { kind: 'page', value: '/done' }])).toEqual([3, 1, 1]);
+    });
+
+    it('takes the nearest-rank p75 of the numeric samples of each vital', async () => {
+      const perf = (path: string, lcp: number | string, extra: Record<string, number> = {}) =>
+        event({ eventType: 'performance', timestamp: T0 + ++n, properties: { largestContentfulPaint: lcp, ...extra }, d: { path } });
+      await write([perf('/x', 4), perf('/x', 1), perf('/x', 3), perf('/x', 2, { cumulativeLayoutShift: 0.25 }), perf('/y', 10), perf('/y', 'slow')]);
+      expect(await ctx.store.reports.vitals(query(), 10)).toEqual([
+        { path: '/x', samples: 4, lcp: 3, inp: null, cls: 0.25, fcp: null },
+        { path: '/y', samples: 2, lcp: 10, inp: null, cls: null, fcp: null },
+      ]);
+    });
+
+    it('groups errors by message, the latest stack winning', async () => {
+      await write([
+        event({ eventType: 'error', timestamp: T0 + 1, properties: { message: 'boom', stack: 'old' } }),
+        event({ eventType: 'error', timestamp: T0 + 3, properties: { message: 'boom', stack: 'new' } }),
+        event({ eventType: 'error', timestamp: T0 + 2, properties: { message: 'other' } }),
+        event({ eventType: 'error', timestamp: T0 + 2, properties: {} }),
+      ]);
+      const groups = await ctx.store.reports.errors(query(), 10);
+      expect(groups.map((g) => [g.message, g.count, g.lastSeen, g.lastStack])).toEqual([
+        ['boom', 2, T0 + 3, 'new'],
+        ['', 1, T0 + 2, null],
+        ['other', 1, T0 + 2, null],
+      ]);
+    });
+
+    it('counts a conversion only at or after the visitor\'s first exposure to the variant', async () => {
+      const exposure = (visitor: string, variant: string, t: number) =>
+        event({ eventType: 'experiment_exposure', timestamp: T0 + t, properties: { experiment: 'e', variant }, d: { anonymousId: visitor } });
+      const buy = (visitor: string, t: number) => event({ eventType: 'buy', timestamp: T0 + t, d: { anonymousId: visitor } });
+      await write([exposure('v1', 'a', 10), buy('v1', 5), exposure('v2', 'a', 10), buy('v2', 10), exposure('v3', 'b', 10), exposure('v3', 'b', 20), buy('v3', 30)]);
+      expect(await ctx.store.reports.experiment(query(), 'e', 'buy')).toEqual([
+        { variant: 'a', exposures: 2, conversions: 1 },
+        { variant: 'b', exposures: 1, conversions: 1 },
+      ]);
+    });
+
+    it('lists the experiments by exposed visitors, then by name in byte order, at most limit', async () => {
+      const exposure = (experiment: string | null, visitor: string, t: number) =>
+        event({ eventType: 'experiment_exposure', timestamp: T0 + t, properties: { experiment, variant: 'a' }, d: { anonymousId: visitor } });
+      await write([
+        exposure('b', 'v1', 1),
+        exposure('b', 'v1', 2),
+        exposure('b', 'v2', 3),
+        exposure('a', 'v3', 4),
+        exposure('B', 'v4', 5),
+        exposure('', 'v5', 6),
+        exposure(null, 'v6', 7),
+        event({ eventType: 'buy', timestamp: T0 + 8, properties: { experiment: 'not-an-exposure' } }),
+      ]);
+      expect(await ctx.store.reports.experiments(query(), 10)).toEqual([
+        { experiment: 'b', visitors: 2 },
+        { experiment: 'B', visitors: 1 },
+        { experiment: 'a', visitors: 1 },
+      ]);
+      expect(await ctx.store.reports.experiments(query(), 1)).toEqual([{ experiment: 'b', visitors: 2 }]);
+    });
+  });
+}
