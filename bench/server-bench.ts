@@ -11,6 +11,8 @@
 //   npm run bench:server -- --quick --no-write   # print only; bench/RESULTS.md is left as it is
 //   npm run bench:server -- --panels[=N]         # instead of ingest: every report panel over 7/30/90 days
 //   npm run bench:server -- --panels-on=data/big.db  # the same on a database bench/generate-project.ts filled
+//   npm run bench:server -- --reads[=N]          # instead of ingest: /healthz and ingest latency idle, under the
+//                                                # heaviest report, under an erasure (bench/reads-beside-writes.ts)
 //                                                # on N generated events (default 10,000,000), bench/panel-bench.ts
 //
 // Every setting also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY,
@@ -55,6 +57,7 @@ import {
   report,
   summarise,
 } from './server-report.js';
+import { runReadsBesideWritesBench } from './reads-beside-writes.js';
 import { runPanelBench } from './panel-bench.js';
 import { measureStoreAlone } from './store-alone.js';
 
@@ -71,6 +74,7 @@ const ROOT = findRoot();
 const RESULTS_PATH = join(ROOT, 'bench', 'RESULTS.md');
 const SECTION = '## Server ingest';
 const PANELS_SECTION = '## Report panels';
+const READS_SECTION = '## Reads beside writes';
 
 interface Settings extends RunShape {
   targets: TargetName[];
@@ -79,11 +83,13 @@ interface Settings extends RunShape {
   storeAlone: boolean;
   /** Events of the panel benchmark, or null to measure ingest. */
   panels: number | null;
+  /** Events of the project of the reads-beside-writes bench, or null for the ingest bench. */
+  reads: number | null;
   /** Databases filled before, which the panel benchmark measures instead of generating. */
   panelsOn: string[];
 }
 
-const KNOWN_ARGS = ['panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
+const KNOWN_ARGS = ['reads', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -123,6 +129,7 @@ function readSettings(argv: string[]): Settings {
     panels:
       args.has('panels') || args.has('panels-on') ? (args.get('panels') ?? 'true') === 'true' ? 10_000_000 : num('panels', 'BENCH_PANELS', 10_000_000) : null,
     panelsOn: (args.get('panels-on') ?? '').split(',').filter(Boolean),
+    reads: args.has('reads') ? ((args.get('reads') ?? 'true') === 'true' ? 1_000_000 : num('reads', 'BENCH_READS', 1_000_000)) : null,
   };
 }
 
@@ -478,6 +485,15 @@ async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<S
 
 async function main(): Promise<void> {
   const settings = readSettings(process.argv.slice(2));
+  if (settings.reads !== null) {
+    const table = await runReadsBesideWritesBench({ events: settings.reads, log: (line) => process.stderr.write(`${line}\n`) });
+    console.log(`\n${READS_SECTION}\n\n${table}\n`);
+    if (settings.write) {
+      writeResultsSection(RESULTS_PATH, READS_SECTION, table);
+      console.log(`written to ${RESULTS_PATH}`);
+    }
+    return;
+  }
   if (settings.panels !== null) {
     const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
     const table = await runPanelBench({ events: settings.panels, stores, existing: settings.panelsOn, log: (line) => process.stderr.write(`${line}\n`) });

@@ -225,8 +225,8 @@ describe('service-analytics-server CLI on SQLite', () => {
     expect((await runCli(cli, ['--help'])).stdout).toContain('key create --project ID --kind write|read|admin');
   });
 
-  it('start --trust-proxy takes a list (bare: loopback), --durability full|relaxed; bad values are named', async () => {
-    for (const args of [['--trust-proxy', '--durability', 'relaxed'], ['--trust-proxy', '127.0.0.1,10.0.0.0/8', '--durability', 'full'], ['--trust-proxy']]) {
+  it('start --trust-proxy takes a list (bare: loopback), --durability full|relaxed, --read-budget-ms; bad values are named', async () => {
+    for (const args of [['--trust-proxy', '--durability', 'relaxed', '--read-budget-ms', '5000'], ['--trust-proxy', '127.0.0.1,10.0.0.0/8', '--durability', 'full'], ['--trust-proxy']]) {
       const server = await startServerProcess(cli, ['--db', db, ...args]);
       try {
         expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
@@ -239,6 +239,8 @@ describe('service-analytics-server CLI on SQLite', () => {
     expect([badList.code, badList.stderr.split('\n')[0]]).toEqual([2, '--trust-proxy: "10.0.0.0/33" is not an IP address or a CIDR range (like 10.0.0.0/8).']);
     const badDurability = await runCli(cli, ['start', '--db', db, '--durability', 'fast']);
     expect([badDurability.code, badDurability.stderr.split('\n')[0]]).toEqual([2, '--durability must be full or relaxed, not "fast".']);
+    const badBudget = await runCli(cli, ['start', '--db', db, '--read-budget-ms', '0']);
+    expect([badBudget.code, badBudget.stderr.split('\n')[0]]).toEqual([2, '--read-budget-ms must be at least 1.']);
     const demoBehindProxy = await runCli(cli, ['start', '--db', db, '--demo', '--trust-proxy']);
     expect([demoBehindProxy.code, demoBehindProxy.stderr]).toEqual([1, expect.stringMatching(/does not run behind a proxy/)]);
   });

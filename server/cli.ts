@@ -44,6 +44,7 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--port N', ['start: port'], 'SA_PORT (default 8787)'],
   ['--host H', ['start: address'], 'SA_HOST (default 127.0.0.1)'],
   ['--trust-proxy [LIST]', ['start: believe X-Forwarded-For from these', 'proxies (addresses, CIDR ranges; bare:', 'loopback); client = rightmost entry', 'not in the list'], 'SA_TRUST_PROXY (e.g. 127.0.0.1,10.0.0.0/8)'],
+  ['--read-budget-ms N', ['start: SQLite reads (reports, read API,', 'export) past N ms answer 503 with', 'Retry-After'], 'SA_READ_BUDGET_MS (default 15000)'],
   ['--durability full|relaxed', ['start: SQLite fsyncs each group commit', '(full), or only at checkpoints (relaxed:', 'a power cut may lose acknowledged events)'], 'SA_DURABILITY (default full)'],
   ['--cors-origin O', ['start: allowed origin, repeatable'], 'SA_CORS_ORIGIN (comma list; default *)'],
   ['--base-path P', ['start: serve the API under P (/stats:', '/stats/api/v1/…); /healthz, /readyz,', '/metrics stay at the root'], 'SA_BASE_PATH (default none)'],
@@ -105,6 +106,7 @@ const OPTIONS = {
   host: { type: 'string', env: 'SA_HOST' },
   'trust-proxy': { type: 'string', env: 'SA_TRUST_PROXY' },
   durability: { type: 'string', env: 'SA_DURABILITY' },
+  'read-budget-ms': { type: 'string', env: 'SA_READ_BUDGET_MS' },
   'cors-origin': { type: 'string', multiple: true, env: 'SA_CORS_ORIGIN' },
   'base-path': { type: 'string', env: 'SA_BASE_PATH' },
   'retention-days': { type: 'string', env: 'SA_RETENTION_DAYS' },
@@ -290,7 +292,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const logger = createJsonLogger((str(values, 'log-level') ?? 'info') as LogLevel);
     const location = str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
     const trustProxy = trustProxyOf(values);
-    const store = await openStore(location, { durability: durabilityOf(values) });
+    const readBudgetMs = positiveInt(values, 'read-budget-ms');
+    if (readBudgetMs === 0) throw new UsageError('--read-budget-ms must be at least 1.');
+    const store = await openStore(location, { durability: durabilityOf(values), ...(readBudgetMs === undefined ? {} : { readBudgetMs }) });
     await store.init();
     const retentionDays = positiveInt(values, 'retention-days');
     let basePath: string;

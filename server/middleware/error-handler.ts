@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { ERROR_STATUS, type ErrorCode } from '../../protocol/index.js';
 import { isHttpError } from '../http-error.js';
+import { isStoreError } from '../store/store-error.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 
@@ -11,6 +12,9 @@ const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
 };
+
+/** How long a client should wait after a read refused past its budget: heavy reads take seconds. */
+const BUSY_RETRY_AFTER_SECONDS = '5';
 
 interface ExposedError {
   status?: number;
@@ -38,6 +42,11 @@ export function errorHandler(logger: Logger, metrics: Metrics): Middleware {
         ctx.status = error.status;
         ctx.set(error.headers);
         ctx.body = { ...error.details, error: error.message, code: error.code };
+      } else if (isStoreError(error) && error.code === 'BUSY') {
+        // A read past its time budget (store/sqlite/sqlite-reader.ts): busy, not broken.
+        ctx.status = ERROR_STATUS.STORAGE_UNAVAILABLE;
+        ctx.set('Retry-After', BUSY_RETRY_AFTER_SECONDS);
+        ctx.body = { error: error.message, code: 'STORAGE_UNAVAILABLE' };
       } else {
         const e = error as ExposedError;
         if (e.status === 501) {

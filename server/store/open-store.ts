@@ -12,6 +12,11 @@ export interface OpenStoreOptions {
    * commits being fsync'd already with `synchronous_commit` on. @default 'full'
    */
   durability?: Durability;
+  /**
+   * The time budget of one read on SQLite, ms (`sqlite/sqlite-reader.ts`): past it the read is
+   * answered 503 with `Retry-After`. PostgreSQL ignores it. @default 15000
+   */
+  readBudgetMs?: number;
 }
 
 /** True when `location` names a PostgreSQL database rather than a SQLite file. */
@@ -29,5 +34,9 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
   if (isPostgresUrl(location)) return createPostgresStore({ url: location });
   if (location.trim() === '') throw new Error('The database location is empty: give a SQLite file path or a postgres:// URL.');
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
-  return createSqliteStore({ path: location, durability: options.durability });
+  return createSqliteStore({
+    path: location,
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
+    ...(options.readBudgetMs === undefined ? {} : { readBudgetMs: options.readBudgetMs }),
+  });
 }

@@ -7,11 +7,16 @@ export type StoreErrorCode =
   /** `createKey` for a project that does not exist. */
   | 'UNKNOWN_PROJECT'
   /** A method was called before `init()` or after `close()`. */
-  | 'NOT_OPEN';
+  | 'NOT_OPEN'
+  /**
+   * A read ran past its time budget, or waited past it behind one that did (answer 503 with
+   * `Retry-After`): the database is busy, not broken.
+   */
+  | 'BUSY';
 
 /**
- * An error of the storage layer that means "the request was wrong", as opposed to the database
- * being unavailable (every other rejection). Check `code`, not `instanceof`, across module copies.
+ * An error of the storage layer that the caller can act on: the request was wrong, or (`BUSY`) it
+ * should come again later; every other rejection means the database is unavailable. Check `code`, not `instanceof`, across module copies.
  */
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { build } from 'esbuild';
+import { projectRoot } from '../browser/client-build.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
+// The repository, also when this file runs bundled under node_modules/.cache (a benchmark).
+const ROOT = projectRoot();
 
 /**
  * Bundles the CLI the way `npm run build` does, into a folder under node_modules/.cache so its

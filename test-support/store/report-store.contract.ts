@@ -102,6 +102,43 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
       ]);
     });
 
+    it('counts a session with no page view or one as a bounce, one with two as none', async () => {
+      await write([
+        // s0: no page view at all, only a custom event (a session of a single-page app's action).
+        event({ sessionId: 's0', eventType: 'signup', timestamp: T0 + 1 }),
+        // s1: one page view and a click 10 ms later.
+        event({ sessionId: 's1', eventType: 'page_view', timestamp: T0 + 2, d: { path: '/a' } }),
+        event({ sessionId: 's1', eventType: 'click', timestamp: T0 + 12, d: { path: '/a' } }),
+        // s2: two page views 30 ms apart.
+        event({ sessionId: 's2', eventType: 'page_view', timestamp: T0 + 3, d: { path: '/a' } }),
+        event({ sessionId: 's2', eventType: 'page_view', timestamp: T0 + 33, d: { path: '/b' } }),
+      ]);
+      expect(await ctx.store.reports.sessions(query())).toEqual({ sessions: 3, bounces: 2, totalDurationMs: 40, pageViews: 3 });
+    });
+
+    it('puts each event in the UTC bucket of its own time, whatever the range starts at', async () => {
+      const HOUR = 3_600_000;
+      // Half past an hour into the range, and 25 hours later: an unaligned `from` must not move them.
+      const first = T0 + 1_800_000;
+      const later = T0 + 90_000_000;
+      await write([event({ eventType: 'page_view', timestamp: first }), event({ eventType: 'page_view', timestamp: later })]);
+      const range = query({ to: T0 + 2 * DAY_MS });
+      const hourly = await ctx.store.reports.series(range, HOUR);
+      expect(hourly.map((p) => [p.time, p.events])).toEqual([
+        [Math.floor(first / HOUR) * HOUR, 1],
+        [Math.floor(later / HOUR) * HOUR, 1],
+      ]);
+      const daily = await ctx.store.reports.series(range, DAY_MS);
+      expect(daily.map((p) => [p.time, p.events])).toEqual(
+        Math.floor(first / DAY_MS) === Math.floor(later / DAY_MS)
+          ? [[Math.floor(first / DAY_MS) * DAY_MS, 2]]
+          : [
+              [Math.floor(first / DAY_MS) * DAY_MS, 1],
+              [Math.floor(later / DAY_MS) * DAY_MS, 1],
+            ],
+      );
+    });
+
     it('reaches a funnel step only with a later event, ties broken by event id, a repeated step needing a second event', async () => {
       await write([
         // Session 1: a and b at the same millisecond, b's id after a's: both steps.

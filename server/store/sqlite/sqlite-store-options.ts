@@ -19,4 +19,10 @@ export interface SqliteStoreOptions {
    * connection that writes events. @default 'full'
    */
   durability?: Durability;
+  /**
+   * The time budget of one read (reports, the read API, the export), ms: past it the read is
+   * refused with `StoreError('BUSY')` and the server answers 503 with `Retry-After`, rather than
+   * spend more of the machine on it (`sqlite-reader.ts`). @default 15000
+   */
+  readBudgetMs?: number;
 }

@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import type { PropertyValue, RecordedEvent } from '../../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from '../shared/cursor.js';
 import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, KeyKind, Project, Recording, SessionSummary, WriteBatch, WriteResult } from '../event-store.js';
@@ -15,6 +16,7 @@ import { filterColumns } from '../report-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
 import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
+import { type ReadValues, type SqliteReader, startSqliteReader } from './sqlite-reader.js';
 import { startSqliteWriter } from './sqlite-writer.js';
 import { StoreError } from '../store-error.js';
 
@@ -148,6 +150,9 @@ function isPrivateDatabase(path: string): boolean {
   return path === '' || path === ':memory:' || path.startsWith('file::memory:') || path.includes('mode=memory');
 }
 
+/** The default of {@link SqliteStoreOptions.readBudgetMs}. */
+export const DEFAULT_READ_BUDGET_MS = 15_000;
+
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
@@ -180,6 +185,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let refreshRollup: RefreshNext | null = null;
   let rollupRefresher: RollupRefresher | null = null;
   let closeRollupThread: () => Promise<void> = async () => {};
+  // Reads off the request thread (sqlite-reader.ts); null for an in-memory database, whose one
+  // connection no other thread can open.
+  let reader: SqliteReader | null = null;
 
   async function openAll(): Promise<void> {
     const db = openDatabase(options);
@@ -203,14 +211,18 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         });
         write = (batch) => writer.write(batch);
         closeWriter = () => writer.close();
+        reader = await startSqliteReader({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, budgetMs: options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS });
       }
     } catch (error) {
+      await reader?.close();
+      await closeWriter();
       await closeRollupThread();
       db.db.close();
       throw error;
     }
     if (closed) {
       // close() came while the writer started: it found nothing open, so this must not stay open.
+      await reader?.close();
       await closeRollupThread();
       await closeWriter();
       db.db.close();
@@ -226,10 +238,17 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     throw new StoreError('NOT_OPEN', closed ? 'The SQLite store is closed.' : 'Call init() before using the SQLite store.');
   };
 
+  /** Runs a read on the reader thread, or here for an in-memory database. */
+  const readAll = async <Row>(statement: Database.Statement, values: ReadValues): Promise<Row[]> => {
+    if (reader !== null) return (await reader.all(statement.source, values)) as Row[];
+    return (Array.isArray(values) ? statement.all(...(values as unknown[])) : statement.all(values)) as Row[];
+  };
+
   // Report statements by text: a handful of shapes per report and filter combination.
   const reports = createReportStore(
     SQLITE_DIALECT,
     async (sql, values) => {
+      if (reader !== null) return reader.all(sql, values);
       const current = use();
       let statement = current.reportCache.get(sql);
       if (!statement) {
@@ -354,7 +373,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       }
       // One row more than asked tells whether another page exists without a COUNT.
       params.push(limit + 1);
-      const rows = eventPageStatement(current, query).all(...params) as EventDbRow[];
+      const rows = await readAll<EventDbRow>(eventPageStatement(current, query), params);
       const more = rows.length > limit;
       if (more) rows.length = limit;
       const last = rows[rows.length - 1];
@@ -365,7 +384,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async listSessions(projectId, limit): Promise<SessionSummary[]> {
-      const rows = use().statements.listSessions.all({ projectId, limit: clampPageLimit(limit) }) as SessionDbRow[];
+      const rows = await readAll<SessionDbRow>(use().statements.listSessions, { projectId, limit: clampPageLimit(limit) });
       return rows.map((row) => ({
         sessionId: row.session_id,
         userId: row.user_id,
@@ -380,11 +399,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async getRecording(projectId, sessionId): Promise<Recording | null> {
-      const rows = use().statements.recordingChunks.all(projectId, sessionId) as Array<{
-        event_offset: number;
-        events: string;
-        is_final: number;
-      }>;
+      const rows = await readAll<{ event_offset: number; events: string; is_final: number }>(use().statements.recordingChunks, [projectId, sessionId]);
       if (rows.length === 0) return null;
       return assembleRecording(
         sessionId,
@@ -401,11 +416,10 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       const limit = clampPageLimit(query.limit);
       const from = query.from === undefined ? -MAX_TIME : timeBound(query.from);
       const to = query.to === undefined ? MAX_TIME : timeBound(query.to);
-      const rows = (
+      const rows =
         query.after === undefined
-          ? statements.exportFirst.all({ projectId: query.projectId, from, to, limit })
-          : statements.exportNext.all({ projectId: query.projectId, afterTime: query.after.timestamp, afterId: query.after.eventId, to, limit })
-      ) as EventDbRow[];
+          ? await readAll<EventDbRow>(statements.exportFirst, { projectId: query.projectId, from, to, limit })
+          : await readAll<EventDbRow>(statements.exportNext, { projectId: query.projectId, afterTime: query.after.timestamp, afterId: query.after.eventId, to, limit });
       return rows.map(toEventRow);
     },
 
@@ -471,6 +485,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       const current = open;
       open = null;
       await rollupRefresher?.stop();
+      await reader?.close();
+      reader = null;
       await closeRollupThread();
       // Groups already handed to the writer commit before its connection closes.
       await closeWriter();

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStoreError } from '../store-error.js';
+import { type SqliteReader, startSqliteReader } from './sqlite-reader.js';
+
+/** A read that keeps a core busy for a few seconds: twenty million rows counted one by one. */
+const HEAVY = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000000) SELECT count(*) AS n FROM c';
+
+describe('startSqliteReader(options)', () => {
+  let dir: string;
+  let path: string;
+  let reader: SqliteReader;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sa-reader-'));
+    path = join(dir, 'analytics.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (k TEXT, v INTEGER); INSERT INTO t VALUES (\'a\', 1), (\'b\', 2);');
+    db.close();
+    reader = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 150 });
+  });
+  afterAll(async () => {
+    await reader?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers reads with positional and named values on its own thread', async () => {
+    expect(await reader.all('SELECT k, v FROM t WHERE v >= ? ORDER BY v', [1])).toEqual([
+      { k: 'a', v: 1 },
+      { k: 'b', v: 2 },
+    ]);
+    expect(await reader.all('SELECT k FROM t WHERE v = @v', { v: 2 })).toEqual([{ k: 'b' }]);
+  });
+
+  it('refuses a read past its budget with BUSY while the request thread keeps running, and reads again once the runaway ends', async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    try {
+      const heavy = reader.all(HEAVY, []).then(
+        () => 'answered',
+        (error: unknown) => (isStoreError(error) ? error.code : String(error)),
+      );
+      // Queued behind the runaway read: refused at its own budget, never run.
+      const waiting = reader.all('SELECT 1 AS one', []).catch((error: unknown) => (isStoreError(error) ? error.code : String(error)));
+      expect(await heavy).toBe('BUSY');
+      expect(await waiting).toBe('BUSY');
+      // The event loop of this thread ran all along: the read held another thread.
+      expect(ticks).toBeGreaterThan(0);
+      // The abandoned thread finishes its count on its own; then a new one answers. Bounded: the
+      // count takes seconds, and each try waits at most its budget.
+      let answer: unknown = null;
+      for (let i = 0; i < 400 && answer === null; i++) {
+        answer = await reader.all('SELECT v FROM t WHERE k = ?', ['b']).catch(() => null);
+      }
+      expect(answer).toEqual([{ v: 2 }]);
+    } finally {
+      clearInterval(ticker);
+    }
+  });
+
+  it('rejects a statement the database refuses with its message, and keeps serving', async () => {
+    await expect(reader.all('SELECT nope FROM t', [])).rejects.toThrow(/SQLite reader: no such column: nope/);
+    await expect(reader.all('DELETE FROM t', [])).rejects.toThrow(/readonly|read-only|does not return data/i);
+    expect(await reader.all('SELECT count(*) AS n FROM t', [])).toEqual([{ n: 2 }]);
+  });
+});

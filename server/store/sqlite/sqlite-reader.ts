@@ -1,0 +1,259 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import { StoreError } from '../store-error.js';
+
+/*
+ * The SQLite store's reads (reports, the read API, the export) run on a thread of their own, on a
+ * read-only connection: better-sqlite3 is synchronous, and a report over a large range held the
+ * request thread, so `/healthz` and every project's ingest waited for it (docs/decisions.md,
+ * "Reads off the request thread"). WAL lets this connection read a snapshot beside the writer
+ * thread's commits.
+ *
+ * Each read has a time budget, counted from its call (a read waiting behind another counts its
+ * wait). Past it the read is refused with `StoreError('BUSY')`, which the server answers 503 with
+ * `Retry-After`. A read still running then cannot be stopped (better-sqlite3 has no interrupt, and
+ * a thread's termination waits for the native call to return), so its thread is abandoned to
+ * finish on its own and a new one takes the next reads; while one abandoned read still runs, no
+ * second is abandoned: reads wait for it, and past their budget are refused too. The server then
+ * spends at most one core on a runaway read and keeps the other for ingest. The thread runs at a
+ * lower priority than the others (Linux), so reads take what ingest leaves of the cores.
+ */
+
+/** Values of a statement: positional, or named (`@name`). */
+export type ReadValues = readonly unknown[] | Readonly<Record<string, unknown>>;
+
+/** Options of {@link startSqliteReader}. */
+export interface SqliteReaderOptions {
+  /** Database file, with its schema (the store creates both first). */
+  path: string;
+  busyTimeoutMs: number;
+  /** The time budget of one read, from its call, ms. */
+  budgetMs: number;
+}
+
+/** The reader thread, seen from the request thread. */
+export interface SqliteReader {
+  /** Runs a read-only statement and resolves with its rows. @throws StoreError `BUSY` past the budget */
+  all(sql: string, values: ReadValues): Promise<Array<Record<string, unknown>>>;
+  /** Ends the thread (and waits for none abandoned: they end when their read does). */
+  close(): Promise<void>;
+}
+
+interface ReaderThreadData {
+  driverPath: string;
+  path: string;
+  busyTimeoutMs: number;
+  /** The reader thread's nice value (0 normal, 19 lowest). */
+  niceness: number;
+}
+
+type ToReader = { id: number; sql: string; values: ReadValues } | { close: true };
+type FromReader = { ready: true } | { id: number; rows: Array<Record<string, unknown>> } | { id: number; error: { message: string; code?: string } };
+
+interface Port {
+  on(event: 'message', listener: (message: ToReader) => void): void;
+  postMessage(message: FromReader): void;
+  close(): void;
+}
+
+/** The reader thread's program, sent as source text like the writer's (`sqlite-writer.ts`): self-contained. */
+function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData, port: Port): void {
+  // Below the request and writer threads: on Linux a thread's nice value is its own, and
+  // setPriority's pid 0 is the calling thread. Where that fails (another system, no permission to
+  // change it), reads run at the process's priority.
+  try {
+    (load('node:os') as typeof import('node:os')).setPriority(data.niceness);
+  } catch {
+    // Left as it is.
+  }
+  const Driver = load(data.driverPath) as typeof Database;
+  const db = new Driver(data.path, { readonly: true, fileMustExist: true });
+  db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
+  db.pragma('cache_size = -32000');
+  const statements = new Map<string, Database.Statement>();
+  port.on('message', (message) => {
+    if ('close' in message) {
+      db.close();
+      port.close();
+      return;
+    }
+    try {
+      let statement = statements.get(message.sql);
+      if (statement === undefined) {
+        statement = db.prepare(message.sql);
+        // Report shapes are a few hundred at most; bound them all the same.
+        if (statements.size >= 500) statements.clear();
+        statements.set(message.sql, statement);
+      }
+      const rows = Array.isArray(message.values) ? statement.all(...(message.values as unknown[])) : statement.all(message.values);
+      port.postMessage({ id: message.id, rows: rows as Array<Record<string, unknown>> });
+    } catch (error) {
+      const { message: text, code } = error as { message?: unknown; code?: unknown };
+      port.postMessage({ id: message.id, error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined } });
+    }
+  });
+  port.postMessage({ ready: true });
+}
+
+const READER_SOURCE = `'use strict';
+const { workerData, parentPort } = require('node:worker_threads');
+(${readerThreadMain.toString()})(require, workerData, parentPort);`;
+
+interface Read {
+  id: number;
+  sql: string;
+  values: ReadValues;
+  resolve(rows: Array<Record<string, unknown>>): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The reader thread's nice value: when the cores are busy, ingest and `/healthz` (the request and
+ * writer threads, at 0) get about ten times its share of a core; idle cores it uses in full.
+ */
+const READER_NICENESS = 10;
+
+/** The refusal of a read past its budget. */
+function overBudget(budgetMs: number): StoreError {
+  return new StoreError('BUSY', `The database did not answer this read within its budget of ${budgetMs} ms; retry later.`);
+}
+
+/** Starts the reader thread and resolves once its connection is open. */
+export async function startSqliteReader(options: SqliteReaderOptions): Promise<SqliteReader> {
+  const data: ReaderThreadData = {
+    driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
+    path: options.path,
+    busyTimeoutMs: options.busyTimeoutMs,
+    niceness: READER_NICENESS,
+  };
+  let nextId = 1;
+  // Reads wait here and go to the thread one at a time, so a read that is refused before its turn
+  // never reaches the thread at all.
+  const queue: Read[] = [];
+  let running: Read | null = null;
+  let current: Worker | null = null;
+  let starting: Promise<Worker> | null = null;
+  /** Threads left to finish a read past its budget; at most one. */
+  let abandoned = 0;
+  let closed = false;
+
+  const spawn = (): Promise<Worker> =>
+    new Promise((resolve, reject) => {
+      const worker = new Worker(READER_SOURCE, { eval: true, workerData: data });
+      let ready = false;
+      worker.on('message', (message: FromReader) => {
+        if ('ready' in message) {
+          ready = true;
+          resolve(worker);
+          return;
+        }
+        if (worker !== current || running === null || running.id !== message.id) return;
+        const read = running;
+        running = null;
+        clearTimeout(read.timer);
+        if ('rows' in message) read.resolve(message.rows);
+        else read.reject(Object.assign(new Error(`SQLite reader: ${message.error.message}`), message.error.code ? { code: message.error.code } : {}));
+        pump();
+      });
+      const fail = (error: Error): void => {
+        if (!ready) reject(error);
+        if (worker !== current) return;
+        current = null;
+        if (running !== null) {
+          clearTimeout(running.timer);
+          running.reject(error);
+          running = null;
+        }
+        pump();
+      };
+      worker.on('error', (error) => fail(new Error(`SQLite reader thread failed: ${error.message}`, { cause: error })));
+      worker.on('exit', (code) => fail(new Error(`SQLite reader thread exited (code ${code}).`)));
+    });
+
+  function pump(): void {
+    if (closed || running !== null || queue.length === 0) {
+      if (running === null && queue.length === 0) current?.unref();
+      return;
+    }
+    if (current === null) {
+      // After an abandoned read, a new thread starts only while no other is still finishing one.
+      if (starting !== null || abandoned > 0) return;
+      starting = spawn();
+      starting.then(
+        (worker) => {
+          starting = null;
+          current = worker;
+          pump();
+        },
+        (error: unknown) => {
+          starting = null;
+          for (const read of queue.splice(0)) {
+            clearTimeout(read.timer);
+            read.reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+      );
+      return;
+    }
+    const read = queue.shift() as Read;
+    running = read;
+    current.ref();
+    current.postMessage({ id: read.id, sql: read.sql, values: read.values } satisfies ToReader);
+  }
+
+  /** A read whose budget ran out: refused, and its thread given up if it was the one running. */
+  function expire(read: Read): void {
+    const waiting = queue.indexOf(read);
+    if (waiting !== -1) {
+      queue.splice(waiting, 1);
+      read.reject(overBudget(options.budgetMs));
+      return;
+    }
+    if (running !== read || current === null) return;
+    running = null;
+    read.reject(overBudget(options.budgetMs));
+    const worker = current;
+    current = null;
+    abandoned++;
+    worker.unref();
+    worker.once('exit', () => {
+      abandoned--;
+      pump();
+    });
+    // Ends the thread as soon as its native call returns; the exit lets the next thread start.
+    void worker.terminate();
+    pump();
+  }
+
+  current = await spawn();
+  current.unref();
+
+  return {
+    all(sql, values) {
+      if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
+      return new Promise((resolve, reject) => {
+        const read: Read = { id: nextId++, sql, values, resolve, reject, timer: setTimeout(() => expire(read), options.budgetMs) };
+        read.timer.unref();
+        queue.push(read);
+        pump();
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const read of queue.splice(0)) {
+        clearTimeout(read.timer);
+        read.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
+      }
+      const worker = current ?? (await starting?.catch(() => null)) ?? null;
+      if (worker === null) return;
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.ref();
+      // Behind the read in flight, if any: it finishes and answers first.
+      worker.postMessage({ close: true } satisfies ToReader);
+      await exited;
+    },
+  };
+}
