@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
 import { createFakeFetch, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
-import type { FromWorkerMessage } from '../worker/types.js';
+import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { WorkerLike } from './delivery/transport-options.js';
 import { startWorkerLink } from './delivery/worker-link.js';
 import { globalTimers } from './delivery/delivery-link.js';

@@ -2,7 +2,7 @@
  * AnalyticsConfig and its defaults. `resolveConfig` is the one place defaults are applied;
  * everything downstream reads a {@link ResolvedConfig}.
  */
-import type { DeliveryConfig, DiscardReason } from '../worker/types.js';
+import type { DeliveryConfig, DiscardReason } from '../protocol/worker/worker-contract.js';
 import type { ABTestConfig } from './experiments/experiment-types.js';
 import type { RecordingConfig } from './recorder/types.js';
 import type { TransportOptions } from './delivery/transport-options.js';

@@ -1,5 +1,5 @@
 /** The library's one error family (docs/architecture.md, "Conventions"): string codes, a `cause`, no subclasses without data. */
-import type { DeliveryErrorCode } from '../worker/types.js';
+import type { DeliveryErrorCode } from '../protocol/worker/worker-contract.js';
 
 /** Machine codes of {@link AnalyticsError}: the delivery core's, and `NO_CONSENT` (`flush()` while consent is pending or denied). */
 export type AnalyticsErrorCode = DeliveryErrorCode | 'NO_CONSENT';

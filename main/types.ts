@@ -1,12 +1,12 @@
 /**
  * Public data shapes of the client library: properties, SessionData, PerformanceData, ErrorData,
- * HeatmapData. Shapes that cross the worker boundary are defined once in `worker/types.ts` and
+ * HeatmapData. Shapes that cross the worker boundary are defined once in `protocol/worker/worker-contract.ts` and
  * re-exported here.
  */
 import type { SubscriptionProperties } from './business/subscription-types.js';
 import type { TrafficChannel } from '../protocol/traffic-channel.js';
 
-export type { DiscardReason, QueueStats } from '../worker/types.js';
+export type { DiscardReason, QueueStats } from '../protocol/worker/worker-contract.js';
 export type { AnalyticsEvent, AnalyticsEventType, EventContext, EventProperties, EventPropertyValue, PageProperties } from '../protocol/event-model/analytics-event.js';
 export type { FunnelState, FunnelStatus, FunnelStep } from './business/funnels.js';
 /** Where a session's traffic came from (the rules: `protocol/traffic-channel.ts`). */

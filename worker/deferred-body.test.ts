@@ -5,7 +5,7 @@ import type { BackendEvent } from '../protocol/wire-types.js';
 import { type DeferredItem, type DeferredMessage, REBUILD_INTERVAL_MS, SENT_AT_REFRESH_MS, createDeferredBody } from './deferred-body.js';
 import { createDeliveryCore } from './delivery-core.js';
 import { createFakeFetch, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
-import type { FromWorkerMessage } from './types.js';
+import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 const START = Date.UTC(2026, 10, 22, 10, 0, 0);

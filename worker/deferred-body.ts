@@ -21,10 +21,10 @@
 import { createJsonArrayBytes } from '../protocol/json-array-bytes.js';
 import { LIMITS } from '../protocol/limits.js';
 import type { BackendEvent } from '../protocol/wire-types.js';
-import type { Compressor } from './sender.js';
+import type { Compressor } from '../protocol/worker/core-deps.js';
 import { toRanges } from './seq-ranges.js';
-import type { Timers } from './timers.js';
-import type { DeliveryConfig, FromWorkerMessage } from './types.js';
+import type { Timers } from '../protocol/worker/timers.js';
+import type { DeliveryConfig, FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 
 /**
  * Least spacing of two rebuilds (ms). Each rebuild costs the page's main thread an abort and a

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../test-support/fault-proxy.js';
 import { createDeliveryCore } from './delivery-core.js';
 import { type ServerRequest, type TestServer, makeEvents, startTestServer, testConfig } from '../test-support/worker/delivery-fakes.js';
-import type { DeliveryCore } from './types.js';
+import type { DeliveryCore } from '../protocol/worker/worker-contract.js';
 
 let server: TestServer | undefined;
 let proxy: FaultProxy | undefined;

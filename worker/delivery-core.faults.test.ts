@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDeliveryCore } from './delivery-core.js';
 import { type Reply, type ServerRequest, type TestServer, makeEvents, startTestServer, testConfig } from '../test-support/worker/delivery-fakes.js';
-import type { DeliveryCore } from './types.js';
+import type { DeliveryCore } from '../protocol/worker/worker-contract.js';
 
 let server: TestServer | undefined;
 let core: DeliveryCore | undefined;

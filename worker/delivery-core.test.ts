@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MAX_IN_FLIGHT, createDeliveryCore } from './delivery-core.js';
 import { type Reply, createFakeFetch, idsOf, makeEvents, rangeCount, testConfig } from '../test-support/worker/delivery-fakes.js';
-import type { DeliveryConfig, FromWorkerMessage } from './types.js';
+import type { DeliveryConfig, FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 beforeEach(() => {

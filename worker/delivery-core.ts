@@ -19,7 +19,8 @@ import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js'
 import { expandColumns } from '../protocol/event-model/event-columns.js';
 import { createEventIdFormatter } from '../protocol/event-model/event-id-formatter.js';
 import { toBackendEvent } from '../protocol/event-model/event-mapping.js';
-import { type CoreDeps, defaultCoreDeps } from './core-deps.js';
+import { defaultCoreDeps } from './core-deps.js';
+import type { CoreDeps } from '../protocol/worker/core-deps.js';
 import { createDeferredBody } from './deferred-body.js';
 import { createFlushTracker, flushFailure } from './flush-tracker.js';
 import { createJournalGate } from './journal-gate.js';
@@ -31,9 +32,8 @@ import { MAX_DEFERRAL_AGE_MS, judge, nextDeferral, nextDelay } from './retry-pol
 import { createSendSchedule } from './send-schedule.js';
 import { REQUEST_TIMEOUT_MS, type SendOutcome, type SenderDeps, sendBatch, sendRecordingChunk } from './sender.js';
 import { toRanges } from './seq-ranges.js';
-import type { DeliveryConfig, DeliveryCore, DiscardReason, DroppedIds, FlushResult } from './types.js';
+import type { DeliveryConfig, DeliveryCore, DiscardReason, DroppedIds, FlushResult } from '../protocol/worker/worker-contract.js';
 
-export type { CoreDeps } from './core-deps.js';
 
 /** Most batch requests outstanding at once. */
 export const MAX_IN_FLIGHT = 4;
@@ -47,7 +47,7 @@ export const JOURNAL_LOAD_TIMEOUT_MS = 5_000;
 /**
  * What the queue holds of one event: its wire form, mapped once when the event is queued and sent
  * as it is on every attempt, and the facade's number for it, by which acknowledgements and
- * discards are reported (worker/types.ts `ToWorkerMessage`). Journal-restored events have no
+ * discards are reported (protocol/worker/worker-contract.ts `ToWorkerMessage`). Journal-restored events have no
  * number: the facade does not hold them.
  */
 interface QueuedItem {

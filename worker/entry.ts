@@ -6,7 +6,7 @@ import type { Endpoint } from 'comlink';
 import { exposeWorkerApi } from './worker-api.js';
 
 export { exposeWorkerApi } from './worker-api.js';
-export type { WorkerApi } from './types.js';
+export type { WorkerApi } from '../protocol/worker/worker-contract.js';
 
 const scope = globalThis as typeof globalThis & { WorkerGlobalScope?: abstract new () => object };
 

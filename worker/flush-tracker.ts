@@ -7,7 +7,7 @@
  * carrying one of them fails; the events stay queued either way.
  */
 import type { SendOutcome } from './sender.js';
-import type { FlushResult } from './types.js';
+import type { FlushResult } from '../protocol/worker/worker-contract.js';
 
 /** A failed flush's result before `queued` is filled in. */
 export type FlushFailure = Omit<Extract<FlushResult, { ok: false }>, 'ok' | 'queued'>;

@@ -9,8 +9,8 @@
  * unacknowledged mirror (a beacon may resend them; the server dedupes by event_id).
  */
 import { toRanges } from './seq-ranges.js';
-import type { FromWorkerMessage } from './types.js';
-import type { Timers } from './timers.js';
+import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
+import type { Timers } from '../protocol/worker/timers.js';
 
 /** Routine status posts are spaced at least this far apart (ms). */
 export const STATUS_INTERVAL_MS = 150;

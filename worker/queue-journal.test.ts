@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeliveryCore } from './delivery-core.js';
-import { type QueueJournal, createIndexedDbJournal } from './queue-journal.js';
+import { createIndexedDbJournal } from './queue-journal.js';
+import type { QueueJournal } from '../protocol/worker/core-deps.js';
 import { type Reply, createFakeFetch, idsOf, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 

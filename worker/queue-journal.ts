@@ -5,19 +5,10 @@
  * every journalled event simply starts over, and the server's event_id dedupe makes a resend of
  * something already stored harmless.
  */
-import type { Timers } from './timers.js';
+import type { Timers } from '../protocol/worker/timers.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
+import type { QueueJournal } from '../protocol/worker/core-deps.js';
 
-/** Where the core journals its queue. Writes are fire-and-forget: a journal handles its own errors. */
-export interface QueueJournal {
-  /** Events journalled by an earlier run, oldest first. */
-  load(): Promise<AnalyticsEvent[]>;
-  append(events: readonly AnalyticsEvent[]): void;
-  remove(ids: readonly string[]): void;
-  clear(): void;
-  /** Writes what is pending, then releases the database and the cross-tab lock. */
-  close(): Promise<void>;
-}
 
 /** Options of {@link createIndexedDbJournal}. */
 export interface IndexedDbJournalOptions {

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RecordedEvent, RecordingUpload } from '../protocol/recording.js';
 import { RECORDING_UPLOAD_INTERVAL_MS, createRecordingUploader } from './recording-uploader.js';
 import type { SendOutcome } from './sender.js';
-import type { RecordingMeta } from './types.js';
+import type { RecordingMeta } from '../protocol/worker/worker-contract.js';
 
 const START = Date.UTC(2026, 10, 22, 10, 0, 0);
 const meta: RecordingMeta = { startUrl: 'https://shop.test/', userId: 'user-1', startedAt: START };

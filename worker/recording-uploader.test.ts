@@ -3,7 +3,7 @@ import type { RecordedEvent, RecordingUpload } from '../protocol/recording.js';
 import { isRecordingUpload } from '../protocol/recording.js';
 import { MAX_CHUNK_CHARS, RECORDING_UPLOAD_INTERVAL_MS, createRecordingUploader } from './recording-uploader.js';
 import type { SendOutcome } from './sender.js';
-import type { RecordingMeta } from './types.js';
+import type { RecordingMeta } from '../protocol/worker/worker-contract.js';
 
 const START = Date.UTC(2026, 10, 22, 10, 0, 0);
 const meta: RecordingMeta = { startUrl: 'https://shop.test/', userId: 'user-1', startedAt: START };

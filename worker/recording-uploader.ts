@@ -29,8 +29,8 @@ import { LIMITS } from '../protocol/limits.js';
 import type { RecordedEvent } from '../protocol/wire-types.js';
 import { type RetrySettings, judge, nextDeferral, nextDelay } from './retry-policy.js';
 import type { SendOutcome } from './sender.js';
-import type { Timers } from './timers.js';
-import type { RecordingMeta, ToWorkerMessage } from './types.js';
+import type { Timers } from '../protocol/worker/timers.js';
+import type { RecordingMeta, ToWorkerMessage } from '../protocol/worker/worker-contract.js';
 
 /** An upload runs every 10 seconds (docs/decisions.md, "Recording upload and the recorder's states"). */
 export const RECORDING_UPLOAD_INTERVAL_MS = 10_000;

@@ -18,8 +18,8 @@ import {
   startTestServer,
   testConfig,
 } from '../test-support/worker/delivery-fakes.js';
-import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
-import type { FromWorkerMessage, WorkerApi } from './types.js';
+import { WORKER_PROTOCOL_VERSION } from '../protocol/worker/protocol-version.js';
+import type { FromWorkerMessage, WorkerApi } from '../protocol/worker/worker-contract.js';
 import { exposeWorkerApi } from './worker-api.js';
 
 let server: TestServer;

@@ -1,4 +1,4 @@
-import type { Timers } from './timers.js';
+import type { Timers } from '../protocol/worker/timers.js';
 
 /**
  * When the delivery core sends: the flush-interval timer, the wake-up for the earliest retry, a

@@ -8,16 +8,13 @@
  * gzipped, `Content-Encoding: gzip` (docs/protocol.md, "How the bundled client uses the protocol").
  */
 import type { BackendEvent } from '../protocol/wire-types.js';
+import type { Compressor, FetchFn } from '../protocol/worker/core-deps.js';
 import type { RejectedEvent } from '../protocol/error-codes.js';
 import { parseRetryAfter } from './retry-after.js';
-import type { Timers } from './timers.js';
-import type { DeliveryConfig } from './types.js';
+import type { Timers } from '../protocol/worker/timers.js';
+import type { DeliveryConfig } from '../protocol/worker/worker-contract.js';
 
-/** The fetch the sender calls: the platform's `fetch`, or a fake in tests. */
-export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
 
-/** Compresses a request body; the sender labels the result `Content-Encoding: gzip`. */
-export type Compressor = (data: Uint8Array) => Promise<Uint8Array>;
 
 
 /** What a request needs besides its body. */

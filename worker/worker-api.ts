@@ -4,11 +4,11 @@
  * as comlink's own tests do). Errors cross as data (`FlushResult`), never as thrown objects.
  */
 import { type Endpoint, expose } from 'comlink';
-import type { CoreDeps } from './core-deps.js';
+import type { CoreDeps } from '../protocol/worker/core-deps.js';
 import { createDeliveryCore } from './delivery-core.js';
 import { isEventColumns, isIdNumbers } from '../protocol/event-model/event-columns.js';
-import { WORKER_PROTOCOL_VERSION } from '../protocol/worker-protocol-version.js';
-import type { DeliveryConfig, DeliveryCore, DroppedIds, FlushResult, QueueStats, ToWorkerMessage, WorkerApi, WorkerHello } from './types.js';
+import { WORKER_PROTOCOL_VERSION } from '../protocol/worker/protocol-version.js';
+import type { DeliveryConfig, DeliveryCore, DroppedIds, FlushResult, QueueStats, ToWorkerMessage, WorkerApi, WorkerHello } from '../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../protocol/event-model/event-columns.js';
 
 /**

@@ -2,7 +2,7 @@
  * The facade's mirror of events posted to the core and not yet settled (acknowledged by the server,
  * discarded, or sent by beacon), for the pagehide beacon and a worker restart
  * (docs/architecture.md, "The worker boundary", "Acknowledgements back to the facade"). The posted
- * columns are kept as they are, each with the number of its first event (worker/types.ts
+ * columns are kept as they are, each with the number of its first event (protocol/worker/worker-contract.ts
  * `ToWorkerMessage`); the core settles events by ranges of numbers (worker/seq-ranges.ts), in any
  * order (concurrent batches, retries, rejections by index), and each range costs the main thread a
  * few compares, however many events it covers. A chunk is dropped once all of it is settled: after

@@ -8,7 +8,7 @@
  *   path's beacon and a restart's replay, and the buffered events already sent by beacon;
  * - the discards the host app hears of through `onDiscard`, whoever dropped them.
  */
-import type { DiscardReason, FromWorkerMessage } from '../../worker/types.js';
+import type { DiscardReason, FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import { type MirrorChunk, createAckMirror } from './ack-mirror.js';
 import type { DiscardInfo } from '../config.js';

@@ -5,7 +5,7 @@
  * replayed, and after that the core runs in-process. Each start is a generation: whatever a
  * replaced core still says or does is ignored. The host app never sees any of it.
  */
-import type { FromWorkerMessage } from '../../worker/types.js';
+import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { MirrorChunk } from './ack-mirror.js';
 import type { CoreMirror } from './core-mirror.js';
@@ -83,7 +83,7 @@ export function createCoreSupervisor(
       const { startFirst, liveColumns } = await import('./worker-start.js');
       let columns: EventColumns | null = null;
       if (replay.length > 0 && current()) {
-        // The next core numbers the replay 0 … n − 1 and the next post after it (worker/types.ts).
+        // The next core numbers the replay 0 … n − 1 and the next post after it (protocol/worker/worker-contract.ts).
         // Nothing was posted since the death (no link), so the mirror is renumbered as a whole.
         columns = liveColumns(replay);
         mirror.replayed(columns);

@@ -15,7 +15,7 @@
  *   ranges of numbers, so neither remembering a post nor settling an ack costs the main thread
  *   anything per event.
  */
-import type { QueueStats, ToWorkerMessage } from '../../worker/types.js';
+import type { QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { MirrorChunk } from './ack-mirror.js';
 import type { DiscardInfo } from '../config.js';

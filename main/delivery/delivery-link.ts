@@ -2,8 +2,8 @@
  * One started delivery core as the facade talks to it: a worker behind comlink and a
  * `MessagePort` (`worker-link.ts`), or the same core in-process (`in-process-link.ts`).
  */
-import type { FlushResult, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../worker/types.js';
-import type { Timers } from '../../worker/timers.js';
+import type { FlushResult, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 
 /** A running delivery core. */
 export interface DeliveryLink {

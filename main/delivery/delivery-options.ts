@@ -8,7 +8,7 @@
 import { type DiscardInfo, type ResolvedConfig, toDeliveryConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryClientOptions } from './delivery-client.js';
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import { ALL_STRATEGIES } from './transport-options.js';
 
 /**

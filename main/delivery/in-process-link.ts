@@ -3,8 +3,8 @@
  * a worker that died twice), and the path of tests. The core is loaded with a dynamic `import()`
  * so it stays out of the facade's bundle until it is needed (docs/architecture.md, "The rules").
  */
-import type { CoreDeps } from '../../worker/delivery-core.js';
-import type { DeliveryConfig } from '../../worker/types.js';
+import type { CoreDeps } from '../../protocol/worker/core-deps.js';
+import type { DeliveryConfig } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
 
@@ -22,7 +22,7 @@ export async function startInProcessLink(
   // Nor are bodies built for a deferred request here: the pagehide beacon serves (decisions.md, "Unload").
   const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
-  // Numbered 0 … n − 1: the facade numbers its next post after them (worker/types.ts).
+  // Numbered 0 … n − 1: the facade numbers its next post after them (protocol/worker/worker-contract.ts).
   if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
   return {
     mode: 'in-process',

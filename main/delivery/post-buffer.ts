@@ -12,7 +12,7 @@
  * Built as one closure, so that draining, trimming and closing stay private to it: every member
  * one module exposes to another costs the facade's bundle bytes.
  */
-import type { DroppedIds, QueueStats, ToWorkerMessage } from '../../worker/types.js';
+import type { DroppedIds, QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { CoreMirror } from './core-mirror.js';
 import type { CoreSupervisor } from './core-supervisor.js';

@@ -2,7 +2,7 @@
  * The internal seam through which tests and benchmarks replace the worker start, the delivery
  * core's dependencies and browser APIs (`AnalyticsConfig.transport`). Not part of the public API.
  */
-import type { CoreDeps } from '../../worker/delivery-core.js';
+import type { CoreDeps } from '../../protocol/worker/core-deps.js';
 
 /** Ways of starting the delivery core, in the order they are tried (docs/architecture.md, "The worker boundary"). */
 export type StartStrategy = 'worker-url' | 'shipped-worker' | 'inline-worker' | 'in-process';

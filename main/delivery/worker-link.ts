@@ -5,11 +5,11 @@
  * within the timeout; later, an `error` event or a control call that times out counts as death.
  */
 import { type Endpoint, transfer, wrap } from 'comlink';
-import { WORKER_PROTOCOL_VERSION } from '../../protocol/worker-protocol-version.js';
-import type { DeliveryConfig, FlushResult, FromWorkerMessage, WorkerApi } from '../../worker/types.js';
+import { WORKER_PROTOCOL_VERSION } from '../../protocol/worker/protocol-version.js';
+import type { DeliveryConfig, FlushResult, FromWorkerMessage, WorkerApi } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import { AnalyticsError } from '../errors.js';
 import type { WorkerLike } from './transport-options.js';
 import type { DeferredRequest } from '../unload/deferred-request.js';

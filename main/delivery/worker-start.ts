@@ -4,11 +4,11 @@
  * beside the library, an inline worker from a Blob URL, the same core in-process. Each returns a
  * running {@link DeliveryLink} or rejects with the reason.
  */
-import type { CoreDeps } from '../../worker/delivery-core.js';
-import type { DeliveryConfig } from '../../worker/types.js';
+import type { CoreDeps } from '../../protocol/worker/core-deps.js';
+import type { DeliveryConfig } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import type { Logger } from '../logger.js';
 import { startInProcessLink } from './in-process-link.js';
 import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';

@@ -1,5 +1,5 @@
 /** Fetches `abTestConfig.experimentsUrl`: one GET with a timeout. */
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 
 /** Options of {@link fetchExperiments}. */
 export interface FetchExperimentsOptions {

@@ -20,7 +20,7 @@
  *   answers null and sends nothing; a stored assignment is kept, so resuming it keeps the variant.
  */
 import type { EventProperties } from '../../protocol/event-model/analytics-event.js';
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import { assignVariant } from './experiment-assignment.js';
 import { fetchExperiments } from './experiments-fetch.js';
 import type { ABTestConfig, Experiment, ExperimentAssignment, Variant } from './experiment-types.js';

@@ -8,7 +8,7 @@
  * handed over ({@link EntryParts}).
  */
 import type { AnalyticsConfig } from '../config.js';
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import type { Logger } from '../logger.js';
 import type { EntryParts, OwnDelivery } from './types.js';
 

@@ -4,9 +4,9 @@
  * for it.
  */
 import type { RecordedEvent } from '../../protocol/wire-types.js';
-import type { ToWorkerMessage } from '../../worker/types.js';
+import type { ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { AnalyticsConfig, resolveConfig } from '../config.js';
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import type { Logger } from '../logger.js';
 import type { KeyValueStore } from '../session/storage.js';
 import type { createDeliveryClient } from '../delivery/delivery-client.js';
@@ -82,7 +82,7 @@ export interface RecordingConfig {
   maxMutationsPerSecond?: number;
 }
 
-/** The recorder's data-plane messages (`worker/types.ts`). */
+/** The recorder's data-plane messages (`protocol/worker/worker-contract.ts`). */
 export type RecorderMessage = Extract<
   ToWorkerMessage,
   { t: 'recording' | 'recording-stop' | 'recording-pause' | 'recording-clear' | 'page-hidden' }

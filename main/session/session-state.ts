@@ -12,7 +12,7 @@
  * session ending after `sessionTimeout` without activity, is caught by one timer, running only
  * while someone listens and only in a browser.
  */
-import type { Timers } from '../../worker/timers.js';
+import type { Timers } from '../../protocol/worker/timers.js';
 import type { Logger } from '../logger.js';
 import { EMPTY_SESSION } from '../operation-fallbacks.js';
 import type { SessionData } from '../types.js';

@@ -17,7 +17,7 @@
  *
  * In the chunk that starts the core (`worker-start.ts`), not in the facade's entry.
  */
-import type { FromWorkerMessage } from '../../worker/types.js';
+import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
 
 /** The core's messages for the deferred request. */
 export type DeferredMessage = Extract<FromWorkerMessage, { t: 'deferred-arm' | 'deferred-disarm' }>;

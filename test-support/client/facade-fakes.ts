@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, vi } from 'vitest';
 import { type Endpoint, expose } from 'comlink';
 import { createFakeFetch } from '../worker/delivery-fakes.js';
-import type { ToWorkerMessage, WorkerApi } from '../../worker/types.js';
+import type { ToWorkerMessage, WorkerApi } from '../../protocol/worker/worker-contract.js';
 import { createWorkerApi } from '../../worker/worker-api.js';
 import type { Analytics } from '../../main/analytics.js';
 import type { AnalyticsConfig } from '../../main/config.js';

@@ -7,8 +7,8 @@ import { type IncomingHttpHeaders, type ServerResponse, createServer } from 'nod
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { formatEventId } from '../../protocol/event-model/event-id.js';
-import type { FetchFn } from '../../worker/sender.js';
-import type { DeliveryConfig } from '../../worker/types.js';
+import type { FetchFn } from '../../protocol/worker/core-deps.js';
+import type { DeliveryConfig } from '../../protocol/worker/worker-contract.js';
 import { resolveConfig, toDeliveryConfig } from '../../main/config.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';

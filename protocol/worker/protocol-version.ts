@@ -1,6 +1,6 @@
 /**
  * The version of the protocol between the facade and a worker build: the messages of
- * `worker/types.ts` and the event columns of `event-model/event-columns.ts`. A value both sides
+ * `protocol/worker/worker-contract.ts` and the event columns of `event-model/event-columns.ts`. A value both sides
  * import at runtime, so it lives here rather than in the worker's module of types. The facade
  * refuses a worker of another version at the handshake (a stale `worker.js` beside a new library).
  *

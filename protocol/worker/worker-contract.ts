@@ -7,9 +7,9 @@
  * Data plane (one-way `MessagePort`): {@link ToWorkerMessage} carries events and recorder output
  * into the worker; {@link FromWorkerMessage} carries status (queue size, acks, discards) back.
  */
-import type { RecordedEvent } from '../protocol/wire-types.js';
-import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
-import type { EventColumns } from '../protocol/event-model/event-columns.js';
+import type { RecordedEvent } from '../wire-types.js';
+import type { AnalyticsEvent } from '../event-model/analytics-event.js';
+import type { EventColumns } from '../event-model/event-columns.js';
 
 /** The part of AnalyticsConfig the delivery core needs, with every default already applied. */
 export interface DeliveryConfig {
