@@ -13,6 +13,7 @@ import { detectChannel } from '../../protocol/traffic-channel.js';
 import { trackInteractions } from './interaction-tracking.js';
 import type { Logger } from '../logger.js';
 import type { SessionManager } from '../session/session.js';
+import { runRemovers } from '../run-removers.js';
 
 /** What the observers need from the facade. */
 export interface PageObserverDeps {
@@ -41,12 +42,6 @@ export function observePage(win: Window, deps: PageObserverDeps): () => void {
   }
   return () => {
     stopped = true;
-    for (const stop of stops.splice(0)) {
-      try {
-        stop();
-      } catch (error) {
-        log.error('a page observer could not be removed', error);
-      }
-    }
+    runRemovers(stops, (error) => log.error('a page observer could not be removed', error));
   };
 }

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../logger.js';
 import { markInternal } from './internal-error.js';
+import { runRemovers } from '../run-removers.js';
 
 /** A set of removers of one client's automatic features. */
 export interface Removers {
@@ -40,13 +41,7 @@ export function createRemovers(log: Logger, what: string): Removers {
       removers.push(() => target.removeEventListener(type, guarded, options));
     },
     stop() {
-      for (const remove of removers.splice(0)) {
-        try {
-          remove();
-        } catch (error) {
-          log.error(`${what}: a listener could not be removed`, markInternal(error));
-        }
-      }
+      runRemovers(removers, (error) => log.error(`${what}: a listener could not be removed`, markInternal(error)));
     },
   };
 }

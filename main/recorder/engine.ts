@@ -20,6 +20,7 @@ import { createMutationMeter } from './mutation-meter.js';
 import { createOwnDelivery } from './own-delivery.js';
 import { createRecordingOffsets } from './recording-offsets.js';
 import type { EngineHost, EngineSettings, OwnDelivery, RecordFunction, RecorderEngine, RecordingSink } from './types.js';
+import { runRemovers } from '../run-removers.js';
 
 /** Captured events are handed to the worker at most this often (ms)... */
 export const POST_INTERVAL_MS = 1000;
@@ -135,13 +136,7 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
     run++;
     if (capturing) recordedMs += Math.max(0, now() - runStart);
     capturing = false;
-    for (const remove of removers.splice(0)) {
-      try {
-        remove();
-      } catch (error) {
-        log.error('the recorder could not stop a listener', error);
-      }
-    }
+    runRemovers(removers, (error) => log.error('the recorder could not stop a listener', error));
   }
 
   return {

@@ -12,9 +12,10 @@ import { type Cleaners, type EncodedBatch, encodeBatch, prepareEventWriter, tran
  * HTTP work for its whole duration, which was most of the server's time under load. On the writer
  * thread the commit overlaps with reading, validating and answering the next requests, and the
  * request thread only serializes the properties and hands flat column values over
- * (`encodeBatch`; its typed arrays are transferred, not copied). Reads stay on the request thread's
- * own connection: WAL lets it read beside the writer, and it sees a group as soon as its commit was answered. A third thread
- * checkpoints the WAL, so the writer does not wait for the disk either.
+ * (`encodeBatch`; its typed arrays are transferred, not copied). Reads run on the reader thread
+ * (`sqlite-reader.ts`), whose connection WAL lets read beside the writer, seeing a group as soon as
+ * its commit was answered; credential lookups and other small reads stay on the request thread's
+ * own connection. A third thread checkpoints the WAL, so the writer does not wait for the disk either.
  */
 
 /** Options of {@link startSqliteWriter}. */
