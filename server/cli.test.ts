@@ -220,6 +220,8 @@ describe('service-analytics-server CLI on SQLite', () => {
       server.child.kill('SIGTERM');
       await server.exited;
     }
+    const read = await runCli(cli, ['key', 'create', '--project', created.projectId, '--kind', 'read', '--db', db]);
+    expect(read.stdout).toMatch(/^New read key key_\w+: sa_r_\w+\nA read key reads reports and events; erasure and export over HTTP take an admin key \(--kind admin\)\.\n$/);
     const bad = await runCli(cli, ['key', 'create', '--project', created.projectId, '--kind', 'root', '--db', db]);
     expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([2, '--kind must be write, read or admin.']);
     expect((await runCli(cli, ['--help'])).stdout).toContain('key create --project ID --kind write|read|admin');

@@ -417,7 +417,10 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       await store.createKey(created.record);
       for (const old of previous) await store.revokeKey(old.id, now);
       if (json) print(JSON.stringify({ projectId, keyId: created.record.id, kind, key: created.key, revoked: previous.map((k) => k.id) }));
-      else print(`New ${kind} key ${created.record.id}: ${created.key}${previous.length ? `\nRevoked: ${previous.map((k) => k.id).join(', ')}` : ''}`);
+      else {
+        print(`New ${kind} key ${created.record.id}: ${created.key}${previous.length ? `\nRevoked: ${previous.map((k) => k.id).join(', ')}` : ''}`);
+        if (kind === 'read') print('A read key reads reports and events; erasure and export over HTTP take an admin key (--kind admin).');
+      }
       return 0;
     });
   }
