@@ -241,6 +241,15 @@ describe('service-analytics-server CLI on SQLite', () => {
     expect([badList.code, badList.stderr.split('\n')[0]]).toEqual([2, '--trust-proxy: "10.0.0.0/33" is not an IP address or a CIDR range (like 10.0.0.0/8).']);
     const badDurability = await runCli(cli, ['start', '--db', db, '--durability', 'fast']);
     expect([badDurability.code, badDurability.stderr.split('\n')[0]]).toEqual([2, '--durability must be full or relaxed, not "fast".']);
+    // A port in use is named with the flag and variable that change it.
+    const holder = await startServerProcess(cli, ['--db', db]);
+    try {
+      const taken = await runCli(cli, ['start', '--db', db, '--port', new URL(holder.url).port]);
+      expect([taken.code, taken.stderr]).toEqual([1, expect.stringMatching(/^Port \d+ on 127\.0\.0\.1 is in use: stop what listens there, or choose another port \(--port N, SA_PORT\)\./)]);
+    } finally {
+      holder.child.kill('SIGTERM');
+      await holder.exited;
+    }
     const badBudget = await runCli(cli, ['start', '--db', db, '--read-budget-ms', '0']);
     expect([badBudget.code, badBudget.stderr.split('\n')[0]]).toEqual([2, '--read-budget-ms must be at least 1.']);
     const demoBehindProxy = await runCli(cli, ['start', '--db', db, '--demo', '--trust-proxy']);

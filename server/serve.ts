@@ -66,7 +66,14 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   // Keep-alive sockets past the load balancer's idle time are a common source of 502s; stay above it.
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      // What the CLI prints as it is: name the address and the setting that changes it.
+      if (error.code === 'EADDRINUSE') {
+        reject(new Error(`Port ${options.port} on ${options.host} is in use: stop what listens there, or choose another port (--port N, SA_PORT).`, { cause: error }));
+      } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'EACCES') {
+        reject(new Error(`Cannot listen on ${options.host}:${options.port} (${error.code}): choose another address or port (--host, --port; SA_HOST, SA_PORT).`, { cause: error }));
+      } else reject(error);
+    });
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -67,7 +67,7 @@ export function SignIn({ basePath, onSignedIn }: SignInProps): ReactNode {
     <main className="sign-in">
       <form onSubmit={submit} className="panel" aria-label="Sign in">
         <h1>service-analytics</h1>
-        <p className="muted">Sign in with your project's id and read key (<code>service-analytics-server key create --project ID --kind read</code>). They stay in this tab only.</p>
+        <p className="muted">Sign in with your project's id and read key (<code>npx service-analytics-server key create --project ID --kind read</code>, or <code>npm run cli -- key create …</code> in a clone of the repository). They stay in this tab only.</p>
         <label>
           Project id
           <input name="projectId" value={projectId} onChange={(e) => setProjectId(e.target.value)} autoComplete="username" required spellCheck={false} />
