@@ -17,7 +17,8 @@ import { serve } from './serve.js';
 import { browserUrl, contentSecurityPolicy } from './static-files.js';
 import { BOT_POLICIES, type BotPolicy, DEFAULT_BOT_POLICY, type EventStore, type KeyKind } from './store/event-store.js';
 import { DEFAULT_DURABILITY, type Durability } from './store/durability.js';
-import { openStore } from './store/open-store.js';
+import { isPostgresUrl, openStore } from './store/open-store.js';
+import { backupSqliteDatabase, restoreSqliteDatabase } from './store/sqlite/sqlite-backup.js';
 import { LOOPBACK_PROXIES, parseTrustedProxies } from './trusted-proxies.js';
 import { cleanText } from './store/shared/sanitize.js';
 import { SERVER_VERSION } from './version.js';
@@ -60,6 +61,8 @@ const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: st
   ['--bots drop|flag|keep', ['project create/set: bot events are', 'stored flagged (left out of reports),', 'dropped (the answer counts them), or kept'], '(default flag)'],
   ['--from T, --to T', ['export: time range, ISO 8601 or ms', '(from inclusive, to exclusive)'], ''],
   ['--out FILE', ['export: write there (default stdout)'], ''],
+  ['--to FILE, --from FILE', ['backup: the new copy; restore: the backup', '(export: the time range, above)'], ''],
+  ['--force', ['restore: even though the database has', 'a WAL file (a server may have it open)'], ''],
   ['--log-level L', ['debug|info|warn|error'], 'SA_LOG_LEVEL (default info)'],
   ['--json', ['print machine-readable output'], ''],
   ['-h, --help', ['print this help'], ''],
@@ -90,6 +93,8 @@ Commands:
   key list --project ID
   prune --retention-days N   delete events and recordings older than N days
   export --project ID        the project's events as NDJSON, oldest first
+  backup --to FILE           a consistent copy of the SQLite database, while it serves
+  restore --from FILE        put a backup in place (server stopped; the old file is kept)
   delete-user --project ID USER_ID   delete a user's events and recordings
   help                       print this help
 
@@ -128,6 +133,7 @@ const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   out: { type: 'string' },
+  force: { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
@@ -455,6 +461,31 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       print(json ? JSON.stringify({ events: n.events, chunks: n.chunks, cutoff }) : `Deleted ${n.events} events and ${n.chunks} recording chunks older than ${days} days (before ${cutoff}).`);
       return 0;
     });
+  }
+
+  if (command === 'backup' || command === 'restore') {
+    const location = str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
+    if (isPostgresUrl(location)) {
+      throw new UsageError(
+        command === 'backup'
+          ? `${command} copies a SQLite file; for PostgreSQL use its own tools: pg_dump --format=custom --file FILE "${'$'}SA_DATABASE_URL"`
+          : `${command} copies a SQLite file; for PostgreSQL use its own tools: pg_restore --clean --if-exists --dbname "${'$'}SA_DATABASE_URL" FILE`,
+      );
+    }
+    if (command === 'backup') {
+      const to = required(values, 'to');
+      const done = await backupSqliteDatabase(location, to);
+      print(json ? JSON.stringify({ to, ...done }) : `Backed up ${location} to ${to}: ${done.events} events, ${done.pages} pages, one consistent snapshot.`);
+      return 0;
+    }
+    const from = required(values, 'from');
+    const done = restoreSqliteDatabase(from, location, { force: values.force === true });
+    print(
+      json
+        ? JSON.stringify({ from, to: location, ...done })
+        : `Restored ${from} to ${location}: ${done.events} events.${done.previous === null ? '' : ` The database that was there is kept as ${done.previous}.`}`,
+    );
+    return 0;
   }
 
   if (command === 'export') {
