@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateKey } from './api-keys.js';
+import { OPTIONS, OPTION_ROWS } from './cli-options.js';
 import { normalizeBasePath } from './app.js';
 import { ensureDemoProject } from './demo-project.js';
 import { openEventExport } from './export.js';
@@ -37,37 +38,6 @@ function dashboardDirOf(flag: string | undefined): string | undefined {
   const shipped = fileURLToPath(new URL('./dashboard', import.meta.url));
   return existsSync(join(shipped, 'index.html')) ? shipped : undefined;
 }
-
-/** Option rows of the help: flag, what it does (lines), its environment variable and default. */
-const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: string]> = [
-  ['--db PATH', ['SQLite file'], 'SA_DB (default ./data/analytics.db)'],
-  ['--database-url URL', ['postgres://… instead of SQLite'], 'SA_DATABASE_URL or DATABASE_URL'],
-  ['--port N', ['start: port'], 'SA_PORT (default 8787)'],
-  ['--host H', ['start: address'], 'SA_HOST (default 127.0.0.1)'],
-  ['--trust-proxy [LIST]', ['start: believe X-Forwarded-For from these', 'proxies (addresses, CIDR ranges; bare:', 'loopback); client = rightmost entry', 'not in the list'], 'SA_TRUST_PROXY (e.g. 127.0.0.1,10.0.0.0/8)'],
-  ['--read-budget-ms N', ['start: SQLite reads (reports, read API,', 'export) past N ms answer 503 with', 'Retry-After'], 'SA_READ_BUDGET_MS (default 15000)'],
-  ['--durability full|relaxed', ['start: SQLite fsyncs each group commit', '(full), or only at checkpoints (relaxed:', 'a power cut may lose acknowledged events)'], 'SA_DURABILITY (default full)'],
-  ['--cors-origin O', ['start: allowed origin, repeatable'], 'SA_CORS_ORIGIN (comma list; default *)'],
-  ['--base-path P', ['start: serve the API under P (/stats:', '/stats/api/v1/…); /healthz, /readyz,', '/metrics stay at the root'], 'SA_BASE_PATH (default none)'],
-  ['--retention-days N', ['start: prune older data hourly'], 'SA_RETENTION_DAYS'],
-  ['--rate-limit-project R[:B]', ['start: R requests/s per project and', 'key kind, bursts of B (default 2R);', 'off disables it'], 'SA_RATE_LIMIT_PROJECT (default 1000:2000)'],
-  ['--rate-limit-ip R[:B]', ['start: R requests/s per client address', '(IPv6: per /64), bursts of B; off', 'disables it'], 'SA_RATE_LIMIT_IP (default 200:400)'],
-  ['--no-rate-limit', ['start: no rate limiting at all'], 'SA_NO_RATE_LIMIT=1'],
-  ['--serve-example DIR', ['start: serve a built app (dist/example)', 'at /, SPA fallback to its index.html'], 'SA_SERVE_EXAMPLE'],
-  ['--connect-src URL', ['start: another origin the served apps may', 'call (an example app built with', 'VITE_SA_ENDPOINT), repeatable'], 'SA_CONNECT_SRC (comma list)'],
-  ['--dashboard DIR|off', ['start: the built dashboard, served at', '<base path>/dashboard/; / redirects there', 'when no example app is served'], 'SA_DASHBOARD (default dashboard/ beside cli.js)'],
-  ['--demo', ['start: make (once) and use a demo project;', 'GET /demo/config.json gives its keys', 'to loopback clients only'], 'SA_DEMO=1'],
-  ['--demo-file PATH', ["start: the demo keys' file (0600)"], 'SA_DEMO_FILE (default demo-project.json beside the SQLite file, else ./data/)'],
-  ['--bots drop|flag|keep', ['project create/set: bot events are', 'stored flagged (left out of reports),', 'dropped (the answer counts them), or kept'], '(default flag)'],
-  ['--from T, --to T', ['export: time range, ISO 8601 or ms', '(from inclusive, to exclusive)'], ''],
-  ['--out FILE', ['export: write there (default stdout)'], ''],
-  ['--to FILE, --from FILE', ['backup: the new copy; restore: the backup', '(export: the time range, above)'], ''],
-  ['--force', ['restore: even though the database has', 'a WAL file (a server may have it open)'], ''],
-  ['--log-level L', ['debug|info|warn|error'], 'SA_LOG_LEVEL (default info)'],
-  ['--json', ['print machine-readable output'], ''],
-  ['-h, --help', ['print this help'], ''],
-  ['--version', ['print the version'], ''],
-];
 
 /** The options as an aligned table: flag, description, environment variable. */
 function optionTable(): string {
@@ -104,40 +74,7 @@ ${optionTable()}
 
 type Values = Record<string, string | boolean | string[] | undefined>;
 
-const OPTIONS = {
-  db: { type: 'string', env: 'SA_DB' },
-  'database-url': { type: 'string', env: 'SA_DATABASE_URL' },
-  port: { type: 'string', env: 'SA_PORT' },
-  host: { type: 'string', env: 'SA_HOST' },
-  'trust-proxy': { type: 'string', env: 'SA_TRUST_PROXY' },
-  durability: { type: 'string', env: 'SA_DURABILITY' },
-  'read-budget-ms': { type: 'string', env: 'SA_READ_BUDGET_MS' },
-  'cors-origin': { type: 'string', multiple: true, env: 'SA_CORS_ORIGIN' },
-  'base-path': { type: 'string', env: 'SA_BASE_PATH' },
-  'retention-days': { type: 'string', env: 'SA_RETENTION_DAYS' },
-  'rate-limit-project': { type: 'string', env: 'SA_RATE_LIMIT_PROJECT' },
-  'rate-limit-ip': { type: 'string', env: 'SA_RATE_LIMIT_IP' },
-  'no-rate-limit': { type: 'boolean', env: 'SA_NO_RATE_LIMIT' },
-  'serve-example': { type: 'string', env: 'SA_SERVE_EXAMPLE' },
-  dashboard: { type: 'string', env: 'SA_DASHBOARD' },
-  'connect-src': { type: 'string', multiple: true, env: 'SA_CONNECT_SRC' },
-  demo: { type: 'boolean', env: 'SA_DEMO' },
-  'demo-file': { type: 'string', env: 'SA_DEMO_FILE' },
-  'log-level': { type: 'string', env: 'SA_LOG_LEVEL' },
-  name: { type: 'string', env: 'SA_PROJECT_NAME' },
-  project: { type: 'string', env: 'SA_PROJECT_ID' },
-  kind: { type: 'string' },
-  'key-id': { type: 'string' },
-  'full-ip': { type: 'boolean' },
-  bots: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  out: { type: 'string' },
-  force: { type: 'boolean' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-} as const;
+
 
 /** Flags win over environment variables, which win over defaults. */
 function withEnv(values: Values, env: NodeJS.ProcessEnv): Values {

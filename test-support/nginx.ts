@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +45,19 @@ async function waitForPort(port: number, child: ChildProcess, output: () => stri
  * upstream; its files (configuration, pid, temporary bodies, logs) live in a temporary directory.
  * @param locationBody - e.g. `proxy_pass http://127.0.0.1:8787;` (nginx's defaults otherwise)
  */
-export async function startNginx(locationBody: string): Promise<Nginx> {
+export function startNginx(locationBody: string): Promise<Nginx> {
+  return startNginxWith((port) => `server {
+    listen 127.0.0.1:${port};
+    server_name _;
+    location / { ${locationBody} }
+  }`);
+}
+
+/**
+ * Starts nginx with a whole `server { … }` block of the caller's (a recipe of docs/deploy.md, its
+ * `listen` made `127.0.0.1:<port>` by `serverBlock`), in the same throw-away setting.
+ */
+export async function startNginxWith(serverBlock: (port: number) => string): Promise<Nginx> {
   if (!existsSync(NGINX_BINARY)) throw new Error(`No nginx at ${NGINX_BINARY}: run scripts/ensure-system-deps.sh (as root) or apt-get install nginx.`);
   const dir = mkdtempSync(join(tmpdir(), 'sa-nginx-'));
   const port = await freePort();
@@ -61,11 +74,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-  server {
-    listen 127.0.0.1:${port};
-    server_name _;
-    location / { ${locationBody} }
-  }
+  ${serverBlock(port)}
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), config);
@@ -98,16 +107,18 @@ export interface PlainResponse {
 }
 
 /**
- * One HTTP/1.1 request whose connection leaves from `localAddress` (any of 127.0.0.0/8 on Linux),
- * so a test can be a client that is not the proxy's own address.
+ * One HTTP/1.1 request (or HTTPS, trusting `ca`) whose connection leaves from `localAddress` (any
+ * of 127.0.0.0/8 on Linux), so a test can be a client that is not the proxy's own address.
  */
 export function requestFrom(
   localAddress: string,
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string; ca?: string } = {},
 ): Promise<PlainResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, localAddress, agent: false }, (res) => {
+    const options = { method: init.method ?? 'GET', headers: init.headers, localAddress, agent: false as const };
+    const send = url.startsWith('https:') ? (cb: Parameters<typeof request>[2]) => httpsRequest(url, { ...options, ca: init.ca }, cb) : (cb: Parameters<typeof request>[2]) => request(url, options, cb);
+    const req = send((res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
