@@ -5,21 +5,20 @@
  * cleanly; the nginx site, with a certificate made here, carries a batch over TLS to that server,
  * which stores the address nginx saw, not the one the client wrote.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Nginx, requestFrom, startNginxWith } from '../test-support/nginx.js';
-import { buildCli, runCli } from '../test-support/server/cli-process.js';
+import { type Nginx, requestFrom } from '../test-support/nginx.js';
+import { buildCli } from '../test-support/server/cli-process.js';
+import { repositoryFile as read, startNginxSite, startUnitServer, unitOf } from '../test-support/server/deploy-recipes.js';
 import { makeEvent } from '../test-support/server/test-server.js';
 import { OPTIONS, environmentTable } from './cli-options.js';
 
 const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..');
-const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 
 describe('docs/deploy.md', () => {
   it('holds the environment table of the CLI option list, and every variable the CLI reads is in it', () => {
@@ -32,27 +31,11 @@ describe('docs/deploy.md', () => {
   });
 });
 
-/** The unit's `Environment=` settings and `ExecStart=` command line. */
-function unitOf(text: string): { env: Record<string, string>; exec: string[]; workingDirectory: string } {
-  const env: Record<string, string> = {};
-  let exec: string[] = [];
-  let workingDirectory = '';
-  for (const line of text.split('\n')) {
-    const environment = /^Environment=([A-Z_]+)=(.*)$/.exec(line);
-    if (environment) env[environment[1] as string] = environment[2] as string;
-    if (line.startsWith('ExecStart=')) exec = line.slice('ExecStart='.length).split(' ');
-    if (line.startsWith('WorkingDirectory=')) workingDirectory = line.slice('WorkingDirectory='.length);
-  }
-  return { env, exec, workingDirectory };
-}
-
 describe('deploy/service-analytics.service and deploy/nginx-site.conf', () => {
   let dir: string;
   let cli: string;
   let server: ChildProcess | undefined;
   let nginx: Nginx | undefined;
-  let url = '';
-  let log = '';
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sa-deploy-'));
     cli = await buildCli();
@@ -80,39 +63,13 @@ describe('deploy/service-analytics.service and deploy/nginx-site.conf', () => {
   });
 
   it('starts from the unit command line and environment, and carries a batch over TLS through the nginx site, storing the address nginx saw', async () => {
-    const unit = unitOf(read('deploy/service-analytics.service'));
-    const state = join(dir, 'state');
-    mkdirSync(state);
-    const env = Object.fromEntries(Object.entries(unit.env).map(([name, value]) => [name, value.replaceAll(unit.workingDirectory, state)]));
-    env.SA_PORT = '0';
-    const created = await runCli(cli, ['project', 'create', '--name', 'Deployed', '--json'], env);
-    const project = JSON.parse(created.stdout) as { projectId: string; writeKey: string };
-    server = spawn(process.execPath, [cli, ...unit.exec.slice(2)], { cwd: state, env: { ...process.env, ...env } });
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no "listening" line:\n${log}`)), 20_000);
-      server?.stderr?.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        const match = /"msg":"listening","address":"([^"]+)"/.exec(log);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-    });
-    expect(log).toContain('"basePath":"/stats"');
-
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-      '-keyout', join(dir, 'site.key'), '-out', join(dir, 'site.pem')]);
-    const site = read('deploy/nginx-site.conf');
-    nginx = await startNginxWith((port) =>
-      site
-        .replace('listen 443 ssl;', `listen 127.0.0.1:${port} ssl;`)
-        .replace('/etc/ssl/certs/analytics.example.com.pem', join(dir, 'site.pem'))
-        .replace('/etc/ssl/private/analytics.example.com.key', join(dir, 'site.key'))
-        .replace('http://127.0.0.1:8787', url),
-    );
-    const ca = readFileSync(join(dir, 'site.pem'), 'utf8');
-    const base = `https://127.0.0.1:${nginx.port}`;
+    const started = await startUnitServer(cli, dir);
+    server = started.child;
+    const { env, project } = started;
+    expect(started.log()).toContain('"basePath":"/stats"');
+    const site = await startNginxSite(started.url, dir);
+    nginx = site.nginx;
+    const { base, ca } = site;
     const event = makeEvent();
     const sent = await requestFrom('127.0.0.5', `${base}/stats/api/v1/events/batch`, {
       method: 'POST',
@@ -134,6 +91,6 @@ describe('deploy/service-analytics.service and deploy/nginx-site.conf', () => {
     const exited = new Promise<number | null>((resolve) => server?.once('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(log).toContain('"msg":"stopped"');
+    expect(started.log()).toContain('"msg":"stopped"');
   }, 60_000);
 });
