@@ -186,7 +186,10 @@ function withBareTrustProxy(argv: readonly string[]): string[] {
 }
 
 async function withStore<T>(values: Values, run: (store: EventStore) => Promise<T>): Promise<T> {
-  const store = await openStore(str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db');
+  const store = await openStore(str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db', {
+    migrationBackup: values['no-migration-backup'] !== true,
+    onMigrationBackup: (copy, fromVersion) => void process.stderr.write(`Copied the database to ${copy} before migrating it from schema version ${fromVersion}.\n`),
+  });
   try {
     await store.init();
     return await run(store);
@@ -237,7 +240,12 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     const trustProxy = trustProxyOf(values);
     const readBudgetMs = positiveInt(values, 'read-budget-ms');
     if (readBudgetMs === 0) throw new UsageError('--read-budget-ms must be at least 1.');
-    const store = await openStore(location, { durability: durabilityOf(values), ...(readBudgetMs === undefined ? {} : { readBudgetMs }) });
+    const store = await openStore(location, {
+      durability: durabilityOf(values),
+      ...(readBudgetMs === undefined ? {} : { readBudgetMs }),
+      migrationBackup: values['no-migration-backup'] !== true,
+      onMigrationBackup: (copy, fromVersion) => logger.info('database copied before its migration', { copy, fromVersion }),
+    });
     await store.init();
     const retentionDays = positiveInt(values, 'retention-days');
     let basePath: string;

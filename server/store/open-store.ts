@@ -17,6 +17,10 @@ export interface OpenStoreOptions {
    * answered 503 with `Retry-After`. PostgreSQL ignores it. @default 15000
    */
   readBudgetMs?: number;
+  /** SQLite: copy the database before a migration changes it. @default true */
+  migrationBackup?: boolean;
+  /** SQLite: told where that copy went. */
+  onMigrationBackup?: (path: string, fromVersion: number) => void;
 }
 
 /** True when `location` names a PostgreSQL database rather than a SQLite file. */
@@ -38,5 +42,7 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
     path: location,
     ...(options.durability === undefined ? {} : { durability: options.durability }),
     ...(options.readBudgetMs === undefined ? {} : { readBudgetMs: options.readBudgetMs }),
+    ...(options.migrationBackup === undefined ? {} : { migrationBackup: options.migrationBackup }),
+    ...(options.onMigrationBackup === undefined ? {} : { onMigrationBackup: options.onMigrationBackup }),
   });
 }

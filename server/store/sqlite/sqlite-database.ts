@@ -95,6 +95,13 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
       `${options.path} has schema version ${version}; this server knows up to ${SQLITE_SCHEMA_VERSION}. Upgrade the server.`,
     );
   }
+  if (version > 0 && version < SQLITE_SCHEMA_VERSION && options.path !== ':memory:' && options.migrationBackup !== false) {
+    // A whole copy before any step changes the file (VACUUM INTO: one consistent snapshot, even
+    // with another process writing), so a migration that goes wrong can be undone with `restore`.
+    const copy = `${options.path}.before-v${SQLITE_SCHEMA_VERSION}-${Date.now()}`;
+    db.prepare('VACUUM INTO ?').run(copy);
+    options.onMigrationBackup?.(copy, version);
+  }
   // IMMEDIATE takes the write lock first, so two processes starting at once create the schema once.
   db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number;

@@ -25,4 +25,11 @@ export interface SqliteStoreOptions {
    * spend more of the machine on it (`sqlite-reader.ts`). @default 15000
    */
   readBudgetMs?: number;
+  /**
+   * Copy the database beside itself (`<path>.before-v<version>-<time>`) before a migration changes
+   * it, so that an upgrade that goes wrong can be undone with `restore`. @default true
+   */
+  migrationBackup?: boolean;
+  /** Told where the copy before a migration went, and from which schema version. */
+  onMigrationBackup?: (path: string, fromVersion: number) => void;
 }

@@ -45,6 +45,27 @@ describe('createSqliteStore({ path })', () => {
     await expect(createSqliteStore({ path }).init()).rejects.toThrow(/schema version 99/);
   });
 
+  it('copies no database that needs no migration, nor one whose owner said not to', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const { readdirSync } = await import('node:fs');
+    const { basename, dirname } = await import('node:path');
+    const copies: string[] = [];
+    const fresh = newPath();
+    const store = createSqliteStore({ path: fresh, onMigrationBackup: (copy) => void copies.push(copy) });
+    await store.init();
+    await store.close();
+    const old = newPath();
+    const raw = new Database(old);
+    raw.exec(SQLITE_SCHEMA.replace("CHECK (kind IN ('write', 'read', 'admin'))", "CHECK (kind IN ('write', 'read'))"));
+    raw.pragma('user_version = 5');
+    raw.close();
+    const told = createSqliteStore({ path: old, migrationBackup: false, onMigrationBackup: (copy) => void copies.push(copy) });
+    await told.init();
+    await told.close();
+    expect(copies).toEqual([]);
+    for (const path of [fresh, old]) expect(readdirSync(dirname(path)).filter((f) => f.startsWith(`${basename(path)}.before-`))).toEqual([]);
+  });
+
   it('migrates a version 1 database: drops the per-filter indexes, keeps every event, filters still work', async () => {
     const { default: Database } = await import('better-sqlite3');
     const path = newPath();
@@ -118,8 +139,14 @@ describe('createSqliteStore({ path })', () => {
     raw.pragma('user_version = 5');
     raw.close();
 
-    const store = createSqliteStore({ path });
+    const copies: Array<[string, number]> = [];
+    const store = createSqliteStore({ path, onMigrationBackup: (copy, from) => void copies.push([copy, from]) });
     await store.init();
+    // Copied whole before the migration changed anything: the version 5 file, its key in it.
+    expect(copies.map(([copy, from]) => [copy.startsWith(`${path}.before-v${SQLITE_SCHEMA_VERSION}-`), from])).toEqual([[true, 5]]);
+    const copy = new Database((copies[0] as [string, number])[0], { readonly: true });
+    expect([copy.pragma('user_version', { simple: true }), copy.prepare('SELECT id FROM api_keys').pluck().all()]).toEqual([5, [read.id]]);
+    copy.close();
     const admin = makeKey(p.id, { kind: 'admin', createdAt: T0 + 1 });
     await store.createKey(admin);
     expect(await store.findCredential(admin.hash)).toEqual({ key: admin, project: p });
