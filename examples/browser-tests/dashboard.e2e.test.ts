@@ -319,6 +319,11 @@ describe('the dashboard in Chromium', () => {
     await expectOverviewAsApi(p);
     await p.getByTestId('top-device').getByRole('button', { name: 'mobile', exact: true }).click();
     await p.getByRole('button', { name: 'Remove filter Device: mobile' }).waitFor();
+    // Chosen far down the page, the filter's chip comes into sight, below the sticky bar.
+    await waitUntil('the chip in view', async () => {
+      const [chip, bar] = await Promise.all([p.getByTestId('filter-chip').boundingBox(), p.locator('.topbar').boundingBox()]);
+      return chip !== null && bar !== null && chip.y >= bar.y + bar.height && chip.y + chip.height <= PHONE.height;
+    }, 10_000);
     expect(new URL(p.url()).searchParams.get('device')).toBe('mobile');
     expect((await expectOverviewAsApi(p, { device: 'mobile' })).visitors).toBe(1);
     await shot(p, 'overview-filtered-1280');
@@ -472,9 +477,31 @@ describe('the dashboard in Chromium', () => {
     await p.getByRole('link', { name: 'Overview' }).click();
     await p.getByTestId('top-device').getByRole('button', { name: 'mobile', exact: true }).click();
     await p.getByRole('button', { name: 'Remove filter Device: mobile' }).waitFor();
+    // Chosen far down the page, the filter's chip comes into sight, below the sticky bar.
+    await waitUntil('the chip in view', async () => {
+      const [chip, bar] = await Promise.all([p.getByTestId('filter-chip').boundingBox(), p.locator('.topbar').boundingBox()]);
+      return chip !== null && bar !== null && chip.y >= bar.y + bar.height && chip.y + chip.height <= PHONE.height;
+    }, 10_000);
     await expectOverviewAsApi(p, { device: 'mobile' });
     expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
     await shot(p, 'overview-filtered-390');
+
+    // The wide tables scroll sideways inside their panel, as regions a keyboard can reach; the page
+    // itself never does.
+    await p.getByRole('button', { name: 'Remove filter Device: mobile' }).click();
+    for (const [link, region, name] of [
+      ['Web vitals', 'Web vitals per page', 'vitals-390'],
+      ['Sessions', 'Recorded sessions', 'sessions-390'],
+      ['Live', 'Events', 'live-390'],
+    ] as const) {
+      await menu.click();
+      await p.getByRole('link', { name: link }).click();
+      const box = p.locator(`.scroll-x[role="region"][aria-label="${region}"]`).first();
+      await box.waitFor();
+      expect(await box.getAttribute('tabindex')).toBe('0');
+      expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+      await shot(p, name);
+    }
 
     // On a desktop there is no menu button: the links are in the bar.
     const desktop = await signIn(DESKTOP);
@@ -531,13 +558,17 @@ describe('the dashboard in Chromium', () => {
       await player.locator('.rr-timeline').waitFor();
       expect((await player.locator('.rr-controller__btns button').allTextContents()).map((t) => t.trim())).toEqual(expect.arrayContaining(['1x', '2x', '4x', '8x']));
       expect(await player.getByText('skip inactive').count()).toBe(1);
+      // Every control has an accessible name (the accessibility tree, as a screen reader gets it).
+      const controls = await player.locator('.rr-controller').ariaSnapshot();
+      for (const named of ['button "Play or pause"', 'button "Full screen"', 'button "Speed 1x"', 'button "Speed 8x"', 'slider "Timeline"']) expect(controls).toContain(named);
+      expect(controls).not.toMatch(/- button(?! ")/);
       if (viewport === DESKTOP) {
         // At 8× it plays to its end; back at 1×, a click on the timeline a quarter in scrubs back there.
-        await player.getByRole('button', { name: '8x' }).click();
+        await player.getByRole('button', { name: 'Speed 8x' }).click();
         const total = Number(await clock.getAttribute('data-total-ms'));
         expect(total).toBeGreaterThan(0);
         await waitUntil('the replay to reach its end', async () => Number(await clock.getAttribute('data-ms')) >= total, 30_000);
-        await player.getByRole('button', { name: '1x' }).click();
+        await player.getByRole('button', { name: 'Speed 1x' }).click();
         const box = await player.locator('.rr-progress').boundingBox();
         expect(box).not.toBeNull();
         await p.mouse.click(box!.x + box!.width * 0.25, box!.y + box!.height / 2);

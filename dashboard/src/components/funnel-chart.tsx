@@ -1,7 +1,7 @@
 /** A funnel's answer as bars: sessions per step, conversion from the first, drop-off from the previous. */
 import type { ReactNode } from 'react';
 import type { FunnelStepResult } from '../api/wire-types.js';
-import { formatCount, formatPercent } from '../lib/format.js';
+import { formatCount, formatCountOf, formatPercent } from '../lib/format.js';
 import { parseStep, stepLabel } from '../lib/funnel-steps.js';
 
 /** The chart. */
@@ -18,7 +18,7 @@ export function FunnelChart({ steps }: { steps: readonly FunnelStepResult[] }): 
                 {i + 1}. {parsed === null ? s.step : stepLabel(parsed)}
               </span>
               <span className="num" data-testid="funnel-sessions">
-                {formatCount(s.sessions)} sessions · {formatPercent(s.conversion_rate)}
+                {formatCountOf(s.sessions, 'session', 'sessions')} · {formatPercent(s.conversion_rate)}
               </span>
             </div>
             <div className="funnel-track">

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatClock, formatCount, formatDuration, formatPercent, formatVital } from './format.js';
+import { formatClock, formatCount, formatCountOf, formatDuration, formatPercent, formatVital } from './format.js';
 
 describe('format', () => {
   it('writes counts with separators and null as a dash', () => {
@@ -25,5 +25,15 @@ describe('format', () => {
     expect(formatVital('inp', 120.4)).toBe('120 ms');
     expect(formatVital('cls', 0.1)).toBe('0.100');
     expect(formatVital('fcp', null)).toBe('—');
+  });
+});
+
+describe('formatCountOf(n, one, many)', () => {
+  it('says one session, never "1 sessions"', () => {
+    expect([formatCountOf(0, 'session', 'sessions'), formatCountOf(1, 'session', 'sessions'), formatCountOf(1234, 'session', 'sessions')]).toEqual([
+      '0 sessions',
+      '1 session',
+      '1,234 sessions',
+    ]);
   });
 });

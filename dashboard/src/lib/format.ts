@@ -5,6 +5,11 @@ export function formatCount(n: number | null): string {
   return n === null ? '—' : Math.round(n).toLocaleString('en-US');
 }
 
+/** A count with its noun: `1 session`, `2 sessions`, `1,234 sessions`. */
+export function formatCountOf(n: number, one: string, many: string): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
 /** A share of 0..1 as `42.5%`, `—` for null. */
 export function formatPercent(share: number | null): string {
   if (share === null || !Number.isFinite(share)) return '—';

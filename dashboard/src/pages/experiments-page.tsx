@@ -13,6 +13,7 @@ import { useApi } from '../lib/api-context.js';
 import { formatCount, formatPercent } from '../lib/format.js';
 import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
+import { ScrollX } from '../components/scroll-x.js';
 
 /** Event types that make no sense as a conversion. */
 const NOT_CONVERSIONS = new Set(['experiment_exposure']);
@@ -24,7 +25,7 @@ function VariantTable({ answer }: { answer: ExperimentAnswer }): ReactNode {
   if (answer.variants.length === 0) return <p className="muted">No exposure to this experiment in this range.</p>;
   const best = Math.max(0, ...answer.variants.map((v) => v.conversion_rate ?? 0));
   return (
-    <div className="scroll-x">
+    <ScrollX label="Variants">
       <table className="variants">
         <thead>
           <tr>
@@ -66,7 +67,7 @@ function VariantTable({ answer }: { answer: ExperimentAnswer }): ReactNode {
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollX>
   );
 }
 

@@ -7,6 +7,7 @@ import { formatCount, formatDateTime, formatDuration } from '../lib/format.js';
 import { routeHref } from '../lib/route.js';
 import { shortSessionId } from '../lib/session-id.js';
 import { useResource } from '../lib/use-resource.js';
+import { ScrollX } from '../components/scroll-x.js';
 
 /** The path of a session's first URL, for the list. */
 function pathOf(url: string | null): string {
@@ -33,7 +34,7 @@ export function SessionsPage(): ReactNode {
           answer.sessions.length === 0 ? (
             <p className="muted">No recorded sessions yet.</p>
           ) : (
-            <div className="scroll-x">
+            <ScrollX label="Recorded sessions">
               <table>
                 <thead>
                   <tr>
@@ -65,7 +66,7 @@ export function SessionsPage(): ReactNode {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollX>
           )
         }
       </Panel>

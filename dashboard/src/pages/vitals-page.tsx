@@ -8,6 +8,7 @@ import { formatCount, formatVital } from '../lib/format.js';
 import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 import { vitalRating } from '../lib/vital-rating.js';
+import { ScrollX } from '../components/scroll-x.js';
 
 const METRICS = ['lcp', 'inp', 'cls', 'fcp'] as const;
 
@@ -24,7 +25,7 @@ export function VitalsPage(): ReactNode {
           answer.pages.length === 0 ? (
             <p className="muted">No performance samples in this range.</p>
           ) : (
-            <div className="scroll-x">
+            <ScrollX label="Web vitals per page">
               <table>
                 <thead>
                   <tr>
@@ -53,7 +54,7 @@ export function VitalsPage(): ReactNode {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollX>
           )
         }
       </Panel>

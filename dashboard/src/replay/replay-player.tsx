@@ -26,6 +26,31 @@ interface ReplayPlayerProps {
   onReady?: (handle: PlayerHandle | null) => void;
 }
 
+/**
+ * Gives rrweb-player's controls the names its markup lacks, for screen readers and keyboard users:
+ * its play/pause and full-screen buttons are icons without text, and its timeline is a plain
+ * element. Returns the timeline, whose position the caller keeps current.
+ */
+function nameControls(root: HTMLElement, totalMs: number): HTMLElement | null {
+  const buttons = [...root.querySelectorAll<HTMLButtonElement>('.rr-controller__btns > button')].filter((b) => (b.textContent ?? '').trim() === '');
+  const [playPause] = buttons;
+  const fullScreen = buttons.length > 1 ? buttons[buttons.length - 1] : undefined;
+  playPause?.setAttribute('aria-label', 'Play or pause');
+  fullScreen?.setAttribute('aria-label', 'Full screen');
+  for (const speed of root.querySelectorAll<HTMLButtonElement>('.rr-controller__btns > button')) {
+    const text = (speed.textContent ?? '').trim();
+    if (/^\d+x$/.test(text)) speed.setAttribute('aria-label', `Speed ${text}`);
+  }
+  const timeline = root.querySelector<HTMLElement>('.rr-progress');
+  if (timeline !== null) {
+    timeline.setAttribute('role', 'slider');
+    timeline.setAttribute('aria-label', 'Timeline');
+    timeline.setAttribute('aria-valuemin', '0');
+    timeline.setAttribute('aria-valuemax', String(Math.round(totalMs)));
+  }
+  return timeline;
+}
+
 /** The player. */
 export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNode {
   const box = useRef<HTMLDivElement>(null);
@@ -67,7 +92,13 @@ export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNo
         });
         const p = player;
         const total = p.getMetaData().totalTime;
-        ticker = setInterval(() => setTime({ now: Math.min(total, p.getReplayer().getCurrentTime()), total }), 250);
+        const timeline = nameControls(target, total);
+        ticker = setInterval(() => {
+          const now = Math.min(total, p.getReplayer().getCurrentTime());
+          setTime({ now, total });
+          timeline?.setAttribute('aria-valuenow', String(Math.round(now)));
+          timeline?.setAttribute('aria-valuetext', `${formatClock(now)} of ${formatClock(total)}`);
+        }, 250);
         onReady?.({ seek: (offset) => p.goto(Math.max(0, Math.min(total, offset)), true) });
       })
       .catch((e: unknown) => {
