@@ -84,8 +84,7 @@ const server = spawn(process.execPath, [join(root, 'packages/service-analytics-s
   cwd: root,
   stdio: 'inherit',
 });
-// Ctrl-C reaches the server from the terminal itself (one process group): this process only waits
-// for it to finish. A SIGTERM sent to this process alone is passed on.
-process.on('SIGINT', () => {});
-process.on('SIGTERM', () => server.kill('SIGTERM'));
+// Signals are passed on, and this process waits for the server to finish. Ctrl-C also reaches the
+// server from the terminal itself (one process group); it takes the second as the first.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -237,6 +237,16 @@ describe('service-analytics-server CLI on SQLite', () => {
         await server.exited;
       }
     }
+    // Before it took a list it was a boolean: SA_TRUST_PROXY=0 or false still means no proxy.
+    for (const off of ['0', 'false']) {
+      const server = await startServerProcess(cli, ['--db', db], { SA_TRUST_PROXY: off });
+      try {
+        expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      } finally {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+    }
     const badList = await runCli(cli, ['start', '--db', db, '--trust-proxy', '10.0.0.0/33']);
     expect([badList.code, badList.stderr.split('\n')[0]]).toEqual([2, '--trust-proxy: "10.0.0.0/33" is not an IP address or a CIDR range (like 10.0.0.0/8).']);
     const badDurability = await runCli(cli, ['start', '--db', db, '--durability', 'fast']);

@@ -168,6 +168,8 @@ function durabilityOf(values: Values): Durability {
 function trustProxyOf(values: Values): string | undefined {
   const raw = str(values, 'trust-proxy');
   if (raw === undefined) return undefined;
+  // Before it took a list, the setting was a boolean: 0, false and off still mean no proxy.
+  if (['0', 'false', 'off', 'no'].includes(raw.trim().toLowerCase())) return undefined;
   const spec = raw === '' || raw === '1' || raw.toLowerCase() === 'true' ? LOOPBACK_PROXIES : raw;
   try {
     parseTrustedProxies(spec);
@@ -300,8 +302,16 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
           resolve();
         });
       };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
+      // `on`, not `once`: a second signal (Ctrl-C reaches both `npm start` and this process, which
+      // it also passes on) must not meet Node's default handler, which would exit mid-shutdown.
+      let stopping = false;
+      const once = (signal: string) => () => {
+        if (stopping) return;
+        stopping = true;
+        stop(signal);
+      };
+      process.on('SIGTERM', once('SIGTERM'));
+      process.on('SIGINT', once('SIGINT'));
       // After the handlers: whoever reads this line may stop the server at once.
       if (dashboardDir !== undefined) {
         print(`Dashboard: open ${browserUrl(running.url)}${basePath}/dashboard/${demo === undefined ? '' : '  (demo project ' + demo.demo.projectId + ', read key in ' + demoFile + ')'}`);

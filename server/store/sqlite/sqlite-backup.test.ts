@@ -89,6 +89,33 @@ describe('backup --to FILE and restore --from FILE (SQLite)', () => {
     expect(storedIds(previous, project.id).size).toBe(all);
   }, 60_000);
 
+  it('backs up a stopped database and restores it, leaving no -wal behind, and restores what a -wal beside the backup holds', async () => {
+    const db = join(dir, 'stopped.db');
+    const created = await runCli(cli, ['project', 'create', '--name', 'Stopped', '--db', db, '--json']);
+    expect(created.code).toBe(0);
+    const copy = join(dir, 'stopped-copy.db');
+    expect((await runCli(cli, ['backup', '--db', db, '--to', copy])).code).toBe(0);
+    expect([existsSync(`${db}-wal`), existsSync(`${copy}-wal`)]).toEqual([false, false]);
+    const restored = await runCli(cli, ['restore', '--db', db, '--from', copy]);
+    expect([restored.code, restored.stderr]).toEqual([0, '']);
+
+    // A database whose last rows are still only in its -wal (a writer that never checkpointed).
+    const walOnly = join(dir, 'wal-only.db');
+    const writer = new Database(walOnly);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('CREATE TABLE projects (id TEXT); CREATE TABLE api_keys (id TEXT); CREATE TABLE events (event_id TEXT);');
+    writer.prepare('INSERT INTO events VALUES (?)').run('in-the-wal');
+    expect(existsSync(`${walOnly}-wal`)).toBe(true);
+    const target = join(dir, 'from-wal.db');
+    const fromWal = await runCli(cli, ['restore', '--db', target, '--from', walOnly, '--json']);
+    writer.close();
+    expect([fromWal.code, JSON.parse(fromWal.stdout).events]).toEqual([0, 1]);
+    const check = new Database(target, { readonly: true });
+    expect(check.prepare('SELECT event_id FROM events').pluck().all()).toEqual(['in-the-wal']);
+    check.close();
+  });
+
   it('restores nothing from a file that is no sound database of ours, and names PostgreSQL tools for a PostgreSQL URL', async () => {
     const target = join(dir, 'target.db');
     const notDb = join(dir, 'not.db');

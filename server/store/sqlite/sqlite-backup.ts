@@ -1,4 +1,4 @@
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -27,12 +27,18 @@ export interface BackupResult {
  */
 export async function backupSqliteDatabase(path: string, to: string): Promise<BackupResult> {
   if (existsSync(to)) throw new Error(`${to} exists already; a backup goes to a new file.`);
-  const source = new Database(path, { readonly: true, fileMustExist: true });
+  // Read-write, though it only reads: a read-only connection to a WAL database can neither
+  // checkpoint nor remove the -wal and -shm files it makes, and a -wal left beside a stopped
+  // server's database would look like a server still running to `restore`.
+  const source = new Database(path, { fileMustExist: true });
   try {
     source.pragma('busy_timeout = 5000');
     const { totalPages } = await source.backup(to, { progress: () => 0x7fffffff });
-    const copy = new Database(to, { readonly: true });
+    // The copy stands alone: one file in rollback-journal mode, no -wal to travel with it (a
+    // server that opens it sets WAL again).
+    const copy = new Database(to);
     try {
+      copy.pragma('journal_mode = DELETE');
       const events = (copy.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
       return { pages: totalPages, events };
     } finally {
@@ -76,6 +82,10 @@ function fsyncPath(path: string): void {
  * @throws Error for a backup that is not a sound database of ours, or a database still in use
  */
 export function restoreSqliteDatabase(from: string, path: string, options: RestoreOptions = {}, now: number = Date.now()): RestoreResult {
+  if (existsSync(`${path}-wal`) && options.force !== true) {
+    throw new Error(`${path}-wal exists: a server may still have the database open. Stop it, then restore again (--force restores anyway).`);
+  }
+  const staged = `${path}.restoring-${now}`;
   const backup = new Database(from, { readonly: true, fileMustExist: true });
   let events: number;
   try {
@@ -84,14 +94,12 @@ export function restoreSqliteDatabase(from: string, path: string, options: Resto
     const tables = backup.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('events', 'projects', 'api_keys')").all();
     if (tables.length !== 3) throw new Error(`${from} is not a service-analytics database (no events, projects and api_keys tables); nothing was restored.`);
     events = (backup.prepare('SELECT count(*) AS n FROM events').get() as { n: number }).n;
+    // Written by SQLite from what it just checked, WAL included: a copy of the file alone would
+    // miss the transactions a -wal beside it still holds.
+    backup.prepare('VACUUM INTO ?').run(staged);
   } finally {
     backup.close();
   }
-  if (existsSync(`${path}-wal`) && options.force !== true) {
-    throw new Error(`${path}-wal exists: a server may still have the database open. Stop it, then restore again (--force restores anyway).`);
-  }
-  const staged = `${path}.restoring-${now}`;
-  copyFileSync(from, staged);
   fsyncPath(staged);
   let previous: string | null = null;
   if (existsSync(path)) {

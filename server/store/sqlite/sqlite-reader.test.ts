@@ -66,4 +66,16 @@ describe('startSqliteReader(options)', () => {
     await expect(reader.all('DELETE FROM t', [])).rejects.toThrow(/readonly|read-only|does not return data/i);
     expect(await reader.all('SELECT count(*) AS n FROM t', [])).toEqual([{ n: 2 }]);
   });
+
+  it('closes at once while a read is in flight: the read is refused, its thread left to end', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 60_000 });
+    const heavy = own.all(HEAVY, []).then(
+      () => 'answered',
+      (error: unknown) => (isStoreError(error) ? error.code : String(error)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await own.close();
+    // Had close waited for the count, the read would have been answered.
+    expect(await heavy).toBe('NOT_OPEN');
+  });
 });

@@ -36,7 +36,10 @@ export interface SqliteReaderOptions {
 export interface SqliteReader {
   /** Runs a read-only statement and resolves with its rows. @throws StoreError `BUSY` past the budget */
   all(sql: string, values: ReadValues): Promise<Array<Record<string, unknown>>>;
-  /** Ends the thread (and waits for none abandoned: they end when their read does). */
+  /**
+   * Ends the thread: waits for it when idle; a read still in flight is refused and its thread left
+   * to end with the process (as are abandoned ones), so that closing never waits for a query.
+   */
   close(): Promise<void>;
 }
 
@@ -249,9 +252,19 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
       }
       const worker = current ?? (await starting?.catch(() => null)) ?? null;
       if (worker === null) return;
+      if (running !== null) {
+        // A read in flight may take as long as its query does (no interrupt): refused now, its
+        // thread left to end with the process, so that shutdown never waits for a report.
+        clearTimeout(running.timer);
+        running.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
+        running = null;
+        current = null;
+        worker.unref();
+        void worker.terminate();
+        return;
+      }
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
       worker.ref();
-      // Behind the read in flight, if any: it finishes and answers first.
       worker.postMessage({ close: true } satisfies ToReader);
       await exited;
     },
