@@ -18,6 +18,7 @@ import { buildCli, startServerProcess, type ServerProcess } from '../../test-sup
 import { launchChromium } from '../../test-support/chromium.js';
 import { printPageLogOnFailure } from '../../test-support/browser/environment.js';
 import { captureConsole, waitUntil } from '../../test-support/browser/harness.js';
+import { watchCspViolations } from '../../test-support/browser/csp-violations.js';
 
 const APP_ROOT = import.meta.dirname;
 
@@ -35,23 +36,6 @@ interface DemoConfig {
 
 /** Content-Security-Policy violations reported since the last test ended. */
 const cspViolations: string[] = [];
-
-/**
- * Collects the Content-Security-Policy violations of every page of `context` in
- * {@link cspViolations}: the `securitypolicyviolation` events of its documents, and Chromium's
- * console reports, which also come from frames (the Replayer's iframe) and workers.
- */
-async function watchCsp(context: BrowserContext): Promise<void> {
-  await context.exposeBinding('__saCspViolation', (_source, text: string) => cspViolations.push(text));
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      (window as unknown as { __saCspViolation(text: string): void }).__saCspViolation(`${e.effectiveDirective} ${e.blockedURI} in ${e.documentURI}`);
-    });
-  });
-  context.on('console', (message) => {
-    if (/content.security.policy/i.test(message.text())) cspViolations.push(`[console.${message.type()}] ${message.text()}`);
-  });
-}
 
 interface Row {
   event_type: string;
@@ -126,7 +110,7 @@ describe('the example app, served by `start --serve-example --demo`', () => {
     demo = JSON.parse(readFileSync(join(data, 'demo-project.json'), 'utf8')) as DemoConfig;
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await watchCsp(context);
+    await watchCspViolations(context, cspViolations);
     page = await context.newPage();
     captureConsole(page);
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -352,7 +336,7 @@ describe('the example app, served by `start --serve-example --demo`', () => {
 
   it('is usable at phone size (390×844): every page fits the width', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-    await watchCsp(phone);
+    await watchCspViolations(phone, cspViolations);
     try {
       const small = await phone.newPage();
       captureConsole(small);

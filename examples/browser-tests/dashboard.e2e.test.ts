@@ -25,6 +25,7 @@ import { NO_STORE, contentSecurityPolicy } from '../../server/static-files.js';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
+import { watchCspViolations } from '../../test-support/browser/csp-violations.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHOTS = process.env.SA_DASHBOARD_SCREENSHOTS;
@@ -46,15 +47,7 @@ const cspViolations: string[] = [];
  */
 async function newContext(options: BrowserContextOptions): Promise<BrowserContext> {
   const context = await browser.newContext(options);
-  await context.exposeBinding('__saCspViolation', (_source, text: string) => cspViolations.push(text));
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      (window as unknown as { __saCspViolation(text: string): void }).__saCspViolation(`${e.effectiveDirective} ${e.blockedURI} in ${e.documentURI}`);
-    });
-  });
-  context.on('console', (message) => {
-    if (/content.security.policy/i.test(message.text())) cspViolations.push(`[console.${message.type()}] ${message.text()}`);
-  });
+  await watchCspViolations(context, cspViolations);
   return context;
 }
 
