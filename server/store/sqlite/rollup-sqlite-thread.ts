@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 import type { Dialect } from '../reports/dialect.js';
 import { type RefreshNext, type RefreshedDay, type SqliteRefreshSql, prepareSqliteRefresh, sqliteRefreshSql } from '../reports/rollup-refresh.js';
 import { DAY_MS } from '../reports/rollup-schema.js';
+import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
  * The SQLite rollup refresh runs on a thread of its own, on a connection of its own: computing a
@@ -21,7 +22,7 @@ interface ThreadData {
 }
 
 type ToThread = { id: number; beforeDay: number } | { close: true };
-type FromThread = { ready: true } | { id: number; result: RefreshedDay | null } | { id: number; error: { message: string; code?: string } };
+type FromThread = { ready: true } | { id: number; result: RefreshedDay | null } | { id: number; error: ThreadError };
 
 interface Port {
   on(event: 'message', listener: (message: ToThread) => void): void;
@@ -30,7 +31,7 @@ interface Port {
 }
 
 /** The thread's program; self-contained. */
-function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port: Port, prepare: typeof prepareSqliteRefresh): void {
+function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port: Port, prepare: typeof prepareSqliteRefresh, toError: typeof toThreadError): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
@@ -44,16 +45,13 @@ function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port
     try {
       port.postMessage({ id: message.id, result: refresh(message.beforeDay) });
     } catch (error) {
-      const { message: text, code } = error as { message?: unknown; code?: unknown };
-      port.postMessage({ id: message.id, error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined } });
+      port.postMessage({ id: message.id, error: toError(error) });
     }
   });
   port.postMessage({ ready: true });
 }
 
-const SOURCE = `'use strict';
-const { workerData, parentPort } = require('node:worker_threads');
-(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()});`;
+const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${toThreadError.toString()});`;
 
 /** A running refresh thread. */
 export interface SqliteRollupThread {
@@ -113,7 +111,7 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
       waiting.delete(message.id);
       if (waiting.size === 0) worker.unref();
       if ('result' in message) w.resolve(message.result);
-      else w.reject(Object.assign(new Error(`SQLite rollup refresh: ${message.error.message}`), message.error.code ? { code: message.error.code } : {}));
+      else w.reject(fromThreadError('SQLite rollup refresh', message.error));
     });
   });
 }

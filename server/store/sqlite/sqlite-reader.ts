@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../store-error.js';
+import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
  * The SQLite store's reads (reports, the read API, the export) run on a thread of their own, on a
@@ -52,7 +53,7 @@ interface ReaderThreadData {
 }
 
 type ToReader = { id: number; sql: string; values: ReadValues } | { close: true };
-type FromReader = { ready: true } | { id: number; rows: Array<Record<string, unknown>> } | { id: number; error: { message: string; code?: string } };
+type FromReader = { ready: true } | { id: number; rows: Array<Record<string, unknown>> } | { id: number; error: ThreadError };
 
 interface Port {
   on(event: 'message', listener: (message: ToReader) => void): void;
@@ -61,7 +62,7 @@ interface Port {
 }
 
 /** The reader thread's program, sent as source text like the writer's (`sqlite-writer.ts`): self-contained. */
-function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData, port: Port): void {
+function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData, port: Port, toError: typeof toThreadError): void {
   // Below the request and writer threads: on Linux a thread's nice value is its own, and
   // setPriority's pid 0 is the calling thread. Where that fails (another system, no permission to
   // change it), reads run at the process's priority.
@@ -92,16 +93,13 @@ function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData,
       const rows = Array.isArray(message.values) ? statement.all(...(message.values as unknown[])) : statement.all(message.values);
       port.postMessage({ id: message.id, rows: rows as Array<Record<string, unknown>> });
     } catch (error) {
-      const { message: text, code } = error as { message?: unknown; code?: unknown };
-      port.postMessage({ id: message.id, error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined } });
+      port.postMessage({ id: message.id, error: toError(error) });
     }
   });
   port.postMessage({ ready: true });
 }
 
-const READER_SOURCE = `'use strict';
-const { workerData, parentPort } = require('node:worker_threads');
-(${readerThreadMain.toString()})(require, workerData, parentPort);`;
+const READER_SOURCE = `${THREAD_PRELUDE}(${readerThreadMain.toString()})(require, workerData, parentPort, ${toThreadError.toString()});`;
 
 interface Read {
   id: number;
@@ -157,7 +155,7 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
         running = null;
         clearTimeout(read.timer);
         if ('rows' in message) read.resolve(message.rows);
-        else read.reject(Object.assign(new Error(`SQLite reader: ${message.error.message}`), message.error.code ? { code: message.error.code } : {}));
+        else read.reject(fromThreadError('SQLite reader', message.error));
         pump();
       });
       const fail = (error: Error): void => {

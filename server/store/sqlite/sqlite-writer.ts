@@ -5,6 +5,7 @@ import { type Durability, sqliteSynchronous } from '../durability.js';
 import type { WriteBatch, WriteResult } from '../event-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
 import { type Cleaners, type EncodedBatch, encodeBatch, prepareEventWriter, transferablesOf } from './sqlite-event-writer.js';
+import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
  * The SQLite store's group commits run on a thread of their own. better-sqlite3 is synchronous:
@@ -47,7 +48,7 @@ interface WriterThreadData {
 }
 
 type ToWriter = { id: number; batch: EncodedBatch } | { close: true };
-type FromWriter = { ready: true } | { id: number; result: WriteResult } | { id: number; error: { message: string; code?: string } };
+type FromWriter = { ready: true } | { id: number; result: WriteResult } | { id: number; error: ThreadError };
 
 interface Port {
   on(event: 'message', listener: (message: ToWriter) => void): void;
@@ -60,7 +61,14 @@ interface Port {
  * sources under test, from a bundle and from `dist/`, with no file to locate), and must therefore
  * stay self-contained, like `prepareEventWriter`. Messages are handled one at a time, in order.
  */
-function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData, port: Port, clean: Cleaners, prepare: typeof prepareEventWriter): void {
+function writerThreadMain(
+  load: (id: string) => unknown,
+  data: WriterThreadData,
+  port: Port,
+  clean: Cleaners,
+  prepare: typeof prepareEventWriter,
+  toError: typeof toThreadError,
+): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
   db.pragma(`synchronous = ${data.synchronous}`);
@@ -84,11 +92,7 @@ function writerThreadMain(load: (id: string) => unknown, data: WriterThreadData,
     try {
       port.postMessage({ id: message.id, result: write(message.batch) });
     } catch (error) {
-      const { message: text, code } = error as { message?: unknown; code?: unknown };
-      port.postMessage({
-        id: message.id,
-        error: { message: typeof text === 'string' ? text : String(error), code: typeof code === 'string' ? code : undefined },
-      });
+      port.postMessage({ id: message.id, error: toError(error) });
     }
   });
   port.postMessage({ ready: true });
@@ -113,20 +117,12 @@ function checkpointerThreadMain(load: (id: string) => unknown, data: WriterThrea
   port.postMessage({ ready: true });
 }
 
-const PRELUDE = `'use strict';
-const { workerData, parentPort } = require('node:worker_threads');
-`;
-const WRITER_SOURCE = `${PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()});`;
-const CHECKPOINTER_SOURCE = `${PRELUDE}(${checkpointerThreadMain.toString()})(require, workerData, parentPort);`;
+const WRITER_SOURCE = `${THREAD_PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()}, ${toThreadError.toString()});`;
+const CHECKPOINTER_SOURCE = `${THREAD_PRELUDE}(${checkpointerThreadMain.toString()})(require, workerData, parentPort);`;
 
 interface Waiting {
   resolve(result: WriteResult): void;
   reject(error: Error): void;
-}
-
-/** A writer error as the request thread rethrows it: message and SQLite code kept. */
-function writeError(error: { message: string; code?: string }): Error {
-  return Object.assign(new Error(`SQLite writer: ${error.message}`), error.code ? { code: error.code } : {});
 }
 
 /**
@@ -165,7 +161,7 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
         waiting.delete(message.id);
         if (waiting.size === 0) worker.unref();
         if ('result' in message) w.resolve(message.result);
-        else w.reject(writeError(message.error));
+        else w.reject(fromThreadError('SQLite writer', message.error));
       });
       const fail = (error: Error): void => {
         if (current === worker) current = null;
