@@ -56,7 +56,6 @@ export function exportRoute(rc: RouteContext): Middleware {
     const ndjson = Readable.from(lines, { objectMode: false });
     ndjson.on('error', (error) => rc.logger.error('export failed', { projectId: caller.project.id, error: error.message }));
     ctx.type = 'application/x-ndjson; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
     ctx.vary('Accept-Encoding');
     if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
       ctx.set('Content-Encoding', 'gzip');
