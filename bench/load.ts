@@ -21,6 +21,8 @@ export interface LoadSettings {
   warmupSeconds: number;
   /** Seconds in the measurement window. */
   durationSeconds: number;
+  /** How far in the past the events' times lie, ms (their ids and `X-Sent-At` stay now). @default 0 */
+  eventAgeMs?: number;
   /** HTTP client: hand-written keep-alive HTTP/1.1 (`raw`, default) or node:http with an Agent. */
   client?: ClientKind;
   /** Called when the measurement window opens and closes (to sample CPU counters there). */
@@ -66,21 +68,22 @@ const EVENT_SPACING_MS = 150;
  * overlapping timestamps would make every (user, timestamp) index insert land inside the index
  * instead of at its end, which no real client causes.)
  */
-function freshBody(template: BodyTemplate): Buffer {
+function freshBody(template: BodyTemplate, ageMs = 0): Buffer {
   const body = Buffer.allocUnsafe(template.bytes.length);
   template.bytes.copy(body);
   const n = template.idAt.length;
   const now = Date.now();
   const ts = now.toString(16).padStart(12, '0');
   const head = `${ts.slice(0, 8)}-${ts.slice(8)}-7`;
-  const from = template.lastTimestamp ?? now - n * EVENT_SPACING_MS;
-  const step = Math.max(0, now - from) / n;
+  const stamp = now - ageMs;
+  const from = template.lastTimestamp ?? stamp - n * EVENT_SPACING_MS;
+  const step = Math.max(0, stamp - from) / n;
   for (let i = 0; i < n; i++) {
     const c = (idCounter++).toString(16).padStart(10, '0');
     body.write(`${head}${c.slice(0, 3)}-8${c.slice(3, 6)}-${c.slice(6)}${RUN_RANDOM}`, template.idAt[i] as number, 'latin1');
     body.write(isoTimestamp(Math.round(from + step * (i + 1))), template.tsAt[i] as number, 'latin1');
   }
-  template.lastTimestamp = Math.max(from, now);
+  template.lastTimestamp = Math.max(from, stamp);
   return body;
 }
 
@@ -449,7 +452,7 @@ export function runLoad(target: LoadTarget | readonly LoadTarget[], settings: Lo
   return new Promise<LoadResult>((resolve) => {
     function fire(slot: number): void {
       const template = templates[next++ % templates.length] as BodyTemplate;
-      const body = freshBody(template);
+      const body = freshBody(template, settings.eventAgeMs);
       sent++;
       sentBytes += body.length;
       inFlight++;

@@ -21,7 +21,9 @@
 //
 // Targets: `bare` (the limit), `noop` (our server with a store whose writes go nowhere: a diagnostic
 // that separates HTTP + auth + validation from the database), `sqlite` (durability full, the
-// default), `sqlite-relaxed` (durability relaxed: no fsync per commit), `postgres`, `postgres2` (two
+// default), `sqlite-relaxed` (durability relaxed: no fsync per commit), `sqlite-late` and
+// `postgres-late` (the same stores, the load's events stamped a day before: a backfill, an offline
+// queue; issue 36 asks that they cost what current ones cost), `postgres`, `postgres2` (two
 // server processes on one PostgreSQL database, the load shared between them). Each runs in
 // its own process (bench/server-target.ts), fresh database per round; the load generator runs in
 // this one (two cores: one each). The load uses a hand-written keep-alive HTTP/1.1 client
@@ -48,6 +50,7 @@ import {
   ALL_TARGETS,
   type CpuShares,
   LABELS,
+  eventAgeOf,
   type RunResult,
   type RunShape,
   type StoreAloneRow,
@@ -399,7 +402,7 @@ async function runTarget(target: TargetName, settings: Settings, bundle: string,
   const processes = target === 'postgres2' ? 2 : 1;
   if (target === 'bare' || target === 'noop') args = [target];
   else {
-    const store: StoreTarget = target === 'sqlite' || target === 'sqlite-relaxed' ? target : 'postgres';
+    const store: StoreTarget = target === 'sqlite-late' ? 'sqlite' : target === 'sqlite' || target === 'sqlite-relaxed' ? target : 'postgres';
     const db = await freshDatabase(store);
     args = [store, db.location];
     const countIn = store === 'postgres' ? countPostgres : countSqlite;
@@ -432,6 +435,7 @@ async function runTarget(target: TargetName, settings: Settings, bundle: string,
           warmupSeconds: settings.warmupSeconds,
           durationSeconds: settings.durationSeconds,
           client: settings.client,
+          eventAgeMs: eventAgeOf(target),
           onWindow(edge) {
             // The machine-wide and PostgreSQL counters are read when the server's answer arrives,
             // a fraction of a millisecond later, so all counters cover the same span.

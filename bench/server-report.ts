@@ -5,18 +5,25 @@ import { cpus } from 'node:os';
 import { type ClientKind, type LoadResult, quantile } from './load.js';
 import type { StoreAloneResult } from './store-alone.js';
 
-export type TargetName = 'bare' | 'noop' | 'sqlite' | 'sqlite-relaxed' | 'postgres' | 'postgres2';
-export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'sqlite-relaxed', 'postgres', 'postgres2'];
+export type TargetName = 'bare' | 'noop' | 'sqlite' | 'sqlite-relaxed' | 'sqlite-late' | 'postgres' | 'postgres-late' | 'postgres2';
+export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'sqlite-relaxed', 'sqlite-late', 'postgres', 'postgres-late', 'postgres2'];
 export const LABELS: Record<TargetName, string> = {
   bare: 'bare node:http (parse + answer)',
   noop: 'our server, no-op store (diagnostic)',
   sqlite: 'our server, SQLite (durability full)',
   'sqlite-relaxed': 'our server, SQLite (durability relaxed)',
+  'sqlite-late': 'our server, SQLite, events of a day before',
   postgres: 'our server, PostgreSQL',
+  'postgres-late': 'our server, PostgreSQL, events of a day before',
   postgres2: 'our server, PostgreSQL, two processes',
 };
 /** Aims from the issue: share of the bare limit's events/s. Reported, not enforced. */
 const AIMS: Partial<Record<TargetName, number>> = { sqlite: 0.5, postgres: 0.35 };
+
+/** How old the events of a target's load are, ms: the `-late` targets send events of a day before (a backfill, an offline queue). */
+export function eventAgeOf(target: TargetName): number {
+  return target === 'sqlite-late' || target === 'postgres-late' ? 86_400_000 : 0;
+}
 
 /** The targets with a store of their own, which can also be measured alone. */
 export type StoreTarget = Extract<TargetName, 'sqlite' | 'sqlite-relaxed' | 'postgres'>;
