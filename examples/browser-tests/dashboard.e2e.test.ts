@@ -1,7 +1,9 @@
 /**
  * The dashboard (dashboard/, built with Vite as the server package ships it) served by the real
  * server (a real SQLite file, events sent through the real API), in Chromium: sign in with the
- * read key; every panel shows what the report endpoints answer for the same query; a top row
+ * read key; every panel shows what the report endpoints answer for the same query, each headline
+ * number with its change against the previous period, and the visitors of the last 5 minutes
+ * beside the title; a top row
  * filters every panel, as a chip, in the address's query (and survives a reload); the experiments
  * page shows the experiment report per variant; a funnel built by clicking shows the funnel
  * report's numbers, and its steps too survive a reload; on a phone the navigation is a menu that
@@ -20,6 +22,8 @@ import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playw
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatCount, formatDuration, formatPercent, formatVital } from '../../dashboard/src/lib/format.js';
+import { type PeriodChange, changeLabel, changeText, percentChange, pointChange, previousPeriodName, previousSpan } from '../../dashboard/src/lib/period-change.js';
+import { parseViewState } from '../../dashboard/src/lib/view-state.js';
 import { generateKey } from '../../server/api-keys.js';
 import { NO_STORE, contentSecurityPolicy } from '../../server/static-files.js';
 import { launchChromium } from '../../test-support/chromium.js';
@@ -63,7 +67,9 @@ const page = (path: string, referrer = '') => JSON.stringify({ url: `https://sho
 /**
  * Four sessions, all in the last minutes: three on a desktop Chrome (one from a news site), one
  * on an iPhone from a search engine; page views, two signups, an error, a performance sample, and
- * the exposures of two experiments with purchases before and after them.
+ * the exposures of two experiments with purchases before and after them. Eight days before, in
+ * the previous period of the 7-day view and in no view's range the tests open but 30 and 90 days:
+ * two visitors, one who bounced, one who read ten pages in 90 s.
  */
 async function seed(now: number): Promise<string[]> {
   const sessions = [uuid7(now - 240_000), uuid7(now - 180_000), uuid7(now - 120_000), uuid7(now - 100_000)];
@@ -97,6 +103,19 @@ async function seed(now: number): Promise<string[]> {
   exposure(3, now - 42_000, 'cta-copy', 'free-trial');
   exposure(1, now - 41_000, 'pricing-table', 'wide');
   for (const k of [1, 2, 3]) add(k, 'purchase', now - 30_000 + k * 1000, { page: page('/pricing'), amount: 10 });
+  const before = now - 8 * 86_400_000;
+  const sessionsBefore = [uuid7(before), uuid7(before)];
+  const earlier = (n: number, at: number, path: string) =>
+    events.push({
+      event_id: uuid7(at),
+      event_type: 'page_view',
+      session_id: sessionsBefore[n],
+      timestamp: new Date(at).toISOString(),
+      user_agent: UA,
+      properties: { anonymous_id: `anon-before-${n}`, page: page(path) },
+    });
+  earlier(0, before, '/');
+  for (let i = 0; i < 10; i++) earlier(1, before + i * 10_000, i === 0 ? '/' : '/pricing');
   const res = await server.postBatch(events);
   expect(res.status).toBe(200);
   // A recording of the first session: a page, then the mouse moving for a few seconds.
@@ -180,11 +199,53 @@ async function shownTop(p: Page, dimension: string): Promise<string[][] | string
   return rows.length > 0 ? rows : ((await panel.locator('p').first().textContent()) ?? '');
 }
 
-/** The overview shows, for its range and `filters`, the numbers of the report endpoints for the same query. */
-async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}): Promise<{ visitors: number }> {
+type SeriesAnswer = { totals: { visitors: number; page_views: number; events: number } };
+type StatsAnswer = { sessions: number; bounce_rate: number | null; average_duration_ms: number | null };
+
+/** The change notes under the headline numbers, in order: [test id, what it shows, what it says]; 'loading' until each is there. */
+const shownChanges = (p: Page) =>
+  p
+    .getByTestId('overview')
+    .locator('.stat-change')
+    .evaluateAll((notes) =>
+      notes.map((n) =>
+        n.getAttribute('data-state') === 'ready'
+          ? [n.getAttribute('data-testid'), n.querySelector('[aria-hidden="true"]')?.textContent ?? '', n.querySelector('.visually-hidden')?.textContent ?? '']
+          : 'loading',
+      ),
+    );
+
+/**
+ * What the change notes should show: the report endpoints asked for the previous period of the
+ * page's range (as long, just before, same filters), compared with the current answers.
+ */
+async function expectedChanges(p: Page, filters: Record<string, string>, series: SeriesAnswer, stats: StatsAnswer): Promise<string[][]> {
+  const view = p.getByTestId('view');
+  const span = { from: Date.parse((await view.getAttribute('data-from')) ?? ''), to: Date.parse((await view.getAttribute('data-to')) ?? '') };
+  const previous = previousSpan(span);
+  const query = new URLSearchParams({ from: new Date(previous.from).toISOString(), to: new Date(previous.to).toISOString(), ...filters }).toString();
+  const before = await api<SeriesAnswer>(`reports/timeseries?${query}&interval=day`);
+  const beforeStats = await api<StatsAnswer>(`reports/sessions?${query}`);
+  const period = previousPeriodName(parseViewState(new URL(p.url()).search).range, span);
+  const note = (id: string, change: PeriodChange) => [id, changeText(change), changeLabel(change, period)];
+  return [
+    note('stat-visitors-change', percentChange(series.totals.visitors, before.totals.visitors)),
+    note('stat-page-views-change', percentChange(series.totals.page_views, before.totals.page_views)),
+    note('stat-events-change', percentChange(series.totals.events, before.totals.events)),
+    note('stat-sessions-change', percentChange(stats.sessions, beforeStats.sessions)),
+    note('stat-bounce-rate-change', pointChange(stats.bounce_rate, beforeStats.bounce_rate)),
+    note('stat-duration-change', percentChange(stats.average_duration_ms, beforeStats.average_duration_ms)),
+  ];
+}
+
+/**
+ * The overview shows, for its range and `filters`, the numbers of the report endpoints for the
+ * same query, and their changes against the same endpoints' answers for the previous period.
+ */
+async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}): Promise<{ visitors: number; changes: unknown[] }> {
   const query = await viewQuery(p, filters);
-  const series = await api<{ totals: { visitors: number; page_views: number; events: number } }>(`reports/timeseries?${query}&interval=day`);
-  const stats = await api<{ sessions: number; bounce_rate: number | null; average_duration_ms: number | null }>(`reports/sessions?${query}`);
+  const series = await api<SeriesAnswer>(`reports/timeseries?${query}&interval=day`);
+  const stats = await api<StatsAnswer>(`reports/sessions?${query}`);
   const text = async (id: string) => (await p.getByTestId(id).textContent())?.trim();
   const headline = async () => Promise.all(['stat-visitors', 'stat-page-views', 'stat-events', 'stat-sessions', 'stat-bounce-rate', 'stat-duration'].map(text));
   await expectShown('the headline numbers', headline, [
@@ -195,12 +256,14 @@ async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}
     formatPercent(stats.bounce_rate),
     formatDuration(stats.average_duration_ms),
   ]);
+  const changes = await expectedChanges(p, filters, series, stats);
+  await expectShown('the changes against the previous period', () => shownChanges(p), changes);
   for (const panel of TOP_PANELS) {
     const top = await api<TopAnswer>(`reports/top/${panel.dimension}?${query}&limit=8`);
     const expected = top.rows.length === 0 ? 'Nothing in this range.' : top.rows.map((r) => [r.value === '' ? panel.empty : r.value, formatCount(r[panel.count])]);
     await expectShown(`the top ${panel.dimension} list`, () => shownTop(p, panel.dimension), expected);
   }
-  return { visitors: series.totals.visitors };
+  return { visitors: series.totals.visitors, changes };
 }
 
 /** Opens the server's root (redirected to the dashboard) and signs in with the read key. */
@@ -259,12 +322,35 @@ describe('the dashboard in Chromium', () => {
 
   it('signs in and shows in every panel what the report endpoints answer for the same query', async () => {
     const p = await signIn(DESKTOP);
-    const { visitors } = await expectOverviewAsApi(p);
+    const { visitors, changes } = await expectOverviewAsApi(p);
     expect(visitors).toBe(4);
+    // Against the 2 visitors, 11 page views (and events), 2 sessions, one of them a bounce, of eight days ago.
+    expect(changes.slice(0, 2)).toEqual([
+      ['stat-visitors-change', '▲ 100%', 'up 100% from the previous 7 days'],
+      ['stat-page-views-change', '▼ 36%', 'down 36% from the previous 7 days'],
+    ]);
+    expect(changes[4]).toEqual(['stat-bounce-rate-change', '▼ 25 pp', 'down 25 percentage points from the previous 7 days']);
+    // Colour says good or bad news for that number: fewer page views is bad, fewer bounces good.
+    expect(await p.getByTestId('stat-page-views-change').getAttribute('class')).toBe('stat-change bad');
+    expect(await p.getByTestId('stat-bounce-rate-change').getAttribute('class')).toBe('stat-change good');
+
+    // Visitors now: the 4 visitors of the last minutes (the seed's newest events are under a minute
+    // old), what the live report answers for 5 minutes, announced politely.
+    const now = await api<{ totals: { visitors: number } }>('reports/live?minutes=5');
+    expect(now.totals.visitors).toBe(4);
+    const badge = p.getByTestId('visitors-now');
+    await expectShown('the visitors now', async () => (await badge.textContent())?.trim(), `${formatCount(now.totals.visitors)} visitors now`);
+    expect(await badge.getAttribute('aria-live')).toBe('polite');
+    // Beside the title, on its line.
+    const [title, badgeBox] = await Promise.all([p.getByRole('heading', { name: 'Overview' }).boundingBox(), badge.boundingBox()]);
+    expect(Math.abs(title!.y + title!.height / 2 - (badgeBox!.y + badgeBox!.height / 2))).toBeLessThan(6);
     await shot(p, 'overview-1280');
+
     await p.getByRole('button', { name: 'Today' }).click();
     await p.getByTestId('chart').getByText('By hour').waitFor();
-    await expectOverviewAsApi(p);
+    // Nothing in the hours before today: every count is new, the bounce rate has nothing to compare with.
+    const today = await expectOverviewAsApi(p);
+    expect(today.changes.map((c) => (c as string[])[1])).toEqual(['new', 'new', 'new', 'new', '—', 'new']);
     expect(new URL(p.url()).searchParams.get('range')).toBe('today');
 
     // Live: the totals of the last 30 minutes, and the newest events.
@@ -424,6 +510,10 @@ describe('the dashboard in Chromium', () => {
     const nav = p.locator('nav[aria-label="Dashboard"]');
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     expect(await nav.isVisible()).toBe(false);
+    // The overview at phone width, changes and visitors now included.
+    await expectOverviewAsApi(p);
+    await p.getByTestId('visitors-now').getByText('visitors now').waitFor();
+    await shot(p, 'overview-390');
     // Nothing is wider than the phone: no sideways scrolling.
     expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
     await menu.click();
@@ -532,10 +622,7 @@ describe('the dashboard in Chromium', () => {
   it('opens a session from the list and replays it: the player clock moves, with its timeline, speeds and skip-inactivity', async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       const p = await signIn(viewport);
-      if (viewport === PHONE) {
-        await shot(p, 'overview-390');
-        await p.getByRole('button', { name: 'Menu' }).click();
-      }
+      if (viewport === PHONE) await p.getByRole('button', { name: 'Menu' }).click();
       await p.getByRole('link', { name: 'Sessions' }).click();
       const link = p.getByTestId('session-link').first();
       // Shown by the random tail of the UUIDv7, not its time prefix.

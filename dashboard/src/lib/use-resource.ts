@@ -14,6 +14,11 @@ export type Resource<T> =
   | { state: 'error'; message: string }
   | { state: 'not-available' };
 
+/** The state of a load that failed with `error`: "not available" for an endpoint this server lacks. */
+export function failedResource(error: unknown): Resource<never> {
+  return isNotAvailable(error) ? { state: 'not-available' } : { state: 'error', message: messageOf(error) };
+}
+
 /** Runs `load` when `deps` change (aborting the previous load) and on the refresh period. */
 export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList, refreshMs?: number): Resource<T> {
   const [resource, setResource] = useState<Resource<T>>({ state: 'loading' });
@@ -34,7 +39,7 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
         },
         (error: unknown) => {
           if (signal.aborted) return;
-          setResource(isNotAvailable(error) ? { state: 'not-available' } : { state: 'error', message: messageOf(error) });
+          setResource(failedResource(error));
           schedule();
         },
       );
