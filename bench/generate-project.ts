@@ -98,6 +98,9 @@ function loadSqlite(path: string, events: Iterable<StoredEvent>, onProgress?: (n
   }
   slice(rows);
   n += rows.length;
+  // The report aggregates are built from the events by the store's next open, as for an upgraded
+  // database (server/store/aggregates/aggregate-schema.ts); a bulk load does not keep them itself.
+  db.exec('DROP TABLE IF EXISTS agg_values; DROP TABLE IF EXISTS agg_sessions; DROP TABLE IF EXISTS agg_meta;');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.exec('ANALYZE');
   db.close();
@@ -127,6 +130,8 @@ async function loadPostgres(url: string, events: Iterable<StoredEvent>, onProgre
   }
   if (rows.length > 0) await flush(rows);
   await Promise.all(inFlight);
+  // Built from the events by the store's next open, as on SQLite above.
+  await pool.query('DROP TABLE IF EXISTS agg_values, agg_sessions, agg_meta');
   await pool.query('ANALYZE events');
   await pool.end();
   return n;

@@ -5,7 +5,8 @@ import type { EventPage, EventStore, WriteResult } from '../event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
 import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
-import { createEventWriter, insertChunks, insertEvents, isOneStatement } from './postgres-write.js';
+import { createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, dropPostgresAggregatesBefore, ensurePostgresAggregates, rebuildPostgresAggregateDays } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
@@ -14,7 +15,7 @@ import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
-import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
+import { DAY_MS, ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
 import { filterColumns } from '../report-store.js';
 import {
   EVENT_COLUMNS,
@@ -60,6 +61,8 @@ export interface PostgresStoreOptions {
    * (`report-backfill.ts`). @default 5000
    */
   backfillBatch?: number;
+  /** How often the report aggregates' parts are merged (`postgres-aggregates.ts`), ms. @default 5000 */
+  compactEveryMs?: number;
 }
 
 const FIND_CREDENTIAL = {
@@ -75,15 +78,14 @@ const RETRYABLE = new Set(['40P01', '40001']);
 
 /**
  * The PostgreSQL store (`pg` Pool): for several stateless server processes sharing one database.
- * Every write is atomic and resolves after it committed: a group of events alone is one INSERT
- * statement (one round trip, committed by itself); anything larger or with recording chunks is one
- * transaction on one pooled connection. Authentication answers from a credential cache that
+ * Every write is atomic and resolves after it committed: a group commit is one transaction on one
+ * pooled connection (its events, chunks and what they add to the report aggregates). Authentication answers from a credential cache that
  * LISTEN/NOTIFY keeps exact (postgres-credentials.ts).
  */
 export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
   pool.on('error', (error) => options.onPoolError?.(error));
-  const eventWriter = createEventWriter(pool);
+  const eventWriter = createEventWriter();
   const partitions = createPartitionManager(pool);
   const recordingPartitions = createPartitionManager(pool, { table: RECORDING_PARTITIONS });
   let state: 'new' | 'open' | 'closed' = 'new';
@@ -93,18 +95,6 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     if (state === 'open') return pool;
     throw new StoreError('NOT_OPEN', state === 'closed' ? 'The PostgreSQL store is closed.' : 'Call init() before using the PostgreSQL store.');
   };
-
-  /** Runs one self-contained statement (atomic on its own), again when PostgreSQL asks for it. */
-  async function retrying<T>(work: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await work();
-      } catch (error) {
-        if (attempt < 3 && RETRYABLE.has((error as { code?: string }).code ?? '')) continue;
-        throw error;
-      }
-    }
-  }
 
   /** Runs `work` in one transaction, again when PostgreSQL asks for it (deadlock, serialization). */
   async function transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -141,9 +131,31 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     await backfillPostgresReportColumns(pool, options.backfillBatch);
     // Daily rollups (rollup-schema.ts): created after the schema, refreshed in the background until close.
     await ensurePostgresRollups(pool);
+    // Report aggregates (aggregates/aggregate-schema.ts): built from the events once if new, kept by the commits from then on.
+    await ensurePostgresAggregates(pool);
   };
   const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
   let rollupRefresher: RollupRefresher | null = null;
+  // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
+  // starts from the mark of the round before last, so that a part committed a little after a
+  // round read the newest one is still seen by the next.
+  let compactionTimer: NodeJS.Timeout | undefined;
+  let compacting: Promise<void> | null = null;
+  let compactionMarks: [CompactionMark, CompactionMark] = [
+    { values: 0, sessions: 0 },
+    { values: 0, sessions: 0 },
+  ];
+  const compact = (): Promise<void> => {
+    compacting ??= compactPostgresAggregates(pool, compactionMarks[0])
+      .then((mark) => {
+        compactionMarks = [compactionMarks[1], mark];
+      })
+      .catch((error: unknown) => options.onPoolError?.(error as Error))
+      .finally(() => {
+        compacting = null;
+      });
+    return compacting;
+  };
   const migrate = () =>
     transaction(async (client) => {
       await client.query(SCHEMA_LOCK_SQL);
@@ -172,6 +184,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     kind: 'postgres',
     reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
       refreshNext: (beforeDay) => (use(), refreshRollup(beforeDay)),
+      aggregates: true,
     }),
 
     async init() {
@@ -182,6 +195,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
           if (state !== 'new') return;
           state = 'open';
           rollupRefresher = startRollupRefresher({ refreshNext: refreshRollup, onError: (error) => options.onPoolError?.(error as Error) });
+          compactionTimer = setInterval(() => void compact(), options.compactEveryMs ?? 5_000).unref();
         },
         (error: unknown) => {
           initialising = null;
@@ -197,15 +211,14 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       // The day partitions the group needs, made first if new (postgres-partition.ts).
       await partitions.ensure(batch.events.map((e) => idDay(e.eventId)));
       if (batch.chunks.length > 0) await recordingPartitions.ensure(batch.chunks.map((c) => idDay(c.sessionId)));
-      if (batch.chunks.length === 0 && isOneStatement(batch.events)) {
-        // The usual group commit: one statement (a COPY, or an INSERT after a duplicate), atomic and
-        // committed on its own, so BEGIN and COMMIT would only add two round trips.
-        return retrying(async () => ({ eventInserted: await eventWriter.write(batch.events), chunkInserted: [] }));
-      }
-      return transaction(async (client) => ({
-        eventInserted: await insertEvents(client, batch.events),
-        chunkInserted: await insertChunks(client, batch.chunks),
-      }));
+      // One transaction: the events, the chunks and what the events add to the report aggregates
+      // (postgres-aggregates.ts) commit together.
+      return transaction(async (client) => {
+        const eventInserted = batch.chunks.length === 0 ? await eventWriter.write(client, batch.events) : await insertEvents(client, batch.events);
+        const chunkInserted = await insertChunks(client, batch.chunks);
+        await applyPostgresAggregates(client, batchOfStored(batch.events, eventInserted));
+        return { eventInserted, chunkInserted };
+      });
     },
 
     async createProject(project) {
@@ -349,7 +362,12 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         erasePostgresUser(client, projectId, userId, async () => {
           // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
           const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+          const days = await client.query<{ day: string }>(
+            `SELECT DISTINCT floor(timestamp / ${DAY_MS}::float8) AS day FROM events WHERE project_id = $1 AND user_id = $2`,
+            [projectId, userId],
+          );
           const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+          await rebuildPostgresAggregateDays(client, projectId, days.rows.map((row) => Number(row.day)));
           return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
         }),
       );
@@ -376,6 +394,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     },
 
     async deleteOlderThan(cutoff) {
+      const cutDay = Math.floor(cutoff / DAY_MS);
+      const rebuilt: Array<[string, number]> = [];
       // Whole day partitions first; the row delete below then finds only the few rows left elsewhere.
       const dropped = await dropExpiredPartitions(pool, cutoff, {
         // A DROP fires no DELETE trigger: the days it empties are marked for the rollups here, as
@@ -383,12 +403,30 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         // already (postgres-partition.ts says why first).
         beforeDrop: async (client, partition) => {
           await client.query(markDaysSql(partition));
+          // Events of days the cut-off keeps can sit in a partition of an earlier id day: those days are built again below.
+          const kept = await client.query<{ project_id: string; day: string }>(
+            `SELECT DISTINCT project_id, floor(timestamp / ${DAY_MS}::float8) AS day FROM ${partition} WHERE timestamp >= $1`,
+            [cutDay * DAY_MS],
+          );
+          for (const row of kept.rows) rebuilt.push([row.project_id, Number(row.day)]);
         },
       });
       partitions.forget();
       let events = dropped.rows;
+      const projects = new Set(rebuilt.map(([projectId]) => projectId));
       for (const { project_id: projectId } of (await query(EVENT_PROJECTS_SQL)).rows) {
+        projects.add(projectId as string);
         events += (await query('DELETE FROM events WHERE project_id = $1 AND timestamp < $2', [projectId, cutoff])).rowCount ?? 0;
+      }
+      // The aggregates of the days wholly before the cut-off go; the day it cuts, and the kept days
+      // a dropped partition held events of, are built again from what they keep.
+      for (const projectId of projects) {
+        await transaction(async (client) => {
+          await dropPostgresAggregatesBefore(client, projectId, cutDay);
+          const days = rebuilt.filter(([p]) => p === projectId).map(([, day]) => day);
+          if (cutoff > cutDay * DAY_MS) days.push(cutDay);
+          await rebuildPostgresAggregateDays(client, projectId, days);
+        });
       }
       const droppedChunks = await dropExpiredPartitions(pool, cutoff, { table: RECORDING_PARTITIONS });
       recordingPartitions.forget();
@@ -404,6 +442,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       if (state === 'closed') return;
       state = 'closed';
       await rollupRefresher?.stop();
+      clearInterval(compactionTimer);
+      await compacting;
       await credentials?.close();
       await pool.end();
     },

@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { EventDimensions, StoredEvent, StoredRecordingChunk } from '../event-store.js';
 import { idDay } from './postgres-partition.js';
@@ -33,14 +33,6 @@ const EVENT_SLICE = 5000;
 /** A pool (each statement on its own) or a client inside a transaction. */
 export interface Queryable {
   query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
-}
-
-/**
- * True when {@link insertEvents} writes `events` with a single statement, which PostgreSQL runs
- * atomically and commits by itself outside a transaction block: no BEGIN/COMMIT needed.
- */
-export function isOneStatement(events: readonly StoredEvent[]): boolean {
-  return events.length <= EVENT_SLICE;
 }
 
 /**
@@ -295,41 +287,33 @@ export async function copyEvents(client: PoolClient, events: readonly StoredEven
 /** Group commits that use INSERT after a COPY met a duplicate, before COPY is tried again. */
 const INSERT_AFTER_DUPLICATE = 16;
 
-/** The event half of a group commit that needs no transaction of its own (see `isOneStatement`). */
+/** The event half of a group commit, inside its transaction. */
 export interface EventWriter {
-  /** Stores `events` atomically, committed on return; true per event stored now, false for a duplicate. */
-  write(events: readonly StoredEvent[]): Promise<boolean[]>;
+  /** Stores `events` in the transaction of `client`; true per event stored now, false for a duplicate. */
+  write(client: PoolClient, events: readonly StoredEvent[]): Promise<boolean[]>;
 }
 
 /**
- * Writes groups by COPY on a pooled connection, and by INSERT … ON CONFLICT when COPY met a
- * duplicate: that group at once, and the next few groups too, as duplicates come in runs (a client
- * resending a backlog), where every COPY would fail and be done twice.
+ * Writes groups by COPY, and by INSERT … ON CONFLICT when COPY met a duplicate: that group at once
+ * (the COPY undone to a savepoint, as its error aborts what the transaction did after it), and the
+ * next few groups too, as duplicates come in runs (a client resending a backlog), where every COPY
+ * would fail and be done twice.
  */
-export function createEventWriter(pool: Pool): EventWriter {
+export function createEventWriter(): EventWriter {
   let insertsLeft = 0;
   const buffers = createBufferPool();
   return {
-    async write(events) {
+    async write(client, events) {
       if (insertsLeft > 0) {
         insertsLeft--;
-        return insertEvents(pool, events);
+        return insertEvents(client, events);
       }
-      const client = await pool.connect();
-      let copied: boolean[] | null;
-      try {
-        copied = await copyEvents(client, events, buffers);
-      } catch (error) {
-        // A PostgreSQL error leaves the connection ready for the next statement; any other (the
-        // socket) may not.
-        const code = (error as { code?: unknown }).code;
-        client.release(typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? undefined : (error as Error));
-        throw error;
-      }
-      client.release();
+      await client.query('SAVEPOINT copy_events');
+      const copied = await copyEvents(client, events, buffers);
       if (copied !== null) return copied;
+      await client.query('ROLLBACK TO SAVEPOINT copy_events');
       insertsLeft = INSERT_AFTER_DUPLICATE;
-      return insertEvents(pool, events);
+      return insertEvents(client, events);
     },
   };
 }

@@ -31,6 +31,8 @@ import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
 import type { Dialect, RunQuery } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
+import { createAggregateReports } from '../aggregates/aggregate-queries.js';
+import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -76,6 +78,11 @@ const numOrNull = (value: unknown): number | null => (value === null || value ==
 export interface ReportStoreOptions {
   /** Refreshes the next marked day: the store keeps daily rollups, and eligible reports read them. */
   refreshNext?: RefreshNext;
+  /**
+   * The store keeps the aggregates of `aggregates/` at ingest: totals and series by hour or day
+   * (with at most one filter), top lists and sessions (without one) read them.
+   */
+  aggregates?: boolean;
 }
 
 /** How many filters a report has. */
@@ -85,6 +92,7 @@ const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter(
 export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
   const { refreshNext } = options;
+  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run) : null;
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
   const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {
@@ -134,6 +142,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     },
 
     async totals(q) {
+      if (aggregates !== null && filterCount(q) <= 1) return aggregates.totals(q);
       const plan = await rollupPlan(q, 1);
       if (plan !== null) {
         const v = new Values(dialect);
@@ -146,6 +155,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     },
 
     async series(q, bucketMs): Promise<SeriesPoint[]> {
+      if (aggregates !== null && filterCount(q) <= 1 && (bucketMs === DAY_MS || bucketMs === HOUR_MS)) return aggregates.series(q, bucketMs);
       const plan = bucketMs === DAY_MS ? await rollupPlan(q, 1) : null;
       if (plan !== null) {
         const v = new Values(dialect);
@@ -162,6 +172,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     },
 
     async top(q, dimension, limit): Promise<TopRow[]> {
+      if (aggregates !== null && filterCount(q) === 0) return aggregates.top(q, dimension, limit);
       const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
       const plan = await rollupPlan(q, 0);
       if (plan !== null) {
@@ -199,6 +210,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     },
 
     async sessions(q): Promise<SessionStats> {
+      if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
       const v = new Values(dialect);
       const perSession =

@@ -6,6 +6,9 @@ import { backfillSqliteReportColumns } from '../reports/report-backfill.js';
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS, SQLITE_V5_COLUMNS } from './sqlite-schema.js';
 import type { SqliteStoreOptions } from './sqlite-store-options.js';
 
+/** Milliseconds in a UTC day. */
+const DAY_MS = 86_400_000;
+
 /*
  * The SQLite connection of one store on the request thread: pragmas, schema, and every prepared
  * statement of reads, keys and retention (prepared once, reused for the life of the store). Group
@@ -156,6 +159,10 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
       `DELETE FROM events WHERE rowid IN
          (SELECT rowid FROM events WHERE project_id = ? AND timestamp < ? LIMIT ${DELETE_SLICE})`,
     ),
+    // The UTC days of a user's events: the days whose aggregates an erasure builds again.
+    userEventDays: db
+      .prepare<unknown[]>(`SELECT DISTINCT (timestamp - (((timestamp % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS})) / ${DAY_MS} FROM events WHERE project_id = @projectId AND user_id = @userId`)
+      .pluck(),
     deleteChunks: db.prepare<unknown[]>(
       `DELETE FROM recording_chunks WHERE rowid IN
          (SELECT rowid FROM recording_chunks WHERE received_at < ? LIMIT ${DELETE_SLICE})`,
@@ -204,6 +211,7 @@ export type StatementName =
   | 'firstEventProject'
   | 'nextEventProject'
   | 'deleteEvents'
+  | 'userEventDays'
   | 'deleteChunks'
   | 'exportFirst'
   | 'exportNext'

@@ -1,10 +1,19 @@
 import type Database from 'better-sqlite3';
 import type { WriteBatch, WriteResult } from '../event-store.js';
+import type { AggregateBatch } from '../aggregates/aggregate-batch.js';
 
 /** The text cleaners of `sanitize.ts` the writer applies, passed in rather than imported (see below). */
 export interface Cleaners {
   cleanText(value: string): string;
   cleanJson(json: string): string;
+}
+
+/** What the group commit updates the report aggregates with (`sqlite-aggregates.ts`); null: a store without them. */
+export interface CommitAggregates {
+  /** The groups of a new commit. */
+  begin(): AggregateBatch;
+  /** Writes them, inside the commit's transaction. */
+  apply(batch: AggregateBatch): void;
 }
 
 /** Values of one event in {@link EncodedBatch.refs}: its text columns by index, and the bot flag. */
@@ -126,7 +135,11 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
  * anything outside its own body and parameters (TypeScript types are fine; they are erased).
  * Times are rounded to whole milliseconds like `wholeMs` (PostgreSQL stores BIGINT).
  */
-export function prepareEventWriter(db: Database.Database, clean: Cleaners): (batch: EncodedBatch) => WriteResult {
+export function prepareEventWriter(
+  db: Database.Database,
+  clean: Cleaners,
+  aggregates: CommitAggregates | null,
+): (batch: EncodedBatch) => WriteResult {
   const insertEvent = db.prepare<unknown[]>(
     `INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
        received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
@@ -161,6 +174,9 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
     const days = new Map<number, Set<number>>();
     let lastProject = -1;
     let lastDay = Number.NaN;
+    const groups = aggregates === null ? null : aggregates.begin();
+    // The event's value of each aggregate dimension after '' (the filter dimensions, in order), reused.
+    const dimValues = new Array<string | null>(12);
     for (let i = 0, r = 0, t = 0, x = 0; i < eventInserted.length; i++, r += 20, t += 3, x += 2) {
       const timestamp = Math.round(times[t] as number);
       const clientTime = times[t + 1] as number;
@@ -194,6 +210,21 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
         ).changes > 0;
       eventInserted[i] = stored;
       if (!stored) continue;
+      if (groups !== null) {
+        for (let k = 0; k < 11; k++) dimValues[k] = at(refs[r + 8 + k] as number);
+        const type = at(refs[r + 1] as number) as string;
+        dimValues[11] = type;
+        groups.add(
+          at(refs[r] as number) as string,
+          type,
+          at(refs[r + 3] as number),
+          timestamp,
+          refs[r + 6] === 1 ? 1 : 0,
+          at(refs[r + 7] as number),
+          at(refs[r + 19] as number),
+          dimValues,
+        );
+      }
       const project = refs[r] as number;
       const day = Math.floor(timestamp / 86_400_000);
       if (project === lastProject && day === lastDay) continue;
@@ -204,6 +235,7 @@ export function prepareEventWriter(db: Database.Database, clean: Cleaners): (bat
       projectDays.add(day);
     }
     for (const [project, projectDays] of days) for (const day of projectDays) markDay.run(at(project), day);
+    if (groups !== null) (aggregates as CommitAggregates).apply(groups);
     const ch = batch.chunks;
     const chunkInserted = new Array<boolean>(ch.length / 10);
     for (let i = 0, j = 0; j < ch.length; i++, j += 10) {

@@ -11,11 +11,12 @@ import { prepareSqliteErasure } from '../reports/rollup-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
-import { ensureSqliteRollups } from '../reports/rollup-schema.js';
+import { DAY_MS, ensureSqliteRollups } from '../reports/rollup-schema.js';
+import { SQLITE_AGGREGATE_PARTS, ensureSqliteAggregates, openSqliteAggregates, dropSqliteAggregatesBefore, rebuildSqliteAggregateDays } from './sqlite-aggregates.js';
 import { filterColumns } from '../report-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
-import { encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
+import { type CommitAggregates, encodeBatch, prepareEventWriter } from './sqlite-event-writer.js';
 import { type ReadValues, type SqliteReader, startSqliteReader } from './sqlite-reader.js';
 import { startSqliteWriter } from './sqlite-writer.js';
 import { StoreError } from '../store-error.js';
@@ -181,6 +182,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     versionReadThisTurn = false;
   };
   let initializing: Promise<void> | null = null;
+  // The aggregates on the request thread's connection: what erasure and retention take events out of.
+  let ownAggregates: CommitAggregates | null = null;
   // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
   let refreshRollup: RefreshNext | null = null;
   let rollupRefresher: RollupRefresher | null = null;
@@ -193,6 +196,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     const db = openDatabase(options);
     try {
       ensureSqliteRollups(db.db);
+      // Built here, on this connection, before the writer starts; from then on the group commits keep them.
+      const aggregates = ensureSqliteAggregates(db.db, () => openSqliteAggregates(db.db, SQLITE_AGGREGATE_PARTS));
+      ownAggregates = aggregates;
       if (isPrivateDatabase(options.path)) {
         refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
       } else {
@@ -201,7 +207,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         closeRollupThread = () => thread.close();
       }
       if (isPrivateDatabase(options.path)) {
-        const commit = prepareEventWriter(db.db, { cleanText, cleanJson });
+        const commit = prepareEventWriter(db.db, { cleanText, cleanJson }, aggregates);
         write = async (batch) => commit(encodeBatch(batch));
       } else {
         const writer = await startSqliteWriter({
@@ -258,7 +264,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       }
       return statement.all(...values) as Array<Record<string, unknown>>;
     },
-    { refreshNext: (beforeDay) => (use(), (refreshRollup as RefreshNext)(beforeDay)) },
+    { refreshNext: (beforeDay) => (use(), (refreshRollup as RefreshNext)(beforeDay)), aggregates: true },
   );
 
   return {
@@ -432,10 +438,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       return current.db
         .transaction(() => {
           const keys = rollups.before(projectId, userId);
+          const days = current.statements.userEventDays.all(params) as number[];
           const erased = {
             recordings: current.statements.deleteUserChunks.run(params).changes,
             events: current.statements.deleteUserEvents.run(params).changes,
           };
+          rebuildSqliteAggregateDays(current.db, ownAggregates as CommitAggregates, projectId, days);
           rollups.after(projectId, keys);
           return erased;
         })
@@ -464,7 +472,14 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
           if (deleted < DELETE_SLICE) break;
           await yieldToEventLoop();
         }
-        project = use().statements.nextEventProject.get(project) as string | undefined;
+        // The aggregates of the days wholly before the cut-off go; the day it cuts is built again from what it keeps.
+        const current = use();
+        const cutDay = Math.floor(cutoff / DAY_MS);
+        current.db.transaction((p: string) => {
+          dropSqliteAggregatesBefore(current.db, p, cutDay);
+          if (cutoff > cutDay * DAY_MS) rebuildSqliteAggregateDays(current.db, ownAggregates as CommitAggregates, p, [cutDay]);
+        }).immediate(project);
+        project = current.statements.nextEventProject.get(project) as string | undefined;
       }
       for (;;) {
         const deleted = use().statements.deleteChunks.run(cutoff).changes;

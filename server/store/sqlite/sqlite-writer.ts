@@ -4,7 +4,8 @@ import type Database from 'better-sqlite3';
 import { type Durability, sqliteSynchronous } from '../durability.js';
 import type { WriteBatch, WriteResult } from '../event-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
-import { type Cleaners, type EncodedBatch, encodeBatch, prepareEventWriter, transferablesOf } from './sqlite-event-writer.js';
+import { type Cleaners, type CommitAggregates, type EncodedBatch, encodeBatch, prepareEventWriter, transferablesOf } from './sqlite-event-writer.js';
+import { SQLITE_AGGREGATES_SOURCE } from './sqlite-aggregates.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
@@ -68,6 +69,7 @@ function writerThreadMain(
   clean: Cleaners,
   prepare: typeof prepareEventWriter,
   toError: typeof toThreadError,
+  openAggregates: (db: Database.Database) => CommitAggregates,
 ): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
@@ -82,7 +84,7 @@ function writerThreadMain(
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   db.pragma(`wal_autocheckpoint = ${Math.ceil(data.walBackstopBytes / pageSize)}`);
   db.pragma(`journal_size_limit = ${data.walBackstopBytes}`);
-  const write = prepare(db, clean);
+  const write = prepare(db, clean, openAggregates(db));
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
@@ -117,7 +119,7 @@ function checkpointerThreadMain(load: (id: string) => unknown, data: WriterThrea
   port.postMessage({ ready: true });
 }
 
-const WRITER_SOURCE = `${THREAD_PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()}, ${toThreadError.toString()});`;
+const WRITER_SOURCE = `${THREAD_PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()}, ${toThreadError.toString()}, ${SQLITE_AGGREGATES_SOURCE});`;
 const CHECKPOINTER_SOURCE = `${THREAD_PRELUDE}(${checkpointerThreadMain.toString()})(require, workerData, parentPort);`;
 
 interface Waiting {

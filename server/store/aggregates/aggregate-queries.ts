@@ -1,0 +1,266 @@
+import type { Dialect, RunQuery } from '../reports/dialect.js';
+import {
+  BUILT_IN_EVENT_TYPES,
+  DIMENSION_COLUMNS,
+  type FilterDimension,
+  type ReportQuery,
+  type SeriesPoint,
+  type SessionStats,
+  type TopDimension,
+  type TopRow,
+  type Totals,
+} from '../report-store.js';
+import { GRAIN_DAY, GRAIN_HOUR } from './aggregate-schema.js';
+import { HOUR_MS } from './aggregate-batch.js';
+import { VisitorSketch, hashKey } from './visitor-sketch.js';
+
+/*
+ * The reports the aggregates answer (docs/decisions.md, "Aggregates at ingest"): a range is read
+ * as its whole UTC days from the day rows, the whole hours at either end from the hour rows, and
+ * the pieces of an hour left at either end (at most two, under two hours of events) from the
+ * events, merged on this side: counts are summed, unique visitors and sessions are the estimate of
+ * the merged sketches (exact up to the sketch's exact threshold). What a report reads therefore
+ * grows with the distinct values per day of the range, not with the events it covers.
+ */
+
+const DAY_MS = 86_400_000;
+
+/** Which part of a range comes from where. */
+export interface RangePlan {
+  /** Whole UTC days `[first, end)` read from day rows. */
+  days: [number, number] | null;
+  /** Whole hours `[first, end)` read from hour rows. */
+  hours: Array<[number, number]>;
+  /** Ranges `[from, to)` of ms read from the events. */
+  raw: Array<[number, number]>;
+}
+
+/** Splits `[from, to)` into whole days (when `days`), whole hours and the rest. */
+export function planRange(from: number, to: number, days: boolean): RangePlan {
+  const h0 = Math.ceil(from / HOUR_MS);
+  const h1 = Math.floor(to / HOUR_MS);
+  if (h1 <= h0) return { days: null, hours: [], raw: to > from ? [[from, to]] : [] };
+  const raw: Array<[number, number]> = [];
+  if (from < h0 * HOUR_MS) raw.push([from, h0 * HOUR_MS]);
+  if (h1 * HOUR_MS < to) raw.push([h1 * HOUR_MS, to]);
+  const d0 = Math.ceil(h0 / 24);
+  const d1 = Math.floor(h1 / 24);
+  if (!days || d1 <= d0) return { days: null, hours: [[h0, h1]], raw };
+  const hours: Array<[number, number]> = [];
+  if (h0 < d0 * 24) hours.push([h0, d0 * 24]);
+  if (d1 * 24 < h1) hours.push([d1 * 24, h1]);
+  return { days: [d0, d1], hours, raw };
+}
+
+/** Collects the values of one statement and names their placeholders in order. */
+class Values {
+  readonly list: unknown[] = [];
+  constructor(private readonly dialect: Dialect) {}
+  add(value: unknown): string {
+    this.list.push(value);
+    return this.dialect.placeholder(this.list.length);
+  }
+}
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+
+/** Stored sketch bytes as the driver returns them (a Buffer, a Uint8Array), or null. */
+const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
+
+/** One group of counts with its sketches, merged across rows and events. */
+class Group {
+  events = 0;
+  pageViews = 0;
+  readonly visitors = VisitorSketch.empty();
+  readonly sessions = VisitorSketch.empty();
+}
+
+/** How a report picks its rows: the dimension, one value or all, and which visitor sketch it reads. */
+interface Selection {
+  dim: FilterDimension | '';
+  value: string | null;
+  /** The `agg_values` sketch column of visitors. */
+  visitorColumn: string;
+  /** Conditions on raw rows beyond project, time and bots (leading ` AND `), built when called. */
+  rawExtra?: (v: Values) => string;
+}
+
+/** The reports of the aggregate tables, over `run`. */
+export interface AggregateReports {
+  totals(q: ReportQuery): Promise<Totals>;
+  series(q: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;
+  top(q: ReportQuery, dimension: TopDimension, limit: number): Promise<TopRow[]>;
+  sessions(q: ReportQuery): Promise<SessionStats>;
+}
+
+/** Top-N dimensions counted over page views: they describe a page load. */
+const isPageDimension = (d: TopDimension): boolean => d !== 'event_type' && d !== 'custom_event';
+
+/** Compares in UTF-8 byte order, as the stores order values. */
+const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** The aggregate reports over a {@link Dialect}. */
+export function createAggregateReports(dialect: Dialect, run: RunQuery): AggregateReports {
+  const bots = (q: ReportQuery) => (q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`);
+
+  /** The `agg_values` rows of a plan's days and hours: `columns` of each, plus its grain and bucket. */
+  const aggregateParts = (q: ReportQuery, plan: RangePlan, sel: Selection, columns: string, v: Values, values?: readonly string[]): string[] => {
+    const parts: string[] = [];
+    const part = (grain: number, first: number, end: number) => {
+      let sql = `SELECT grain, bucket, value, ${columns} FROM agg_values WHERE project_id = ${v.add(q.projectId)} AND dim = ${v.add(sel.dim)}`;
+      if (sel.value !== null) sql += ` AND value = ${v.add(sel.value)}`;
+      else if (values !== undefined) sql += ` AND value IN (${values.map((x) => v.add(x)).join(', ')})`;
+      sql += ` AND grain = ${grain} AND bucket >= ${v.add(first)} AND bucket < ${v.add(end)}${bots(q)}`;
+      parts.push(sql);
+    };
+    if (plan.days !== null) part(GRAIN_DAY, plan.days[0], plan.days[1]);
+    for (const [first, end] of plan.hours) part(GRAIN_HOUR, first, end);
+    return parts;
+  };
+
+  /** The events of a plan's raw ranges as rows of value, type, session, visitor, time. */
+  const rawRows = async (q: ReportQuery, plan: RangePlan, sel: Selection): Promise<Array<Record<string, unknown>>> => {
+    if (plan.raw.length === 0) return [];
+    const v = new Values(dialect);
+    const column = sel.dim === '' ? "''" : DIMENSION_COLUMNS[sel.dim];
+    const visitor = q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)';
+    const parts = plan.raw.map(([from, to]) => {
+      let sql = `SELECT ${column} AS value, event_type, session_id, ${visitor} AS visitor, timestamp FROM events
+        WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots(q)}`;
+      if (sel.dim !== '') sql += sel.value !== null ? ` AND ${column} = ${v.add(sel.value)}` : ` AND ${column} IS NOT NULL`;
+      return sql + (sel.rawExtra?.(v) ?? '');
+    });
+    return run(parts.join('\n UNION ALL '), v.list);
+  };
+
+  const addRaw = (group: Group, row: Record<string, unknown>, pageViewsOnly: boolean): void => {
+    const pageView = row.event_type === 'page_view';
+    if (pageViewsOnly && !pageView) return;
+    group.events++;
+    if (pageView) group.pageViews++;
+    if (typeof row.visitor === 'string') group.visitors.add(hashKey(row.visitor));
+    if (typeof row.session_id === 'string') group.sessions.add(hashKey(row.session_id));
+  };
+
+  const addStored = (group: Group, row: Record<string, unknown>, visitorColumn: string): void => {
+    group.events += num(row.events);
+    group.pageViews += num(row.page_views);
+    const visitors = bytesOf(row[visitorColumn]);
+    if (visitors !== null) group.visitors.mergeBytes(visitors);
+    const sessions = bytesOf(row.sessions);
+    if (sessions !== null) group.sessions.mergeBytes(sessions);
+  };
+
+  const totalsOf = (g: Group): Totals => ({ events: g.events, pageViews: g.pageViews, visitors: g.visitors.estimate(), sessions: g.sessions.estimate() });
+
+  /** The one filter of a report (at most one reaches the aggregates), or every event. */
+  const selectionOf = (q: ReportQuery): Selection => {
+    const entry = (Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>).find(([, value]) => value !== undefined);
+    return { dim: entry?.[0] ?? '', value: entry?.[1] ?? (entry === undefined ? '' : null), visitorColumn: q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors' };
+  };
+
+  /** Rows of the plan grouped by `keyOf` (a bucket start for series, one key for totals). */
+  const grouped = async (q: ReportQuery, plan: RangePlan, keyOfStored: (grain: number, bucket: number) => number, keyOfRaw: (ts: number) => number) => {
+    const sel = selectionOf(q);
+    const v = new Values(dialect);
+    const parts = aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn}, sessions`, v);
+    const [stored, raw] = await Promise.all([parts.length === 0 ? [] : run(parts.join('\n UNION ALL '), v.list), rawRows(q, plan, sel)]);
+    const groups = new Map<number, Group>();
+    const groupOf = (key: number): Group => {
+      let g = groups.get(key);
+      if (g === undefined) groups.set(key, (g = new Group()));
+      return g;
+    };
+    for (const row of stored) addStored(groupOf(keyOfStored(num(row.grain), num(row.bucket))), row, sel.visitorColumn);
+    for (const row of raw) addRaw(groupOf(keyOfRaw(num(row.timestamp))), row, false);
+    return groups;
+  };
+
+  return {
+    async totals(q) {
+      const groups = await grouped(q, planRange(q.from, q.to, true), () => 0, () => 0);
+      return totalsOf(groups.get(0) ?? new Group());
+    },
+
+    async series(q, bucketMs) {
+      const byDay = bucketMs === DAY_MS;
+      const groups = await grouped(
+        q,
+        planRange(q.from, q.to, byDay),
+        (grain, bucket) => (grain === GRAIN_DAY ? bucket * DAY_MS : byDay ? Math.floor(bucket / 24) * DAY_MS : bucket * HOUR_MS),
+        (ts) => Math.floor(ts / bucketMs) * bucketMs,
+      );
+      return [...groups.entries()]
+        .filter(([, g]) => g.events > 0)
+        .sort((a, b) => a[0] - b[0])
+        .map(([time, g]) => ({ time, ...totalsOf(g) }));
+    },
+
+    async top(q, dimension, limit) {
+      const pages = isPageDimension(dimension);
+      const builtIns = new Set(BUILT_IN_EVENT_TYPES);
+      const sel: Selection = {
+        dim: dimension === 'custom_event' ? 'event_type' : dimension,
+        value: null,
+        visitorColumn: (pages ? 'page_' : '') + (q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors'),
+      };
+      const plan = planRange(q.from, q.to, true);
+      const count = pages ? 'page_views' : 'events';
+      const v = new Values(dialect);
+      const parts = aggregateParts(q, plan, sel, `events, page_views`, v);
+      const [stored, raw] = await Promise.all([
+        parts.length === 0 ? [] : run(`SELECT value, SUM(${count}) AS n FROM (${parts.join('\n UNION ALL ')}) s GROUP BY value`, v.list),
+        rawRows(q, plan, sel),
+      ]);
+      const counts = new Map<string, number>();
+      for (const row of stored) counts.set(String(row.value), num(row.n));
+      const rawGroups = new Map<string, Group>();
+      for (const row of raw) {
+        const value = String(row.value);
+        let g = rawGroups.get(value);
+        if (g === undefined) rawGroups.set(value, (g = new Group()));
+        addRaw(g, row, pages);
+      }
+      for (const [value, g] of rawGroups) counts.set(value, (counts.get(value) ?? 0) + g.events);
+      const ranked = [...counts.entries()]
+        .filter(([value, n]) => n > 0 && (dimension !== 'custom_event' || !builtIns.has(value)))
+        .sort((a, b) => b[1] - a[1] || byteCompare(a[0], b[0]))
+        .slice(0, limit);
+      if (ranked.length === 0) return [];
+      const chosen = ranked.map(([value]) => value);
+      const w = new Values(dialect);
+      const sketchParts = aggregateParts(q, plan, sel, sel.visitorColumn, w, chosen);
+      const sketchRows = sketchParts.length === 0 ? [] : await run(sketchParts.join('\n UNION ALL '), w.list);
+      const visitors = new Map<string, VisitorSketch>(chosen.map((value) => [value, rawGroups.get(value)?.visitors ?? VisitorSketch.empty()]));
+      for (const row of sketchRows) {
+        const bytes = bytesOf(row[sel.visitorColumn]);
+        if (bytes !== null) visitors.get(String(row.value))?.mergeBytes(bytes);
+      }
+      return ranked.map(([value, n]) => ({ value, events: n, visitors: visitors.get(value)?.estimate() ?? 0 }));
+    },
+
+    async sessions(q) {
+      const plan = planRange(q.from, q.to, false);
+      const v = new Values(dialect);
+      const parts: string[] = [];
+      for (const [first, end] of plan.hours) {
+        parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM agg_sessions
+          WHERE project_id = ${v.add(q.projectId)} AND hour >= ${v.add(first)} AND hour < ${v.add(end)}${bots(q)}`);
+      }
+      for (const [from, to] of plan.raw) {
+        parts.push(`SELECT session_id, timestamp AS first_ts, timestamp AS last_ts, CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS page_views
+          FROM events WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}
+          AND session_id IS NOT NULL${bots(q)}`);
+      }
+      if (parts.length === 0) return { sessions: 0, bounces: 0, totalDurationMs: 0, pageViews: 0 };
+      const rows = await run(
+        `WITH s AS (SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv FROM (${parts.join('\n UNION ALL ')}) p GROUP BY session_id)
+         SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
+           COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s`,
+        v.list,
+      );
+      const row = rows[0];
+      return { sessions: num(row?.sessions), bounces: num(row?.bounces), totalDurationMs: num(row?.duration), pageViews: num(row?.page_views) };
+    },
+  };
+}

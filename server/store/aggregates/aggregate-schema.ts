@@ -1,0 +1,73 @@
+import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
+
+/*
+ * The report aggregates (docs/decisions.md, "Aggregates at ingest"): tables the group commit that
+ * stores events also updates, in the same transaction, so they are never rebuilt from the events.
+ * Derived, like the daily rollups: created at every store open by idempotent DDL, with a shape
+ * version of their own; a database without them (or with another shape) gets them built once from
+ * its events at open.
+ *
+ * agg_values: per project, dimension, grain (0 an hour, 1 a UTC day), bucket (hours or days since
+ * the epoch), value and bot flag: events, page views, and sketches of the distinct visitors (both
+ * keys), sessions and, for page dimensions, visitors of page views (`visitor-sketch.ts`; null is
+ * empty). Dimension '' with value '' stands for every event. Rows grow with the distinct values
+ * per hour, not with the events. The unique index serves a dimension's rows over a range of
+ * buckets (totals, series, top lists); the second one a single value's rows (a filter).
+ * agg_sessions: per project, hour, session and bot flag: first and last time, events, page views.
+ * A range's sessions are read from it by hour, so the sessions panel reads a row per session and
+ * hour, not every event.
+ */
+
+/** Version of the aggregate tables' shape; a database with another one gets them dropped and built again. */
+export const AGGREGATE_SHAPE = 1;
+
+/** The `dim` of each aggregate dimension, by index: '' (every event), then the filter dimensions. */
+export const AGGREGATE_DIMS: ReadonlyArray<FilterDimension | ''> = ['', ...FILTER_DIMENSIONS];
+
+/** The events column of each aggregate dimension after the first, in order. */
+export const AGGREGATE_COLUMNS: readonly string[] = FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]);
+
+/** Whether each aggregate dimension describes a page load (its top list counts page views). */
+export const AGGREGATE_PAGE_DIMS: readonly boolean[] = AGGREGATE_DIMS.map((d) => d !== '' && d !== 'event_type');
+
+/** Grain of a row: an hour or a UTC day. */
+export const GRAIN_HOUR = 0;
+export const GRAIN_DAY = 1;
+
+/** Every aggregate table, dropped on a shape change. */
+export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_meta'] as const;
+
+/** The sketch columns of `agg_values`, in the order the stores write them. */
+export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
+
+export const SQLITE_AGGREGATE_DDL = `
+CREATE TABLE IF NOT EXISTS agg_meta (shape INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS agg_values (
+  project_id TEXT NOT NULL, dim TEXT NOT NULL, grain INTEGER NOT NULL, bucket INTEGER NOT NULL, value TEXT NOT NULL, is_bot INTEGER NOT NULL,
+  events INTEGER NOT NULL, page_views INTEGER NOT NULL,
+  visitors BLOB, visitor_hashes BLOB, sessions BLOB, page_visitors BLOB, page_visitor_hashes BLOB);
+CREATE UNIQUE INDEX IF NOT EXISTS agg_values_key ON agg_values (project_id, dim, grain, bucket, value, is_bot);
+CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, value, grain, bucket);
+CREATE TABLE IF NOT EXISTS agg_sessions (
+  project_id TEXT NOT NULL, hour INTEGER NOT NULL, session_id TEXT NOT NULL, is_bot INTEGER NOT NULL,
+  first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
+  PRIMARY KEY (project_id, hour, session_id, is_bot)) WITHOUT ROWID;`;
+
+/**
+ * On PostgreSQL a commit inserts its rows as parts, several per key until the compaction merges
+ * them (`postgres-aggregates.ts` says why); reports merge them as they merge rows of many days.
+ */
+export const POSTGRES_AGGREGATE_DDL = `
+CREATE TABLE IF NOT EXISTS agg_meta (shape INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS agg_values (
+  part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  project_id TEXT NOT NULL, dim TEXT NOT NULL, grain SMALLINT NOT NULL, bucket BIGINT NOT NULL, value TEXT COLLATE "C" NOT NULL, is_bot BOOLEAN NOT NULL,
+  events BIGINT NOT NULL, page_views BIGINT NOT NULL,
+  visitors BYTEA, visitor_hashes BYTEA, sessions BYTEA, page_visitors BYTEA, page_visitor_hashes BYTEA);
+CREATE INDEX IF NOT EXISTS agg_values_key ON agg_values (project_id, dim, grain, bucket, value, is_bot) INCLUDE (events, page_views);
+CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, value, grain, bucket);
+CREATE TABLE IF NOT EXISTS agg_sessions (
+  part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  project_id TEXT NOT NULL, hour BIGINT NOT NULL, session_id TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
+  first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL, events BIGINT NOT NULL, page_views BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS agg_sessions_key ON agg_sessions (project_id, hour, session_id, is_bot);`;

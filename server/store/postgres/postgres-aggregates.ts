@@ -1,0 +1,352 @@
+import type pg from 'pg';
+import { type AggregateBatch, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
+import {
+  AGGREGATE_COLUMNS,
+  AGGREGATE_DIMS,
+  AGGREGATE_PAGE_DIMS,
+  AGGREGATE_SHAPE,
+  AGGREGATE_TABLES,
+  GRAIN_DAY,
+  GRAIN_HOUR,
+  POSTGRES_AGGREGATE_DDL,
+} from '../aggregates/aggregate-schema.js';
+import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
+import type { StoredEvent } from '../event-store.js';
+import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
+import { cleanText } from '../shared/sanitize.js';
+
+/*
+ * The report aggregates on PostgreSQL (`aggregates/aggregate-schema.ts`), written in the group
+ * commit's transaction as *parts*: a commit inserts its own rows, one per key it touches, and
+ * never updates a row. A sketch merge is a read, a merge here and a write; done by every commit on
+ * the rows it shares with the others (the project's current hour has one key every commit
+ * touches), it made the commits of a project wait on each other from that read to their commit,
+ * and halved the ingest rate (bench/RESULTS.md). Reports sum and merge whatever parts a key has,
+ * as they merge the rows of many days, so several parts per key answer the same numbers; the
+ * compaction below merges a key's parts into one in the background, so reads stay short.
+ *
+ * Commits take the project's aggregate lock shared (they do not wait for each other); what builds
+ * days again from the events (erasure, retention) takes it exclusive, so no commit's parts fall
+ * between its read of the events and its write of the rows.
+ */
+
+const DAY_MS = 86_400_000;
+
+/** The sketch code of this process's commits; one kit, so that its sketches merge with each other. */
+const POSTGRES_KIT = createSketchKit();
+const Sketch = POSTGRES_KIT.VisitorSketch;
+
+/** The advisory lock of a project's aggregates, as SQL over the project expression. */
+const LOCK_KEY = (project: string) => `hashtext('agg:' || ${project})`;
+
+/** Takes the aggregate lock of a project exclusive: no commit writes parts until this transaction ends. */
+async function lockExclusive(client: pg.PoolClient, projectId: string): Promise<void> {
+  await client.query(`SELECT pg_advisory_xact_lock(${LOCK_KEY('$1::text')})`, [projectId]);
+}
+
+/** One `agg_values` row of a commit: a group's counts and sketches at one grain. */
+interface RowDelta {
+  project: string;
+  dim: string;
+  grain: number;
+  bucket: number;
+  value: string;
+  bot: boolean;
+  events: number;
+  pageViews: number;
+  sketches: Array<VisitorSketch | null>;
+}
+
+const sketchesOf = (g: ValueGroup): Array<VisitorSketch | null> => [g.visitors, g.visitorHashes, g.sessions, g.pageVisitors, g.pageVisitorHashes];
+
+/** The commit's rows, a group's hour and day rows each, groups of one day merged into its day row. */
+function rowDeltas(groups: readonly ValueGroup[]): RowDelta[] {
+  const rows = new Map<string, RowDelta>();
+  for (const g of groups) {
+    const dim = AGGREGATE_DIMS[g.dim] as string;
+    for (const [grain, bucket] of [
+      [GRAIN_HOUR, g.hour],
+      [GRAIN_DAY, Math.floor(g.hour / 24)],
+    ] as const) {
+      const key = `${g.project}\u0000${dim}\u0000${grain}\u0000${bucket}\u0000${g.value}\u0000${g.bot}`;
+      const row = rows.get(key);
+      if (row === undefined) {
+        rows.set(key, { project: g.project, dim, grain, bucket, value: g.value, bot: g.bot === 1, events: g.events, pageViews: g.pageViews, sketches: sketchesOf(g) });
+        continue;
+      }
+      row.events += g.events;
+      row.pageViews += g.pageViews;
+      row.sketches = row.sketches.map((s, i) => {
+        const other = sketchesOf(g)[i] ?? null;
+        if (s === null) return other === null ? null : Sketch.empty().merge(other);
+        // A copy: the group's own sketch may also stand in its hour row.
+        return other === null ? s : Sketch.empty().merge(s).merge(other);
+      });
+    }
+  }
+  return [...rows.values()];
+}
+
+const bytesOrNull = (sketch: VisitorSketch | null): Buffer | null => {
+  if (sketch === null || sketch.estimate() === 0) return null;
+  const bytes = sketch.toBytes();
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+};
+
+const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
+
+/**
+ * Inserts a commit's groups as parts, in the caller's transaction, with the projects' aggregate
+ * locks taken shared in the same statement (see the top of the file).
+ */
+export async function applyPostgresAggregates(client: pg.PoolClient, batch: AggregateBatch): Promise<void> {
+  if (batch.empty()) return;
+  const deltas = rowDeltas(batch.values());
+  const sessions = batch.sessions();
+  const projects = [...new Set([...deltas.map((d) => d.project), ...sessions.map((s) => s.project)])].sort();
+  await client.query(
+    `WITH locked AS (SELECT count(pg_advisory_xact_lock_shared(${LOCK_KEY('p')})) AS n FROM unnest($1::text[]) AS p),
+     v AS (
+       INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+       SELECT u.* FROM unnest($2::text[], $3::text[], $4::int2[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[], $9::bigint[],
+         $10::bytea[], $11::bytea[], $12::bytea[], $13::bytea[], $14::bytea[]) AS u, locked),
+     s AS (
+       INSERT INTO agg_sessions (project_id, hour, session_id, is_bot, first_ts, last_ts, events, page_views)
+       SELECT u.* FROM unnest($15::text[], $16::bigint[], $17::text[], $18::bool[], $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[]) AS u, locked)
+     SELECT n FROM locked`,
+    [
+      projects,
+      deltas.map((d) => d.project),
+      deltas.map((d) => d.dim),
+      deltas.map((d) => d.grain),
+      deltas.map((d) => d.bucket),
+      deltas.map((d) => d.value),
+      deltas.map((d) => d.bot),
+      deltas.map((d) => d.events),
+      deltas.map((d) => d.pageViews),
+      ...SKETCH_COLUMNS.map((_, i) => deltas.map((d) => bytesOrNull(d.sketches[i] ?? null))),
+      sessions.map((s) => s.project),
+      sessions.map((s) => s.hour),
+      sessions.map((s) => s.session),
+      sessions.map((s) => s.bot === 1),
+      sessions.map((s) => s.first),
+      sessions.map((s) => s.last),
+      sessions.map((s) => s.events),
+      sessions.map((s) => s.pageViews),
+    ],
+  );
+}
+
+/** Keys merged per compaction transaction. */
+const COMPACT_KEYS = 500;
+
+/** Where a compaction got to: the parts up to `part` were seen. */
+export interface CompactionMark {
+  values: number;
+  sessions: number;
+}
+
+/**
+ * Merges the parts of the keys that got new parts since `mark` into one row per key, and returns
+ * the new mark. Each part is locked (`SKIP LOCKED`: a part another process is merging is left to
+ * it), deleted, and its key's merged row inserted, in one transaction per slice of keys; a
+ * commit's parts inserted meanwhile are not touched, and wait for the next round.
+ */
+export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionMark): Promise<CompactionMark> {
+  const next = { ...mark };
+  const keys = await pool.query<Record<string, unknown>>(
+    `SELECT project_id, dim, grain, bucket, value, is_bot, max(part) AS last FROM agg_values WHERE part > $1
+     GROUP BY project_id, dim, grain, bucket, value, is_bot`,
+    [mark.values],
+  );
+  for (const row of keys.rows) next.values = Math.max(next.values, Number(row.last));
+  for (let start = 0; start < keys.rows.length; start += COMPACT_KEYS) {
+    const slice = keys.rows.slice(start, start + COMPACT_KEYS);
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<Record<string, unknown>>(
+        `SELECT a.part, a.project_id, a.dim, a.grain, a.bucket, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')}
+         FROM agg_values a JOIN unnest($1::text[], $2::text[], $3::int2[], $4::bigint[], $5::text[], $6::bool[]) AS k(p, d, g, b, v, bot)
+           ON a.project_id = k.p AND a.dim = k.d AND a.grain = k.g AND a.bucket = k.b AND a.value = k.v AND a.is_bot = k.bot
+         FOR UPDATE OF a SKIP LOCKED`,
+        ['project_id', 'dim', 'grain', 'bucket', 'value', 'is_bot'].map((c) => slice.map((k) => k[c])),
+      );
+      const merged = new Map<string, { key: Record<string, unknown>; parts: number[]; events: number; pageViews: number; sketches: Array<VisitorSketch | null> }>();
+      for (const r of rows) {
+        const id = `${r.project_id}\u0000${r.dim}\u0000${r.grain}\u0000${r.bucket}\u0000${r.value}\u0000${r.is_bot}`;
+        let m = merged.get(id);
+        if (m === undefined) merged.set(id, (m = { key: r, parts: [], events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) }));
+        m.parts.push(Number(r.part));
+        m.events += Number(r.events);
+        m.pageViews += Number(r.page_views);
+        m.sketches = m.sketches.map((sketch, i) => {
+          const bytes = r[SKETCH_COLUMNS[i] as string];
+          if (!(bytes instanceof Uint8Array)) return sketch;
+          return (sketch ?? Sketch.empty()).mergeBytes(bytes);
+        });
+      }
+      const many = [...merged.values()].filter((m) => m.parts.length > 1);
+      if (many.length > 0) {
+        await client.query('DELETE FROM agg_values WHERE part = ANY($1::bigint[])', [many.flatMap((m) => m.parts)]);
+        await client.query(
+          `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+           SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::bigint[], $5::text[], $6::bool[], $7::bigint[], $8::bigint[],
+             $9::bytea[], $10::bytea[], $11::bytea[], $12::bytea[], $13::bytea[])`,
+          [
+            ...['project_id', 'dim', 'grain', 'bucket', 'value', 'is_bot'].map((c) => many.map((m) => m.key[c])),
+            many.map((m) => m.events),
+            many.map((m) => m.pageViews),
+            ...SKETCH_COLUMNS.map((_, i) => many.map((m) => bytesOrNull(m.sketches[i] ?? null))),
+          ],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+  // Sessions merge in SQL: a part is only counts and times.
+  const newest = await pool.query<{ last: string | null }>('SELECT max(part) AS last FROM agg_sessions');
+  const last = Number(newest.rows[0]?.last ?? mark.sessions);
+  await pool.query(
+    `WITH touched AS (SELECT DISTINCT project_id, hour, session_id, is_bot FROM agg_sessions WHERE part > $1 AND part <= $2),
+     keys AS (SELECT project_id, hour, session_id, is_bot FROM agg_sessions JOIN touched USING (project_id, hour, session_id, is_bot)
+       GROUP BY project_id, hour, session_id, is_bot HAVING count(*) > 1),
+     parts AS (SELECT s.part FROM agg_sessions s JOIN keys USING (project_id, hour, session_id, is_bot) FOR UPDATE OF s SKIP LOCKED),
+     moved AS (DELETE FROM agg_sessions d USING parts WHERE d.part = parts.part RETURNING d.*)
+     INSERT INTO agg_sessions (project_id, hour, session_id, is_bot, first_ts, last_ts, events, page_views)
+     SELECT project_id, hour, session_id, is_bot, min(first_ts), max(last_ts), sum(events), sum(page_views) FROM moved
+     GROUP BY project_id, hour, session_id, is_bot`,
+    [mark.sessions, last],
+  );
+  next.sessions = Math.max(next.sessions, last);
+  return next;
+}
+
+/** The groups of the events a commit stored (`inserted[i]`), their text cleaned as the insert stores it. */
+export function batchOfStored(events: readonly StoredEvent[], inserted: readonly boolean[]): AggregateBatch {
+  const batch = newBatch();
+  const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
+  const clean = (value: string | null): string | null => (value === null ? null : cleanText(value));
+  for (let i = 0; i < events.length; i++) {
+    if (inserted[i] !== true) continue;
+    const e = events[i] as StoredEvent;
+    const d = e.dimensions;
+    const type = cleanText(e.eventType);
+    const values = d === undefined ? [] : [d.path, d.host, d.referrerHost, d.channel, d.utmSource, d.utmMedium, d.utmCampaign, d.browser, d.os, d.device, d.screenClass];
+    for (let k = 0; k < 11; k++) dimValues[k] = clean(values[k] ?? null);
+    dimValues[11] = type;
+    batch.add(cleanText(e.projectId), type, clean(e.sessionId), Math.round(e.timestamp), e.isBot ? 1 : 0, clean(e.visitorId), clean(d?.anonymousId ?? null), dimValues);
+  }
+  return batch;
+}
+
+/** A batch of this process's sketch kit. */
+function newBatch(): AggregateBatch {
+  return createAggregateBatch(POSTGRES_KIT, AGGREGATE_DIMS.length, AGGREGATE_PAGE_DIMS);
+}
+
+/** The columns an aggregate build reads of each event. */
+const READ_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
+
+/** Adds rows of {@link READ_COLUMNS} to a batch. */
+function addRows(batch: AggregateBatch, rows: ReadonlyArray<Record<string, unknown>>): void {
+  const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
+  for (const row of rows) {
+    for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = (row[AGGREGATE_COLUMNS[k] as string] as string | null) ?? null;
+    batch.add(
+      row.project_id as string,
+      row.event_type as string,
+      (row.session_id as string | null) ?? null,
+      Number(row.timestamp),
+      row.is_bot === true ? 1 : 0,
+      (row.visitor_id as string | null) ?? null,
+      (row.anonymous_id as string | null) ?? null,
+      dimValues,
+    );
+  }
+}
+
+/** Deletes a project's aggregate rows of the whole UTC days `[first, end)`, per dimension through the key index. */
+async function deleteDays(client: pg.PoolClient, projectId: string, first: number, end: number): Promise<void> {
+  await client.query(
+    `DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[])
+       AND ((grain = ${GRAIN_DAY} AND bucket >= $3::bigint AND bucket < $4::bigint) OR (grain = ${GRAIN_HOUR} AND bucket >= $3::bigint * 24 AND bucket < $4::bigint * 24))`,
+    [projectId, AGGREGATE_DIMS, first, end],
+  );
+  await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour >= $2::bigint * 24 AND hour < $3::bigint * 24', [projectId, first, end]);
+}
+
+/**
+ * Builds the aggregates of some UTC days of a project again from the events they hold, in the
+ * caller's transaction, after an erasure or retention deleted some of their events (as on SQLite,
+ * `sqlite-aggregates.ts`).
+ */
+export async function rebuildPostgresAggregateDays(client: pg.PoolClient, projectId: string, days: Iterable<number>): Promise<void> {
+  await lockExclusive(client, projectId);
+  for (const day of new Set(days)) {
+    await deleteDays(client, projectId, day, day + 1);
+    const { rows } = await client.query<Record<string, unknown>>(
+      `SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`,
+      [projectId, day * DAY_MS, (day + 1) * DAY_MS],
+    );
+    const batch = newBatch();
+    addRows(batch, rows);
+    await applyPostgresAggregates(client, batch);
+  }
+}
+
+/** Deletes a project's aggregates of the whole UTC days before `day` (retention), in the caller's transaction. */
+export async function dropPostgresAggregatesBefore(client: pg.PoolClient, projectId: string, day: number): Promise<void> {
+  await lockExclusive(client, projectId);
+  await deleteDays(client, projectId, -10_000_000, day);
+}
+
+/** Events read per step when the aggregates of an upgraded database are built. */
+const BUILD_CHUNK = 20_000;
+
+/**
+ * Creates the aggregate tables, or builds them again when their shape changed, from the events,
+ * once, under the schema's advisory lock: a database of an earlier version is built at its first
+ * open, before the store serves.
+ */
+export async function ensurePostgresAggregates(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(SCHEMA_LOCK_SQL);
+    const meta = await client.query<{ found: boolean }>("SELECT to_regclass('agg_meta') IS NOT NULL AS found");
+    const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM agg_meta')).rows[0]?.shape : undefined;
+    if (shape !== AGGREGATE_SHAPE) await client.query(`DROP TABLE IF EXISTS ${AGGREGATE_TABLES.join(', ')}`);
+    await client.query(POSTGRES_AGGREGATE_DDL);
+    if (shape !== AGGREGATE_SHAPE) {
+      let after: unknown[] | null = null;
+      for (;;) {
+        const { rows } = await client.query<Record<string, unknown>>(
+          after === null
+            ? `SELECT ${READ_COLUMNS}, event_id FROM events ORDER BY project_id, timestamp, event_id LIMIT ${BUILD_CHUNK}`
+            : `SELECT ${READ_COLUMNS}, event_id FROM events WHERE (project_id, timestamp, event_id) > ($1, $2, $3)
+               ORDER BY project_id, timestamp, event_id LIMIT ${BUILD_CHUNK}`,
+          after ?? [],
+        );
+        if (rows.length === 0) break;
+        const batch = newBatch();
+        addRows(batch, rows);
+        await applyPostgresAggregates(client, batch);
+        const last = rows[rows.length - 1] as Record<string, unknown>;
+        after = [String(last.project_id), String(last.timestamp), String(last.event_id)];
+      }
+      await client.query('INSERT INTO agg_meta (shape) VALUES ($1)', [AGGREGATE_SHAPE]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,188 @@
+import type Database from 'better-sqlite3';
+import { type AggregateBatch, createAggregateBatch } from '../aggregates/aggregate-batch.js';
+import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
+import type { CommitAggregates } from './sqlite-event-writer.js';
+import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
+
+/**
+ * Prepares what writes a commit's aggregate groups (`aggregate-batch.ts`) into SQLite's aggregate
+ * tables, inside the caller's transaction: one upsert per group into its hour row and its day row,
+ * counts added and sketches merged by `sa_sketch_union`, a function this connection registers.
+ * `dims` names the aggregate dimensions by index.
+ *
+ * It runs in the writer thread, which receives it as source text, so it must stay self-contained:
+ * nothing from outside its body and parameters but erased types. 3,600,000 and 24 below are an
+ * hour in ms and hours in a day.
+ */
+export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, dims: readonly string[]): (batch: AggregateBatch) => void {
+  const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  db.function('sa_sketch_union', { deterministic: true }, (a: unknown, b: unknown) => {
+    if (a === null) return b;
+    if (b === null) return a;
+    return toBuffer(kit.unionSketchBytes(a as Uint8Array, b as Uint8Array));
+  });
+  const upsertValue = db.prepare<unknown[]>(
+    `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views,
+       visitors, visitor_hashes, sessions, page_visitors, page_visitor_hashes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, dim, grain, bucket, value, is_bot) DO UPDATE SET
+       events = events + excluded.events, page_views = page_views + excluded.page_views,
+       visitors = sa_sketch_union(visitors, excluded.visitors),
+       visitor_hashes = sa_sketch_union(visitor_hashes, excluded.visitor_hashes),
+       sessions = sa_sketch_union(sessions, excluded.sessions),
+       page_visitors = sa_sketch_union(page_visitors, excluded.page_visitors),
+       page_visitor_hashes = sa_sketch_union(page_visitor_hashes, excluded.page_visitor_hashes)`,
+  );
+  const upsertSession = db.prepare<unknown[]>(
+    `INSERT INTO agg_sessions (project_id, hour, session_id, is_bot, first_ts, last_ts, events, page_views)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, hour, session_id, is_bot) DO UPDATE SET
+       first_ts = MIN(first_ts, excluded.first_ts), last_ts = MAX(last_ts, excluded.last_ts),
+       events = events + excluded.events, page_views = page_views + excluded.page_views`,
+  );
+  const bytesOrNull = (sketch: { estimate(): number; toBytes(): Uint8Array } | null): Buffer | null =>
+    sketch === null || sketch.estimate() === 0 ? null : toBuffer(sketch.toBytes());
+  return (batch) => {
+    if (batch.empty()) return;
+    for (const g of batch.values()) {
+      const sketches = [bytesOrNull(g.visitors), bytesOrNull(g.visitorHashes), bytesOrNull(g.sessions), bytesOrNull(g.pageVisitors), bytesOrNull(g.pageVisitorHashes)];
+      const dim = dims[g.dim];
+      upsertValue.run(g.project, dim, 0, g.hour, g.value, g.bot, g.events, g.pageViews, ...sketches);
+      upsertValue.run(g.project, dim, 1, Math.floor(g.hour / 24), g.value, g.bot, g.events, g.pageViews, ...sketches);
+    }
+    for (const s of batch.sessions()) upsertSession.run(s.project, s.hour, s.session, s.bot, s.first, s.last, s.events, s.pageViews);
+  };
+}
+
+/** What the aggregates of a commit need, as the writer thread gets them: each a self-contained function. */
+export interface AggregateParts {
+  createKit: () => SketchKit;
+  prepare: typeof prepareSqliteAggregates;
+  createBatch: (kit: SketchKit, dimCount: number, pageDims: readonly boolean[]) => AggregateBatch;
+  dims: readonly string[];
+  pageDims: readonly boolean[];
+}
+
+/** The aggregates of the group commits on `db` (self-contained too: the writer thread gets it as source). */
+export function openSqliteAggregates(db: Database.Database, parts: AggregateParts): CommitAggregates {
+  const kit = parts.createKit();
+  const apply = parts.prepare(db, kit, parts.dims);
+  return { begin: () => parts.createBatch(kit, parts.dims.length, parts.pageDims), apply };
+}
+
+/** Milliseconds in a UTC day. */
+const DAY_MS = 86_400_000;
+
+/** Events read per step when aggregates are built from existing events. */
+const BUILD_CHUNK = 20_000;
+
+/**
+ * Creates the aggregate tables, or rebuilds them when their shape changed (`aggregate-schema.ts`):
+ * a database of an earlier version gets its aggregates built from its events once, here, in one
+ * transaction, before the writer starts. From then on only the group commits write them.
+ */
+export function ensureSqliteAggregates(db: Database.Database, open: () => CommitAggregates): CommitAggregates {
+  return db.transaction((): CommitAggregates => {
+    const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_meta'").get();
+    const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM agg_meta').pluck().get() as number | undefined);
+    if (shape === AGGREGATE_SHAPE) {
+      db.exec(SQLITE_AGGREGATE_DDL);
+      return open();
+    }
+    for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
+    db.exec(SQLITE_AGGREGATE_DDL);
+    const aggregates = open();
+    const read = db.prepare<[number, number]>(
+      `SELECT rowid, project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}
+       FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+    );
+    const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
+    for (let after = 0; ; ) {
+      const rows = read.all(after, BUILD_CHUNK) as Array<Record<string, string | number | null>>;
+      if (rows.length === 0) break;
+      const batch = aggregates.begin();
+      for (const row of rows) {
+        for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = row[AGGREGATE_COLUMNS[k] as string] as string | null;
+        batch.add(
+          row.project_id as string,
+          row.event_type as string,
+          row.session_id as string | null,
+          row.timestamp as number,
+          row.is_bot === 1 ? 1 : 0,
+          row.visitor_id as string | null,
+          row.anonymous_id as string | null,
+          dimValues,
+        );
+      }
+      aggregates.apply(batch);
+      after = rows[rows.length - 1]?.rowid as number;
+    }
+    db.prepare('INSERT INTO agg_meta (shape) VALUES (?)').run(AGGREGATE_SHAPE);
+    return aggregates;
+  }).immediate();
+}
+
+/** The aggregate parts of this process, for a commit on the calling thread (an in-memory database). */
+export const SQLITE_AGGREGATE_PARTS: AggregateParts = {
+  createKit: createSketchKit,
+  prepare: prepareSqliteAggregates,
+  createBatch: createAggregateBatch,
+  dims: AGGREGATE_DIMS,
+  pageDims: AGGREGATE_PAGE_DIMS,
+};
+
+/** The same as source text of a function from a connection to its {@link CommitAggregates}, for the writer thread. */
+export const SQLITE_AGGREGATES_SOURCE = `(db) => (${openSqliteAggregates.toString()})(db, {
+  createKit: ${createSketchKit.toString()},
+  prepare: ${prepareSqliteAggregates.toString()},
+  createBatch: ${createAggregateBatch.toString()},
+  dims: ${JSON.stringify(AGGREGATE_DIMS)},
+  pageDims: ${JSON.stringify(AGGREGATE_PAGE_DIMS)},
+})`;
+
+/** The aggregate rows of whole UTC days `[first, end)` of a project: what a day's rebuild or retention deletes, per dimension through the key index. */
+function deleteDays(db: Database.Database, projectId: string, first: number, end: number): void {
+  const values = db.prepare<unknown[]>('DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ?');
+  for (const dim of AGGREGATE_DIMS) {
+    values.run(projectId, dim, GRAIN_DAY, first, end);
+    values.run(projectId, dim, GRAIN_HOUR, first * 24, end * 24);
+  }
+  db.prepare('DELETE FROM agg_sessions WHERE project_id = ? AND hour >= ? AND hour < ?').run(projectId, first * 24, end * 24);
+}
+
+/**
+ * Builds the aggregates of some UTC days of a project again from the events they hold, inside the
+ * caller's transaction, after an erasure or retention deleted some of their events: counts and
+ * sketches then hold none of the deleted events, and no key of an erased user stays in a sketch.
+ * The only place the aggregates are read back from events, for the days a deletion touched.
+ */
+export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
+  const read = db.prepare<unknown[]>(
+    `SELECT project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}
+     FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
+  );
+  const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
+  for (const day of days) {
+    deleteDays(db, projectId, day, day + 1);
+    const batch = aggregates.begin();
+    for (const row of read.iterate(projectId, day * DAY_MS, (day + 1) * DAY_MS) as Iterable<Record<string, string | number | null>>) {
+      for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = row[AGGREGATE_COLUMNS[k] as string] as string | null;
+      batch.add(
+        row.project_id as string,
+        row.event_type as string,
+        row.session_id as string | null,
+        row.timestamp as number,
+        row.is_bot === 1 ? 1 : 0,
+        row.visitor_id as string | null,
+        row.anonymous_id as string | null,
+        dimValues,
+      );
+    }
+    aggregates.apply(batch);
+  }
+}
+
+/** Deletes a project's aggregates of the whole UTC days before `day` (retention), inside the caller's transaction. */
+export function dropSqliteAggregatesBefore(db: Database.Database, projectId: string, day: number): void {
+  deleteDays(db, projectId, -10_000_000, day);
+}

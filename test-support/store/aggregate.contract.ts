@@ -1,0 +1,239 @@
+import { describe, expect, it } from 'vitest';
+import { generateProject, writeProject } from '../server/report-fixtures.js';
+import type { EventStore, StoredEvent } from '../../server/store/event-store.js';
+import { newProjectId } from './event-store.fixtures.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, type FilterDimension, type ReportQuery, type TopDimension } from '../../server/store/report-store.js';
+import { expectEstimate } from './estimates.js';
+import type { RollupLocation } from './rollup.contract.js';
+
+/*
+ * The aggregates kept at ingest (docs/decisions.md, "Aggregates at ingest") answer what direct SQL
+ * over the events answers: exact counts equal, unique counts within the sketch's bound (equal up
+ * to its exact threshold, which the generated projects stay under), over ranges that start and end
+ * inside an hour, inside a day and on boundaries, and after everything that changes stored events:
+ * late events, re-sent duplicates, an erasure, retention, and the build of an upgraded database.
+ */
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const START = Date.UTC(2026, 1, 2);
+const DAYS = 3;
+
+type Row = Record<string, unknown>;
+const n = (v: unknown) => Number(v ?? 0);
+
+/** Ranges over the generated project: whole days, ends inside hours, one piece of an hour, one hour boundary. */
+const RANGES: ReadonlyArray<readonly [string, number, number]> = [
+  ['whole days', START, START + DAYS * DAY],
+  ['ends inside hours', START + 5 * HOUR + 17 * 60_000, START + (DAYS - 1) * DAY + 7 * HOUR + 3 * 60_000],
+  ['inside one hour', START + DAY + 10 * 60_000, START + DAY + 50 * 60_000],
+  ['across one hour boundary', START + DAY + 9 * HOUR + 40 * 60_000, START + DAY + 10 * HOUR + 20 * 60_000],
+  ['empty', START - 2 * DAY, START - DAY],
+];
+
+const byteCompare = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Runs the aggregate contract on a kind of database. */
+export function describeAggregates(name: string, location: () => Promise<RollupLocation>): void {
+  describe(`${name}: aggregates kept at ingest`, () => {
+    const withStore = async (body: (store: EventStore, loc: RollupLocation, projectId: string) => Promise<void>) => {
+      const loc = await location();
+      const store = loc.open();
+      await store.init();
+      try {
+        await body(store, loc, newProjectId());
+      } finally {
+        await store.close();
+      }
+    };
+
+    const where = (q: ReportQuery, values: unknown[]): string => {
+      values.push(q.projectId, q.from, q.to);
+      let sql = 'project_id = ? AND timestamp >= ? AND timestamp < ?';
+      if (!q.includeBots) {
+        sql += ' AND is_bot = ?';
+        values.push(false);
+      }
+      for (const [d, value] of Object.entries(q.filters) as Array<[FilterDimension, string]>) {
+        sql += ` AND ${DIMENSION_COLUMNS[d]} = ?`;
+        values.push(value);
+      }
+      return sql;
+    };
+    const visitor = (q: ReportQuery) => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
+
+    /** Totals, by bucket when `bucketMs` is given, as direct SQL counts them. */
+    const sqlTotals = async (loc: RollupLocation, q: ReportQuery, bucketMs?: number): Promise<Row[]> => {
+      const values: unknown[] = [];
+      const bucket = bucketMs === undefined ? '0' : `(timestamp / ${bucketMs}) * ${bucketMs}`;
+      return loc.sql(
+        `SELECT ${bucket} AS t, COUNT(*) AS events, SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS page_views,
+           COUNT(DISTINCT ${visitor(q)}) AS visitors, COUNT(DISTINCT session_id) AS sessions
+         FROM events WHERE ${where(q, values)} GROUP BY 1 ORDER BY 1`,
+        values,
+      );
+    };
+
+    const expectTotals = (actual: { events: number; pageViews: number; visitors: number; sessions: number }, row: Row | undefined, what: string) => {
+      expect({ events: actual.events, pageViews: actual.pageViews }, what).toEqual({ events: n(row?.events), pageViews: n(row?.page_views) });
+      expectEstimate(actual.visitors, n(row?.visitors), `${what}: visitors`);
+      expectEstimate(actual.sessions, n(row?.sessions), `${what}: sessions`);
+    };
+
+    /** Every panel the aggregates answer, checked against direct SQL, over every range. */
+    const expectAsSql = async (store: EventStore, loc: RollupLocation, projectId: string) => {
+      const r = store.reports;
+      for (const [range, from, to] of RANGES) {
+        const q = (over: Partial<ReportQuery> = {}): ReportQuery => ({ projectId, from, to, filters: {}, includeBots: false, visitorKey: 'anonymous', ...over });
+        for (const [label, query] of [
+          ['totals', q()],
+          ['by hash', q({ visitorKey: 'hash' })],
+          ['with bots', q({ includeBots: true })],
+          ['one filter', q({ filters: { page: '/pricing' } })],
+          ['an event type', q({ filters: { event_type: 'purchase' } })],
+        ] as const) {
+          expectTotals(await r.totals(query), (await sqlTotals(loc, query))[0], `${range}, ${label}`);
+        }
+        for (const bucket of [HOUR, DAY]) {
+          for (const query of [q(), q({ filters: { device: 'mobile' } })]) {
+            const series = await r.series(query, bucket);
+            const rows = await sqlTotals(loc, query, bucket);
+            expect(series.map((p) => p.time), `${range}: series buckets`).toEqual(rows.map((row) => n(row.t)));
+            series.forEach((p, i) => expectTotals(p, rows[i], `${range}: bucket ${new Date(p.time).toISOString()}`));
+          }
+        }
+        for (const dimension of ['page', 'browser', 'channel', 'custom_event', 'event_type'] as TopDimension[]) {
+          for (const query of [q(), q({ visitorKey: 'hash', includeBots: true })]) {
+            const values: unknown[] = [];
+            const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
+            const conditions = where(query, values);
+            let extra = `${column} IS NOT NULL`;
+            if (dimension !== 'custom_event' && dimension !== 'event_type') extra += " AND event_type = 'page_view'";
+            if (dimension === 'custom_event') {
+              extra += ` AND event_type NOT IN (${BUILT_IN_EVENT_TYPES.map(() => '?').join(', ')})`;
+              values.push(...BUILT_IN_EVENT_TYPES);
+            }
+            const rows = await loc.sql(
+              `SELECT ${column} AS value, COUNT(*) AS events, COUNT(DISTINCT ${visitor(query)}) AS visitors FROM events
+               WHERE ${conditions} AND ${extra} GROUP BY ${column}`,
+              values,
+            );
+            const expected = rows
+              .map((row) => ({ value: String(row.value), events: n(row.events), visitors: n(row.visitors) }))
+              .sort((a, b) => b.events - a.events || byteCompare(a.value, b.value))
+              .slice(0, 4);
+            const top = await r.top(query, dimension, 4);
+            expect(top.map(({ value, events }) => ({ value, events })), `${range}: top ${dimension}`).toEqual(expected.map(({ value, events }) => ({ value, events })));
+            top.forEach((row, i) => expectEstimate(row.visitors, expected[i]?.visitors ?? -1, `${range}: top ${dimension} ${row.value}`));
+          }
+        }
+        const values: unknown[] = [];
+        const [s] = await loc.sql(
+          `WITH s AS (SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration, SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
+             FROM events WHERE ${where(q(), values)} AND session_id IS NOT NULL GROUP BY session_id)
+           SELECT COUNT(*) AS sessions, SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END) AS bounces, SUM(duration) AS duration, SUM(pv) AS pv FROM s`,
+          values,
+        );
+        expect(await r.sessions(q()), `${range}: sessions`).toEqual({
+          sessions: n(s?.sessions),
+          bounces: n(s?.bounces),
+          totalDurationMs: n(s?.duration),
+          pageViews: n(s?.pv),
+        });
+      }
+    };
+
+    const generated = (projectId: string, seed: number, idPrefix: string, start = START, days = DAYS): StoredEvent[] => [
+      ...generateProject({ projectId, start, days, sessions: 60, seed, idPrefix }),
+    ];
+
+    it('answers as direct SQL over ranges that start and end inside hours, inside days and on boundaries', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: START, days: DAYS, sessions: 60, seed: 11 }, 150);
+        expect(n((await loc.sql('SELECT COUNT(*) AS n FROM events WHERE project_id = ?', [projectId]))[0]?.n)).toBeGreaterThan(300);
+        await expectAsSql(store, loc, projectId);
+      });
+    });
+
+    it('is what the reports read: a change to an aggregate row shows', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: START, days: DAYS, sessions: 20, seed: 12 }, 150);
+        const q: ReportQuery = { projectId, from: START, to: START + DAYS * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+        const before = (await store.reports.totals(q)).events;
+        await loc.sql("UPDATE agg_values SET events = events + 1000 WHERE project_id = ? AND dim = '' AND grain = 1 AND bucket = ? AND is_bot = ?", [
+          projectId,
+          START / DAY + 1,
+          false,
+        ]);
+        expect((await store.reports.totals(q)).events).toBe(before + 1000);
+      });
+    });
+
+    it('counts late events in their own past hour and day, and re-sent duplicates not at all', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: START, days: DAYS, sessions: 30, seed: 13 }, 150);
+        // A day later, a backfill of the first day: new sessions, received now.
+        const late = generated(projectId, 14, 'late', START, 1).map((e) => ({ ...e, receivedAt: START + DAYS * DAY + HOUR }));
+        await store.write({ events: late, chunks: [] });
+        // A client's retry of events already stored, in small groups and one large.
+        const again = generated(projectId, 13, 'g');
+        await store.write({ events: again.slice(0, 40), chunks: [] });
+        await store.write({ events: again, chunks: [] });
+        await expectAsSql(store, loc, projectId);
+      });
+    });
+
+    it('takes out exactly what an erasure and retention delete, sessions cut in the middle included', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: START, days: DAYS, sessions: 40, seed: 15 }, 150);
+        const [user] = await loc.sql('SELECT user_id FROM events WHERE project_id = ? AND user_id IS NOT NULL ORDER BY user_id LIMIT 1', [projectId]);
+        expect(user?.user_id).toBeTruthy();
+        const erased = await store.deleteUser(projectId, String(user?.user_id));
+        expect(erased.events).toBeGreaterThan(0);
+        await expectAsSql(store, loc, projectId);
+        // Retention cuts inside an hour of the second day: sessions of that hour lose their first events.
+        await store.deleteOlderThan(START + DAY + 9 * HOUR + 50 * 60_000);
+        await expectAsSql(store, loc, projectId);
+      });
+    });
+
+    it('builds the aggregates of a database that had none (an upgrade) from its events, once, at open', async () => {
+      const loc = await location();
+      const projectId = newProjectId();
+      const first = loc.open();
+      await first.init();
+      await writeProject(first, { projectId, start: START, days: DAYS, sessions: 30, seed: 16 }, 150);
+      await first.close();
+      for (const table of ['agg_values', 'agg_sessions', 'agg_meta']) await loc.sql(`DROP TABLE ${table}`);
+      const store = loc.open();
+      await store.init();
+      try {
+        await expectAsSql(store, loc, projectId);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('estimates unique visitors past the exact threshold within the documented bound', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const model = generated(projectId, 17, 'm', START, 1).find((e) => e.eventType === 'page_view' && !e.isBot) as StoredEvent;
+        const events: StoredEvent[] = [];
+        for (let i = 0; i < 4000; i++) {
+          events.push({
+            ...model,
+            eventId: `big-${i}`,
+            sessionId: `s-${i}`,
+            visitorId: `h-${i % 3000}`,
+            timestamp: START + (i % 48) * HOUR + i,
+            dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId: `a-${i % 3000}` },
+          });
+        }
+        for (let i = 0; i < events.length; i += 500) await store.write({ events: events.slice(i, i + 500), chunks: [] });
+        const q: ReportQuery = { projectId, from: START + 30 * 60_000, to: START + 2 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+        const [row] = await sqlTotals(loc, q);
+        expect(n(row?.visitors)).toBeGreaterThan(2000);
+        expectTotals(await store.reports.totals(q), row, 'past the threshold');
+      });
+    });
+  });
+}
