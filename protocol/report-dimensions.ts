@@ -16,6 +16,7 @@ export const FILTER_DIMENSIONS = [
   'os',
   'device',
   'screen',
+  'country',
   'event_type',
 ] as const;
 

@@ -13,6 +13,7 @@ import { apiHeaders } from './middleware/api-headers.js';
 import { cors } from './middleware/cors.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { type RateLimitOptions, createRateLimiter } from './middleware/rate-limit.js';
+import { createCountryLookup } from './reports/country.js';
 import { eventsBatchRoute } from './routes/events-batch.js';
 import { healthzRoute, metricsRoute, readyzRoute } from './routes/operations.js';
 import { getRecordingRoute, listEventsRoute, listSessionsRoute } from './routes/read-api.js';
@@ -185,6 +186,10 @@ export function createApp(options: AppOptions): AnalyticsApp {
     bots: createBotDetector(),
     droppedEvents: createDroppedEventsLog({ logger, now }),
     visitorIds: createVisitorIds({ store: options.store, logger }),
+    // A missing database costs the reports their countries, never an event: logged once, not thrown.
+    countries: createCountryLookup({
+      onError: (error) => logger.error('the country database could not be read; events are stored without a country', { error: String(error) }),
+    }),
   };
   const { visitorIds } = rc;
 

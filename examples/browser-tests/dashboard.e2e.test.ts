@@ -7,7 +7,8 @@
  * filters every panel, as a chip, in the address's query (and survives a reload); the experiments
  * page shows the experiment report per variant; a funnel built by clicking shows the funnel
  * report's numbers, and its steps too survive a reload; on a phone the navigation is a menu that
- * opens and closes by keyboard; a recorded session replays (the player's clock moves, its timeline
+ * opens and closes by keyboard; the countries of the seed's client addresses are listed by name
+ * and filter like any list; a recorded session replays (the player's clock moves, its timeline
  * scrubs), and an event links to its session's replay. All of it under the server's
  * Content-Security-Policy (server/static-files.ts), with no violation reported by any page, frame
  * or worker.
@@ -21,6 +22,7 @@ import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { countryFlag, countryName } from '../../dashboard/src/lib/country.js';
 import { formatCount, formatDuration, formatPercent, formatVital } from '../../dashboard/src/lib/format.js';
 import { type PeriodChange, changeLabel, changeText, percentChange, pointChange, previousPeriodName, previousSpan } from '../../dashboard/src/lib/period-change.js';
 import { parseViewState } from '../../dashboard/src/lib/view-state.js';
@@ -65,11 +67,19 @@ function uuid7(ms: number): string {
 const page = (path: string, referrer = '') => JSON.stringify({ url: `https://shop.example${path}`, path, referrer, title: path, search: '' });
 
 /**
- * Four sessions, all in the last minutes: three on a desktop Chrome (one from a news site), one
- * on an iPhone from a search engine; page views, two signups, an error, a performance sample, and
- * the exposures of two experiments with purchases before and after them. Eight days before, in
- * the previous period of the 7-day view and in no view's range the tests open but 30 and 90 days:
- * two visitors, one who bounced, one who read ten pages in 90 s.
+ * Client addresses of known countries (`server/reports/country.test.ts`), sent as the address a
+ * trusted proxy on this machine saw: the server of these tests trusts loopback proxies.
+ */
+const GB_CLIENT = '81.2.69.160';
+const US_CLIENT = '8.8.8.8';
+
+/**
+ * Four sessions, all in the last minutes: three on a desktop Chrome (one from a news site) from the
+ * United Kingdom, one on an iPhone from a search engine from the United States; page views, two
+ * signups, an error, a performance sample, and the exposures of two experiments with purchases
+ * before and after them. Eight days before, in the previous period of the 7-day view and in no
+ * view's range the tests open but 30 and 90 days: two visitors, one who bounced, one who read ten
+ * pages in 90 s, from this machine (no country).
  */
 async function seed(now: number): Promise<string[]> {
   const sessions = [uuid7(now - 240_000), uuid7(now - 180_000), uuid7(now - 120_000), uuid7(now - 100_000)];
@@ -116,8 +126,15 @@ async function seed(now: number): Promise<string[]> {
     });
   earlier(0, before, '/');
   for (let i = 0; i < 10; i++) earlier(1, before + i * 10_000, i === 0 ? '/' : '/pricing');
-  const res = await server.postBatch(events);
-  expect(res.status).toBe(200);
+  // One request per client address: the server finds a request's country once, from its address.
+  const sessionOf = (e: unknown) => (e as { session_id: string }).session_id;
+  const fromUs = events.filter((e) => sessionOf(e) === sessions[3]);
+  const fromGb = events.filter((e) => sessions.includes(sessionOf(e)) && sessionOf(e) !== sessions[3]);
+  const local = events.filter((e) => !sessions.includes(sessionOf(e)));
+  for (const [batch, client] of [[fromGb, GB_CLIENT], [fromUs, US_CLIENT], [local, null]] as const) {
+    const res = await server.postBatch(batch, client === null ? {} : { headers: { 'x-forwarded-for': client } });
+    expect(res.status).toBe(200);
+  }
   // A recording of the first session: a page, then the mouse moving for a few seconds.
   const start = now - 200_000;
   const snapshot = {
@@ -178,16 +195,20 @@ async function viewQuery(p: Page, filters: Record<string, string> = {}): Promise
   return params.toString();
 }
 
-/** The overview's top lists: their dimension, which count they show, and how an empty value reads. */
-const TOP_PANELS = [
+/** A country as the Countries list writes it: flag, name, code. */
+const countryText = (code: string): string => `${countryFlag(code)} ${countryName(code)} (${code})`;
+
+/** The overview's top lists: their dimension, which count they show, how an empty value reads, and any other. */
+const TOP_PANELS: ReadonlyArray<{ dimension: string; count: 'events' | 'visitors'; empty: string; text?: (value: string) => string }> = [
   { dimension: 'page', count: 'events', empty: '(none)' },
   { dimension: 'referrer', count: 'visitors', empty: '(direct)' },
   { dimension: 'channel', count: 'visitors', empty: '(none)' },
   { dimension: 'browser', count: 'visitors', empty: '(unknown)' },
   { dimension: 'os', count: 'visitors', empty: '(unknown)' },
   { dimension: 'device', count: 'visitors', empty: '(unknown)' },
+  { dimension: 'country', count: 'visitors', empty: '(unknown)', text: countryText },
   { dimension: 'custom_event', count: 'events', empty: '(none)' },
-] as const;
+];
 
 type TopAnswer = { rows: Array<{ value: string; events: number; visitors: number }> };
 
@@ -260,7 +281,8 @@ async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}
   await expectShown('the changes against the previous period', () => shownChanges(p), changes);
   for (const panel of TOP_PANELS) {
     const top = await api<TopAnswer>(`reports/top/${panel.dimension}?${query}&limit=8`);
-    const expected = top.rows.length === 0 ? 'Nothing in this range.' : top.rows.map((r) => [r.value === '' ? panel.empty : r.value, formatCount(r[panel.count])]);
+    const text = (value: string) => (value === '' ? panel.empty : (panel.text?.(value) ?? value));
+    const expected = top.rows.length === 0 ? 'Nothing in this range.' : top.rows.map((r) => [text(r.value), formatCount(r[panel.count])]);
     await expectShown(`the top ${panel.dimension} list`, () => shownTop(p, panel.dimension), expected);
   }
   return { visitors: series.totals.visitors, changes };
@@ -287,7 +309,7 @@ let sessions: string[];
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
   await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
-  server = await startTestServer('sqlite', { dashboard: { root: out } });
+  server = await startTestServer('sqlite', { dashboard: { root: out }, trustProxy: true });
   browser = await launchChromium();
   sessions = await seed(Date.now());
 });
@@ -431,6 +453,26 @@ describe('the dashboard in Chromium', () => {
     await p.goBack();
     await waitUntil('two chips again', async () => (await p.getByTestId('filter-chip').count()) === 2, 10_000);
     await expectOverviewAsApi(p, { device: 'mobile', page: '/pricing' });
+    await p.context().close();
+  });
+
+  it('lists the countries of the client addresses by name, and filters by one as by any list', async () => {
+    const p = await signIn(DESKTOP);
+    await expectOverviewAsApi(p);
+    const top = await api<TopAnswer>(`reports/top/country?${await viewQuery(p)}&limit=8`);
+    // Three visitors from the United Kingdom, one from the United States; this machine's, none.
+    expect(top.rows).toEqual([
+      { value: 'GB', events: 5, visitors: 3 },
+      { value: 'US', events: 2, visitors: 1 },
+    ]);
+    const panel = p.getByTestId('top-country');
+    expect(await panel.getByRole('heading').textContent()).toBe('Countries');
+    await panel.getByRole('button', { name: 'United Kingdom (GB)' }).click();
+    await p.getByRole('button', { name: 'Remove filter Country: GB' }).waitFor();
+    expect((await p.getByTestId('filter-chip').textContent())?.replace('×', '').trim()).toBe(`Country: ${countryText('GB')}`);
+    expect(new URL(p.url()).searchParams.get('country')).toBe('GB');
+    expect((await expectOverviewAsApi(p, { country: 'GB' })).visitors).toBe(3);
+    await shot(p, 'overview-country-1280');
     await p.context().close();
   });
 

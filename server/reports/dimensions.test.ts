@@ -60,6 +60,13 @@ describe('createDimensionExtractor()', () => {
     expect(extract.extract({}, null)).toMatchObject({ browser: null, os: null, device: null });
   });
 
+  it("copies the request's country into the event's columns, none when not given", () => {
+    const extract = createDimensionExtractor();
+    expect(extract.extract({}, null, 'GB').country).toBe('GB');
+    expect(extract.extract({}, null, null).country).toBeNull();
+    expect(extract.extract({}, null).country).toBeNull();
+  });
+
   it('parses each distinct user agent once, however many events carry it', () => {
     let parses = 0;
     const agents = createUserAgentParser({

@@ -6,7 +6,8 @@ import { type UserAgentParser, createUserAgentParser } from './user-agent.js';
 /*
  * The report columns of an event (docs/protocol.md, "Reports"), from what the wire already carries:
  * `page` and `screen` as JSON text in the properties (the client's context), `anonymous_id`, and
- * the user agent. The wire format does not change for them.
+ * the user agent; and the country of the request's client address, which the caller finds. The
+ * wire format does not change for them.
  */
 
 /** Longest text kept in a report column; a longer value is cut. */
@@ -106,7 +107,12 @@ export function screenClassOfProperty(screenJson: PropertyValue | undefined): st
 
 /** Extracts the report columns of events. */
 export interface DimensionExtractor {
-  extract(properties: Readonly<Record<string, PropertyValue>>, userAgent: string | null): EventDimensions;
+  /**
+   * The report columns of one event. `country` is the request's, found once per request from the
+   * client's address (`country.ts`) and copied into each of its events.
+   * @param country @default null
+   */
+  extract(properties: Readonly<Record<string, PropertyValue>>, userAgent: string | null, country?: string | null): EventDimensions;
 }
 
 /** Options of {@link createDimensionExtractor}. */
@@ -146,7 +152,7 @@ export function createDimensionExtractor(options: DimensionExtractorOptions = {}
     return known !== undefined ? known : remember(screens, json, screenClassOfProperty(json));
   };
   return {
-    extract(properties, userAgent) {
+    extract(properties, userAgent, country = null) {
       const page = pageOf(properties.page);
       const agent = agents.parse(userAgent);
       const anonymousId = properties.anonymous_id;
@@ -163,6 +169,7 @@ export function createDimensionExtractor(options: DimensionExtractorOptions = {}
         device: agent.device,
         screenClass: screenOf(properties.screen),
         anonymousId: typeof anonymousId === 'string' ? cut(anonymousId) : null,
+        country,
       };
     },
   };

@@ -16,7 +16,7 @@ import type { RouteContext } from './route-context.js';
  * stored even when others in the batch are not; the answer comes after the commit. Each stored
  * event gets its cookieless visitor id (`visitor-id.ts`); bot events are flagged, dropped or kept
  * as the project says (`bot-filter.ts`), and its report columns (`reports/dimensions.ts`: each
- * distinct user agent parsed once per app).
+ * distinct user agent parsed once per app; the client's country looked up once per request).
  */
 export function eventsBatchRoute(rc: RouteContext): Middleware {
   const dimensions = createDimensionExtractor();
@@ -36,6 +36,8 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
       throw new HttpError('VALIDATION_ERROR', 'No event of the batch is valid.', { details: { errors: check.rejected } });
     }
     const rawIp = normalizeIp(ctx.ip);
+    // The country too comes from the full address, once per request (reports/country.ts).
+    const country = rc.countries.countryOf(rawIp);
     const ipAddress = rawIp && !caller.project.fullIp ? truncateIp(rawIp) : rawIp;
     const projectId = caller.project.id;
     const requestAgent = ctx.get('user-agent') || null;
@@ -72,7 +74,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
         userAgent,
         isBot,
         visitorId: visitorOf(userAgent),
-        dimensions: dimensions.extract(e.properties ?? {}, userAgent),
+        dimensions: dimensions.extract(e.properties ?? {}, userAgent, country),
       });
     }
     if (botsDropped > 0) {

@@ -35,6 +35,7 @@ interface Row {
   os: string | null;
   device: string | null;
   screen_class: string | null;
+  country: string | null;
   anonymous_id: string | null;
   visitor_id: string | null;
   properties: Record<string, unknown>;
@@ -74,9 +75,10 @@ const DIMENSION_COLUMNS: Record<string, keyof Row> = {
   os: 'os',
   device: 'device',
   screen: 'screen_class',
+  country: 'country',
   event_type: 'event_type',
 };
-const PAGE_DIMENSIONS = ['page', 'host', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'browser', 'os', 'device', 'screen'];
+const PAGE_DIMENSIONS = ['page', 'host', 'referrer', 'channel', 'utm_source', 'utm_medium', 'utm_campaign', 'browser', 'os', 'device', 'screen', 'country'];
 const CUSTOM = new Set(['signup_started', 'signup_completed', 'plan_selected', 'purchase']);
 
 const visitorOf = (r: Row) => r.anonymous_id ?? r.visitor_id;
@@ -106,7 +108,7 @@ describe.each(STORE_KINDS)('report endpoints on %s', (kind) => {
     rows = (
       await direct.all(
         `SELECT event_id, event_type, session_id, timestamp, is_bot, path, host, referrer_host, channel, utm_source, utm_medium,
-           utm_campaign, browser, os, device, screen_class, anonymous_id, visitor_id, properties FROM events WHERE project_id = ?`,
+           utm_campaign, browser, os, device, screen_class, country, anonymous_id, visitor_id, properties FROM events WHERE project_id = ?`,
         [projectId],
       )
     ).map((r) => ({
@@ -219,6 +221,28 @@ describe.each(STORE_KINDS)('report endpoints on %s', (kind) => {
     expect((body.rows as Array<{ value: string; events: number }>).map((r) => [r.value, r.events]).sort()).toEqual(
       sql.map((r) => [r.value, Number(r.events)]).sort(),
     );
+  });
+
+  it('counts by country as direct SQL does: its top list with a filter, and a country filter', async () => {
+    const { body } = await get('top/country', `${range}&device=mobile`);
+    const sql = await direct.all(
+      `SELECT country AS value, COUNT(*) AS events FROM events
+       WHERE project_id = ? AND timestamp >= ? AND timestamp < ? AND NOT is_bot AND event_type = 'page_view'
+         AND device = 'mobile' AND country IS NOT NULL
+       GROUP BY country`,
+      [projectId, from, to],
+    );
+    expect(sql.length).toBeGreaterThan(1);
+    expect((body.rows as Array<{ value: string; events: number }>).map((r) => [r.value, r.events]).sort()).toEqual(
+      sql.map((r) => [r.value, Number(r.events)]).sort(),
+    );
+    const gb = await get('timeseries', `${range}&country=GB`);
+    const [count] = await direct.all(
+      `SELECT COUNT(*) AS events FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ? AND NOT is_bot AND country = 'GB'`,
+      [projectId, from, to],
+    );
+    expect(Number(count?.events)).toBeGreaterThan(0);
+    expect(gb.body.totals.events).toBe(Number(count?.events));
   });
 
   it('summarises sessions: count, bounces, duration and pages per session', async () => {
@@ -359,6 +383,73 @@ describe.each(STORE_KINDS)('report endpoints on %s', (kind) => {
     expect(top.body.rows).toEqual([{ value: 'Firefox', events: 3, visitors: 2 }]);
     const [stored] = await direct.all('SELECT host, path, channel, utm_source, os, device FROM events WHERE project_id = ? LIMIT 1', [project.id]);
     expect(stored).toEqual({ host: 'live.example', path: '/now', channel: 'referral', utm_source: 'partner-blog', os: 'Linux', device: 'desktop' });
+  });
+});
+
+describe.each(STORE_KINDS)('the country of the client address on %s', (kind) => {
+  let server: TestServer;
+  let direct: DirectSql;
+  beforeAll(async () => {
+    // Behind a proxy on this machine: the test's requests name their client in X-Forwarded-For.
+    server = await startTestServer(kind, { trustProxy: true });
+    direct = await openDirect(server.location);
+  });
+  afterAll(async () => {
+    await direct?.close();
+    await server?.close();
+  });
+
+  const get = async (path: string, project: TestProject) => {
+    const res = await fetch(`${server.url}/api/v1/${path}`, { headers: { authorization: `ApiKey ${project.readKey}`, 'x-project-id': project.id } });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, any>;
+  };
+  const send = async (project: TestProject, client: string | null, events: Array<Record<string, unknown>>) => {
+    const res = await server.postBatch(events, { project, headers: client === null ? {} : { 'x-forwarded-for': client } });
+    expect(res.status).toBe(200);
+  };
+  const pageView = (anonymousId: string) => makeEvent({ event_type: 'page_view', properties: { anonymous_id: anonymousId } });
+  const stored = (project: TestProject) =>
+    direct.all('SELECT event_id, ip_address, country FROM events WHERE project_id = ? ORDER BY event_id', [project.id]);
+
+  it('stores the country of the full address, and the address truncated; none for loopback', async () => {
+    const project = await server.createProject();
+    const gb = [pageView('a1'), pageView('a1')];
+    const us = [pageView('a2')];
+    const v6 = [pageView('a3')];
+    const local = [pageView('a4')];
+    await send(project, '81.2.69.160', gb);
+    await send(project, '8.8.8.8', us);
+    await send(project, '2a00:1450:4001::1', v6);
+    await send(project, null, local);
+    const rows = new Map((await stored(project)).map((r) => [r.event_id as string, r]));
+    const row = (e: Record<string, unknown>) => rows.get(e.event_id as string);
+    for (const e of gb) expect(row(e)).toMatchObject({ ip_address: '81.2.69.0', country: 'GB' });
+    expect(row(us[0]!)).toMatchObject({ ip_address: '8.8.8.0', country: 'US' });
+    expect(row(v6[0]!)).toMatchObject({ ip_address: '2a00:1450:4001::' });
+    expect(row(v6[0]!)?.country).toMatch(/^[A-Z]{2}$/);
+    expect(row(local[0]!)).toMatchObject({ ip_address: '127.0.0.0', country: null });
+
+    // Reported and filtered like any dimension: the top list counts page views.
+    const top = await get('reports/top/country?limit=100', project);
+    expect(top.rows).toEqual(
+      expect.arrayContaining([
+        { value: 'GB', events: 2, visitors: 1 },
+        { value: 'US', events: 1, visitors: 1 },
+      ]),
+    );
+    expect(top.rows).toHaveLength(3);
+    expect((await get('reports/timeseries?country=GB', project)).totals).toMatchObject({ events: 2, page_views: 2, visitors: 1 });
+    expect((await get('reports/top/country?country=US', project)).rows).toEqual([{ value: 'US', events: 1, visitors: 1 }]);
+    // The read API's listing takes the same filter.
+    const listed = await get('events?country=GB', project);
+    expect((listed.events as Array<{ event_id: string }>).map((e) => e.event_id).sort()).toEqual(gb.map((e) => e.event_id).sort());
+  });
+
+  it('stores the country beside the full address for a project that keeps full addresses', async () => {
+    const project = await server.createProject({ fullIp: true });
+    await send(project, '81.2.69.160', [pageView('b1')]);
+    expect(await stored(project)).toEqual([expect.objectContaining({ ip_address: '81.2.69.160', country: 'GB' })]);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { BodyReader } from '../body.js';
 import type { BotDetector } from '../bot-filter.js';
 import type { ByteBudget } from '../byte-budget.js';
+import type { CountryLookup } from '../reports/country.js';
 import type { DroppedEventsLog } from '../dropped-events-log.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -36,4 +37,6 @@ export interface RouteContext {
   droppedEvents: DroppedEventsLog;
   /** Makes the cookieless visitor ids of a request. */
   visitorIds: VisitorIds;
+  /** Finds the country of a request's client address, for the `country` report column. */
+  countries: CountryLookup;
 }

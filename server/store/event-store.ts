@@ -87,6 +87,14 @@ export interface EventDimensions {
   screenClass: string | null;
   /** The client's anonymous id (`properties.anonymous_id`). */
   anonymousId: string | null;
+  /**
+   * The ISO 3166-1 alpha-2 code of the client's country, from its full address at ingest
+   * (`server/reports/country.ts`); the address itself is kept only as the project's IP setting
+   * says (truncated by default). Null for an unknown, private or loopback address, and for events
+   * stored before version 7 of the SQLite schema and 9 of the PostgreSQL one (their stored address
+   * is truncated: the backfill of report columns leaves this one null).
+   */
+  country: string | null;
 }
 
 /** One event ready to store: validated, with server-side fields filled in. */

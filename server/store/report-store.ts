@@ -22,6 +22,7 @@ export const DIMENSION_COLUMNS: Readonly<Record<FilterDimension, string>> = {
   os: 'os',
   device: 'device',
   screen: 'screen_class',
+  country: 'country',
   event_type: 'event_type',
 };
 

@@ -3,7 +3,7 @@ import type { StoredEvent } from '../../server/store/event-store.js';
 
 /*
  * A deterministic generator of a realistic project for the report tests and the panel benchmark:
- * visitors with a browser and a screen, sessions that land from a search engine, a social network,
+ * visitors with a browser, a screen and a country, sessions that land from a search engine, a social network,
  * a newsletter, a paid campaign or directly, browse a few pages, send custom events, errors, web
  * vitals and experiment exposures, and a few bots. The same seed gives the same events. Events are
  * made one at a time (a generator), so any number of them costs constant memory.
@@ -36,6 +36,8 @@ const AGENTS = [
 ];
 const SCREENS = [[1920, 1080], [390, 844], [1366, 768], [2560, 1440], [820, 1180], [412, 915]] as const;
 const SCREEN_JSON = SCREENS.map(([width, height]) => JSON.stringify({ width, height }));
+/** Visitors' countries, as the batch route finds them from the client address; null: a private or unknown address. */
+const COUNTRIES = ['GB', 'GB', 'US', 'US', 'DE', 'FR', 'IN', 'BR', null] as const;
 const BOT_AGENT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
 const SOURCES = [
@@ -73,6 +75,7 @@ interface Visitor {
   /** Cookieless (memory persistence): a new anonymous id per session. */
   memory: boolean;
   userId: string | null;
+  country: string | null;
 }
 
 /** The events of a generated project, in session order (times increase within a session only). */
@@ -86,7 +89,11 @@ export function* generateProject(options: ProjectFixtureOptions): Generator<Stor
   const visitorAt = (index: number): Visitor => {
     const r = random(((options.seed ?? 1) * 2_654_435_761) ^ (index * 40_503));
     const device = Math.floor(r() * AGENTS.length);
-    return { index, agent: AGENTS[device] as string, screen: SCREEN_JSON[device] as string, memory: r() < 0.15, userId: r() < 0.2 ? `user-${index}` : null };
+    const memory = r() < 0.15;
+    const userId = r() < 0.2 ? `user-${index}` : null;
+    // Drawn last, so that the other fields are those of the generations before countries.
+    const country = COUNTRIES[Math.floor(r() * COUNTRIES.length)] ?? null;
+    return { index, agent: AGENTS[device] as string, screen: SCREEN_JSON[device] as string, memory, userId, country };
   };
   let n = 0;
   for (let s = 0; s < options.sessions; s++) {
@@ -123,7 +130,7 @@ export function* generateProject(options: ProjectFixtureOptions): Generator<Stor
         ipAddress: '203.0.113.0',
         isBot: bot,
         visitorId,
-        dimensions: extractor.extract(properties, agent),
+        dimensions: extractor.extract(properties, agent, visitor.country),
       };
     };
 

@@ -13,16 +13,34 @@ export function isWithinEstimate(actual: number, exact: number): boolean {
 /** Keys whose numbers may be sketch estimates in a report's answer. */
 const ESTIMATED = new Set(['visitors', 'sessions']);
 
-/**
- * Whether two report answers are equal, numbers under `visitors` or `sessions` within
- * {@link isWithinEstimate} of each other (`exact` is the answer read from the events alone).
- */
-export function sameAnswer(actual: unknown, exact: unknown, key = ''): boolean {
-  if (typeof actual === 'number' && typeof exact === 'number') return ESTIMATED.has(key) ? isWithinEstimate(actual, exact) : actual === exact;
-  if (Array.isArray(actual) && Array.isArray(exact)) return actual.length === exact.length && actual.every((a, i) => sameAnswer(a, exact[i], key));
-  if (actual !== null && exact !== null && typeof actual === 'object' && typeof exact === 'object') {
-    const keys = new Set([...Object.keys(actual), ...Object.keys(exact)]);
-    return [...keys].every((k) => sameAnswer((actual as Record<string, unknown>)[k], (exact as Record<string, unknown>)[k], k));
-  }
-  return Object.is(actual, exact);
+/** How a report answer compares with the exact one read from the events alone. */
+export interface AnswerComparison {
+  /** Every number that is not a unique count is equal, and the shapes are. */
+  exactEqual: boolean;
+  /** The largest relative error of a unique count (`visitors`, `sessions`), 0 when all are equal. */
+  worstEstimateError: number;
+}
+
+/** Compares a report answer with the exact one (`exact`, read from the events alone). */
+export function compareAnswers(actual: unknown, exact: unknown): AnswerComparison {
+  const result: AnswerComparison = { exactEqual: true, worstEstimateError: 0 };
+  const walk = (a: unknown, e: unknown, key: string): void => {
+    if (typeof a === 'number' && typeof e === 'number') {
+      if (!ESTIMATED.has(key)) result.exactEqual &&= a === e;
+      else if (a !== e) result.worstEstimateError = Math.max(result.worstEstimateError, e === 0 ? Number.POSITIVE_INFINITY : Math.abs(a - e) / e);
+      return;
+    }
+    if (Array.isArray(a) && Array.isArray(e)) {
+      if (a.length !== e.length) result.exactEqual = false;
+      else a.forEach((x, i) => walk(x, e[i], key));
+      return;
+    }
+    if (a !== null && e !== null && typeof a === 'object' && typeof e === 'object') {
+      for (const k of new Set([...Object.keys(a), ...Object.keys(e)])) walk((a as Record<string, unknown>)[k], (e as Record<string, unknown>)[k], k);
+      return;
+    }
+    result.exactEqual &&= Object.is(a, e);
+  };
+  walk(actual, exact, '');
+  return result;
 }

@@ -174,7 +174,14 @@ export function describeEventStore(name: string, makeStore: MakeStore): void {
           makeEvent(p, n, {
             eventType: n % 2 === 0 ? 'page_view' : 'click',
             timestamp: T0 + n * 10,
-            dimensions: { ...none, ...more, path: n % 3 === 0 ? '/pricing' : '/', device: n % 4 === 0 ? 'mobile' : 'desktop', channel: n < 6 ? 'search' : null },
+            dimensions: {
+              ...none,
+              ...more,
+              path: n % 3 === 0 ? '/pricing' : '/',
+              device: n % 4 === 0 ? 'mobile' : 'desktop',
+              channel: n < 6 ? 'search' : null,
+              country: n % 5 === 0 ? 'GB' : n % 5 === 1 ? 'US' : null,
+            },
           }),
         );
         await ctx.store.write({ events, chunks: [] });
@@ -186,6 +193,8 @@ export function describeEventStore(name: string, makeStore: MakeStore): void {
         await check({ filters: { page: '/pricing' } }, (e) => d(e).path === '/pricing');
         await check({ filters: { page: '/pricing', device: 'mobile' } }, (e) => d(e).path === '/pricing' && d(e).device === 'mobile');
         await check({ filters: { channel: 'search' }, eventType: 'click', from: T0 + 20 }, (e) => d(e).channel === 'search' && e.eventType === 'click' && e.timestamp >= T0 + 20);
+        await check({ filters: { country: 'GB' } }, (e) => d(e).country === 'GB');
+        await check({ filters: { country: 'US', page: '/' } }, (e) => d(e).country === 'US' && d(e).path === '/');
         await check({ filters: { device: 'tablet' } }, () => false);
       });
 

@@ -29,6 +29,7 @@ const NO_DIMENSIONS: EventDimensions = {
   device: null,
   screenClass: null,
   anonymousId: null,
+  country: null,
 };
 
 /** Runs the report contract against a store, from the events and from the daily rollups. */
@@ -99,6 +100,29 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
         // Neither id: an event counts in no visitor.
         { value: '/a', events: 1, visitors: 0 },
         { value: '/b', events: 1, visitors: 0 },
+      ]);
+    });
+
+    it('ranks and filters by country as it does by browser: its top list counts page views', async () => {
+      await write([
+        event({ eventType: 'page_view', timestamp: T0 + 1, d: { country: 'GB', path: '/a', anonymousId: 'a1' } }),
+        event({ eventType: 'page_view', timestamp: T0 + 2, d: { country: 'GB', path: '/b', anonymousId: 'a1' } }),
+        event({ eventType: 'click', timestamp: T0 + 3, d: { country: 'GB', path: '/b', anonymousId: 'a1' } }),
+        event({ eventType: 'page_view', timestamp: T0 + 4, d: { country: 'US', path: '/a', anonymousId: 'a2' } }),
+        event({ eventType: 'page_view', timestamp: T0 + 5, d: { country: 'US', path: '/a', anonymousId: 'a3' } }),
+        // No country (a private address, or stored before there were countries): in no row of the list.
+        event({ eventType: 'page_view', timestamp: T0 + 6, d: { path: '/a', anonymousId: 'a4' } }),
+      ]);
+      const r = ctx.store.reports;
+      expect(await r.top(query(), 'country', 10)).toEqual([
+        { value: 'GB', events: 2, visitors: 1 },
+        { value: 'US', events: 2, visitors: 2 },
+      ]);
+      expect(await r.totals(query({ filters: { country: 'GB' } }))).toMatchObject({ events: 3, pageViews: 2, visitors: 1 });
+      expect(await r.top(query({ filters: { country: 'US' } }), 'page', 10)).toEqual([{ value: '/a', events: 2, visitors: 2 }]);
+      expect(await r.top(query({ filters: { page: '/a' } }), 'country', 10)).toEqual([
+        { value: 'US', events: 2, visitors: 2 },
+        { value: 'GB', events: 1, visitors: 1 },
       ]);
     });
 

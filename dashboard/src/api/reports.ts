@@ -30,7 +30,7 @@ export interface ReportQuery extends Span {
 }
 
 /** A top-N dimension the dashboard shows. */
-export type TopDimension = 'page' | 'referrer' | 'channel' | 'utm_source' | 'browser' | 'os' | 'device' | 'screen' | 'event_type' | 'custom_event';
+export type TopDimension = 'page' | 'referrer' | 'channel' | 'utm_source' | 'browser' | 'os' | 'device' | 'screen' | 'country' | 'event_type' | 'custom_event';
 
 /** The common parameters of a report (docs/protocol.md, "Common parameters"). */
 const common = (q: ReportQuery): Params => ({ from: new Date(q.from).toISOString(), to: new Date(q.to).toISOString(), ...q.filters });

@@ -18,6 +18,15 @@ describe('FilterChips', () => {
     expect(next[1]).toEqual({ ...view, filters: {} });
   });
 
+  it('names a country by its flag and name, and removes it by its code', () => {
+    const view = parseViewState('?country=GB');
+    const next: unknown[] = [];
+    render(createElement(FilterChips, { view, onChange: (v: unknown) => next.push(v) }));
+    expect(screen.getByTestId('filter-chip').textContent?.replace('×', '').trim()).toBe('Country: 🇬🇧 United Kingdom (GB)');
+    fireEvent.click(screen.getByRole('button', { name: 'Remove filter Country: GB' }));
+    expect(next).toEqual([{ ...view, filters: {} }]);
+  });
+
   it('shows nothing without filters', () => {
     const { container } = render(createElement(FilterChips, { view: parseViewState(''), onChange: () => undefined }));
     expect(container.innerHTML).toBe('');

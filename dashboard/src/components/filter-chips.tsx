@@ -4,7 +4,11 @@
  * what changed every panel is in sight.
  */
 import { type ReactNode, useEffect, useRef } from 'react';
-import { FILTER_LABELS, type ViewState, filterList, withoutFilter } from '../lib/view-state.js';
+import { FILTER_LABELS, type FilterDimension, type ViewState, filterList, withoutFilter } from '../lib/view-state.js';
+import { CountryText } from './country-text.js';
+
+/** How a chip shows a value: a country by its name and flag (the view and the endpoints keep the code). */
+const chipValue = (dimension: FilterDimension, value: string): ReactNode => (dimension === 'country' ? <CountryText code={value} /> : value);
 
 /** The chips, or nothing without a filter. */
 export function FilterChips({ view, onChange }: { view: ViewState; onChange: (next: ViewState) => void }): ReactNode {
@@ -21,7 +25,7 @@ export function FilterChips({ view, onChange }: { view: ViewState; onChange: (ne
       {list.map(({ dimension, value }) => (
         <span key={dimension} className="chip" data-testid="filter-chip">
           <span className="chip-text" title={value}>
-            <span className="muted">{FILTER_LABELS[dimension]}:</span> {value}
+            <span className="muted">{FILTER_LABELS[dimension]}:</span> {chipValue(dimension, value)}
           </span>
           <button type="button" className="chip-remove" aria-label={`Remove filter ${FILTER_LABELS[dimension]}: ${value}`} onClick={() => onChange(withoutFilter(view, dimension))}>
             ×

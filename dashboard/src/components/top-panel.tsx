@@ -20,6 +20,8 @@ interface TopPanelProps {
   countLabel?: string;
   count?: 'visitors' | 'events';
   emptyValue?: string;
+  /** How a value reads. @default the value as it is */
+  format?: (value: string) => ReactNode;
 }
 
 /** The panel. */

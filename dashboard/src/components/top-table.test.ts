@@ -26,6 +26,17 @@ describe('TopTable', () => {
     expect(picked).toEqual(['/pricing', '/pricing']);
   });
 
+  it('shows each value as `format` writes it, and filters by the value itself', () => {
+    const picked: string[] = [];
+    const format = (value: string) => createElement('em', null, `name of ${value}`);
+    render(createElement(TopTable, { rows, label: 'Country', format, onPick: (v: string) => picked.push(v) }));
+    expect(screen.getAllByRole('button').map((b) => b.textContent)).toEqual(['name of /pricing', 'name of /']);
+    // The empty value keeps its own text.
+    expect(screen.getByText('(none)').tagName).toBe('SPAN');
+    fireEvent.click(screen.getByRole('button', { name: 'name of /' }));
+    expect(picked).toEqual(['/']);
+  });
+
   it('has no buttons without onPick', () => {
     render(createElement(TopTable, { rows, label: 'Page' }));
     expect(screen.queryAllByRole('button')).toEqual([]);

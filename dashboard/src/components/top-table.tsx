@@ -13,6 +13,8 @@ interface TopTableProps {
   count?: 'visitors' | 'events';
   /** Text for an empty value (no referrer, unknown device). @default '(none)' */
   emptyValue?: string;
+  /** How a value reads (a country code by its name). @default the value as it is */
+  format?: (value: string) => ReactNode;
   /** Called with a row's value when it is chosen; an empty value cannot be a filter (the endpoints refuse it). */
   onPick?: (value: string) => void;
   /** The value the view is filtered to, marked in the list. */
@@ -20,7 +22,7 @@ interface TopTableProps {
 }
 
 /** The table, or a line saying there is nothing in this range. */
-export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visitors', emptyValue = '(none)', onPick, active }: TopTableProps): ReactNode {
+export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visitors', emptyValue = '(none)', format, onPick, active }: TopTableProps): ReactNode {
   if (rows.length === 0) return <p className="muted">Nothing in this range.</p>;
   const max = Math.max(1, ...rows.map((r) => r[count]));
   return (
@@ -35,7 +37,7 @@ export function TopTable({ rows, label, countLabel = 'Visitors', count = 'visito
       </thead>
       <tbody>
         {rows.map((row) => {
-          const text = row.value === '' ? emptyValue : row.value;
+          const text = row.value === '' ? emptyValue : format === undefined ? row.value : format(row.value);
           const pickable = onPick !== undefined && row.value !== '' && row.value !== active;
           return (
             // The whole row takes a click; the button in it is what the keyboard and screen readers

@@ -27,6 +27,7 @@ export const FILTER_DIMENSIONS = [
   'os',
   'device',
   'screen',
+  'country',
   'event_type',
 ] as const satisfies readonly ReportDimension[];
 
@@ -53,6 +54,7 @@ export const FILTER_LABELS: Readonly<Record<FilterDimension, string>> = {
   os: 'OS',
   device: 'Device',
   screen: 'Screen',
+  country: 'Country',
   event_type: 'Event',
 };
 

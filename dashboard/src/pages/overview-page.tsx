@@ -1,12 +1,13 @@
 /**
  * The overview: the headline numbers, each with its change against the previous period, visitors
- * and page views over time, top pages, sources, devices and custom events, for the view's range
- * and filters, and the visitors of the last minutes beside the title. A value in a top list (but
- * custom events: as a filter they would empty every page-view list) adds a filter to every panel.
- * Each panel loads and fails on its own.
+ * and page views over time, top pages, sources, devices, countries and custom events, for the
+ * view's range and filters, and the visitors of the last minutes beside the title. A value in a top
+ * list (but custom events: as a filter they would empty every page-view list) adds a filter to
+ * every panel. Each panel loads and fails on its own.
  */
 import type { ReactNode } from 'react';
 import { ChangeNote } from '../components/change-note.js';
+import { CountryText } from '../components/country-text.js';
 import { LineChart } from '../components/line-chart.js';
 import { Panel } from '../components/panel.js';
 import { StatCard } from '../components/stat-card.js';
@@ -44,6 +45,9 @@ function Headline({ label, testId, current, previous, format, compare, good, per
 }
 
 const valueOf = <T,>(resource: Resource<T>): T | undefined => (resource.state === 'ready' ? resource.value : undefined);
+
+/** A row of the countries list: the code by its name and flag. */
+const countryText = (code: string): ReactNode => <CountryText code={code} />;
 
 /** The page. */
 export function OverviewPage(): ReactNode {
@@ -112,6 +116,7 @@ export function OverviewPage(): ReactNode {
         <TopPanel title="Browsers" dimension="browser" filter="browser" label="Browser" emptyValue="(unknown)" {...top} />
         <TopPanel title="Operating systems" dimension="os" filter="os" label="OS" emptyValue="(unknown)" {...top} />
         <TopPanel title="Devices" dimension="device" filter="device" label="Device" emptyValue="(unknown)" {...top} />
+        <TopPanel title="Countries" dimension="country" filter="country" label="Country" emptyValue="(unknown)" format={countryText} {...top} />
         <TopPanel title="Custom events" dimension="custom_event" label="Event" countLabel="Events" count="events" {...top} />
       </div>
     </div>

@@ -1,4 +1,4 @@
-import type { Dialect, RunQuery } from '../reports/dialect.js';
+import { type Dialect, type RunQuery, Values } from '../reports/dialect.js';
 import {
   BUILT_IN_EVENT_TYPES,
   DIMENSION_COLUMNS,
@@ -52,15 +52,6 @@ export function planRange(from: number, to: number, days: boolean): RangePlan {
   return { days: [d0, d1], hours, raw };
 }
 
-/** Collects the values of one statement and names their placeholders in order. */
-class Values {
-  readonly list: unknown[] = [];
-  constructor(private readonly dialect: Dialect) {}
-  add(value: unknown): string {
-    this.list.push(value);
-    return this.dialect.placeholder(this.list.length);
-  }
-}
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 

@@ -19,7 +19,7 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
  */
 
 /** Version of the aggregate tables' shape; a database with another one gets them dropped and built again. */
-export const AGGREGATE_SHAPE = 1;
+export const AGGREGATE_SHAPE = 2;
 
 /** The `dim` of each aggregate dimension, by index: '' (every event), then the filter dimensions. */
 export const AGGREGATE_DIMS: ReadonlyArray<FilterDimension | ''> = ['', ...FILTER_DIMENSIONS];

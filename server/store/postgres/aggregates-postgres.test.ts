@@ -6,6 +6,7 @@ import type { ReportQuery } from '../report-store.js';
 import { compactPostgresAggregates } from './postgres-aggregates.js';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
 import { describeAggregates } from '../../../test-support/store/aggregate.contract.js';
+import { postgresLocation } from '../../../test-support/store/database-locations.js';
 import { createPostgresStore } from './postgres-store.js';
 
 let database: TestDatabase;
@@ -18,19 +19,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-describeAggregates('postgres', async () => ({
-  open: () => createPostgresStore({ url: database.url, poolSize: 4 }),
-  async sql(text, values = []) {
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      let n = 0;
-      return (await client.query(text.replace(/\?/g, () => `$${++n}`), values)).rows as Array<Record<string, unknown>>;
-    } finally {
-      await client.end();
-    }
-  },
-}));
+describeAggregates('postgres', async () => postgresLocation(database.url));
 
 describe('postgres: aggregate parts', () => {
   it('merges each key parts into one row, and the reports answer the same before and after', async () => {

@@ -13,6 +13,8 @@ import {
 import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { StoredEvent } from '../event-store.js';
 import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
+import { inTransaction } from './postgres-transaction.js';
+import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { cleanText } from '../shared/sanitize.js';
 
 /*
@@ -162,9 +164,7 @@ export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionM
   for (const row of keys.rows) next.values = Math.max(next.values, Number(row.last));
   for (let start = 0; start < keys.rows.length; start += COMPACT_KEYS) {
     const slice = keys.rows.slice(start, start + COMPACT_KEYS);
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(pool, 'BEGIN', async (client) => {
       const { rows } = await client.query<Record<string, unknown>>(
         `SELECT a.part, a.project_id, a.dim, a.grain, a.bucket, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')}
          FROM agg_values a JOIN unnest($1::text[], $2::text[], $3::int2[], $4::bigint[], $5::text[], $6::bool[]) AS k(p, d, g, b, v, bot)
@@ -201,13 +201,7 @@ export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionM
           ],
         );
       }
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
   // Sessions merge in SQL: a part is only counts and times.
   const newest = await pool.query<{ last: string | null }>('SELECT max(part) AS last FROM agg_sessions');
@@ -237,9 +231,10 @@ export function batchOfStored(events: readonly StoredEvent[], inserted: readonly
     const e = events[i] as StoredEvent;
     const d = e.dimensions;
     const type = cleanText(e.eventType);
-    const values = d === undefined ? [] : [d.path, d.host, d.referrerHost, d.channel, d.utmSource, d.utmMedium, d.utmCampaign, d.browser, d.os, d.device, d.screenClass];
-    for (let k = 0; k < 11; k++) dimValues[k] = clean(values[k] ?? null);
-    dimValues[11] = type;
+    // `AGGREGATE_COLUMNS` order: the filter dimensions, the event type last.
+    const values = d === undefined ? [] : [d.path, d.host, d.referrerHost, d.channel, d.utmSource, d.utmMedium, d.utmCampaign, d.browser, d.os, d.device, d.screenClass, d.country];
+    for (let k = 0; k < 12; k++) dimValues[k] = clean(values[k] ?? null);
+    dimValues[12] = type;
     batch.add(cleanText(e.projectId), type, clean(e.sessionId), Math.round(e.timestamp), e.isBot ? 1 : 0, clean(e.visitorId), clean(d?.anonymousId ?? null), dimValues);
   }
   return batch;
@@ -290,14 +285,20 @@ export async function rebuildPostgresAggregateDays(client: pg.PoolClient, projec
   await lockExclusive(client, projectId);
   for (const day of new Set(days)) {
     await deleteDays(client, projectId, day, day + 1);
-    const { rows } = await client.query<Record<string, unknown>>(
-      `SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`,
-      [projectId, day * DAY_MS, (day + 1) * DAY_MS],
-    );
-    const batch = newBatch();
-    addRows(batch, rows);
-    await applyPostgresAggregates(client, batch);
+    await buildDay(client, projectId, day);
   }
+}
+
+/** Writes the aggregates of one UTC day of a project from the events it holds. */
+async function buildDay(client: pg.PoolClient, projectId: string, day: number): Promise<void> {
+  const { rows } = await client.query<Record<string, unknown>>(`SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
+    projectId,
+    day * DAY_MS,
+    (day + 1) * DAY_MS,
+  ]);
+  const batch = newBatch();
+  addRows(batch, rows);
+  await applyPostgresAggregates(client, batch);
 }
 
 /** Deletes a project's aggregates of the whole UTC days before `day` (retention), in the caller's transaction. */
@@ -306,47 +307,36 @@ export async function dropPostgresAggregatesBefore(client: pg.PoolClient, projec
   await deleteDays(client, projectId, -10_000_000, day);
 }
 
-/** Events read per step when the aggregates of an upgraded database are built. */
-const BUILD_CHUNK = 20_000;
-
 /**
  * Creates the aggregate tables, or builds them again when their shape changed, from the events,
  * once, under the schema's advisory lock: a database of an earlier version is built at its first
  * open, before the store serves.
  */
 export async function ensurePostgresAggregates(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, 'BEGIN', async (client) => {
     await client.query(SCHEMA_LOCK_SQL);
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('agg_meta') IS NOT NULL AS found");
     const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM agg_meta')).rows[0]?.shape : undefined;
-    if (shape !== AGGREGATE_SHAPE) await client.query(`DROP TABLE IF EXISTS ${AGGREGATE_TABLES.join(', ')}`);
-    await client.query(POSTGRES_AGGREGATE_DDL);
-    if (shape !== AGGREGATE_SHAPE) {
-      let after: unknown[] | null = null;
-      for (;;) {
-        const { rows } = await client.query<Record<string, unknown>>(
-          after === null
-            ? `SELECT ${READ_COLUMNS}, event_id FROM events ORDER BY project_id, timestamp, event_id LIMIT ${BUILD_CHUNK}`
-            : `SELECT ${READ_COLUMNS}, event_id FROM events WHERE (project_id, timestamp, event_id) > ($1, $2, $3)
-               ORDER BY project_id, timestamp, event_id LIMIT ${BUILD_CHUNK}`,
-          after ?? [],
-        );
-        if (rows.length === 0) break;
-        const batch = newBatch();
-        addRows(batch, rows);
-        await applyPostgresAggregates(client, batch);
-        const last = rows[rows.length - 1] as Record<string, unknown>;
-        after = [String(last.project_id), String(last.timestamp), String(last.event_id)];
-      }
-      await client.query('INSERT INTO agg_meta (shape) VALUES ($1)', [AGGREGATE_SHAPE]);
+    if (shape === AGGREGATE_SHAPE) {
+      await client.query(POSTGRES_AGGREGATE_DDL);
+      return;
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    await client.query(`DROP TABLE IF EXISTS ${AGGREGATE_TABLES.join(', ')}`);
+    await client.query(POSTGRES_AGGREGATE_DDL);
+    // Day by day (as on SQLite, sqlite-aggregates.ts): each day's rows written once.
+    const projects = await client.query<{ project_id: string }>(EVENT_PROJECTS_SQL);
+    const nextSql = nextEventTimeSql((n) => `$${n}`);
+    for (const { project_id: projectId } of projects.rows) {
+      const next = async (from: number) => {
+        const t = (await client.query<{ t: string | null }>(nextSql, [projectId, from])).rows[0]?.t;
+        return t === null || t === undefined ? null : Number(t);
+      };
+      for (let t = await next(-Number.MAX_SAFE_INTEGER); t !== null; ) {
+        const day = Math.floor(t / DAY_MS);
+        await buildDay(client, projectId, day);
+        t = await next((day + 1) * DAY_MS);
+      }
+    }
+    await client.query('INSERT INTO agg_meta (shape) VALUES ($1)', [AGGREGATE_SHAPE]);
+  });
 }

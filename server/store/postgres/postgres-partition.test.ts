@@ -7,7 +7,7 @@ import { makeChunk, makeEvent, makeProject, newProjectId } from '../../../test-s
 import { DAYS_AHEAD, DAYS_BACK, RECORDING_PARTITIONS, idDay, partitionDay, partitionName } from './postgres-partition.js';
 import { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 import { createPostgresStore } from './postgres-store.js';
-import { REPORT_COLUMNS } from '../reports/report-columns.js';
+import { REPORT_COLUMNS_V5 } from '../reports/report-columns.js';
 
 const DAY = 86_400_000;
 const TODAY = Math.floor(Date.now() / DAY);
@@ -208,7 +208,7 @@ describe('schema migration to version 6', () => {
       await first.createProject(makeProject(p));
       await first.close();
       // The version 5 table, as version 5 created it, with rows of several days and legacy ids.
-      const reportColumns = REPORT_COLUMNS.map((c) => `${c} TEXT COLLATE "C",`).join('\n');
+      const reportColumns = REPORT_COLUMNS_V5.map((c) => `${c} TEXT COLLATE "C",`).join('\n');
       await client.query(`
         DROP TABLE events CASCADE;
         CREATE TABLE events (

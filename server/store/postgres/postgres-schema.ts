@@ -1,5 +1,5 @@
 import { DEFAULT_PARTITION, EVENT_PARTITIONS, ID_DAY_FUNCTION, type PartitionedTable, RECORDING_PARTITIONS } from './postgres-partition.js';
-import { REPORT_BACKFILL, REPORT_COLUMNS } from '../reports/report-columns.js';
+import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/report-columns.js';
 
 /**
  * The PostgreSQL schema, the same shape as SQLite's (`sqlite-schema.ts`) so both stores answer
@@ -28,7 +28,7 @@ import { REPORT_BACKFILL, REPORT_COLUMNS } from '../reports/report-columns.js';
  * - Version 4 adds the project's bot policy (existing projects get `drop`), the events' `is_bot`
  *   and `visitor_id` (constant defaults: no table rewrite), and `salts`, the daily salts of visitor
  *   ids, kept apart from the events (`visitor-id.ts`).
- * - Version 5 adds the report columns (`REPORT_COLUMNS` of `reports/report-columns.ts`; nullable, so no
+ * - Version 5 adds the report columns (`REPORT_COLUMNS_V5` of `reports/report-columns.ts`; nullable, so no
  *   table rewrite) and `backfills`, whose row makes `report-backfill.ts` fill the older rows' columns
  *   in bounded batches after the schema step. No index is added for the reports: each reads one
  *   project's time range through `events_by_time` (docs/decisions.md, "Report columns").
@@ -39,8 +39,11 @@ import { REPORT_BACKFILL, REPORT_COLUMNS } from '../reports/report-columns.js';
  * - Version 7 partitions `recording_chunks` the same way, by the day of the session id (the
  *   client's session ids are UUIDv7 too), so that retention drops a day of recordings whole.
  * - Version 8 lets `api_keys.kind` be `admin` (its CHECK replaced; the table is not rewritten).
+ * - Version 9 adds the report column `country` (nullable: no table rewrite; added to the
+ *   partitioned parent, it reaches every partition), filled at ingest from the client's full
+ *   address. Older events keep it null: their stored address is truncated.
  */
-export const POSTGRES_SCHEMA_VERSION = 8;
+export const POSTGRES_SCHEMA_VERSION = 9;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -49,8 +52,8 @@ CREATE TABLE IF NOT EXISTS backfills (
   position TEXT
 );`;
 
-/** The report columns' definitions, for the table and for the migration. */
-const REPORT_COLUMN_DEFINITIONS = REPORT_COLUMNS.map((column) => `${column} TEXT COLLATE "C"`);
+/** A report column's definition. */
+const reportColumn = (column: string): string => `${column} TEXT COLLATE "C"`;
 
 /** Key of the transaction-level advisory lock taken around schema changes. */
 export const SCHEMA_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('service-analytics:schema'))";
@@ -105,7 +108,7 @@ CREATE TABLE IF NOT EXISTS events (
   ip_address TEXT,
   is_bot BOOLEAN NOT NULL DEFAULT false,
   visitor_id TEXT COLLATE "C",
-${REPORT_COLUMN_DEFINITIONS.map((definition) => `  ${definition},`).join('\n')}
+${REPORT_COLUMNS.map((column) => `  ${reportColumn(column)},`).join('\n')}
   id_day INTEGER NOT NULL DEFAULT 0,
   UNIQUE (project_id, event_id, id_day)
 ) PARTITION BY RANGE (id_day);
@@ -138,10 +141,13 @@ CREATE TABLE IF NOT EXISTS ${RECORDING_PARTITIONS.defaultPartition} PARTITION OF
 /** Every column of a version 6 `recording_chunks` row, in table order. */
 const V6_CHUNK_COLUMNS = 'project_id, session_id, event_offset, events, event_count, duration, start_url, user_id, is_final, received_at';
 
-/** Every column of a version 5 `events` row, in table order. */
+/**
+ * Every column of a version 5 `events` row, in table order: what version 6's step copies into the
+ * partitioned table (which has the latest columns, `country` too; version 9's step then finds it there).
+ */
 const V5_EVENT_COLUMNS = [
   'project_id', 'event_id', 'event_type', 'user_id', 'session_id', 'timestamp', 'client_timestamp', 'received_at',
-  'properties', 'user_agent', 'ip_address', 'is_bot', 'visitor_id', ...REPORT_COLUMNS,
+  'properties', 'user_agent', 'ip_address', 'is_bot', 'visitor_id', ...REPORT_COLUMNS_V5,
 ].join(', ');
 
 /** The latest schema, for a database that has none yet. */
@@ -199,7 +205,7 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS is_bot BOOLEAN NOT NULL DEFAULT fals
 ALTER TABLE events ADD COLUMN IF NOT EXISTS visitor_id TEXT COLLATE "C";
 ${SALTS_TABLE}`,
   5: `
-${REPORT_COLUMN_DEFINITIONS.map((definition) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${definition};`).join('\n')}
+${REPORT_COLUMNS_V5.map((column) => `ALTER TABLE events ADD COLUMN IF NOT EXISTS ${reportColumn(column)};`).join('\n')}
 ${BACKFILLS_TABLE}
 INSERT INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL) ON CONFLICT (name) DO NOTHING;`,
   6: `
@@ -218,6 +224,9 @@ ${partitionMigration({ of: EVENT_PARTITIONS, old: 'events_v5', columns: V5_EVENT
   8: `
 ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_kind_check,
   ADD CONSTRAINT api_keys_kind_check CHECK (kind IN ('write', 'read', 'admin'));`,
+  // On the partitioned parent: every partition, the default one included, gets the column.
+  9: `
+ALTER TABLE events ADD COLUMN IF NOT EXISTS ${reportColumn('country')};`,
 };
 
 /**

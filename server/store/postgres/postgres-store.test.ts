@@ -6,6 +6,7 @@ import { describeReportStore } from '../../../test-support/store/report-store.co
 import type { Credential, EventStore, StoredEvent } from '../event-store.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import { LISTENER_APPLICATION_NAME, createCredentialCache } from './postgres-credentials.js';
+import { uuidV7 } from '../../ids.js';
 import { createPostgresStore } from './postgres-store.js';
 import { POSTGRES_SCHEMA_VERSION } from './postgres-schema.js';
 
@@ -421,6 +422,63 @@ describe('schema migration', () => {
         }
         expect((await admin.query('SELECT version FROM schema_version')).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
         expect((await admin.query(checks)).rows).toHaveLength(1);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await old.drop();
+    }
+  });
+
+  it('takes a version 8 database to the current version: events kept, `country` on every partition, null for them, filled for new ones', async () => {
+    const old = await createTestDatabase();
+    try {
+      const p = makeProject(newProjectId());
+      const first = createPostgresStore({ url: old.url });
+      await first.init();
+      await first.createProject(p);
+      // Rows in a day partition (a UUIDv7 id of today) and in the default one (any other id).
+      const today = Date.now();
+      const none = { path: '/old', host: null, referrerHost: null, channel: null, utmSource: null, utmMedium: null, utmCampaign: null };
+      const dims = { ...none, browser: 'Firefox', os: null, device: null, screenClass: null, anonymousId: 'a', country: null };
+      const olds = [makeEvent(p.id, 1, { eventId: uuidV7(today), timestamp: today, dimensions: dims }), makeEvent(p.id, 2, { timestamp: today, dimensions: dims })];
+      await first.write({ events: olds, chunks: [] });
+      await first.close();
+      const admin = new pg.Client({ connectionString: old.url });
+      await admin.connect();
+      try {
+        // What version 8 had: no country; and the aggregates and rollups of their shapes then,
+        // which the store builds again from the events.
+        await admin.query(`
+          ALTER TABLE events DROP COLUMN country;
+          DELETE FROM agg_meta;
+          DELETE FROM rollup_meta;
+          UPDATE schema_version SET version = 8;`);
+        const store = createPostgresStore({ url: old.url });
+        await store.init();
+        try {
+          const fresh = makeEvent(p.id, 3, { eventId: uuidV7(today + 1), timestamp: today + 1, dimensions: { ...dims, path: '/new', country: 'GB' } });
+          expect((await store.write({ events: [fresh], chunks: [] })).eventInserted).toEqual([true]);
+          const query = { projectId: p.id, from: today - 60_000, to: today + 60_000, filters: {}, includeBots: false, visitorKey: 'anonymous' } as const;
+          expect((await store.reports.totals(query)).events).toBe(3);
+          expect(await store.reports.top(query, 'country', 10)).toEqual([{ value: 'GB', events: 1, visitors: 1 }]);
+          expect((await store.reports.totals({ ...query, filters: { country: 'GB' } })).events).toBe(1);
+          const rows = await admin.query('SELECT event_id, path, country FROM events WHERE project_id = $1 ORDER BY path, event_id', [p.id]);
+          expect(rows.rows).toEqual([
+            { event_id: fresh.eventId, path: '/new', country: 'GB' },
+            ...olds.map((e) => ({ event_id: e.eventId, path: '/old', country: null })).sort((a, b) => (a.event_id < b.event_id ? -1 : 1)),
+          ]);
+        } finally {
+          await store.close();
+        }
+        expect((await admin.query('SELECT version FROM schema_version')).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+        // Added to the partitioned table, the column is on each partition, the default one too.
+        const partitions = await admin.query<{ table: string; country: boolean }>(
+          `SELECT c.relname AS table, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'country' AND NOT a.attisdropped) AS country
+           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'events'::regclass`,
+        );
+        expect(partitions.rows.length).toBeGreaterThan(1);
+        expect(partitions.rows.filter((r) => !r.country)).toEqual([]);
       } finally {
         await admin.end();
       }

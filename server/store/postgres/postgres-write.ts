@@ -46,11 +46,11 @@ const INSERT_EVENTS = {
 WITH inserted AS (
   INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
                       received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host,
-                      channel, utm_source, utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, id_day)
-  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v, pa, h, rh, ch, us, um, uc, br, os, dv, sc, a, d
+                      channel, utm_source, utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, country, id_day)
+  SELECT p, e, t, u, s, ts, cts, ra, props, ua, ip, COALESCE(b, false), v, pa, h, rh, ch, us, um, uc, br, os, dv, sc, a, co, d
   FROM jsonb_to_recordset($1::jsonb) AS x (p text, e text, t text, u text, s text, ts int8, cts int8, ra int8,
                                          props jsonb, ua text, ip text, b boolean, v text, pa text, h text, rh text,
-                                         ch text, us text, um text, uc text, br text, os text, dv text, sc text, a text, d int4)
+                                         ch text, us text, um text, uc text, br text, os text, dv text, sc text, a text, co text, d int4)
   ON CONFLICT (project_id, event_id, id_day) DO NOTHING
   RETURNING project_id, event_id
 ), counted AS (
@@ -84,6 +84,7 @@ function reportMembers(d: EventDimensions): Record<string, string> {
   if (d.device !== null) row.dv = d.device;
   if (d.screenClass !== null) row.sc = d.screenClass;
   if (d.anonymousId !== null) row.a = d.anonymousId;
+  if (d.country !== null) row.co = d.country;
   return row;
 }
 
@@ -200,7 +201,7 @@ const UNIQUE_VIOLATION = '23505';
 /** Columns of a COPY row, in the order {@link copyRow} writes them. */
 const COPY_EVENTS = `COPY events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
   received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
-  utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, id_day) FROM STDIN`;
+  utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, country, id_day) FROM STDIN`;
 
 const COPY_SPECIAL = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
@@ -219,17 +220,17 @@ function copyJson(json: string): string {
   return clean.indexOf('\\') === -1 ? clean : clean.replaceAll('\\', '\\\\');
 }
 
-/** One event as a line of COPY text: 26 tab-separated values, `\N` for null; `eventId` is the cleaned id. */
+/** One event as a line of COPY text: 27 tab-separated values, `\N` for null; `eventId` is the cleaned id. */
 function copyRow(e: StoredEvent, eventId: string): string {
   const d = e.dimensions;
   const report =
     d === undefined
-      ? '\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N'
+      ? '\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N\t\\N'
       : `${copyText(d.path)}\t${copyText(d.host)}\t${copyText(d.referrerHost)}\t${copyText(d.channel)}\t${copyText(d.utmSource)}\t${copyText(
           d.utmMedium,
         )}\t${copyText(d.utmCampaign)}\t${copyText(d.browser)}\t${copyText(d.os)}\t${copyText(d.device)}\t${copyText(d.screenClass)}\t${copyText(
           d.anonymousId,
-        )}`;
+        )}\t${copyText(d.country)}`;
   const clientTimestamp = e.clientTimestamp === null ? '\\N' : String(wholeMs(e.clientTimestamp));
   return `${copyText(e.projectId)}\t${copyText(eventId)}\t${copyText(e.eventType)}\t${copyText(e.userId)}\t${copyText(e.sessionId)}\t${wholeMs(
     e.timestamp,

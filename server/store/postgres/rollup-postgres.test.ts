@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateProject } from '../../../test-support/server/report-fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
@@ -6,6 +5,7 @@ import { newProjectId } from '../../../test-support/store/event-store.fixtures.j
 import { createPostgresStore } from './postgres-store.js';
 import type { ReportQuery } from '../report-store.js';
 import { type RollupLocation, describeRollups } from '../../../test-support/store/rollup.contract.js';
+import { postgresLocation, postgresSql } from '../../../test-support/store/database-locations.js';
 
 let database: TestDatabase;
 
@@ -17,18 +17,9 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function directSql(text: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> {
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    let n = 0;
-    return (await client.query(text.replace(/\?/g, () => `$${++n}`), values)).rows as Array<Record<string, unknown>>;
-  } finally {
-    await client.end();
-  }
-}
+const directSql = (text: string, values: unknown[] = []) => postgresSql(database.url, text, values);
 
-const location = async (): Promise<RollupLocation> => ({ open: () => createPostgresStore({ url: database.url, poolSize: 4 }), sql: directSql });
+const location = async (): Promise<RollupLocation> => postgresLocation(database.url);
 
 describeRollups('postgres', location);
 

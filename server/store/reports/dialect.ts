@@ -1,7 +1,8 @@
 /**
- * What differs between SQLite and PostgreSQL in the report SQL, in one module that imports
- * nothing: the report queries, the rollup queries and the rollup refresh all take a {@link Dialect}
- * and none of them needs another's implementation to name it.
+ * What differs between SQLite and PostgreSQL in the report SQL, and the values of a statement, in
+ * one module that imports nothing: the report queries, the aggregate queries, the rollup queries
+ * and the rollup refresh all take a {@link Dialect} and none of them needs another's
+ * implementation to name it.
  */
 
 /** How a store computes its funnels; see the comment at the top of `report-funnel.ts`. */
@@ -23,6 +24,17 @@ export interface Dialect {
   orderedConcat(expression: string, order: string): string;
   /** How funnels are computed: the statement this database runs faster (`report-funnel.ts`). */
   funnelWalk: FunnelWalk;
+}
+
+/** Collects the values of one statement and names their placeholders in order. */
+export class Values {
+  readonly list: unknown[] = [];
+  constructor(private readonly dialect: Dialect) {}
+  /** Adds a value; returns its placeholder. Called in the order of the statement's text. */
+  add(value: unknown): string {
+    this.list.push(value);
+    return this.dialect.placeholder(this.list.length);
+  }
 }
 
 /** Runs a statement and returns its rows. */

@@ -4,12 +4,12 @@ import type { PropertyValue } from '../../../protocol/index.js';
 import { createDimensionExtractor } from '../../reports/dimensions.js';
 import type { EventDimensions } from '../event-store.js';
 import { cleanJson, cleanNullableText } from '../shared/sanitize.js';
-import { REPORT_BACKFILL } from './report-columns.js';
+import { REPORT_BACKFILL, REPORT_COLUMNS } from './report-columns.js';
 
 /*
  * Schema version 5 adds the report columns (`sqlite-schema.ts`, `postgres-schema.ts`). Events
  * stored before it get theirs here, from their stored properties and user agent with the same
- * extractor as ingest, and `client_timestamp` where it was null (the stored time was then the
+ * extractor as ingest (all but `country`, which only the full client address gives, at ingest), and `client_timestamp` where it was null (the stored time was then the
  * client's own, or the arrival time for an event that came without one). The work goes in bounded
  * batches, one transaction each, keyset-ordered, with the position kept in `backfills`: memory
  * stays bounded, no lock is held for long, and a process stopped midway resumes where it stopped.
@@ -19,9 +19,18 @@ import { REPORT_BACKFILL } from './report-columns.js';
 /** Rows per transaction. */
 export const BACKFILL_BATCH = 5000;
 
-/** The report columns of an event as values in {@link REPORT_COLUMNS} order. */
+/** The report columns of an event as values in `REPORT_COLUMNS` order (`report-columns.ts`). */
 export function dimensionValues(d: EventDimensions | undefined): Array<string | null> {
-  if (d === undefined) return [null, null, null, null, null, null, null, null, null, null, null, null];
+  if (d === undefined) return REPORT_COLUMNS.map(() => null);
+  return [...backfilledValues(d), d.country];
+}
+
+/**
+ * What the backfill writes: the columns of `REPORT_COLUMNS_V5`, in order, which an event's stored
+ * properties and user agent give. Not `country`: it comes from the client's full address, which
+ * a stored event no longer has (truncated by default), so an older event keeps it null.
+ */
+function backfilledValues(d: EventDimensions): Array<string | null> {
   return [d.path, d.host, d.referrerHost, d.channel, d.utmSource, d.utmMedium, d.utmCampaign, d.browser, d.os, d.device, d.screenClass, d.anonymousId];
 }
 
@@ -53,7 +62,7 @@ export function backfillSqliteReportColumns(db: Database.Database, batch = BACKF
     const after = row.position === null ? 0 : Number(row.position);
     const rows = select.all(after, batch) as Array<{ rowid: number; properties: string; user_agent: string | null }>;
     for (const r of rows) {
-      const values = dimensionValues(extractor.extract(parseProperties(r.properties), r.user_agent)).map(cleanNullableText);
+      const values = backfilledValues(extractor.extract(parseProperties(r.properties), r.user_agent)).map(cleanNullableText);
       update.run(...values, r.rowid);
     }
     if (rows.length < batch) {
@@ -95,7 +104,7 @@ export async function backfillPostgresReportColumns(pool: pg.Pool, batch = BACKF
         if (rows.length > 0) {
           const values = rows.map((r) => {
             const [path, host, referrerHost, channel, utmSource, utmMedium, utmCampaign, browser, os, device, screenClass, anonymousId] =
-              dimensionValues(extractor.extract(r.properties ?? {}, r.user_agent));
+              backfilledValues(extractor.extract(r.properties ?? {}, r.user_agent));
             return { p: r.project_id, e: r.event_id, path, host, rh: referrerHost, ch: channel, us: utmSource, um: utmMedium, uc: utmCampaign, b: browser, o: os, d: device, sc: screenClass, a: anonymousId };
           });
           await client.query(

@@ -29,7 +29,7 @@ import {
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
-import type { Dialect, RunQuery } from './dialect.js';
+import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
 import { createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
@@ -61,15 +61,6 @@ const VITALS = {
   fcp: 'firstContentfulPaint',
 } as const;
 
-/** Collects the values of one statement and names their placeholders in order. */
-class Values {
-  readonly list: unknown[] = [];
-  constructor(private readonly dialect: Dialect) {}
-  add(value: unknown): string {
-    this.list.push(value);
-    return this.dialect.placeholder(this.list.length);
-  }
-}
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));

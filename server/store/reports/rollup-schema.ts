@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { SCHEMA_LOCK_SQL } from '../postgres/postgres-schema.js';
+import { PROJECT_SPANS_SQL, type Span, spanDays } from '../shared/project-spans.js';
 
 /*
  * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
@@ -15,7 +16,7 @@ import { SCHEMA_LOCK_SQL } from '../postgres/postgres-schema.js';
  */
 
 /** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
-export const ROLLUP_SHAPE = 5;
+export const ROLLUP_SHAPE = 6;
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -181,29 +182,6 @@ CREATE OR REPLACE TRIGGER rollup_mark_delete AFTER DELETE ON events
   REFERENCING OLD TABLE AS rollup_old_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_old();
 CREATE OR REPLACE TRIGGER rollup_mark_update AFTER UPDATE ON events
   REFERENCING OLD TABLE AS rollup_old_rows NEW TABLE AS rollup_new_rows FOR EACH STATEMENT EXECUTE FUNCTION rollup_mark_changed();`;
-
-/**
- * The first and last event time of each project with events: what a new rollup must build. The
- * projects are found by index seeks, one per project, not by a scan of the events.
- */
-const PROJECT_SPANS_SQL = `WITH RECURSIVE p (project_id) AS (
-  SELECT (SELECT project_id FROM events ORDER BY project_id LIMIT 1)
-  UNION ALL
-  SELECT (SELECT e.project_id FROM events e WHERE e.project_id > p.project_id ORDER BY e.project_id LIMIT 1) FROM p WHERE p.project_id IS NOT NULL)
-SELECT p.project_id,
-  (SELECT MIN(timestamp) FROM events e WHERE e.project_id = p.project_id) AS first_ts,
-  (SELECT MAX(timestamp) FROM events e WHERE e.project_id = p.project_id) AS last_ts
-FROM p WHERE p.project_id IS NOT NULL`;
-
-type Span = { project_id: string; first_ts: number | string | null; last_ts: number | string | null };
-
-/** The (project, day) pairs of existing events, each day of each project's span. */
-function* spanDays(spans: readonly Span[]): Generator<[string, number]> {
-  for (const span of spans) {
-    if (span.first_ts === null || span.last_ts === null) continue;
-    for (let day = dayOf(Number(span.first_ts)); day <= dayOf(Number(span.last_ts)); day++) yield [span.project_id, day];
-  }
-}
 
 /**
  * Creates the SQLite rollup tables and triggers, or rebuilds them when their shape changed. A new

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { type AggregateBatch, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
+import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
 
 /**
@@ -73,9 +74,6 @@ export function openSqliteAggregates(db: Database.Database, parts: AggregatePart
 /** Milliseconds in a UTC day. */
 const DAY_MS = 86_400_000;
 
-/** Events read per step when aggregates are built from existing events. */
-const BUILD_CHUNK = 20_000;
-
 /**
  * Creates the aggregate tables, or rebuilds them when their shape changed (`aggregate-schema.ts`):
  * a database of an earlier version gets its aggregates built from its events once, here, in one
@@ -92,30 +90,15 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
     for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec(SQLITE_AGGREGATE_DDL);
     const aggregates = open();
-    const read = db.prepare<[number, number]>(
-      `SELECT rowid, project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}
-       FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?`,
-    );
-    const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
-    for (let after = 0; ; ) {
-      const rows = read.all(after, BUILD_CHUNK) as Array<Record<string, string | number | null>>;
-      if (rows.length === 0) break;
-      const batch = aggregates.begin();
-      for (const row of rows) {
-        for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = row[AGGREGATE_COLUMNS[k] as string] as string | null;
-        batch.add(
-          row.project_id as string,
-          row.event_type as string,
-          row.session_id as string | null,
-          row.timestamp as number,
-          row.is_bot === 1 ? 1 : 0,
-          row.visitor_id as string | null,
-          row.anonymous_id as string | null,
-          dimValues,
-        );
+    // Day by day, each day's rows written once: in insertion order, every slice of events touched
+    // most days again and merged its sketches into theirs.
+    const next = db.prepare(nextEventTimeSql(() => '?')).pluck();
+    for (const projectId of db.prepare(EVENT_PROJECTS_SQL).pluck().all() as string[]) {
+      for (let t = next.get(projectId, -Number.MAX_SAFE_INTEGER) as number | null; t !== null; ) {
+        const day = Math.floor(t / DAY_MS);
+        rebuildSqliteAggregateDays(db, aggregates, projectId, [day]);
+        t = next.get(projectId, (day + 1) * DAY_MS) as number | null;
       }
-      aggregates.apply(batch);
-      after = rows[rows.length - 1]?.rowid as number;
     }
     db.prepare('INSERT INTO agg_meta (shape) VALUES (?)').run(AGGREGATE_SHAPE);
     return aggregates;

@@ -3,7 +3,7 @@ import { DEFAULT_DURABILITY, sqliteSynchronous } from '../durability.js';
 import type { EventQuery } from '../event-store.js';
 import { filterColumns } from '../report-store.js';
 import { backfillSqliteReportColumns } from '../reports/report-backfill.js';
-import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS, SQLITE_V5_COLUMNS } from './sqlite-schema.js';
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS, SQLITE_V5_COLUMNS, SQLITE_V7_COLUMNS } from './sqlite-schema.js';
 import type { SqliteStoreOptions } from './sqlite-store-options.js';
 
 /** Milliseconds in a UTC day. */
@@ -116,6 +116,7 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
         db.exec(SQLITE_MIGRATIONS[v] ?? '');
         if (v === 3) addMissingColumns(db, SQLITE_V4_COLUMNS);
         if (v === 4) addMissingColumns(db, SQLITE_V5_COLUMNS);
+        if (v === 6) addMissingColumns(db, SQLITE_V7_COLUMNS);
       }
     }
     db.exec(SQLITE_SCHEMA);

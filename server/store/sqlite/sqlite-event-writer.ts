@@ -17,7 +17,7 @@ export interface CommitAggregates {
 }
 
 /** Values of one event in {@link EncodedBatch.refs}: its text columns by index, and the bot flag. */
-const REF_FIELDS = 20;
+const REF_FIELDS = 21;
 /** Values of one event in {@link EncodedBatch.times}. */
 const TIME_FIELDS = 3;
 /** Values of one event in {@link EncodedBatch.texts}: its id and its properties as JSON. */
@@ -37,8 +37,9 @@ const CHUNK_FIELDS = 10;
 export interface EncodedBatch {
   /**
    * {@link REF_FIELDS} values per event: project, type, user, session, agent, address as an index
-   * into `strings` (-1 for null), the bot flag (1 or 0), the visitor and the twelve report columns
-   * as indexes again.
+   * into `strings` (-1 for null), the bot flag (1 or 0), the visitor and the thirteen report
+   * columns (`REPORT_COLUMNS` order: the eleven filter columns, the anonymous id, the country) as
+   * indexes again.
    */
   refs: Int32Array;
   /** {@link TIME_FIELDS} values per event: time, client time (NaN for none), arrival time, ms. */
@@ -86,7 +87,7 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
     refs[r++] = ref(e.visitorId);
     const d = e.dimensions;
     if (d === undefined) {
-      for (let k = 0; k < 12; k++) refs[r++] = -1;
+      for (let k = 0; k < 13; k++) refs[r++] = -1;
     } else {
       refs[r++] = ref(d.path);
       refs[r++] = ref(d.host);
@@ -100,6 +101,7 @@ export function encodeBatch(batch: WriteBatch): EncodedBatch {
       refs[r++] = ref(d.device);
       refs[r++] = ref(d.screenClass);
       refs[r++] = ref(d.anonymousId);
+      refs[r++] = ref(d.country);
     }
     times[t++] = e.timestamp;
     times[t++] = e.clientTimestamp ?? Number.NaN;
@@ -143,8 +145,8 @@ export function prepareEventWriter(
   const insertEvent = db.prepare<unknown[]>(
     `INSERT INTO events (project_id, event_id, event_type, user_id, session_id, timestamp, client_timestamp,
        received_at, properties, user_agent, ip_address, is_bot, visitor_id, path, host, referrer_host, channel, utm_source,
-       utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       utm_medium, utm_campaign, browser, os, device, screen_class, anonymous_id, country)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (project_id, event_id) DO NOTHING`,
   );
   const insertChunk = db.prepare<unknown[]>(
@@ -161,7 +163,7 @@ export function prepareEventWriter(
   const text = (v: string | number | null): string => cleanText(v as string);
   const textOrNull = (v: string | number | null): string | null => (v === null ? null : cleanText(v as string));
   const ms = (v: string | number | null): number => Math.round(v as number);
-  // 20, 3, 2 and 10 below are REF_FIELDS, TIME_FIELDS, TEXT_FIELDS and CHUNK_FIELDS, 86,400,000 is
+  // 21, 3, 2 and 10 below are REF_FIELDS, TIME_FIELDS, TEXT_FIELDS and CHUNK_FIELDS, 86,400,000 is
   // DAY_MS (rollup-schema.ts), written out because this function travels as source; `at` reads a
   // column sent as an index into `strings`.
   return db.transaction((batch: EncodedBatch): WriteResult => {
@@ -175,9 +177,11 @@ export function prepareEventWriter(
     let lastProject = -1;
     let lastDay = Number.NaN;
     const groups = aggregates === null ? null : aggregates.begin();
-    // The event's value of each aggregate dimension after '' (the filter dimensions, in order), reused.
-    const dimValues = new Array<string | null>(12);
-    for (let i = 0, r = 0, t = 0, x = 0; i < eventInserted.length; i++, r += 20, t += 3, x += 2) {
+    // The event's value of each aggregate dimension after '' (the filter dimensions, in order:
+    // `AGGREGATE_COLUMNS`, the eleven columns from path to screen class, the country, the event
+    // type), reused.
+    const dimValues = new Array<string | null>(13);
+    for (let i = 0, r = 0, t = 0, x = 0; i < eventInserted.length; i++, r += 21, t += 3, x += 2) {
       const timestamp = Math.round(times[t] as number);
       const clientTime = times[t + 1] as number;
       const stored =
@@ -207,13 +211,15 @@ export function prepareEventWriter(
           at(refs[r + 17] as number),
           at(refs[r + 18] as number),
           at(refs[r + 19] as number),
+          at(refs[r + 20] as number),
         ).changes > 0;
       eventInserted[i] = stored;
       if (!stored) continue;
       if (groups !== null) {
         for (let k = 0; k < 11; k++) dimValues[k] = at(refs[r + 8 + k] as number);
+        dimValues[11] = at(refs[r + 20] as number);
         const type = at(refs[r + 1] as number) as string;
-        dimValues[11] = type;
+        dimValues[12] = type;
         groups.add(
           at(refs[r] as number) as string,
           type,

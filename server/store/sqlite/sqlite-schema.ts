@@ -1,4 +1,4 @@
-import { REPORT_BACKFILL, REPORT_COLUMNS } from '../reports/report-columns.js';
+import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/report-columns.js';
 
 /**
  * The SQLite schema. Times are INTEGER milliseconds since the epoch; `properties` and recording
@@ -19,14 +19,16 @@ import { REPORT_BACKFILL, REPORT_COLUMNS } from '../reports/report-columns.js';
  * adds the project's bot policy (existing projects get the default, `drop`), the events' `is_bot`
  * and `visitor_id`, and `salts`, the daily salts of visitor ids: a table of their own, never
  * joined with the events, and emptied of each day's salt soon after that day (`visitor-id.ts`).
- * Version 5 adds the report columns ({@link REPORT_COLUMNS}: page path, hosts, channel, UTM,
+ * Version 5 adds the report columns ({@link REPORT_COLUMNS_V5}: page path, hosts, channel, UTM,
  * browser, OS, device, screen class, anonymous id), filled at ingest, and `backfills`: a row there
  * says that the rows of an older database still need theirs, which `report-backfill.ts` fills in
  * bounded batches after the schema step and then deletes. No index is added for the reports: each
  * reads one project's time range through `events_by_time` (docs/decisions.md, "Report columns").
  * Version 6 lets `api_keys.kind` be `admin`, rebuilding the table ({@link SQLITE_V6_API_KEYS}).
+ * Version 7 adds the report column `country` ({@link SQLITE_V7_COLUMNS}), filled at ingest from the
+ * client's full address; older events keep it null, as their stored address is truncated.
  */
-export const SQLITE_SCHEMA_VERSION = 6;
+export const SQLITE_SCHEMA_VERSION = 7;
 
 /** Columns added by version 4, each only where missing (SQLite has no `ADD COLUMN IF NOT EXISTS`). */
 export const SQLITE_V4_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = [
@@ -36,9 +38,12 @@ export const SQLITE_V4_COLUMNS: ReadonlyArray<readonly [table: string, column: s
 ];
 
 /** Columns added by version 5. */
-export const SQLITE_V5_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = REPORT_COLUMNS.map(
+export const SQLITE_V5_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = REPORT_COLUMNS_V5.map(
   (column) => ['events', column, 'TEXT'] as const,
 );
+
+/** Columns added by version 7. */
+export const SQLITE_V7_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = [['events', 'country', 'TEXT']];
 
 /** The `api_keys` table, `kind` allowing `admin` since version 6. */
 const API_KEYS_TABLE = (name: string): string => `CREATE TABLE IF NOT EXISTS ${name} (
@@ -64,9 +69,10 @@ DROP TABLE api_keys;
 ALTER TABLE api_keys_v6 RENAME TO api_keys;`;
 
 /**
- * Statements that bring a database of version `n` (the key) to `n + 1`; version 3's and 4's steps
- * also add the {@link SQLITE_V4_COLUMNS} and {@link SQLITE_V5_COLUMNS} (`sqlite-database.ts`), as
- * their columns must be looked for first, and version 5's step runs only where `api_keys` exists.
+ * Statements that bring a database of version `n` (the key) to `n + 1`; version 3's, 4's and 6's
+ * steps also add the {@link SQLITE_V4_COLUMNS}, {@link SQLITE_V5_COLUMNS} and {@link SQLITE_V7_COLUMNS}
+ * (`sqlite-database.ts`), as their columns must be looked for first, and version 5's step runs only
+ * where `api_keys` exists.
  */
 export const SQLITE_MIGRATIONS: Readonly<Record<number, string>> = {
   1: `DROP INDEX IF EXISTS events_by_type;

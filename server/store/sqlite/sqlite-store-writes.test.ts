@@ -26,6 +26,7 @@ const DIMENSIONS: EventDimensions = {
   device: 'desktop',
   screenClass: 'xl',
   anonymousId: 'anon-1',
+  country: 'GB',
 };
 
 /** The events columns of every row, by event id, as SQLite holds them. */
@@ -79,6 +80,7 @@ describe('the SQLite store\'s group commits through its writer thread', () => {
       utm_campaign: 'été 🎉',
       os: null,
       anonymous_id: 'anon-1',
+      country: 'GB',
     });
     expect(JSON.parse(first.properties as string)).toEqual(events[0]!.properties);
 
@@ -94,6 +96,7 @@ describe('the SQLite store\'s group commits through its writer thread', () => {
       event_type: 'a\uFFFDb',
       path: null,
       anonymous_id: null,
+      country: null,
     });
     expect(JSON.parse(second.properties as string)).toEqual({
       text: 'x\uFFFDy',

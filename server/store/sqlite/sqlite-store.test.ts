@@ -6,6 +6,11 @@ import { describeEventStore } from '../../../test-support/store/event-store.cont
 import { describeReportStore } from '../../../test-support/store/report-store.contract.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+
+/** Version 6's schema: this one without `events.country`, added by version 7. */
+const SQLITE_V6_SCHEMA = SQLITE_SCHEMA.replace('  country TEXT,\n', '');
+/** Version 5's: version 6's with the keys' CHECK that knew no admin key. */
+const SQLITE_V5_SCHEMA = SQLITE_V6_SCHEMA.replace("CHECK (kind IN ('write', 'read', 'admin'))", "CHECK (kind IN ('write', 'read'))");
 import { createSqliteStore } from './sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-store-test-'));
@@ -56,7 +61,7 @@ describe('createSqliteStore({ path })', () => {
     await store.close();
     const old = newPath();
     const raw = new Database(old);
-    raw.exec(SQLITE_SCHEMA.replace("CHECK (kind IN ('write', 'read', 'admin'))", "CHECK (kind IN ('write', 'read'))"));
+    raw.exec(SQLITE_V5_SCHEMA);
     raw.pragma('user_version = 5');
     raw.close();
     const told = createSqliteStore({ path: old, migrationBackup: false, onMigrationBackup: (copy) => void copies.push(copy) });
@@ -127,11 +132,10 @@ describe('createSqliteStore({ path })', () => {
     const path = newPath();
     const p = makeProject(newProjectId());
     const read = makeKey(p.id, { kind: 'read' });
-    // Version 5's schema differs from this one only in the keys' CHECK.
-    const v5 = SQLITE_SCHEMA.replace("CHECK (kind IN ('write', 'read', 'admin'))", "CHECK (kind IN ('write', 'read'))");
-    expect(v5).not.toBe(SQLITE_SCHEMA);
+    expect(SQLITE_V6_SCHEMA).not.toBe(SQLITE_SCHEMA);
+    expect(SQLITE_V5_SCHEMA).not.toBe(SQLITE_V6_SCHEMA);
     const raw = new Database(path);
-    raw.exec(v5);
+    raw.exec(SQLITE_V5_SCHEMA);
     raw.prepare('INSERT INTO projects (id, name, created_at, bots) VALUES (?, ?, ?, ?)').run(p.id, p.name, p.createdAt, p.bots);
     raw.prepare('INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(read.id, p.id, read.kind, read.hash, read.prefix, read.createdAt);
@@ -177,6 +181,43 @@ describe('createSqliteStore({ path })', () => {
     expect(after.prepare('SELECT n FROM auth_changes').pluck().get()).toBe(before + 1);
     expect(after.pragma('foreign_key_check')).toEqual([]);
     after.close();
+  });
+
+  it('migrates a version 6 database: events kept, `country` added and null for them, filled for new ones and reported', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const path = newPath();
+    const p = makeProject(newProjectId());
+    const raw = new Database(path);
+    raw.exec(SQLITE_V6_SCHEMA);
+    raw.prepare('INSERT INTO projects (id, name, created_at, bots) VALUES (?, ?, ?, ?)').run(p.id, p.name, p.createdAt, p.bots);
+    // An event of version 6, with its report columns, stored with its address truncated.
+    raw.prepare(
+      `INSERT INTO events (project_id, event_id, event_type, timestamp, received_at, properties, ip_address, path, browser)
+       VALUES (?, 'old-1', 'page_view', ?, ?, '{}', '81.2.69.0', '/old', 'Firefox')`,
+    ).run(p.id, T0, T0);
+    raw.pragma('user_version = 6');
+    raw.close();
+
+    const store = createSqliteStore({ path });
+    await store.init();
+    const none = { path: '/new', host: null, referrerHost: null, channel: null, utmSource: null, utmMedium: null, utmCampaign: null };
+    const fresh = makeEvent(p.id, 2, { dimensions: { ...none, browser: 'Firefox', os: null, device: null, screenClass: null, anonymousId: 'a', country: 'GB' } });
+    expect((await store.write({ events: [fresh], chunks: [] })).eventInserted).toEqual([true]);
+    const query = { projectId: p.id, from: T0 - 1000, to: T0 + 1000, filters: {}, includeBots: false, visitorKey: 'anonymous' } as const;
+    expect((await store.reports.totals(query)).events).toBe(2);
+    expect(await store.reports.top(query, 'country', 10)).toEqual([{ value: 'GB', events: 1, visitors: 1 }]);
+    expect(await store.reports.top({ ...query, filters: { browser: 'Firefox' } }, 'page', 10)).toEqual([
+      { value: '/new', events: 1, visitors: 1 },
+      { value: '/old', events: 1, visitors: 0 },
+    ]);
+    await store.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(check.prepare('SELECT event_id, ip_address, path, country FROM events ORDER BY event_id').all()).toEqual([
+      { event_id: fresh.eventId, ip_address: fresh.ipAddress, path: '/new', country: 'GB' },
+      { event_id: 'old-1', ip_address: '81.2.69.0', path: '/old', country: null },
+    ]);
+    check.close();
   });
 
   it('stops authenticating a key from the next turn of the event loop when another connection (the CLI, another process) revokes it', async () => {
