@@ -87,9 +87,11 @@ export function createAggregateBatch(kit: SketchKit, dimCount: number, pageDims:
     hour: number;
     bot: 0 | 1;
     dims: Array<Map<string, Acc>>;
+    sessions: Map<string, SessionGroup>;
   }
   const cells = new Map<string, Cell>();
-  const sessionGroups = new Map<string, SessionGroup>();
+  // The cell of the previous event: a commit's events nearly all share one project, hour and bot flag.
+  let last: Cell | null = null;
   // One hash object per key and commit: a key repeats across the events of a session, and the
   // sets above then hold it once by identity.
   const hashes = new Map<string, KeyHash>();
@@ -109,11 +111,15 @@ export function createAggregateBatch(kit: SketchKit, dimCount: number, pageDims:
     add(project, type, session, timestamp, bot, visitorHash, anonymousId, dimValues) {
       added++;
       const hour = Math.floor(timestamp / hourMs);
-      const cellKey = `${project}\u0000${hour}\u0000${bot}`;
-      let cell = cells.get(cellKey);
-      if (cell === undefined) {
-        cell = { project, hour, bot, dims: Array.from({ length: dimCount }, () => new Map<string, Acc>()) };
-        cells.set(cellKey, cell);
+      let cell = last;
+      if (cell === null || cell.hour !== hour || cell.bot !== bot || cell.project !== project) {
+        const cellKey = `${project}\u0000${hour}\u0000${bot}`;
+        cell = cells.get(cellKey) ?? null;
+        if (cell === null) {
+          cell = { project, hour, bot, dims: Array.from({ length: dimCount }, () => new Map<string, Acc>()), sessions: new Map() };
+          cells.set(cellKey, cell);
+        }
+        last = cell;
       }
       const pageView = type === 'page_view';
       const visitor = hashOf(anonymousId ?? visitorHash);
@@ -140,10 +146,9 @@ export function createAggregateBatch(kit: SketchKit, dimCount: number, pageDims:
         }
       }
       if (session !== null) {
-        const key = `${cellKey}\u0000${session}`;
-        const group = sessionGroups.get(key);
+        const group = cell.sessions.get(session);
         if (group === undefined) {
-          sessionGroups.set(key, { project, hour, bot, session, first: timestamp, last: timestamp, events: 1, pageViews: pageView ? 1 : 0 });
+          cell.sessions.set(session, { project, hour, bot, session, first: timestamp, last: timestamp, events: 1, pageViews: pageView ? 1 : 0 });
         } else {
           if (timestamp < group.first) group.first = timestamp;
           if (timestamp > group.last) group.last = timestamp;
@@ -177,6 +182,6 @@ export function createAggregateBatch(kit: SketchKit, dimCount: number, pageDims:
       }
       return out;
     },
-    sessions: () => [...sessionGroups.values()],
+    sessions: () => [...cells.values()].flatMap((cell) => [...cell.sessions.values()]),
   };
 }
