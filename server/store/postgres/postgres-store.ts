@@ -5,7 +5,7 @@ import type { EventPage, EventStore, WriteResult } from '../event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
 import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
-import { createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
+import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
 import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, dropPostgresAggregatesBefore, ensurePostgresAggregates, rebuildPostgresAggregateDays } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
@@ -213,12 +213,20 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       if (batch.chunks.length > 0) await recordingPartitions.ensure(batch.chunks.map((c) => idDay(c.sessionId)));
       // One transaction: the events, the chunks and what the events add to the report aggregates
       // (postgres-aggregates.ts) commit together.
-      return transaction(async (client) => {
-        const eventInserted = batch.chunks.length === 0 ? await eventWriter.write(client, batch.events) : await insertEvents(client, batch.events);
-        const chunkInserted = await insertChunks(client, batch.chunks);
-        await applyPostgresAggregates(client, batchOfStored(batch.events, eventInserted));
-        return { eventInserted, chunkInserted };
-      });
+      const commit = (byInsert: boolean) =>
+        transaction(async (client) => {
+          const eventInserted = batch.chunks.length === 0 ? await eventWriter.write(client, batch.events, byInsert) : await insertEvents(client, batch.events);
+          const chunkInserted = await insertChunks(client, batch.chunks);
+          await applyPostgresAggregates(client, batchOfStored(batch.events, eventInserted));
+          return { eventInserted, chunkInserted };
+        });
+      try {
+        return await commit(false);
+      } catch (error) {
+        // The COPY met a duplicate and aborted the transaction; this time the events are inserted.
+        if (error instanceof CopyMetDuplicate) return commit(true);
+        throw error;
+      }
     },
 
     async createProject(project) {

@@ -290,31 +290,45 @@ const INSERT_AFTER_DUPLICATE = 16;
 
 /** The event half of a group commit, inside its transaction. */
 export interface EventWriter {
-  /** Stores `events` in the transaction of `client`; true per event stored now, false for a duplicate. */
-  write(client: PoolClient, events: readonly StoredEvent[]): Promise<boolean[]>;
+  /**
+   * Stores `events` in the transaction of `client`; true per event stored now, false for a
+   * duplicate. `byInsert`: no COPY (the transaction's second run after {@link CopyMetDuplicate}).
+   */
+  write(client: PoolClient, events: readonly StoredEvent[], byInsert?: boolean): Promise<boolean[]>;
 }
 
 /**
- * Writes groups by COPY, and by INSERT … ON CONFLICT when COPY met a duplicate: that group at once
- * (the COPY undone to a savepoint, as its error aborts what the transaction did after it), and the
- * next few groups too, as duplicates come in runs (a client resending a backlog), where every COPY
- * would fail and be done twice.
+ * Thrown by {@link EventWriter.write} when its COPY met an event already stored: PostgreSQL has
+ * aborted the transaction, which the caller runs again from the start; the writer then inserts.
+ */
+export class CopyMetDuplicate extends Error {
+  constructor() {
+    super('A COPY of events met one already stored; run the transaction again.');
+    this.name = 'CopyMetDuplicate';
+  }
+}
+
+/**
+ * Writes groups by COPY, and by INSERT … ON CONFLICT when COPY met a duplicate: that group, whose
+ * transaction the failed COPY aborted, again from the start (a savepoint before every COPY would
+ * cost every commit a round trip for the rare duplicate), and the next few groups too, as
+ * duplicates come in runs (a client resending a backlog), where every COPY would fail and be done
+ * twice.
  */
 export function createEventWriter(): EventWriter {
   let insertsLeft = 0;
   const buffers = createBufferPool();
   return {
-    async write(client, events) {
+    async write(client, events, byInsert = false) {
+      if (byInsert) return insertEvents(client, events);
       if (insertsLeft > 0) {
         insertsLeft--;
         return insertEvents(client, events);
       }
-      await client.query('SAVEPOINT copy_events');
       const copied = await copyEvents(client, events, buffers);
       if (copied !== null) return copied;
-      await client.query('ROLLBACK TO SAVEPOINT copy_events');
       insertsLeft = INSERT_AFTER_DUPLICATE;
-      return insertEvents(client, events);
+      throw new CopyMetDuplicate();
     },
   };
 }
