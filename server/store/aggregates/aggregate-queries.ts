@@ -72,8 +72,6 @@ interface Selection {
   value: string | null;
   /** The `agg_values` sketch column of visitors. */
   visitorColumn: string;
-  /** Conditions on raw rows beyond project, time and bots (leading ` AND `), built when called. */
-  rawExtra?: (v: Values) => string;
 }
 
 /** The reports of the aggregate tables, over `run`. */
@@ -119,7 +117,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
       let sql = `SELECT ${column} AS value, event_type, session_id, ${visitor} AS visitor, timestamp FROM events
         WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots(q)}`;
       if (sel.dim !== '') sql += sel.value !== null ? ` AND ${column} = ${v.add(sel.value)}` : ` AND ${column} IS NOT NULL`;
-      return sql + (sel.rawExtra?.(v) ?? '');
+      return sql;
     });
     return run(parts.join('\n UNION ALL '), v.list);
   };

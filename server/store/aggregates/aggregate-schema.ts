@@ -30,8 +30,9 @@ export const AGGREGATE_COLUMNS: readonly string[] = FILTER_DIMENSIONS.map((d) =>
 /** Whether each aggregate dimension describes a page load (its top list counts page views). */
 export const AGGREGATE_PAGE_DIMS: readonly boolean[] = AGGREGATE_DIMS.map((d) => d !== '' && d !== 'event_type');
 
-/** Grain of a row: an hour or a UTC day. */
+/** The grain of an hour row: its bucket counts hours since the epoch. */
 export const GRAIN_HOUR = 0;
+/** The grain of a day row: its bucket counts UTC days since the epoch. */
 export const GRAIN_DAY = 1;
 
 /** Every aggregate table, dropped on a shape change. */
@@ -40,6 +41,7 @@ export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_meta'] as co
 /** The sketch columns of `agg_values`, in the order the stores write them. */
 export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
 
+/** The aggregate tables on SQLite: a key index a commit upserts through, one row per key. */
 export const SQLITE_AGGREGATE_DDL = `
 CREATE TABLE IF NOT EXISTS agg_meta (shape INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS agg_values (

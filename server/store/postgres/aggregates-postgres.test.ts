@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeProject } from '../../../test-support/server/report-fixtures.js';
+import { generateProject, writeProject } from '../../../test-support/server/report-fixtures.js';
+import { uuidV7 } from '../../ids.js';
 import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import type { ReportQuery } from '../report-store.js';
 import { compactPostgresAggregates } from './postgres-aggregates.js';
@@ -57,6 +58,35 @@ describe('postgres: aggregate parts', () => {
       await compactPostgresAggregates(pool, mark);
       expect(await partsPerKey('agg_values', 'dim, grain, bucket, value, is_bot')).toBe(1);
       expect(await panels()).toEqual(after);
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+  });
+});
+
+describe('postgres: aggregates under retention', () => {
+  // Last in the file: its cut-off, after tomorrow, deletes every event of the database.
+  it('drops the aggregates of a project whose every event went with a dropped day partition', async () => {
+    const projectId = newProjectId();
+    const start = Date.UTC(2025, 5, 2);
+    const store = createPostgresStore({ url: database.url, poolSize: 4, compactEveryMs: 3_600_000 });
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    await store.init();
+    try {
+      // Ids made now: the events sit in today's day partition (partitions exist around today only),
+      // which a cut-off after tomorrow drops whole, as it holds nothing newer.
+      const events = [...generateProject({ projectId, start, days: 1, sessions: 10, seed: 23 })].map((e) => ({ ...e, eventId: uuidV7() }));
+      await store.write({ events, chunks: [] });
+      const rows = async () =>
+        Number((await pool.query('SELECT (SELECT count(*) FROM agg_values WHERE project_id = $1) + (SELECT count(*) FROM agg_sessions WHERE project_id = $1) AS n', [projectId])).rows[0]?.n);
+      expect(await rows()).toBeGreaterThan(0);
+      const deleted = await store.deleteOlderThan((Math.floor(Date.now() / 86_400_000) + 2) * 86_400_000);
+      expect(deleted.events).toBeGreaterThanOrEqual(events.length);
+      expect(Number((await pool.query('SELECT count(*) AS n FROM events WHERE project_id = $1', [projectId])).rows[0]?.n)).toBe(0);
+      expect(await rows()).toBe(0);
+      const q: ReportQuery = { projectId, from: start, to: start + 86_400_000, filters: {}, includeBots: true, visitorKey: 'anonymous' };
+      expect(await store.reports.totals(q)).toEqual({ events: 0, pageViews: 0, visitors: 0, sessions: 0 });
     } finally {
       await store.close();
       await pool.end();

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type AggregateBatch, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
+import { type AggregateBatch, HOUR_MS, type SessionGroup, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import {
   AGGREGATE_COLUMNS,
   AGGREGATE_DIMS,
@@ -9,6 +9,7 @@ import {
   GRAIN_DAY,
   GRAIN_HOUR,
   POSTGRES_AGGREGATE_DDL,
+  SKETCH_COLUMNS,
 } from '../aggregates/aggregate-schema.js';
 import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { StoredEvent } from '../event-store.js';
@@ -95,7 +96,6 @@ const bytesOrNull = (sketch: VisitorSketch | null): Buffer | null => {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 };
 
-const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
 
 /**
  * Inserts a commit's groups as parts, in the caller's transaction, with the projects' aggregate
@@ -103,9 +103,13 @@ const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors
  */
 export async function applyPostgresAggregates(client: pg.PoolClient, batch: AggregateBatch): Promise<void> {
   if (batch.empty()) return;
-  const deltas = rowDeltas(batch.values());
-  const sessions = batch.sessions();
+  await insertParts(client, rowDeltas(batch.values()), batch.sessions());
+}
+
+/** Inserts rows and session rows as parts, with their projects' aggregate locks taken shared in the same statement. */
+async function insertParts(client: pg.PoolClient, deltas: readonly RowDelta[], sessions: readonly SessionGroup[]): Promise<void> {
   const projects = [...new Set([...deltas.map((d) => d.project), ...sessions.map((s) => s.project)])].sort();
+  if (projects.length === 0) return;
   await client.query(
     `WITH locked AS (SELECT count(pg_advisory_xact_lock_shared(${LOCK_KEY('p')})) AS n FROM unnest($1::text[]) AS p),
      v AS (
@@ -139,6 +143,11 @@ export async function applyPostgresAggregates(client: pg.PoolClient, batch: Aggr
   );
 }
 
+/** Takes the aggregate locks of `projects` shared, in one order: what a compaction holds while it merges their parts. */
+async function lockShared(client: pg.PoolClient, projects: Iterable<string>): Promise<void> {
+  for (const project of [...new Set(projects)].sort()) await client.query(`SELECT pg_advisory_xact_lock_shared(${LOCK_KEY('$1::text')})`, [project]);
+}
+
 /** Keys merged per compaction transaction. */
 const COMPACT_KEYS = 500;
 
@@ -165,6 +174,9 @@ export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionM
   for (let start = 0; start < keys.rows.length; start += COMPACT_KEYS) {
     const slice = keys.rows.slice(start, start + COMPACT_KEYS);
     await inTransaction(pool, 'BEGIN', async (client) => {
+      // Shared, as a commit's: a rebuild (exclusive) must not delete the parts this merges between
+      // their merge and its own read, which would keep the merged part beside the rebuilt rows.
+      await lockShared(client, slice.map((k) => String(k.project_id)));
       const { rows } = await client.query<Record<string, unknown>>(
         `SELECT a.part, a.project_id, a.dim, a.grain, a.bucket, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')}
          FROM agg_values a JOIN unnest($1::text[], $2::text[], $3::int2[], $4::bigint[], $5::text[], $6::bool[]) AS k(p, d, g, b, v, bot)
@@ -203,20 +215,25 @@ export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionM
       }
     });
   }
-  // Sessions merge in SQL: a part is only counts and times.
+  // Sessions merge in SQL: a part is only counts and times. Under the projects' locks taken shared,
+  // as above.
   const newest = await pool.query<{ last: string | null }>('SELECT max(part) AS last FROM agg_sessions');
   const last = Number(newest.rows[0]?.last ?? mark.sessions);
-  await pool.query(
-    `WITH touched AS (SELECT DISTINCT project_id, hour, session_id, is_bot FROM agg_sessions WHERE part > $1 AND part <= $2),
-     keys AS (SELECT project_id, hour, session_id, is_bot FROM agg_sessions JOIN touched USING (project_id, hour, session_id, is_bot)
-       GROUP BY project_id, hour, session_id, is_bot HAVING count(*) > 1),
-     parts AS (SELECT s.part FROM agg_sessions s JOIN keys USING (project_id, hour, session_id, is_bot) FOR UPDATE OF s SKIP LOCKED),
-     moved AS (DELETE FROM agg_sessions d USING parts WHERE d.part = parts.part RETURNING d.*)
-     INSERT INTO agg_sessions (project_id, hour, session_id, is_bot, first_ts, last_ts, events, page_views)
-     SELECT project_id, hour, session_id, is_bot, min(first_ts), max(last_ts), sum(events), sum(page_views) FROM moved
-     GROUP BY project_id, hour, session_id, is_bot`,
-    [mark.sessions, last],
-  );
+  await inTransaction(pool, 'BEGIN', async (client) => {
+    const touched = await client.query<{ project_id: string }>('SELECT DISTINCT project_id FROM agg_sessions WHERE part > $1 AND part <= $2', [mark.sessions, last]);
+    await lockShared(client, touched.rows.map((row) => row.project_id));
+    await client.query(
+      `WITH touched AS (SELECT DISTINCT project_id, hour, session_id, is_bot FROM agg_sessions WHERE part > $1 AND part <= $2),
+       keys AS (SELECT project_id, hour, session_id, is_bot FROM agg_sessions JOIN touched USING (project_id, hour, session_id, is_bot)
+         GROUP BY project_id, hour, session_id, is_bot HAVING count(*) > 1),
+       parts AS (SELECT s.part FROM agg_sessions s JOIN keys USING (project_id, hour, session_id, is_bot) FOR UPDATE OF s SKIP LOCKED),
+       moved AS (DELETE FROM agg_sessions d USING parts WHERE d.part = parts.part RETURNING d.*)
+       INSERT INTO agg_sessions (project_id, hour, session_id, is_bot, first_ts, last_ts, events, page_views)
+       SELECT project_id, hour, session_id, is_bot, min(first_ts), max(last_ts), sum(events), sum(page_views) FROM moved
+       GROUP BY project_id, hour, session_id, is_bot`,
+      [mark.sessions, last],
+    );
+  });
   next.sessions = Math.max(next.sessions, last);
   return next;
 }
@@ -301,10 +318,62 @@ async function buildDay(client: pg.PoolClient, projectId: string, day: number): 
   await applyPostgresAggregates(client, batch);
 }
 
-/** Deletes a project's aggregates of the whole UTC days before `day` (retention), in the caller's transaction. */
-export async function dropPostgresAggregatesBefore(client: pg.PoolClient, projectId: string, day: number): Promise<void> {
+/** The lowest day number the aggregates can hold a row of: where "everything before" starts. */
+const FIRST_DAY = -10_000_000;
+
+/**
+ * Retention's part, in the caller's transaction, once the events before `cutoff` are deleted (as
+ * on SQLite, `sqlite-aggregates.ts`): the rows of the hours before the cut-off's hour go, the hour
+ * it cuts is built again from the events it keeps, and the cut day's rows are merged again from
+ * its hour rows.
+ */
+export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: string, cutoff: number): Promise<void> {
   await lockExclusive(client, projectId);
-  await deleteDays(client, projectId, -10_000_000, day);
+  const cutHour = Math.floor(cutoff / HOUR_MS);
+  const cutDay = Math.floor(cutHour / 24);
+  const cut = cutoff > cutHour * HOUR_MS;
+  await deleteDays(client, projectId, FIRST_DAY, cutDay);
+  const endHour = cut ? cutHour + 1 : cutHour;
+  await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket >= $3 AND bucket < $4`, [
+    projectId,
+    AGGREGATE_DIMS,
+    cutDay * 24,
+    endHour,
+  ]);
+  await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour >= $2 AND hour < $3', [projectId, cutDay * 24, endHour]);
+  if (cut) {
+    const { rows } = await client.query<Record<string, unknown>>(`SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
+      projectId,
+      cutHour * HOUR_MS,
+      (cutHour + 1) * HOUR_MS,
+    ]);
+    const batch = newBatch();
+    addRows(batch, rows);
+    // Writes the hour's parts, and day parts that the merge below replaces.
+    await applyPostgresAggregates(client, batch);
+  }
+  await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_DAY} AND bucket = $3`, [projectId, AGGREGATE_DIMS, cutDay]);
+  const hours = await client.query<Record<string, unknown>>(
+    `SELECT dim, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values
+     WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket >= $3 AND bucket < $4`,
+    [projectId, AGGREGATE_DIMS, cutDay * 24, cutDay * 24 + 24],
+  );
+  const days = new Map<string, RowDelta>();
+  for (const row of hours.rows) {
+    const key = `${row.dim}\u0000${row.value}\u0000${row.is_bot}`;
+    let day = days.get(key);
+    if (day === undefined) {
+      day = { project: projectId, dim: String(row.dim), grain: GRAIN_DAY, bucket: cutDay, value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
+      days.set(key, day);
+    }
+    day.events += Number(row.events);
+    day.pageViews += Number(row.page_views);
+    day.sketches = day.sketches.map((sketch, i) => {
+      const bytes = row[SKETCH_COLUMNS[i] as string];
+      return bytes instanceof Uint8Array ? (sketch ?? Sketch.empty()).mergeBytes(bytes) : sketch;
+    });
+  }
+  await insertParts(client, [...days.values()], []);
 }
 
 /**

@@ -6,7 +6,7 @@ import { createCredentialCache } from './postgres-credentials.js';
 import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
-import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, dropPostgresAggregatesBefore, ensurePostgresAggregates, rebuildPostgresAggregateDays } from './postgres-aggregates.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, rebuildPostgresAggregateDays } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
@@ -402,8 +402,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     },
 
     async deleteOlderThan(cutoff) {
-      const cutDay = Math.floor(cutoff / DAY_MS);
-      const rebuilt: Array<[string, number]> = [];
+      const projects = new Set<string>();
       // Whole day partitions first; the row delete below then finds only the few rows left elsewhere.
       const dropped = await dropExpiredPartitions(pool, cutoff, {
         // A DROP fires no DELETE trigger: the days it empties are marked for the rollups here, as
@@ -411,31 +410,20 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         // already (postgres-partition.ts says why first).
         beforeDrop: async (client, partition) => {
           await client.query(markDaysSql(partition));
-          // Events of days the cut-off keeps can sit in a partition of an earlier id day: those days are built again below.
-          const kept = await client.query<{ project_id: string; day: string }>(
-            `SELECT DISTINCT project_id, floor(timestamp / ${DAY_MS}::float8) AS day FROM ${partition} WHERE timestamp >= $1`,
-            [cutDay * DAY_MS],
-          );
-          for (const row of kept.rows) rebuilt.push([row.project_id, Number(row.day)]);
+          // Every project of the partition has aggregates to cut below, even when it has no event left.
+          const held = await client.query<{ project_id: string }>(`SELECT DISTINCT project_id FROM ${partition}`);
+          for (const row of held.rows) projects.add(row.project_id);
         },
       });
       partitions.forget();
       let events = dropped.rows;
-      const projects = new Set(rebuilt.map(([projectId]) => projectId));
       for (const { project_id: projectId } of (await query(EVENT_PROJECTS_SQL)).rows) {
         projects.add(projectId as string);
         events += (await query('DELETE FROM events WHERE project_id = $1 AND timestamp < $2', [projectId, cutoff])).rowCount ?? 0;
       }
-      // The aggregates of the days wholly before the cut-off go; the day it cuts, and the kept days
-      // a dropped partition held events of, are built again from what they keep.
-      for (const projectId of projects) {
-        await transaction(async (client) => {
-          await dropPostgresAggregatesBefore(client, projectId, cutDay);
-          const days = rebuilt.filter(([p]) => p === projectId).map(([, day]) => day);
-          if (cutoff > cutDay * DAY_MS) days.push(cutDay);
-          await rebuildPostgresAggregateDays(client, projectId, days);
-        });
-      }
+      // The aggregates before the cut-off go and the hour it cuts is built again (postgres-aggregates.ts);
+      // a dropped partition held no event at or after the cut-off (postgres-partition.ts).
+      for (const projectId of projects) await transaction((client) => cutPostgresAggregatesAt(client, projectId, cutoff));
       const droppedChunks = await dropExpiredPartitions(pool, cutoff, { table: RECORDING_PARTITIONS });
       recordingPartitions.forget();
       const chunks = droppedChunks.rows + ((await query('DELETE FROM recording_chunks WHERE received_at < $1', [cutoff])).rowCount ?? 0);

@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
-import { type AggregateBatch, createAggregateBatch } from '../aggregates/aggregate-batch.js';
+import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
-import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
+import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
 
 /**
  * Prepares what writes a commit's aggregate groups (`aggregate-batch.ts`) into SQLite's aggregate
@@ -17,11 +17,14 @@ import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE
  */
 export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, dims: readonly string[]): (batch: AggregateBatch) => void {
   const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  db.function('sa_sketch_union', { deterministic: true }, (a: unknown, b: unknown) => {
+  const union = (a: unknown, b: unknown): unknown => {
     if (a === null) return b;
     if (b === null) return a;
     return toBuffer(kit.unionSketchBytes(a as Uint8Array, b as Uint8Array));
-  });
+  };
+  db.function('sa_sketch_union', { deterministic: true }, union);
+  // The union of a column's sketches over rows (a day's from its hours, after retention cut it).
+  db.aggregate('sa_sketch_union_all', { start: null, step: union });
   const upsertValue = db.prepare<unknown[]>(
     `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views,
        visitors, visitor_hashes, sessions, page_visitors, page_visitor_hashes)
@@ -140,32 +143,68 @@ function deleteDays(db: Database.Database, projectId: string, first: number, end
  * The only place the aggregates are read back from events, for the days a deletion touched.
  */
 export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
-  const read = db.prepare<unknown[]>(
-    `SELECT project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}
-     FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
-  );
-  const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
+  const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
   for (const day of days) {
     deleteDays(db, projectId, day, day + 1);
     const batch = aggregates.begin();
-    for (const row of read.iterate(projectId, day * DAY_MS, (day + 1) * DAY_MS) as Iterable<Record<string, string | number | null>>) {
-      for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = row[AGGREGATE_COLUMNS[k] as string] as string | null;
-      batch.add(
-        row.project_id as string,
-        row.event_type as string,
-        row.session_id as string | null,
-        row.timestamp as number,
-        row.is_bot === 1 ? 1 : 0,
-        row.visitor_id as string | null,
-        row.anonymous_id as string | null,
-        dimValues,
-      );
-    }
+    addRows(batch, read.iterate(projectId, day * DAY_MS, (day + 1) * DAY_MS) as Iterable<Record<string, string | number | null>>);
     aggregates.apply(batch);
   }
 }
 
-/** Deletes a project's aggregates of the whole UTC days before `day` (retention), inside the caller's transaction. */
-export function dropSqliteAggregatesBefore(db: Database.Database, projectId: string, day: number): void {
-  deleteDays(db, projectId, -10_000_000, day);
+/** What a rebuild reads of each event. */
+const REBUILD_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
+
+/** Adds events read as {@link REBUILD_COLUMNS} to a commit's groups. */
+function addRows(batch: AggregateBatch, rows: Iterable<Record<string, string | number | null>>): void {
+  const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
+  for (const row of rows) {
+    for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = row[AGGREGATE_COLUMNS[k] as string] as string | null;
+    batch.add(
+      row.project_id as string,
+      row.event_type as string,
+      row.session_id as string | null,
+      row.timestamp as number,
+      row.is_bot === 1 ? 1 : 0,
+      row.visitor_id as string | null,
+      row.anonymous_id as string | null,
+      dimValues,
+    );
+  }
+}
+
+/** The lowest day number the aggregates can hold a row of: where "everything before" starts. */
+const FIRST_DAY = -10_000_000;
+
+/**
+ * Retention's part, inside the caller's transaction, once the events before `cutoff` are deleted:
+ * the rows of the hours before the cut-off's hour go, the hour it cuts is built again from the
+ * events it keeps (an hour of events at most), and the cut day's rows are merged again from its
+ * hour rows, sums and sketch unions, never from the events.
+ */
+export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitAggregates, projectId: string, cutoff: number): void {
+  const cutHour = Math.floor(cutoff / HOUR_MS);
+  const cutDay = Math.floor(cutHour / 24);
+  deleteDays(db, projectId, FIRST_DAY, cutDay);
+  const hours = db.prepare<unknown[]>('DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ?');
+  const sessions = db.prepare<unknown[]>('DELETE FROM agg_sessions WHERE project_id = ? AND hour >= ? AND hour < ?');
+  const cut = cutoff > cutHour * HOUR_MS;
+  for (const dim of AGGREGATE_DIMS) hours.run(projectId, dim, GRAIN_HOUR, cutDay * 24, cut ? cutHour + 1 : cutHour);
+  sessions.run(projectId, cutDay * 24, cut ? cutHour + 1 : cutHour);
+  if (cut) {
+    const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
+    const batch = aggregates.begin();
+    addRows(batch, read.iterate(projectId, cutHour * HOUR_MS, (cutHour + 1) * HOUR_MS) as Iterable<Record<string, string | number | null>>);
+    // Writes the hour's rows, and adds to its day's rows, which the merge below replaces.
+    aggregates.apply(batch);
+  }
+  const merge = db.prepare<unknown[]>(
+    `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+     SELECT project_id, dim, ${GRAIN_DAY}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
+     FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket >= ? AND bucket < ? GROUP BY value, is_bot`,
+  );
+  for (const dim of AGGREGATE_DIMS) {
+    hours.run(projectId, dim, GRAIN_DAY, cutDay, cutDay + 1);
+    merge.run(cutDay, projectId, dim, cutDay * 24, cutDay * 24 + 24);
+  }
 }

@@ -1,3 +1,4 @@
+import { renameSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { DEFAULT_DURABILITY, sqliteSynchronous } from '../durability.js';
 import type { EventQuery } from '../event-store.js';
@@ -101,8 +102,14 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
   if (version > 0 && version < SQLITE_SCHEMA_VERSION && options.path !== ':memory:' && options.migrationBackup !== false) {
     // A whole copy before any step changes the file (VACUUM INTO: one consistent snapshot, even
     // with another process writing), so a migration that goes wrong can be undone with `restore`.
+    // Written under a name of its own and renamed once whole: a copy killed halfway must not sit
+    // beside the database looking like the pre-upgrade one (it is removed at the next start).
     const copy = `${options.path}.before-v${SQLITE_SCHEMA_VERSION}-${Date.now()}`;
-    db.prepare('VACUUM INTO ?').run(copy);
+    const partial = `${options.path}.copying-before-v${SQLITE_SCHEMA_VERSION}`;
+    rmSync(partial, { force: true });
+    rmSync(`${partial}-journal`, { force: true });
+    db.prepare('VACUUM INTO ?').run(partial);
+    renameSync(partial, copy);
     options.onMigrationBackup?.(copy, version);
   }
   // IMMEDIATE takes the write lock first, so two processes starting at once create the schema once.

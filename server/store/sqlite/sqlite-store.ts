@@ -11,8 +11,8 @@ import { prepareSqliteErasure } from '../reports/rollup-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
-import { DAY_MS, ensureSqliteRollups } from '../reports/rollup-schema.js';
-import { SQLITE_AGGREGATE_PARTS, ensureSqliteAggregates, openSqliteAggregates, dropSqliteAggregatesBefore, rebuildSqliteAggregateDays } from './sqlite-aggregates.js';
+import { ensureSqliteRollups } from '../reports/rollup-schema.js';
+import { SQLITE_AGGREGATE_PARTS, ensureSqliteAggregates, openSqliteAggregates, cutSqliteAggregatesAt, rebuildSqliteAggregateDays } from './sqlite-aggregates.js';
 import { filterColumns } from '../report-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
@@ -472,13 +472,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
           if (deleted < DELETE_SLICE) break;
           await yieldToEventLoop();
         }
-        // The aggregates of the days wholly before the cut-off go; the day it cuts is built again from what it keeps.
+        // The aggregates before the cut-off go; the hour it cuts is built again (sqlite-aggregates.ts).
         const current = use();
-        const cutDay = Math.floor(cutoff / DAY_MS);
-        current.db.transaction((p: string) => {
-          dropSqliteAggregatesBefore(current.db, p, cutDay);
-          if (cutoff > cutDay * DAY_MS) rebuildSqliteAggregateDays(current.db, ownAggregates as CommitAggregates, p, [cutDay]);
-        }).immediate(project);
+        current.db.transaction((p: string) => cutSqliteAggregatesAt(current.db, ownAggregates as CommitAggregates, p, cutoff)).immediate(project);
         project = current.statements.nextEventProject.get(project) as string | undefined;
       }
       for (;;) {

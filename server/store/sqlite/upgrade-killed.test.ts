@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEstimate } from '../../../test-support/store/estimates.js';
 import { buildOpenStore, openAndKill } from '../../../test-support/upgrades/kill-during-open.js';
 import type { ReportQuery } from '../report-store.js';
 import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+import { restoreSqliteDatabase } from './sqlite-backup.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 /*
@@ -76,12 +77,14 @@ function writeVersion6(path: string): void {
 }
 
 /** What the file holds right after the kill, before anything opens it again. */
-function inspectAfterKill(path: string): { version: number; hasCountry: boolean; events: number; checksum: string; quickCheck: string } {
+function inspectAfterKill(path: string): { version: number; hasCountry: boolean; aggregates: string; events: number; checksum: string; quickCheck: string } {
   const db = new Database(path);
   try {
     const columns = db.prepare('PRAGMA table_info(events)').all() as Array<{ name: string }>;
+    const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_meta'").get() !== undefined;
     return {
       version: db.pragma('user_version', { simple: true }) as number,
+      aggregates: meta ? (db.prepare('SELECT shape FROM agg_meta').pluck().all() as number[]).join(', ') || 'none' : 'none',
       hasCountry: columns.some((c) => c.name === 'country'),
       events: db.prepare('SELECT COUNT(*) FROM events').pluck().get() as number,
       checksum: eventChecksum(db),
@@ -140,13 +143,17 @@ async function expectReportsAsEvents(path: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  [script] = await Promise.all([buildOpenStore(), Promise.resolve(writeVersion6(template))]);
+  writeVersion6(template);
+  script = await buildOpenStore();
   const db = new Database(template, { readonly: true });
   checksum = eventChecksum(db);
   db.close();
 }, 60_000);
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  if (script !== '') rmSync(dirname(script), { recursive: true, force: true });
+});
 
 describe('upgrading a SQLite database of version 6 in a process killed part-way', () => {
   it.each(KILL_AFTER_MS)(
@@ -159,8 +166,8 @@ describe('upgrading a SQLite database of version 6 in a process killed part-way'
       const after = inspectAfterKill(path);
       // Which step the kill met (the copy, the schema step, the build) depends on the machine; the
       // outcome must not. Logged so that a run shows where its kills landed.
-      const copies = readdirSync(dir).filter((f) => f.startsWith(`killed-${killAfterMs}.db.before-`));
-      console.log(`killed after ${killAfterMs} ms: ${run.killed ? 'killed' : 'finished first'}${run.opened ? ' after init()' : ''}, version ${after.version}, copies ${copies.join(', ') || 'none'}`);
+      const left = readdirSync(dir).filter((f) => f.startsWith(`killed-${killAfterMs}.db.before-`));
+      console.log(`killed after ${killAfterMs} ms: ${run.killed ? 'killed' : 'finished first'}${run.opened ? ' after init()' : ''}, version ${after.version}, aggregates shape ${after.aggregates}, left ${left.join(', ') || 'no migration copy'}`);
       expect(after.quickCheck).toBe('ok');
       expect(after.events).toBe(EVENTS);
       expect(after.checksum).toBe(checksum);
@@ -168,7 +175,23 @@ describe('upgrading a SQLite database of version 6 in a process killed part-way'
       expect([PREVIOUS_VERSION, SQLITE_SCHEMA_VERSION]).toContain(after.version);
       expect(after.hasCountry).toBe(after.version === SQLITE_SCHEMA_VERSION);
 
+      // The migration copy (`before-v7-<time>`) a kill interrupted is not a backup: restore must
+      // refuse it rather than put a part of the events back. A finished one holds them all.
+      for (const copy of left.filter((f) => !f.endsWith('-journal'))) {
+        const restored = join(dir, `restored-${killAfterMs}-${copy}`);
+        let result: { events: number } | Error;
+        try {
+          result = restoreSqliteDatabase(join(dir, copy), restored);
+        } catch (error) {
+          result = error instanceof Error ? error : new Error(String(error));
+        }
+        if (result instanceof Error) expect(result.message).toMatch(/not a service-analytics database|is damaged/);
+        else expect({ events: result.events, checksum: inspectAfterKill(restored).checksum }).toEqual({ events: EVENTS, checksum });
+      }
+
       await expectReportsAsEvents(path);
+      // A copy the kill cut short was written under a name of its own, and the next start removed it.
+      expect(readdirSync(dir).filter((f) => f.startsWith(`killed-${killAfterMs}.db.copying-`))).toEqual([]);
       const reopened = inspectAfterKill(path);
       expect({ version: reopened.version, events: reopened.events, checksum: reopened.checksum }).toEqual({ version: SQLITE_SCHEMA_VERSION, events: EVENTS, checksum });
     },
