@@ -165,12 +165,16 @@ export interface CompactionMark {
  */
 export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionMark): Promise<CompactionMark> {
   const next = { ...mark };
+  const newestValue = await pool.query<{ last: string | null }>('SELECT max(part) AS last FROM agg_values');
+  next.values = Math.max(mark.values, Number(newestValue.rows[0]?.last ?? 0));
+  // The keys that got a part since the mark and have more than one: a key's single part is left alone.
   const keys = await pool.query<Record<string, unknown>>(
-    `SELECT project_id, dim, grain, bucket, value, is_bot, max(part) AS last FROM agg_values WHERE part > $1
-     GROUP BY project_id, dim, grain, bucket, value, is_bot`,
-    [mark.values],
+    `WITH touched AS (SELECT DISTINCT project_id, dim, grain, bucket, value, is_bot FROM agg_values WHERE part > $1 AND part <= $2)
+     SELECT t.project_id, t.dim, t.grain, t.bucket, t.value, t.is_bot FROM touched t
+       JOIN agg_values a USING (project_id, dim, grain, bucket, value, is_bot)
+     GROUP BY t.project_id, t.dim, t.grain, t.bucket, t.value, t.is_bot HAVING count(*) > 1`,
+    [mark.values, next.values],
   );
-  for (const row of keys.rows) next.values = Math.max(next.values, Number(row.last));
   for (let start = 0; start < keys.rows.length; start += COMPACT_KEYS) {
     const slice = keys.rows.slice(start, start + COMPACT_KEYS);
     await inTransaction(pool, 'BEGIN', async (client) => {
