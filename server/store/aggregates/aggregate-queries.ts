@@ -93,10 +93,10 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
   const bots = (q: ReportQuery) => (q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`);
 
   /** The `agg_values` rows of a plan's days and hours: `columns` of each, plus its grain and bucket. */
-  const aggregateParts = (q: ReportQuery, plan: RangePlan, sel: Selection, columns: string, v: Values, values?: readonly string[]): string[] => {
+  const aggregateParts = (q: ReportQuery, plan: RangePlan, sel: Selection, columns: string, v: Values, values?: readonly string[], before = ''): string[] => {
     const parts: string[] = [];
     const part = (grain: number, first: number, end: number) => {
-      let sql = `SELECT grain, bucket, value, ${columns} FROM agg_values WHERE project_id = ${v.add(q.projectId)} AND dim = ${v.add(sel.dim)}`;
+      let sql = `SELECT ${before}grain, bucket, value, ${columns} FROM agg_values WHERE project_id = ${v.add(q.projectId)} AND dim = ${v.add(sel.dim)}`;
       if (sel.value !== null) sql += ` AND value = ${v.add(sel.value)}`;
       else if (values !== undefined) sql += ` AND value IN (${values.map((x) => v.add(x)).join(', ')})`;
       sql += ` AND grain = ${grain} AND bucket >= ${v.add(first)} AND bucket < ${v.add(end)}${bots(q)}`;
@@ -107,20 +107,24 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
     return parts;
   };
 
-  /** The events of a plan's raw ranges as rows of value, type, session, visitor, time. */
-  const rawRows = async (q: ReportQuery, plan: RangePlan, sel: Selection): Promise<Array<Record<string, unknown>>> => {
-    if (plan.raw.length === 0) return [];
-    const v = new Values(dialect);
+  /**
+   * The events of a plan's raw ranges, each as a row of `value, event_type, session_id, visitor,
+   * timestamp` with the columns `before` (SQL, leading) and `between` (after the value), for a
+   * UNION ALL with aggregate rows: one statement reads both, so one snapshot answers the report.
+   */
+  const rawParts = (q: ReportQuery, plan: RangePlan, sel: Selection, v: Values, before: string, between = ''): string[] => {
     const column = sel.dim === '' ? "''" : DIMENSION_COLUMNS[sel.dim];
     const visitor = q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)';
-    const parts = plan.raw.map(([from, to]) => {
-      let sql = `SELECT ${column} AS value, event_type, session_id, ${visitor} AS visitor, timestamp FROM events
+    return plan.raw.map(([from, to]) => {
+      let sql = `SELECT ${before}${column} AS value, ${between}event_type, session_id, ${visitor} AS visitor, timestamp FROM events
         WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots(q)}`;
       if (sel.dim !== '') sql += sel.value !== null ? ` AND ${column} = ${v.add(sel.value)}` : ` AND ${column} IS NOT NULL`;
       return sql;
     });
-    return run(parts.join('\n UNION ALL '), v.list);
   };
+
+  /** The raw-row columns an aggregate row carries as nulls in a UNION ALL with {@link rawParts}. */
+  const NO_RAW = 'CAST(NULL AS TEXT) AS event_type, CAST(NULL AS TEXT) AS session_id, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS BIGINT) AS timestamp';
 
   const addRaw = (group: Group, row: Record<string, unknown>, pageViewsOnly: boolean): void => {
     const pageView = row.event_type === 'page_view';
@@ -148,20 +152,33 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
     return { dim: entry?.[0] ?? '', value: entry?.[1] ?? (entry === undefined ? '' : null), visitorColumn: q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors' };
   };
 
-  /** Rows of the plan grouped by `keyOf` (a bucket start for series, one key for totals). */
+  /** Rows of the plan grouped by `keyOf` (a bucket start for series, one key for totals), read by one statement. */
   const grouped = async (q: ReportQuery, plan: RangePlan, keyOfStored: (grain: number, bucket: number) => number, keyOfRaw: (ts: number) => number) => {
     const sel = selectionOf(q);
     const v = new Values(dialect);
-    const parts = aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn}, sessions`, v);
-    const [stored, raw] = await Promise.all([parts.length === 0 ? [] : run(parts.join('\n UNION ALL '), v.list), rawRows(q, plan, sel)]);
+    const parts = [
+      ...aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn} AS visitors, sessions, ${NO_RAW}`, v, undefined, '0 AS raw, '),
+      // Named in full: the first part of a UNION names its columns, and it may be a raw one.
+      ...rawParts(
+        q,
+        plan,
+        sel,
+        v,
+        '1 AS raw, CAST(NULL AS SMALLINT) AS grain, CAST(NULL AS BIGINT) AS bucket, ',
+        'CAST(NULL AS BIGINT) AS events, CAST(NULL AS BIGINT) AS page_views, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS sessions, ',
+      ),
+    ];
+    const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
     const groups = new Map<number, Group>();
     const groupOf = (key: number): Group => {
       let g = groups.get(key);
       if (g === undefined) groups.set(key, (g = new Group()));
       return g;
     };
-    for (const row of stored) addStored(groupOf(keyOfStored(num(row.grain), num(row.bucket))), row, sel.visitorColumn);
-    for (const row of raw) addRaw(groupOf(keyOfRaw(num(row.timestamp))), row, false);
+    for (const row of rows) {
+      if (num(row.raw) === 1) addRaw(groupOf(keyOfRaw(num(row.timestamp))), row, false);
+      else addStored(groupOf(keyOfStored(num(row.grain), num(row.bucket))), row, 'visitors');
+    }
     return groups;
   };
 
@@ -195,16 +212,20 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
       };
       const plan = planRange(q.from, q.to, true);
       const count = pages ? 'page_views' : 'events';
+      // The counts of every value and the raw pieces in one statement (one snapshot); the sketches
+      // of the values ranked first come from a second one.
       const v = new Values(dialect);
-      const parts = aggregateParts(q, plan, sel, `events, page_views`, v);
-      const [stored, raw] = await Promise.all([
-        parts.length === 0 ? [] : run(`SELECT value, SUM(${count}) AS n FROM (${parts.join('\n UNION ALL ')}) s GROUP BY value`, v.list),
-        rawRows(q, plan, sel),
-      ]);
+      const stored = aggregateParts(q, plan, sel, `events, page_views`, v);
+      const parts = [
+        ...(stored.length === 0 ? [] : [`SELECT 0 AS raw, SUM(${count}) AS n, value, ${NO_RAW} FROM (${stored.join('\n UNION ALL ')}) s GROUP BY value`]),
+        ...rawParts(q, plan, sel, v, '1 AS raw, CAST(NULL AS BIGINT) AS n, '),
+      ];
+      const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
       const counts = new Map<string, number>();
-      for (const row of stored) counts.set(String(row.value), num(row.n));
+      for (const row of rows) if (num(row.raw) === 0) counts.set(String(row.value), num(row.n));
       const rawGroups = new Map<string, Group>();
-      for (const row of raw) {
+      for (const row of rows) {
+        if (num(row.raw) === 0) continue;
         const value = String(row.value);
         let g = rawGroups.get(value);
         if (g === undefined) rawGroups.set(value, (g = new Group()));
