@@ -191,6 +191,10 @@ async function withStore<T>(values: Values, run: (store: EventStore) => Promise<
   const store = await openStore(str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db', {
     migrationBackup: values['no-migration-backup'] !== true,
     onMigrationBackup: (copy, fromVersion) => void process.stderr.write(`Copied the database to ${copy} before migrating it from schema version ${fromVersion}.\n`),
+    onAggregatesBuild: (phase, ms) =>
+      void process.stderr.write(
+        phase === 'building' ? 'Building the report aggregates from the events (about 15 s per million on SQLite)…\n' : `Report aggregates built in ${(ms / 1000).toFixed(1)} s.\n`,
+      ),
   });
   try {
     await store.init();
@@ -247,6 +251,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       ...(readBudgetMs === undefined ? {} : { readBudgetMs }),
       migrationBackup: values['no-migration-backup'] !== true,
       onMigrationBackup: (copy, fromVersion) => logger.info('database copied before its migration', { copy, fromVersion }),
+      // Minutes for millions of events, before the server listens: said, so that nobody restarts it meanwhile.
+      onAggregatesBuild: (phase, ms) =>
+        phase === 'building'
+          ? logger.info('building the report aggregates from the events; the server listens once they are built')
+          : logger.info('report aggregates built', { seconds: Math.round(ms / 100) / 10 }),
     });
     await store.init();
     const retentionDays = positiveInt(values, 'retention-days');

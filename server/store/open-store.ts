@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { AggregatesBuildListener } from './aggregates/aggregate-schema.js';
 import type { Durability } from './durability.js';
 import type { EventStore } from './event-store.js';
 import { createPostgresStore } from './postgres/postgres-store.js';
@@ -21,6 +22,8 @@ export interface OpenStoreOptions {
   migrationBackup?: boolean;
   /** SQLite: told where that copy went. */
   onMigrationBackup?: (path: string, fromVersion: number) => void;
+  /** Told when the open builds the report aggregates from the events, and when it is done. */
+  onAggregatesBuild?: AggregatesBuildListener;
 }
 
 /** True when `location` names a PostgreSQL database rather than a SQLite file. */
@@ -35,7 +38,9 @@ export function isPostgresUrl(location: string): boolean {
  * `await store.init()` before use, which creates the schema when needed.
  */
 export function openStore(location: string, options: OpenStoreOptions = {}): EventStore {
-  if (isPostgresUrl(location)) return createPostgresStore({ url: location });
+  if (isPostgresUrl(location)) {
+    return createPostgresStore({ url: location, ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }) });
+  }
   if (location.trim() === '') throw new Error('The database location is empty: give a SQLite file path or a postgres:// URL.');
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });
   return createSqliteStore({
@@ -44,5 +49,6 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
     ...(options.readBudgetMs === undefined ? {} : { readBudgetMs: options.readBudgetMs }),
     ...(options.migrationBackup === undefined ? {} : { migrationBackup: options.migrationBackup }),
     ...(options.onMigrationBackup === undefined ? {} : { onMigrationBackup: options.onMigrationBackup }),
+    ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }),
   });
 }

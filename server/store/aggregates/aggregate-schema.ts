@@ -18,6 +18,9 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
  * hour, not every event.
  */
 
+/** What a store tells about a build of the report aggregates from the events at open: when it starts, and when it is done with the time it took. */
+export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: number) => void;
+
 /** Version of the aggregate tables' shape; a database with another one gets them dropped and built again. */
 export const AGGREGATE_SHAPE = 2;
 

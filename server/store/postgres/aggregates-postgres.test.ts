@@ -65,6 +65,25 @@ describe('postgres: aggregate parts', () => {
   });
 });
 
+describe('postgres: the aggregates build at open', () => {
+  it('says when it builds the aggregates from the events, and not when they are built already', async () => {
+    const told: string[] = [];
+    const open = () => createPostgresStore({ url: database.url, poolSize: 2, onAggregatesBuild: (phase) => told.push(phase) });
+    const first = open();
+    await first.init();
+    await writeProject(first, { projectId: newProjectId(), start: Date.UTC(2026, 1, 2), days: 1, sessions: 5, seed: 32 }, 100);
+    await first.close();
+    expect(told).toEqual([]);
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    await pool.query('DROP TABLE agg_meta');
+    await pool.end();
+    const second = open();
+    await second.init();
+    await second.close();
+    expect(told).toEqual(['building', 'built']);
+  });
+});
+
 describe('postgres: aggregates under retention', () => {
   // Last in the file: its cut-off, after tomorrow, deletes every event of the database.
   it('drops the aggregates of a project whose every event went with a dropped day partition', async () => {

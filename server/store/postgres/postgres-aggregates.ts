@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { type AggregateBatch, HOUR_MS, type SessionGroup, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import {
+  type AggregatesBuildListener,
   AGGREGATE_COLUMNS,
   AGGREGATE_DIMS,
   AGGREGATE_PAGE_DIMS,
@@ -385,7 +386,7 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
  * once, under the schema's advisory lock: a database of an earlier version is built at its first
  * open, before the store serves.
  */
-export async function ensurePostgresAggregates(pool: pg.Pool): Promise<void> {
+export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: AggregatesBuildListener): Promise<void> {
   await inTransaction(pool, 'BEGIN', async (client) => {
     await client.query(SCHEMA_LOCK_SQL);
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('agg_meta') IS NOT NULL AS found");
@@ -394,6 +395,10 @@ export async function ensurePostgresAggregates(pool: pg.Pool): Promise<void> {
       await client.query(POSTGRES_AGGREGATE_DDL);
       return;
     }
+    const started = performance.now();
+    // Said only when there are events to build from: a new database builds nothing.
+    const told = onBuild !== undefined && (await client.query('SELECT 1 FROM events LIMIT 1')).rows.length > 0;
+    if (told) onBuild('building', 0);
     await client.query(`DROP TABLE IF EXISTS ${AGGREGATE_TABLES.join(', ')}`);
     await client.query(POSTGRES_AGGREGATE_DDL);
     // Day by day (as on SQLite, sqlite-aggregates.ts): each day's rows written once.
@@ -411,5 +416,6 @@ export async function ensurePostgresAggregates(pool: pg.Pool): Promise<void> {
       }
     }
     await client.query('INSERT INTO agg_meta (shape) VALUES ($1)', [AGGREGATE_SHAPE]);
+    if (told) onBuild('built', performance.now() - started);
   });
 }

@@ -6,6 +6,7 @@ import { createCredentialCache } from './postgres-credentials.js';
 import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
+import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
 import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, rebuildPostgresAggregateDays } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
@@ -63,6 +64,8 @@ export interface PostgresStoreOptions {
   backfillBatch?: number;
   /** How often the report aggregates' parts are merged (`postgres-aggregates.ts`), ms. @default 5000 */
   compactEveryMs?: number;
+  /** Told when the open builds the report aggregates from the events, and when it is done. */
+  onAggregatesBuild?: AggregatesBuildListener;
 }
 
 const FIND_CREDENTIAL = {
@@ -132,7 +135,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     // Daily rollups (rollup-schema.ts): created after the schema, refreshed in the background until close.
     await ensurePostgresRollups(pool);
     // Report aggregates (aggregates/aggregate-schema.ts): built from the events once if new, kept by the commits from then on.
-    await ensurePostgresAggregates(pool);
+    await ensurePostgresAggregates(pool, options.onAggregatesBuild);
   };
   const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
   let rollupRefresher: RollupRefresher | null = null;

@@ -3,7 +3,7 @@ import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregate
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
-import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
+import { type AggregatesBuildListener, AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
 
 /**
  * Prepares what writes a commit's aggregate groups (`aggregate-batch.ts`) into SQLite's aggregate
@@ -82,7 +82,7 @@ const DAY_MS = 86_400_000;
  * a database of an earlier version gets its aggregates built from its events once, here, in one
  * transaction, before the writer starts. From then on only the group commits write them.
  */
-export function ensureSqliteAggregates(db: Database.Database, open: () => CommitAggregates): CommitAggregates {
+export function ensureSqliteAggregates(db: Database.Database, open: () => CommitAggregates, onBuild?: AggregatesBuildListener): CommitAggregates {
   return db.transaction((): CommitAggregates => {
     const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_meta'").get();
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM agg_meta').pluck().get() as number | undefined);
@@ -90,6 +90,10 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
       db.exec(SQLITE_AGGREGATE_DDL);
       return open();
     }
+    const started = performance.now();
+    // Said only when there are events to build from: a new database builds nothing.
+    const told = onBuild !== undefined && db.prepare('SELECT 1 FROM events LIMIT 1').get() !== undefined;
+    if (told) onBuild('building', 0);
     for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec(SQLITE_AGGREGATE_DDL);
     const aggregates = open();
@@ -104,6 +108,7 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
       }
     }
     db.prepare('INSERT INTO agg_meta (shape) VALUES (?)').run(AGGREGATE_SHAPE);
+    if (told) onBuild('built', performance.now() - started);
     return aggregates;
   }).immediate();
 }

@@ -1,3 +1,4 @@
+import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
 import type { Durability } from '../durability.js';
 
 /** Options of `createSqliteStore`. */
@@ -32,4 +33,10 @@ export interface SqliteStoreOptions {
   migrationBackup?: boolean;
   /** Told where the copy before a migration went, and from which schema version. */
   onMigrationBackup?: (path: string, fromVersion: number) => void;
+  /**
+   * Told when the open starts building the report aggregates from the events (a database without
+   * them, or with another shape: minutes for millions of events) and when it is done, with the
+   * time it took: the server listens only after.
+   */
+  onAggregatesBuild?: AggregatesBuildListener;
 }

@@ -197,7 +197,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     try {
       ensureSqliteRollups(db.db);
       // Built here, on this connection, before the writer starts; from then on the group commits keep them.
-      const aggregates = ensureSqliteAggregates(db.db, () => openSqliteAggregates(db.db, SQLITE_AGGREGATE_PARTS));
+      const aggregates = ensureSqliteAggregates(db.db, () => openSqliteAggregates(db.db, SQLITE_AGGREGATE_PARTS), options.onAggregatesBuild);
       ownAggregates = aggregates;
       if (isPrivateDatabase(options.path)) {
         refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
