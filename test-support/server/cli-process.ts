@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 import { projectRoot } from '../browser/client-build.js';
 
@@ -8,17 +8,17 @@ import { projectRoot } from '../browser/client-build.js';
 const ROOT = projectRoot();
 
 /**
- * Bundles the CLI the way `npm run build` does, into a folder under node_modules/.cache so its
- * external imports resolve from the project. Returns the path of the script.
+ * Bundles a script of the repository (`entry`, relative to its root) for node, the way `npm run
+ * build` bundles the CLI, into a new folder `<prefix>…` under node_modules/.cache so its external
+ * imports resolve from the project. Returns the path of the bundle.
  */
-export async function buildCli(): Promise<string> {
+export async function bundleScript(entry: string, prefix: string): Promise<string> {
   const cache = join(ROOT, 'node_modules', '.cache');
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(cache, { recursive: true });
-  const outdir = mkdtempSync(join(cache, 'sa-cli-'));
+  const outfile = join(mkdtempSync(join(cache, prefix)), basename(entry).replace(/\.ts$/, '.mjs'));
   await build({
-    entryPoints: [join(ROOT, 'server/cli.ts')],
-    outfile: join(outdir, 'cli.mjs'),
+    entryPoints: [join(ROOT, entry)],
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -26,7 +26,12 @@ export async function buildCli(): Promise<string> {
     packages: 'external',
     logLevel: 'error',
   });
-  return join(outdir, 'cli.mjs');
+  return outfile;
+}
+
+/** Bundles the CLI the way `npm run build` does; returns the path of the script. */
+export function buildCli(): Promise<string> {
+  return bundleScript('server/cli.ts', 'sa-cli-');
 }
 
 /** Runs a CLI command to completion. */

@@ -1,32 +1,17 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
-import { build } from 'esbuild';
 import { projectRoot } from '../browser/client-build.js';
+import { bundleScript } from '../server/cli-process.js';
 
 const ROOT = projectRoot();
 
 /**
- * Bundles `open-store.ts` into a private folder under node_modules/.cache (so its npm imports
- * resolve from the project) and returns the bundle's path. The tests run the bundle with node
+ * Bundles `open-store.ts` into a private folder under node_modules/.cache and returns the
+ * bundle's path. The tests run the bundle with node
  * directly, not through `scripts/run-ts.mjs`: that one runs the script in a second process, which a
  * SIGKILL of the first would leave running.
  */
-export async function buildOpenStore(): Promise<string> {
-  const cache = join(ROOT, 'node_modules', '.cache');
-  mkdirSync(cache, { recursive: true });
-  const outfile = join(mkdtempSync(join(cache, 'sa-upgrade-')), 'open-store.mjs');
-  await build({
-    entryPoints: [join(ROOT, 'test-support/upgrades/open-store.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  return outfile;
+export function buildOpenStore(): Promise<string> {
+  return bundleScript('test-support/upgrades/open-store.ts', 'sa-upgrade-');
 }
 
 /** How one run of the child ended. */
