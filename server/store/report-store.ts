@@ -171,9 +171,11 @@ export interface ExperimentSummary {
 export interface ReportStore {
   /**
    * Brings every daily rollup up to date now (the store also does it in the background); resolves
-   * with the number of days refreshed, 0 for a store without rollups.
+   * with the number of days refreshed, 0 for a store without rollups. The days of `skip`
+   * (`project:day` keys) are passed over, as the background refresh passes over a day it
+   * refreshed recently.
    */
-  refreshRollups(): Promise<number>;
+  refreshRollups(skip?: readonly string[]): Promise<number>;
   totals(query: ReportQuery): Promise<Totals>;
   /** Buckets of `bucketMs` (a minute, an hour, a day), aligned to the epoch (UTC). */
   series(query: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;

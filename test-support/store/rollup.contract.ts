@@ -248,6 +248,21 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('passes over the days it is told to skip, and leaves them marked and read from the events', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await store.write({ events: generated(projectId, 11, 'a'), chunks: [] });
+        await settle(store, loc, projectId);
+        await store.write({ events: generated(projectId, 12, 'late'), chunks: [] });
+        const marked = await dirtyDays(loc, projectId);
+        expect(marked).toEqual([START / DAY, START / DAY + 1, START / DAY + 2, START / DAY + 3]);
+        const resting = [START / DAY + 1, START / DAY + 3];
+        await store.reports.refreshRollups(resting.map((day) => `${projectId}:${day}`));
+        expect(await dirtyDays(loc, projectId)).toEqual(resting);
+        // A skipped day is still read from its events: the panels are exact meanwhile.
+        await expectExact(store, loc, projectId);
+      });
+    });
+
     it('counts late events sent into a day already rolled up', async () => {
       await withStore(async (store, loc, projectId) => {
         await store.write({ events: generated(projectId, 5, 'a'), chunks: [] });

@@ -186,7 +186,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   return {
     kind: 'postgres',
     reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
-      refreshNext: (beforeDay) => (use(), refreshRollup(beforeDay)),
+      refreshNext: (beforeDay, skip) => (use(), refreshRollup(beforeDay, skip)),
       aggregates: true,
     }),
 

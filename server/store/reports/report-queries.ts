@@ -128,8 +128,8 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
   });
 
   return {
-    async refreshRollups() {
-      return refreshNext === undefined ? 0 : refreshAll(refreshNext);
+    async refreshRollups(skip) {
+      return refreshNext === undefined ? 0 : refreshAll((beforeDay) => refreshNext(beforeDay, skip));
     },
 
     async totals(q) {

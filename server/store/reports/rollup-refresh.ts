@@ -22,8 +22,17 @@ export interface RefreshedDay {
   changed?: boolean;
 }
 
-/** Refreshes the next marked day before `beforeDay` (newest first); null when there is none. */
-export type RefreshNext = (beforeDay: number) => Promise<RefreshedDay | null>;
+/**
+ * Refreshes the next marked day before `beforeDay` (newest first), passing over the days of `skip`
+ * ({@link dayKey}s); null when there is none.
+ */
+export type RefreshNext = (beforeDay: number, skip?: readonly string[]) => Promise<RefreshedDay | null>;
+
+/**
+ * A (project, day) as one string, `project:day`, as the refreshes match it in SQL
+ * (`project_id || ':' || day`); unambiguous, the day being the digits after the last colon.
+ */
+export const dayKey = (projectId: string, day: number): string => `${projectId}:${day}`;
 
 /** The vitals of `rollup_vitals`, by their report keys. */
 export const VITAL_KEYS = ['lcp', 'inp', 'cls', 'fcp'] as const;
@@ -156,7 +165,8 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
       'CREATE TEMP TABLE IF NOT EXISTS rollup_staged_keys (n INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, id INTEGER)',
       ...ROLLUP_TABLES.map((table) => `CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`),
     ],
-    next: 'SELECT project_id, day, marks FROM rollup_dirty WHERE day < ? ORDER BY day DESC, project_id LIMIT 1',
+    next: `SELECT project_id, day, marks FROM rollup_dirty
+      WHERE day < ? AND project_id || ':' || day NOT IN (SELECT value FROM json_each(?)) ORDER BY day DESC, project_id LIMIT 1`,
     marksOf: 'SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?',
     unmark: 'DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?',
     lastKey: 'SELECT COALESCE(MAX(id), 0) FROM main.rollup_keys',
@@ -191,7 +201,11 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
  * It runs on the refresh thread (`rollup-sqlite-thread.ts`), which receives it as source text, so
  * it must stay self-contained: nothing from outside its body and parameters but erased types.
  */
-export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSql, dayMs: number): (beforeDay: number) => RefreshedDay | null {
+export function prepareSqliteRefresh(
+  db: Database.Database,
+  sql: SqliteRefreshSql,
+  dayMs: number,
+): (beforeDay: number, skip?: readonly string[]) => RefreshedDay | null {
   for (const statement of sql.setup) db.exec(statement);
   const next = db.prepare(sql.next);
   const marksOf = db.prepare(sql.marksOf).pluck();
@@ -207,8 +221,8 @@ export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSq
   const clear = () => {
     for (const statement of clears) statement.run();
   };
-  const compute = db.transaction((beforeDay: number): Marked | null => {
-    const found = next.get(beforeDay) as Omit<Marked, 'base'> | undefined;
+  const compute = db.transaction((beforeDay: number, skip: string): Marked | null => {
+    const found = next.get(beforeDay, skip) as Omit<Marked, 'base'> | undefined;
     if (found === undefined) return null;
     const row: Marked = { ...found, base: lastKey.get() as number };
     clear();
@@ -223,9 +237,9 @@ export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSq
     unmark.run(row.project_id, row.day);
     return true;
   });
-  return (beforeDay) => {
+  return (beforeDay, skip = []) => {
     try {
-      const row = compute(beforeDay);
+      const row = compute(beforeDay, JSON.stringify(skip));
       if (row === null) return null;
       const installed = install.immediate(row);
       return installed ? { projectId: row.project_id, day: row.day } : { projectId: row.project_id, day: row.day, changed: true };
@@ -238,7 +252,7 @@ export function prepareSqliteRefresh(db: Database.Database, sql: SqliteRefreshSq
 /** The SQLite refresh on the calling thread's connection (an in-memory database, which no other thread can open). */
 export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialect): RefreshNext {
   const refresh = prepareSqliteRefresh(db, sqliteRefreshSql(dialect), DAY_MS);
-  return async (beforeDay) => refresh(beforeDay);
+  return async (beforeDay, skip) => refresh(beforeDay, skip);
 }
 
 /** The lock of a project's key dictionary (`rollup_keys`), held by a refresh from its build to its commit. */
@@ -280,12 +294,13 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
-  return (beforeDay) =>
+  return (beforeDay, skip = []) =>
     inTransaction(pool, 'BEGIN', async (client) => {
       await client.query(compact, [beforeDay]);
       const candidates = await client.query<{ project_id: string; day: number }>(
-        'SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint ORDER BY day DESC, project_id LIMIT 16',
-        [beforeDay],
+        `SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint AND NOT (project_id || ':' || day = ANY($2::text[]))
+         ORDER BY day DESC, project_id LIMIT 16`,
+        [beforeDay, skip],
       );
       let row: { project_id: string; day: number } | undefined;
       for (const candidate of candidates.rows) {

@@ -87,6 +87,42 @@ describe('startRollupRefresher()', () => {
     await refresher.stop();
   });
 
+  it('refreshes a past day again only once dayEveryMs has passed since its last refresh, other days meanwhile', async () => {
+    const today = 20_000;
+    let now = today * DAY + 5_000;
+    const marked = new Set([today - 1, today - 2]);
+    const skipped: string[][] = [];
+    const refreshNext = async (beforeDay: number, skip: readonly string[] = []): Promise<RefreshedDay | null> => {
+      skipped.push([...skip]);
+      const day = [...marked].sort((a, b) => b - a).find((d) => d < beforeDay && !skip.includes(`p:${d}`));
+      if (day === undefined) return null;
+      marked.delete(day);
+      return { projectId: 'p', day };
+    };
+    const timer = manualTimer();
+    const refresher = startRollupRefresher({ refreshNext, now: () => now, daysPerTick: 1, dayEveryMs: 60_000, ...timer });
+    timer.fire();
+    await settle();
+    expect(marked).toEqual(new Set([today - 2]));
+    marked.add(today - 1); // late events mark it again at once
+    now += 1_000;
+    timer.fire();
+    await settle();
+    // The day just refreshed rests; the next one goes.
+    expect(skipped.at(-1)).toEqual([`p:${today - 1}`]);
+    expect(marked).toEqual(new Set([today - 1]));
+    now += 1_000;
+    timer.fire();
+    await settle();
+    expect(marked).toEqual(new Set([today - 1]));
+    now += 60_000;
+    timer.fire();
+    await settle();
+    expect(skipped.at(-1)).toEqual([]);
+    expect(marked).toEqual(new Set());
+    await refresher.stop();
+  });
+
   it('reports a failed refresh and keeps ticking; stop() waits for a refresh in progress', async () => {
     const errors: unknown[] = [];
     let release: () => void = () => {};

@@ -1,5 +1,5 @@
 import { dayOf } from './rollup-schema.js';
-import type { RefreshNext } from './rollup-refresh.js';
+import { type RefreshNext, dayKey } from './rollup-refresh.js';
 
 /*
  * The background side of the daily rollups (docs/decisions.md, "Daily rollups"): every tick it
@@ -8,8 +8,12 @@ import type { RefreshNext } from './rollup-refresh.js';
  * under steady ingest its refresh (seconds of work for a large project) was almost always
  * computed in vain, and reports read it from the events anyway; a site quiet enough for the
  * refresh to hold is one whose day is cheap to read from the events. It is refreshed once it is
- * past. The timer is unref'd: it never keeps a process alive; `stop()` waits for a refresh in
- * progress.
+ * past. A past day is refreshed again at most once per `dayEveryMs`: late events (a backfill, an
+ * offline queue, an import) mark their day at nearly every group commit, and refreshing it at
+ * every tick rebuilt the whole day from its events again and again, which halved ingest
+ * (bench/RESULTS.md, "Server ingest", the rows of a day before); meanwhile reports read that day
+ * from the events, as they read today. The timer is unref'd: it never keeps a process alive;
+ * `stop()` waits for a refresh in progress.
  */
 
 /** Options of {@link startRollupRefresher}. */
@@ -33,6 +37,13 @@ export interface RollupRefresherOptions {
    * @default Infinity
    */
   todayEveryMs?: number;
+  /**
+   * How often one past day is refreshed at most, ms: a day refreshed (or found changed while it was
+   * computed) waits this long before its next refresh. The first refresh of a day this process has
+   * not refreshed yet is never held back.
+   * @default 600000 (10 minutes)
+   */
+  dayEveryMs?: number;
   /** Told about a failed refresh (the next tick tries again). @default ignore */
   onError?: (error: unknown) => void;
   /** @default (cb, ms) => setTimeout(cb, ms) */
@@ -53,6 +64,9 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
   const tickMs = options.tickMs ?? 1000;
   const daysPerTick = options.daysPerTick ?? 4;
   const todayEveryMs = options.todayEveryMs ?? Infinity;
+  const dayEveryMs = options.dayEveryMs ?? 600_000;
+  /** When each recently refreshed past day was refreshed, by {@link dayKey}. */
+  const refreshedAt = new Map<string, number>();
   const setTimer = options.setTimer ?? ((callback, ms) => setTimeout(callback, ms));
   const clearTimer = options.clearTimer ?? ((timer) => clearTimeout(timer as ReturnType<typeof setTimeout>));
   let stopped = false;
@@ -67,9 +81,15 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
       // Past days first; today (and a clock-skewed later day) only when its pause is over.
       const todayDue = todayEveryMs !== Infinity && time - todayRefreshedAt >= todayEveryMs;
       const before = todayDue ? Number.MAX_SAFE_INTEGER : today;
-      const refreshed = await options.refreshNext(before);
+      const resting: string[] = [];
+      for (const [key, at] of refreshedAt) {
+        if (time - at < dayEveryMs) resting.push(key);
+        else refreshedAt.delete(key);
+      }
+      const refreshed = await options.refreshNext(before, resting);
       if (refreshed === null) break;
       if (refreshed.day >= today) todayRefreshedAt = time;
+      else refreshedAt.set(dayKey(refreshed.projectId, refreshed.day), time);
     }
   };
 

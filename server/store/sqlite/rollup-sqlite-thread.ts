@@ -21,7 +21,7 @@ interface ThreadData {
   dayMs: number;
 }
 
-type ToThread = { id: number; beforeDay: number } | { close: true };
+type ToThread = { id: number; beforeDay: number; skip: readonly string[] } | { close: true };
 type FromThread = { ready: true } | { id: number; result: RefreshedDay | null } | { id: number; error: ThreadError };
 
 interface Port {
@@ -43,7 +43,7 @@ function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port
       return;
     }
     try {
-      port.postMessage({ id: message.id, result: refresh(message.beforeDay) });
+      port.postMessage({ id: message.id, result: refresh(message.beforeDay, message.skip) });
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
     }
@@ -89,13 +89,13 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
         ready = true;
         worker.unref();
         resolve({
-          refreshNext: (beforeDay) =>
+          refreshNext: (beforeDay, skip = []) =>
             new Promise((resolveOne, rejectOne) => {
               if (failure) return rejectOne(failure);
               const id = nextId++;
               waiting.set(id, { resolve: resolveOne, reject: rejectOne });
               worker.ref();
-              worker.postMessage({ id, beforeDay } satisfies ToThread);
+              worker.postMessage({ id, beforeDay, skip } satisfies ToThread);
             }),
           close: async () => {
             if (failure) return;

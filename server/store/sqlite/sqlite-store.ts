@@ -264,7 +264,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       }
       return statement.all(...values) as Array<Record<string, unknown>>;
     },
-    { refreshNext: (beforeDay) => (use(), (refreshRollup as RefreshNext)(beforeDay)), aggregates: true },
+    { refreshNext: (beforeDay, skip) => (use(), (refreshRollup as RefreshNext)(beforeDay, skip)), aggregates: true },
   );
 
   return {
