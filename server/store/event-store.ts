@@ -251,8 +251,8 @@ export interface Recording {
  * one contract suite (`event-store.contract.ts`) runs against both.
  */
 export interface EventStore {
-  /** `sqlite` or `postgres`, for logs and metrics. */
-  readonly kind: 'sqlite' | 'postgres';
+  /** `sqlite`, `postgres` or `clickhouse`, for logs and metrics. */
+  readonly kind: 'sqlite' | 'postgres' | 'clickhouse';
   /** Creates the schema when missing. Safe to call on every start and from many processes. */
   init(): Promise<void>;
   /** Writes a group commit in one transaction; resolves only after it is durable. */

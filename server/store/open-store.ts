@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { AggregatesBuildListener } from './aggregates/aggregate-schema.js';
+import { createClickHouseStore } from './clickhouse/clickhouse-store.js';
+import { createHttpTransport } from './clickhouse/http-transport.js';
 import type { Durability } from './durability.js';
 import type { EventStore } from './event-store.js';
 import { createPostgresStore } from './postgres/postgres-store.js';
@@ -24,6 +26,21 @@ export interface OpenStoreOptions {
   onMigrationBackup?: (path: string, fromVersion: number) => void;
   /** Told when the open builds the report aggregates from the events, and when it is done. */
   onAggregatesBuild?: AggregatesBuildListener;
+  /**
+   * A ClickHouse server's HTTP address, `http[s]://[user:password@]host:8123[/database]`: events,
+   * recordings and reports go to ClickHouse (the database in the path, else `service_analytics`,
+   * created when missing), and `location` keeps projects, keys and salts (docs/decisions.md,
+   * "ClickHouse"). @default none: everything in `location`
+   */
+  clickhouseUrl?: string;
+}
+
+/** The ClickHouse database named by the URL's path, and the URL without it (the client would take it as its default database, which must exist). */
+function clickhouseTarget(url: string): { url: string; database: string | undefined } {
+  const parsed = new URL(url);
+  const database = decodeURIComponent(parsed.pathname.replace(/^\/+|\/+$/g, ''));
+  parsed.pathname = '/';
+  return { url: parsed.toString(), database: database === '' ? undefined : database };
 }
 
 /** True when `location` names a PostgreSQL database rather than a SQLite file. */
@@ -34,10 +51,20 @@ export function isPostgresUrl(location: string): boolean {
 /**
  * Picks the store from one setting (`--db` / `DATABASE_URL`): a `postgres://` or `postgresql://`
  * URL opens PostgreSQL; anything else is a SQLite file path, whose directory is created when
- * missing (`:memory:` keeps everything in memory). The store is not initialised yet: call
+ * missing (`:memory:` keeps everything in memory). With `clickhouseUrl`, that store keeps only the
+ * configuration and the events go to ClickHouse. The store is not initialised yet: call
  * `await store.init()` before use, which creates the schema when needed.
  */
 export function openStore(location: string, options: OpenStoreOptions = {}): EventStore {
+  if (options.clickhouseUrl !== undefined) {
+    const { clickhouseUrl, ...rest } = options;
+    const target = clickhouseTarget(clickhouseUrl);
+    return createClickHouseStore({
+      transport: createHttpTransport({ url: target.url }),
+      config: openStore(location, rest),
+      ...(target.database === undefined ? {} : { database: target.database }),
+    });
+  }
   if (isPostgresUrl(location)) {
     return createPostgresStore({ url: location, ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }) });
   }

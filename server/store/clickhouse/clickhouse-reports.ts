@@ -1,0 +1,269 @@
+import type {
+  ErrorGroup,
+  ExperimentSummary,
+  FunnelStepSpec,
+  PageVitals,
+  ReportQuery,
+  ReportStore,
+  SeriesPoint,
+  SessionStats,
+  TopDimension,
+  TopRow,
+  Totals,
+  VariantResult,
+} from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, filterColumns } from '../report-store.js';
+import { timeBound } from '../shared/cursor.js';
+import type { ClickHouseTables } from './clickhouse-schema.js';
+import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transport.js';
+
+/*
+ * The reports on ClickHouse (docs/decisions.md, "ClickHouse"), read straight from `events`, as
+ * Plausible reads its events table: `events` is ordered by (project_id, timestamp, …), so a report
+ * reads one project's range by the primary index, only the columns it names (ClickHouse stores
+ * each column apart), on every core. No rollup and no aggregate table: they exist on SQLite and
+ * PostgreSQL because those read a row at a time; here a 30-day range is a few million values per
+ * column, and a table of states kept beside the events would have to forget erased users and
+ * retention's cut-off hour, which a sketch cannot.
+ *
+ * Definitions are those of docs/decisions.md, "Report definitions", on the same columns as the
+ * other stores (`report-queries.ts` holds their SQL). Every count of rows is exact; distinct
+ * visitors and sessions in totals, series, top lists, errors and the experiment list are
+ * `uniqCombined64` (a 64-bit hash set, then a HyperLogLog of 2^17 cells, ~0.3% standard error),
+ * inside the bound docs/protocol.md gives for the other stores' sketches. The sessions report and
+ * the experiment's exposures group by session and visitor, so they are exact.
+ */
+
+/** Top-N dimensions counted over page views: they describe a page load. */
+const PAGE_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
+
+/** The property names of the web vitals in `performance` events (docs/decisions.md, wire table). */
+const VITALS = {
+  lcp: 'largestContentfulPaint',
+  inp: 'interactionToNextPaint',
+  cls: 'cumulativeLayoutShift',
+  fcp: 'firstContentfulPaint',
+} as const;
+
+/** The distinct count of the reports' unique numbers (see the comment at the top). */
+const UNIQ = 'uniqCombined64';
+
+/**
+ * A string property as text (null when absent or null); a number or boolean as its JSON text, as
+ * PostgreSQL's `->>` gives it. `name` is a constant of this file, never input.
+ */
+const textProperty = (name: string): string =>
+  `if(JSONType(properties, '${name}') = 'String', JSONExtractString(properties, '${name}'),
+     if(JSONType(properties, '${name}') IN ('Int64', 'UInt64', 'Double', 'Bool'), JSONExtractRaw(properties, '${name}'), NULL))`;
+
+/** A numeric property as a Float64; null when absent or not a JSON number (a string "10" is not one). */
+const numberProperty = (name: string): string =>
+  `if(JSONType(properties, '${name}') IN ('Int64', 'UInt64', 'Double'), JSONExtractFloat(properties, '${name}'), NULL)`;
+
+/** A whole, non-negative count for a `LIMIT` (written into the text: it is a number we checked). */
+const limitOf = (limit: number): number => (Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0);
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+/** The values of one statement, each bound to a `{vN:Type}` placeholder. */
+class Bind {
+  readonly params: Record<string, ParamValue> = {};
+  private n = 0;
+  add(value: ParamValue, type: string): string {
+    const name = `v${++this.n}`;
+    this.params[name] = value;
+    return `{${name}:${type}}`;
+  }
+}
+
+/** The report reads of a store on `tables` through `transport`. */
+export function createClickHouseReports(transport: ClickHouseTransport, tables: ClickHouseTables): ReportStore {
+  // FINAL: a copy that two processes stored at once is counted once before the merge that drops it
+  // (clickhouse-schema.ts).
+  const events = `${tables.events} FINAL`;
+  const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'coalesce(anonymous_id, visitor_id)');
+
+  /** The conditions every report puts on its rows. */
+  const where = (q: ReportQuery, b: Bind): string => {
+    const parts = [
+      `project_id = ${b.add(q.projectId, 'String')}`,
+      `timestamp >= ${b.add(timeBound(q.from), 'Int64')}`,
+      `timestamp < ${b.add(timeBound(q.to), 'Int64')}`,
+    ];
+    if (!q.includeBots) parts.push('NOT is_bot');
+    for (const [column, value] of filterColumns(q.filters)) parts.push(`${column} = ${b.add(value, 'String')}`);
+    return parts.join(' AND ');
+  };
+
+  const run = (sql: string, b: Bind, settings?: Record<string, number>): Promise<Row[]> => transport.query(sql, b.params, settings);
+
+  const totalsSql = (q: ReportQuery): string =>
+    `count() AS events, countIf(event_type = 'page_view') AS page_views, ${UNIQ}(${visitorOf(q)}) AS visitors, ${UNIQ}(session_id) AS sessions`;
+
+  const toTotals = (row: Row | undefined): Totals => ({
+    events: num(row?.events),
+    pageViews: num(row?.page_views),
+    visitors: num(row?.visitors),
+    sessions: num(row?.sessions),
+  });
+
+  return {
+    async refreshRollups() {
+      return 0;
+    },
+
+    async totals(q): Promise<Totals> {
+      const b = new Bind();
+      const rows = await run(`SELECT ${totalsSql(q)} FROM ${events} WHERE ${where(q, b)}`, b);
+      return toTotals(rows[0]);
+    },
+
+    async series(q, bucketMs): Promise<SeriesPoint[]> {
+      const b = new Bind();
+      const bucket = Math.max(1, Math.trunc(bucketMs));
+      // intDiv truncates toward zero, as integer division does on the other stores.
+      const rows = await run(`SELECT intDiv(timestamp, ${bucket}) * ${bucket} AS t, ${totalsSql(q)} FROM ${events} WHERE ${where(q, b)} GROUP BY t ORDER BY t`, b);
+      return rows.map((row) => ({ time: num(row.t), ...toTotals(row) }));
+    },
+
+    async top(q, dimension, limit): Promise<TopRow[]> {
+      const b = new Bind();
+      const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
+      let extra = `${column} IS NOT NULL`;
+      if (PAGE_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
+      const base = where(q, b);
+      if (dimension === 'custom_event') extra += ` AND event_type NOT IN ${b.add(BUILT_IN_EVENT_TYPES, 'Array(String)')}`;
+      // Strings compare by bytes in ClickHouse: the other stores' byte order.
+      const rows = await run(
+        `SELECT assumeNotNull(${column}) AS value, count() AS n, ${UNIQ}(${visitorOf(q)}) AS visitors
+         FROM ${events} WHERE ${base} AND ${extra}
+         GROUP BY value ORDER BY n DESC, value LIMIT ${limitOf(limit)}`,
+        b,
+      );
+      return rows.map((row) => ({ value: String(row.value), events: num(row.n), visitors: num(row.visitors) }));
+    },
+
+    async sessions(q): Promise<SessionStats> {
+      const b = new Bind();
+      const rows = await run(
+        `SELECT count() AS sessions, countIf(pv <= 1) AS bounces, sum(duration) AS total_duration, sum(pv) AS page_views FROM (
+           SELECT session_id, max(timestamp) - min(timestamp) AS duration, countIf(event_type = 'page_view') AS pv
+           FROM ${events} WHERE ${where(q, b)} AND session_id IS NOT NULL GROUP BY session_id)`,
+        b,
+      );
+      const row = rows[0];
+      return { sessions: num(row?.sessions), bounces: num(row?.bounces), totalDurationMs: num(row?.total_duration), pageViews: num(row?.page_views) };
+    },
+
+    async vitals(q, limit): Promise<PageVitals[]> {
+      const b = new Bind();
+      const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
+      // The nearest-rank 75th percentile: the value at rank ceil(0.75 n) = (3n + 3) div 4 of the
+      // sorted samples, exact (quantile* functions interpolate or sample).
+      const p75 = (key: string) => `if(count(s_${key}) = 0, NULL, arraySort(groupArray(s_${key}))[intDiv(3 * count(s_${key}) + 3, 4)]) AS ${key}`;
+      const rows = await run(
+        `SELECT assumeNotNull(path) AS page, count() AS samples, ${metrics.map(([key]) => p75(key)).join(', ')} FROM (
+           SELECT path, ${metrics.map(([key, name]) => `${numberProperty(name)} AS s_${key}`).join(', ')}
+           FROM ${events} WHERE ${where(q, b)} AND event_type = 'performance' AND path IS NOT NULL)
+         GROUP BY page ORDER BY samples DESC, page LIMIT ${limitOf(limit)}`,
+        b,
+      );
+      return rows.map((row) => ({
+        path: String(row.page),
+        samples: num(row.samples),
+        lcp: numOrNull(row.lcp),
+        inp: numOrNull(row.inp),
+        cls: numOrNull(row.cls),
+        fcp: numOrNull(row.fcp),
+      }));
+    },
+
+    async errors(q, limit): Promise<ErrorGroup[]> {
+      const b = new Bind();
+      // The stack of the latest error by (time, id), as a one-element tuple so that a null stack
+      // is a value argMax keeps rather than skips.
+      const rows = await run(
+        `SELECT message, count() AS n, ${UNIQ}(visitor) AS visitors, max(timestamp) AS last_seen,
+           tupleElement(argMax(tuple(e_stack), (timestamp, event_id)), 1) AS stack
+         FROM (
+           SELECT coalesce(${textProperty('message')}, '') AS message, ${visitorOf(q)} AS visitor, timestamp, event_id, ${textProperty('stack')} AS e_stack
+           FROM ${events} WHERE ${where(q, b)} AND event_type = 'error')
+         GROUP BY message ORDER BY n DESC, message LIMIT ${limitOf(limit)}`,
+        b,
+      );
+      return rows.map((row) => ({
+        message: String(row.message),
+        count: num(row.n),
+        visitors: num(row.visitors),
+        lastSeen: num(row.last_seen),
+        lastStack: row.stack === null || row.stack === undefined ? null : String(row.stack),
+      }));
+    },
+
+    async funnel(q, steps: readonly FunnelStepSpec[]): Promise<number[]> {
+      if (steps.length === 0) return [];
+      const b = new Bind();
+      const base = where(q, b);
+      const mask = steps
+        .map((step, k) => {
+          const match = step.kind === 'event' ? `event_type = ${b.add(step.value, 'String')}` : `event_type = 'page_view' AND path = ${b.add(step.value, 'String')}`;
+          return `if(${match}, ${2 ** k}, 0)`;
+        })
+        .join(' + ');
+      // Each session's matching events in (time, id) order, walked as docs/decisions.md says: step k
+      // is reached by the first event matching it after the one that reached step k − 1. The walk
+      // is a fold over the session's masks, exact (windowFunnel orders by time alone).
+      const rows = await run(
+        `SELECT depth, count() AS sessions FROM (
+           SELECT arrayFold((k, m) -> if(k < ${steps.length} AND bitTest(m, k), k + 1, k),
+             arrayMap(e -> e.3, arraySort(groupArray((timestamp, event_id, mask)))), toUInt64(0)) AS depth
+           FROM (SELECT session_id, timestamp, event_id, ${mask} AS mask FROM ${events} WHERE ${base} AND session_id IS NOT NULL)
+           WHERE mask > 0 GROUP BY session_id)
+         GROUP BY depth`,
+        b,
+      );
+      const reached = steps.map(() => 0);
+      for (const row of rows) for (let k = 0; k < num(row.depth); k++) reached[k]! += num(row.sessions);
+      return reached;
+    },
+
+    async experiments(q, limit): Promise<ExperimentSummary[]> {
+      const b = new Bind();
+      const rows = await run(
+        `SELECT assumeNotNull(experiment) AS name, ${UNIQ}(visitor) AS visitors FROM (
+           SELECT ${textProperty('experiment')} AS experiment, ${visitorOf(q)} AS visitor
+           FROM ${events} WHERE ${where(q, b)} AND event_type = 'experiment_exposure')
+         WHERE experiment IS NOT NULL AND experiment != '' GROUP BY name
+         ORDER BY visitors DESC, name LIMIT ${limitOf(limit)}`,
+        b,
+      );
+      return rows.map((row) => ({ experiment: String(row.name), visitors: num(row.visitors) }));
+    },
+
+    async experiment(q, experiment, conversion): Promise<VariantResult[]> {
+      const b = new Bind();
+      const visitor = visitorOf(q);
+      const exposures = `SELECT coalesce(${textProperty('variant')}, '') AS variant, assumeNotNull(${visitor}) AS visitor, min(timestamp) AS first_ts
+        FROM ${events} WHERE ${where(q, b)} AND event_type = 'experiment_exposure'
+          AND ${textProperty('experiment')} = ${b.add(experiment, 'String')} AND ${visitor} IS NOT NULL
+        GROUP BY variant, visitor`;
+      if (conversion === null) {
+        const rows = await run(`WITH x AS (${exposures}) SELECT variant, count() AS exposures FROM x GROUP BY variant ORDER BY variant`, b);
+        return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
+      }
+      const conversions = `SELECT assumeNotNull(${visitor}) AS visitor, max(timestamp) AS last_ts
+        FROM ${events} WHERE ${where(q, b)} AND event_type = ${b.add(conversion, 'String')} AND ${visitor} IS NOT NULL GROUP BY visitor`;
+      // A visitor converted when a conversion event came at or after their first exposure; a
+      // visitor without one has a null `last_ts` (join_use_nulls), which counts as no conversion.
+      const rows = await run(
+        `WITH x AS (${exposures}), c AS (${conversions})
+         SELECT x.variant AS variant, count() AS exposures, countIf(c.last_ts >= x.first_ts) AS conversions
+         FROM x LEFT JOIN c ON c.visitor = x.visitor GROUP BY variant ORDER BY variant`,
+        b,
+        { join_use_nulls: 1 },
+      );
+      return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));
+    },
+  };
+}
