@@ -298,19 +298,6 @@ async function deleteDays(client: pg.PoolClient, projectId: string, first: numbe
   await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour >= $2::bigint * 24 AND hour < $3::bigint * 24', [projectId, first, end]);
 }
 
-/**
- * Builds the aggregates of some UTC days of a project again from the events they hold, in the
- * caller's transaction, after an erasure or retention deleted some of their events (as on SQLite,
- * `sqlite-aggregates.ts`).
- */
-export async function rebuildPostgresAggregateDays(client: pg.PoolClient, projectId: string, days: Iterable<number>): Promise<void> {
-  await lockExclusive(client, projectId);
-  for (const day of new Set(days)) {
-    await deleteDays(client, projectId, day, day + 1);
-    await buildDay(client, projectId, day);
-  }
-}
-
 /** Writes the aggregates of one UTC day of a project from the events it holds. */
 async function buildDay(client: pg.PoolClient, projectId: string, day: number): Promise<void> {
   const { rows } = await client.query<Record<string, unknown>>(`SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
@@ -357,28 +344,59 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
     // Writes the hour's parts, and day parts that the merge below replaces.
     await applyPostgresAggregates(client, batch);
   }
-  await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_DAY} AND bucket = $3`, [projectId, AGGREGATE_DIMS, cutDay]);
+  await mergeDayFromHours(client, projectId, cutDay);
+}
+
+/** Replaces a day's rows (all its parts) by the merge of its hour rows: sums and sketch unions, never the events. */
+async function mergeDayFromHours(client: pg.PoolClient, projectId: string, day: number): Promise<void> {
+  await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_DAY} AND bucket = $3`, [projectId, AGGREGATE_DIMS, day]);
   const hours = await client.query<Record<string, unknown>>(
     `SELECT dim, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values
      WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket >= $3 AND bucket < $4`,
-    [projectId, AGGREGATE_DIMS, cutDay * 24, cutDay * 24 + 24],
+    [projectId, AGGREGATE_DIMS, day * 24, day * 24 + 24],
   );
   const days = new Map<string, RowDelta>();
   for (const row of hours.rows) {
     const key = `${row.dim}\u0000${row.value}\u0000${row.is_bot}`;
-    let day = days.get(key);
-    if (day === undefined) {
-      day = { project: projectId, dim: String(row.dim), grain: GRAIN_DAY, bucket: cutDay, value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
-      days.set(key, day);
+    let merged = days.get(key);
+    if (merged === undefined) {
+      merged = { project: projectId, dim: String(row.dim), grain: GRAIN_DAY, bucket: day, value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
+      days.set(key, merged);
     }
-    day.events += Number(row.events);
-    day.pageViews += Number(row.page_views);
-    day.sketches = day.sketches.map((sketch, i) => {
+    merged.events += Number(row.events);
+    merged.pageViews += Number(row.page_views);
+    merged.sketches = merged.sketches.map((sketch, i) => {
       const bytes = row[SKETCH_COLUMNS[i] as string];
       return bytes instanceof Uint8Array ? (sketch ?? Sketch.empty()).mergeBytes(bytes) : sketch;
     });
   }
   await insertParts(client, [...days.values()], []);
+}
+
+/**
+ * An erasure's part, in its transaction, once the user's events are deleted (as on SQLite,
+ * `sqlite-aggregates.ts`): each hour that held one of them is built again from the events it keeps,
+ * and the day rows of those hours are merged again from their hour rows; a cost that grows with
+ * the user's hours, not with the project's events.
+ */
+export async function rebuildPostgresAggregateHours(client: pg.PoolClient, projectId: string, hours: Iterable<number>): Promise<void> {
+  await lockExclusive(client, projectId);
+  const days = new Set<number>();
+  for (const hour of new Set(hours)) {
+    await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket = $3`, [projectId, AGGREGATE_DIMS, hour]);
+    await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour = $2', [projectId, hour]);
+    const { rows } = await client.query<Record<string, unknown>>(`SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
+      projectId,
+      hour * HOUR_MS,
+      (hour + 1) * HOUR_MS,
+    ]);
+    const batch = newBatch();
+    addRows(batch, rows);
+    // Writes the hour's parts, and day parts that the merge below replaces.
+    await applyPostgresAggregates(client, batch);
+    days.add(Math.floor(hour / 24));
+  }
+  for (const day of days) await mergeDayFromHours(client, projectId, day);
 }
 
 /**

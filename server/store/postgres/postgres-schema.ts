@@ -42,8 +42,10 @@ import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/r
  * - Version 9 adds the report column `country` (nullable: no table rewrite; added to the
  *   partitioned parent, it reaches every partition), filled at ingest from the client's full
  *   address. Older events keep it null: their stored address is truncated.
+ * - Version 10 adds `events_by_user`, a partial index of the events that carry a user id, by which
+ *   an erasure finds them (`sqlite-schema.ts` says why only those).
  */
-export const POSTGRES_SCHEMA_VERSION = 9;
+export const POSTGRES_SCHEMA_VERSION = 10;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -88,6 +90,9 @@ CREATE TABLE IF NOT EXISTS salts (
   salt TEXT NOT NULL
 );`;
 
+/** Version 10's index of identified events, by which an erasure finds a user's events (`sqlite-schema.ts` says why it is partial). */
+const EVENTS_BY_USER = 'CREATE INDEX IF NOT EXISTS events_by_user ON events (project_id, user_id) WHERE user_id IS NOT NULL;';
+
 /**
  * The events, partitioned by `id_day` (version 6). `id_day` defaults to 0, the day of ids that are
  * not UUIDv7; a row of a UUIDv7 id written by hand must set it to `service_analytics_id_day(event_id)`.
@@ -113,6 +118,7 @@ ${REPORT_COLUMNS.map((column) => `  ${reportColumn(column)},`).join('\n')}
   UNIQUE (project_id, event_id, id_day)
 ) PARTITION BY RANGE (id_day);
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
+${EVENTS_BY_USER}
 CREATE TABLE IF NOT EXISTS ${DEFAULT_PARTITION} PARTITION OF events DEFAULT;`;
 
 /**
@@ -227,6 +233,8 @@ ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_kind_check,
   // On the partitioned parent: every partition, the default one included, gets the column.
   9: `
 ALTER TABLE events ADD COLUMN IF NOT EXISTS ${reportColumn('country')};`,
+  // Built over every partition in the schema transaction: writes wait for it, once, at the upgrade.
+  10: EVENTS_BY_USER,
 };
 
 /**

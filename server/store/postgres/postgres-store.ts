@@ -7,7 +7,7 @@ import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, id
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
 import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
-import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, rebuildPostgresAggregateDays } from './postgres-aggregates.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, rebuildPostgresAggregateHours } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
@@ -16,7 +16,8 @@ import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
-import { DAY_MS, ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
+import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
+import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { filterColumns } from '../report-store.js';
 import {
   EVENT_COLUMNS,
@@ -373,12 +374,12 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         erasePostgresUser(client, projectId, userId, async () => {
           // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
           const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          const days = await client.query<{ day: string }>(
-            `SELECT DISTINCT floor(timestamp / ${DAY_MS}::float8) AS day FROM events WHERE project_id = $1 AND user_id = $2`,
+          const hours = await client.query<{ hour: string }>(
+            `SELECT DISTINCT floor(timestamp / ${HOUR_MS}::float8) AS hour FROM events WHERE project_id = $1 AND user_id = $2`,
             [projectId, userId],
           );
           const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          await rebuildPostgresAggregateDays(client, projectId, days.rows.map((row) => Number(row.day)));
+          await rebuildPostgresAggregateHours(client, projectId, hours.rows.map((row) => Number(row.hour)));
           return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
         }),
       );

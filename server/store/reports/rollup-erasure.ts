@@ -1,89 +1,126 @@
-import type Database from 'better-sqlite3';
 import type pg from 'pg';
-import { KEYS_LOCK_SQL, ROLLUP_DIMS } from './rollup-refresh.js';
-import { daySql, markDaysSql } from './rollup-schema.js';
+import { KEYS_LOCK_SQL } from './rollup-refresh.js';
+import { DAY_MS } from './rollup-schema.js';
 
 /*
  * What the erasure of a user does to the daily rollups (docs/decisions.md, "Daily rollups"), in the
- * erasure's own transaction: no session id, anonymous id or visitor hash of the user's events may
- * stay in the key dictionary (`rollup_keys`) or in a rollup row, and every report stays exact.
+ * erasure's own transaction, at a cost that grows with the user's events and the project's
+ * sessions, never with its events: no session id, anonymous id or visitor hash of the erased events
+ * may stay in the key dictionary (`rollup_keys`) or in a rollup row, and every report stays exact.
  *
- * 1. The user's keys are read from their events, before those are deleted.
- * 2. Every day whose events hold one of those keys is marked (the user's own days are marked by the
- *    delete itself): a key may also sit in events without the user id (before `identify()`), which
- *    erasure keeps, and in the rollup rows built from them, by id.
- * 3. The rollup rows of every marked day of the project are deleted. Reports read marked days from
- *    the events, so no count moves; the next refresh builds the days again.
- * 4. The keys leave the dictionary. A key that is still in kept events comes back with a new id when
- *    its day is rebuilt; the old id is then in no row, every day that held it being rebuilt too.
+ * 1. The user's events are read through `events_by_user`, before they are deleted: their keys and
+ *    what their rows in `rollup_steps` are keyed by.
+ * 2. Every day whose rollup holds one of those keys is marked (the user's own days are marked by
+ *    the delete itself): a key may also sit in events without the user id (before `identify()`),
+ *    which erasure keeps. They are found in `rollup_values`' rows of dimension '', which group
+ *    every event of a day by session and visitor (visitor hashes are daily, so only the user's own
+ *    days hold theirs): one pass over an index of a row per session and day, not over the events.
+ *    Reports read marked days from the events, so no count moves; the next refresh builds them.
+ * 3. The rows that hold a key as text go: the erased events' own rows of `rollup_steps`, and the
+ *    rows of `rollup_errors` and `rollup_exposures` of the user's days that name one of the keys.
+ *    Rows of kept events elsewhere keep the keys those events keep.
+ * 4. The keys leave the dictionary. `rollup_values` rows of marked days may still hold their ids,
+ *    numbers that no longer name anything; they are never read (their days are marked) and the
+ *    refresh of each day replaces them. On SQLite, where a new id is the largest plus one, an
+ *    erased key's row stays as a tombstone with the key replaced, so its id is never given again
+ *    while such a row exists; PostgreSQL's ids come from a sequence and never repeat.
  *
- * Races with a refresh computing a day meanwhile: on SQLite the marks of step 2 change the count the
- * refresh installs under (a day holding a key is dropped), and a key removed at the top of the
- * dictionary changes the largest id it checks; on PostgreSQL the erasure takes the project's
- * dictionary lock first, which a refresh holds from before it deletes a day's rows to its commit.
+ * Races with a refresh computing a day meanwhile: on SQLite the marks of step 2 change the count
+ * the refresh installs under, so a day holding a key is dropped and computed again; on PostgreSQL
+ * the erasure takes the project's dictionary lock first, which a refresh holds from before it
+ * deletes a day's rows to its commit.
  */
 
-/** The tables a refresh writes, whose rows of marked days step 3 deletes. */
-const DAY_TABLES = ['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'] as const;
+/** What an erasure reads of each of the user's events (`$1`/`?` the project, `$2`/`?` the user), through `events_by_user`. */
+const userEventsSql = (ph: (n: number) => string) =>
+  `SELECT event_id, event_type, path, session_id, anonymous_id, visitor_id, timestamp FROM events WHERE project_id = ${ph(1)} AND user_id = ${ph(2)}`;
 
-/** The keys of a user's events, a row per event (`$1`/`?` the project, `$2`/`?` the user): one scan, where a UNION per column made three. */
-const userKeysSql = (ph: (n: number) => string) =>
-  `SELECT session_id, anonymous_id, visitor_id FROM events WHERE project_id = ${ph(1)} AND user_id = ${ph(2)}`;
+type UserEventRow = {
+  event_id: string;
+  event_type: string;
+  path: string | null;
+  session_id: string | null;
+  anonymous_id: string | null;
+  visitor_id: string | null;
+  timestamp: number | string;
+};
 
-type KeyRow = { session_id: string | null; anonymous_id: string | null; visitor_id: string | null };
-
-/** The distinct keys of {@link userKeysSql}'s rows. */
-const distinctKeys = (rows: KeyRow[]): string[] => [
-  ...new Set(rows.flatMap((row) => [row.session_id, row.anonymous_id, row.visitor_id]).filter((k): k is string => k !== null)),
-];
-
-/** Events of the project that hold one of the keys in `keys` (a list expression). */
-const holdersWhere = (project: string, keys: string) =>
-  `project_id = ${project} AND (session_id IN ${keys} OR anonymous_id IN ${keys} OR visitor_id IN ${keys})`;
-
-/** The deletes of step 3 and the dictionary delete of step 4, `project` and `keys` as SQL. */
-function cleanupSql(project: string, keys: string): string[] {
-  const marked = `(SELECT day FROM rollup_dirty WHERE project_id = ${project})`;
-  return [
-    `DELETE FROM rollup_values WHERE project_id = ${project} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day IN ${marked}`,
-    ...DAY_TABLES.map((table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${marked}`),
-    `DELETE FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys}`,
-  ];
+/** The key of an event's `rollup_steps` row (`rollup-refresh.ts`: kind 0 a page view of a path, 1 one without, 2 any other event). */
+interface StepKey {
+  day: number;
+  kind: number;
+  value: string;
+  eventId: string;
 }
 
-/** The rollup side of an erasure on SQLite: `before` reads the user's keys, `after` (once the events are gone) does the rest. */
-export interface SqliteErasure {
-  before(projectId: string, userId: string): string[];
-  after(projectId: string, keys: string[]): void;
+/** What step 1 reads: the user's keys, days, and the `rollup_steps` rows of their events. */
+interface UserRollupRows {
+  keys: string[];
+  days: number[];
+  steps: StepKey[];
 }
 
-/** Prepares {@link SqliteErasure} on `db`; both halves run inside the erasure's write transaction. */
-export function prepareSqliteErasure(db: Database.Database): SqliteErasure {
-  const keysOf = db.prepare<[string, string]>(userKeysSql(() => '?'));
-  const list = '(SELECT value FROM json_each(@keys))';
-  const mark = db.prepare(
-    `INSERT INTO rollup_dirty (project_id, day)
-     SELECT DISTINCT project_id, ${daySql('timestamp')} FROM events WHERE ${holdersWhere('@p', list)}
-     ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1`,
+/** Step 1 over the rows of {@link userEventsSql} (SQLite's erasure program does the same inline: it travels as source text). */
+function userRollupRows(rows: UserEventRow[]): UserRollupRows {
+  const keys = new Set<string>();
+  const days = new Set<number>();
+  const steps: StepKey[] = [];
+  for (const row of rows) {
+    for (const key of [row.session_id, row.anonymous_id, row.visitor_id]) if (key !== null) keys.add(key);
+    const day = Math.floor(Number(row.timestamp) / DAY_MS);
+    days.add(day);
+    if (row.session_id === null) continue;
+    const page = row.event_type === 'page_view';
+    steps.push({ day, kind: page ? (row.path === null ? 1 : 0) : 2, value: page ? (row.path ?? '') : row.event_type, eventId: row.event_id });
+  }
+  return { keys: [...keys], days: [...days], steps };
+}
+
+/** The days whose `rollup_values` rows of dimension '' hold an id of one of the keys (a list expression of text). */
+const holderDaysSql = (project: string, keys: string) =>
+  `SELECT DISTINCT day FROM rollup_values WHERE project_id = ${project} AND dim = '' AND (
+     visitor IN (SELECT id FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys})
+     OR session_id IN (SELECT id FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys}))`;
+
+/** Step 3's deletes of `rollup_errors` and `rollup_exposures` (`days` and `keys` list expressions). */
+const textKeyDeletes = (project: string, days: string, keys: string): string[] =>
+  ['rollup_errors', 'rollup_exposures'].map(
+    (table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
   );
-  const cleanup = cleanupSql('@p', list).map((sql) => db.prepare(sql));
-  return {
-    before: (projectId, userId) => distinctKeys(keysOf.all(projectId, userId) as KeyRow[]),
-    after(projectId, keys) {
-      const values = { p: projectId, keys: JSON.stringify(keys) };
-      if (keys.length > 0) mark.run(values);
-      for (const statement of cleanup) statement.run(values);
-    },
-  };
+
+/**
+ * The statements of steps 1–3 for a store that runs them elsewhere (SQLite's erasure program,
+ * `sqlite/sqlite-erasure.ts`): `ph` numbers the user query's placeholders; `names` gives the
+ * project, the keys and the days as SQL.
+ */
+export function erasureRollupSql(
+  ph: (n: number) => string,
+  names: { p: string; keys: string; days: string },
+): { userEvents: string; holderDays: string; textKeyDeletes: string[] } {
+  return { userEvents: userEventsSql(ph), holderDays: holderDaysSql(names.p, names.keys), textKeyDeletes: textKeyDeletes(names.p, names.days, names.keys) };
 }
 
 /** The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the user's events and chunks. */
 export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>): Promise<T> {
   await client.query(KEYS_LOCK_SQL, [projectId]);
-  const keys = distinctKeys((await client.query<KeyRow>(userKeysSql((n) => `$${n}`), [projectId, userId])).rows);
+  const user = userRollupRows((await client.query<UserEventRow>(userEventsSql((n) => `$${n}`), [projectId, userId])).rows);
   const result = await erase();
-  const list = '(SELECT unnest($2::text[]))';
-  if (keys.length > 0) await client.query(markDaysSql(`(SELECT project_id, timestamp FROM events WHERE ${holdersWhere('$1', list)}) AS holders`), [projectId, keys]);
-  for (const sql of cleanupSql('$1', list)) await client.query(sql, sql.includes('$2') ? [projectId, keys] : [projectId]);
+  if (user.keys.length === 0) return result;
+  const keys = '(SELECT unnest($2::text[]))';
+  // Marked as the triggers mark (`rollup-schema.ts`), in (project, day) order under each day's shared mark lock.
+  await client.query(
+    `WITH holders AS (${holderDaysSql('$1', keys)})
+     SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day::int ORDER BY day)) FROM holders HAVING count(*) > 0`,
+    [projectId, user.keys],
+  );
+  if (user.steps.length > 0) {
+    await client.query(
+      `DELETE FROM rollup_steps s USING unnest($2::int[], $3::smallint[], $4::text[], $5::text[]) AS e(day, kind, value, event_id)
+       WHERE s.project_id = $1 AND s.day = e.day AND s.kind = e.kind AND s.value = e.value AND s.event_id = e.event_id`,
+      [projectId, user.steps.map((s) => s.day), user.steps.map((s) => s.kind), user.steps.map((s) => s.value), user.steps.map((s) => s.eventId)],
+    );
+  }
+  for (const sql of textKeyDeletes('$1', '(SELECT unnest($3::int[]))', keys)) await client.query(sql, [projectId, user.keys, user.days]);
+  await client.query('DELETE FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, user.keys]);
   return result;
 }

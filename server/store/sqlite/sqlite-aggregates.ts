@@ -142,10 +142,8 @@ function deleteDays(db: Database.Database, projectId: string, first: number, end
 }
 
 /**
- * Builds the aggregates of some UTC days of a project again from the events they hold, inside the
- * caller's transaction, after an erasure or retention deleted some of their events: counts and
- * sketches then hold none of the deleted events, and no key of an erased user stays in a sketch.
- * The only place the aggregates are read back from events, for the days a deletion touched.
+ * Builds the aggregates of some UTC days of a project from the events they hold, inside the
+ * caller's transaction: what the first open of a database without aggregates does, day by day.
  */
 export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
   const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
@@ -203,13 +201,21 @@ export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitA
     // Writes the hour's rows, and adds to its day's rows, which the merge below replaces.
     aggregates.apply(batch);
   }
+  mergeDaysFromHours(db, projectId, [cutDay]);
+}
+
+/** Replaces the day rows of `days` by the merge of their hour rows: sums, and sketch unions, never the events. */
+function mergeDaysFromHours(db: Database.Database, projectId: string, days: Iterable<number>): void {
+  const remove = db.prepare<unknown[]>(`DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_DAY} AND bucket = ?`);
   const merge = db.prepare<unknown[]>(
     `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
      SELECT project_id, dim, ${GRAIN_DAY}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
      FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket >= ? AND bucket < ? GROUP BY value, is_bot`,
   );
-  for (const dim of AGGREGATE_DIMS) {
-    hours.run(projectId, dim, GRAIN_DAY, cutDay, cutDay + 1);
-    merge.run(cutDay, projectId, dim, cutDay * 24, cutDay * 24 + 24);
+  for (const day of days) {
+    for (const dim of AGGREGATE_DIMS) {
+      remove.run(projectId, dim, day);
+      merge.run(day, projectId, dim, day * 24, day * 24 + 24);
+    }
   }
 }

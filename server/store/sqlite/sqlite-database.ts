@@ -7,8 +7,6 @@ import { backfillSqliteReportColumns } from '../reports/report-backfill.js';
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION, SQLITE_V4_COLUMNS, SQLITE_V5_COLUMNS, SQLITE_V7_COLUMNS } from './sqlite-schema.js';
 import type { SqliteStoreOptions } from './sqlite-store-options.js';
 
-/** Milliseconds in a UTC day. */
-const DAY_MS = 86_400_000;
 
 /*
  * The SQLite connection of one store on the request thread: pragmas, schema, and every prepared
@@ -168,9 +166,6 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
          (SELECT rowid FROM events WHERE project_id = ? AND timestamp < ? LIMIT ${DELETE_SLICE})`,
     ),
     // The UTC days of a user's events: the days whose aggregates an erasure builds again.
-    userEventDays: db
-      .prepare<unknown[]>(`SELECT DISTINCT (timestamp - (((timestamp % ${DAY_MS}) + ${DAY_MS}) % ${DAY_MS})) / ${DAY_MS} FROM events WHERE project_id = @projectId AND user_id = @userId`)
-      .pluck(),
     deleteChunks: db.prepare<unknown[]>(
       `DELETE FROM recording_chunks WHERE rowid IN
          (SELECT rowid FROM recording_chunks WHERE received_at < ? LIMIT ${DELETE_SLICE})`,
@@ -186,12 +181,6 @@ function prepareDatabase(db: Database.Database, options: SqliteStoreOptions): Op
        WHERE project_id = @projectId AND (timestamp, event_id) > (@afterTime, @afterId) AND timestamp < @to
        ORDER BY timestamp, event_id LIMIT @limit`,
     ),
-    // Erasure: only the chunks uploaded under the user's id. Not the sessions the user's events
-    // name: the client chooses session ids, so one event naming another's session would erase that
-    // person's recording. No index serves user_id (sqlite-schema.ts); the project's rows are
-    // scanned, which an erasure can afford.
-    deleteUserChunks: db.prepare<unknown[]>('DELETE FROM recording_chunks WHERE project_id = @projectId AND user_id = @userId'),
-    deleteUserEvents: db.prepare<unknown[]>('DELETE FROM events WHERE project_id = @projectId AND user_id = @userId'),
     insertSalt: db.prepare<unknown[]>('INSERT INTO salts (day, salt) VALUES (?, ?) ON CONFLICT (day) DO NOTHING'),
     getSalt: db.prepare<unknown[]>('SELECT salt FROM salts WHERE day = ?').pluck(),
     deleteSaltsBefore: db.prepare<unknown[]>('DELETE FROM salts WHERE day < ?'),
@@ -219,12 +208,9 @@ export type StatementName =
   | 'firstEventProject'
   | 'nextEventProject'
   | 'deleteEvents'
-  | 'userEventDays'
   | 'deleteChunks'
   | 'exportFirst'
   | 'exportNext'
-  | 'deleteUserChunks'
-  | 'deleteUserEvents'
   | 'insertSalt'
   | 'getSalt'
   | 'deleteSaltsBefore'

@@ -81,7 +81,8 @@ describe('createSqliteStore({ path })', () => {
     await store.close();
     // Make it the version 1 layout again.
     const raw = new Database(path);
-    raw.exec(`CREATE INDEX events_by_type ON events (project_id, event_type, timestamp, event_id);
+    raw.exec(`DROP INDEX events_by_user;
+      CREATE INDEX events_by_type ON events (project_id, event_type, timestamp, event_id);
       CREATE INDEX events_by_user ON events (project_id, user_id, timestamp, event_id) WHERE user_id IS NOT NULL;
       CREATE INDEX events_by_session ON events (project_id, session_id, timestamp, event_id) WHERE session_id IS NOT NULL;`);
     raw.pragma('user_version = 1');
@@ -94,7 +95,9 @@ describe('createSqliteStore({ path })', () => {
     await reopened.close();
     const check = new Database(path, { readonly: true });
     const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[]).sort();
-    expect(indexes).toEqual(['events_by_time']);
+    // Version 8 brings back an index of identified events by user, without the time: for erasure only.
+    expect(indexes).toEqual(['events_by_time', 'events_by_user']);
+    expect(check.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_by_user'").pluck().get()).toMatch(/\(project_id, user_id\) WHERE user_id IS NOT NULL$/);
     expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
   });

@@ -1,18 +1,18 @@
 import type Database from 'better-sqlite3';
 import type { PropertyValue, RecordedEvent } from '../../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from '../shared/cursor.js';
-import type { ApiKeyRecord, BotPolicy, Credential, EventPage, EventRow, EventStore, KeyKind, Project, Recording, SessionSummary, WriteBatch, WriteResult } from '../event-store.js';
+import type { ApiKeyRecord, BotPolicy, Credential, DeletedUser, EventPage, EventRow, EventStore, KeyKind, Project, Recording, SessionSummary, WriteBatch, WriteResult } from '../event-store.js';
 import { DEFAULT_DURABILITY } from '../durability.js';
 import type { SqliteStoreOptions } from './sqlite-store-options.js';
 import { assembleRecording } from '../shared/recording-assembly.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
-import { prepareSqliteErasure } from '../reports/rollup-erasure.js';
+import { prepareSqliteUserErasure, sqliteErasureSql } from './sqlite-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensureSqliteRollups } from '../reports/rollup-schema.js';
-import { SQLITE_AGGREGATE_PARTS, ensureSqliteAggregates, openSqliteAggregates, cutSqliteAggregatesAt, rebuildSqliteAggregateDays } from './sqlite-aggregates.js';
+import { SQLITE_AGGREGATE_PARTS, ensureSqliteAggregates, openSqliteAggregates, cutSqliteAggregatesAt } from './sqlite-aggregates.js';
 import { filterColumns } from '../report-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
 import { DELETE_SLICE, eventPageStatement, openDatabase, type OpenDatabase } from './sqlite-database.js';
@@ -169,6 +169,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let open: OpenDatabase | null = null;
   let closed = false;
   let write: ((batch: WriteBatch) => Promise<WriteResult>) | null = null;
+  let eraseUser: ((projectId: string, userId: string) => Promise<DeletedUser>) | null = null;
   let closeWriter: () => Promise<void> = async () => {};
   const credentials = new Map<string, Credential | null>();
   let credentialsVersion = -1;
@@ -209,6 +210,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       if (isPrivateDatabase(options.path)) {
         const commit = prepareEventWriter(db.db, { cleanText, cleanJson }, aggregates);
         write = async (batch) => commit(encodeBatch(batch));
+        const erase = prepareSqliteUserErasure(db.db, aggregates, sqliteErasureSql());
+        eraseUser = async (projectId, userId) => erase(projectId, userId);
       } else {
         const writer = await startSqliteWriter({
           path: options.path,
@@ -216,6 +219,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
           durability: options.durability ?? DEFAULT_DURABILITY,
         });
         write = (batch) => writer.write(batch);
+        eraseUser = (projectId, userId) => writer.eraseUser(projectId, userId);
         closeWriter = () => writer.close();
         reader = await startSqliteReader({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, budgetMs: options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS });
       }
@@ -430,24 +434,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     },
 
     async deleteUser(projectId, userId) {
-      const current = use();
-      const params = { projectId, userId };
-      // Prepared per call: erasure is rare. It keeps no key of the user in the rollups (rollup-erasure.ts).
-      const rollups = prepareSqliteErasure(current.db);
-      // IMMEDIATE: the write lock first, so the writer thread's commits wait rather than interleave.
-      return current.db
-        .transaction(() => {
-          const keys = rollups.before(projectId, userId);
-          const days = current.statements.userEventDays.all(params) as number[];
-          const erased = {
-            recordings: current.statements.deleteUserChunks.run(params).changes,
-            events: current.statements.deleteUserEvents.run(params).changes,
-          };
-          rebuildSqliteAggregateDays(current.db, ownAggregates as CommitAggregates, projectId, days);
-          rollups.after(projectId, keys);
-          return erased;
-        })
-        .immediate();
+      use();
+      // On the writer thread, in turn with the group commits (sqlite-erasure.ts).
+      return (eraseUser as NonNullable<typeof eraseUser>)(projectId, userId);
     },
 
     async dailySalt(day, candidate) {

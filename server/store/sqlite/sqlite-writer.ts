@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { type Durability, sqliteSynchronous } from '../durability.js';
-import type { WriteBatch, WriteResult } from '../event-store.js';
+import type { DeletedUser, WriteBatch, WriteResult } from '../event-store.js';
 import { cleanJson, cleanText } from '../shared/sanitize.js';
 import { type Cleaners, type CommitAggregates, type EncodedBatch, encodeBatch, prepareEventWriter, transferablesOf } from './sqlite-event-writer.js';
 import { SQLITE_AGGREGATES_SOURCE } from './sqlite-aggregates.js';
+import { type SqliteErasureSql, prepareSqliteUserErasure, sqliteErasureSql } from './sqlite-erasure.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
@@ -33,6 +34,8 @@ export interface SqliteWriterOptions {
 export interface SqliteWriter {
   /** Commits a group in one transaction on the writer thread. */
   write(batch: WriteBatch): Promise<WriteResult>;
+  /** Erases a user (`sqlite-erasure.ts`) in one transaction on the writer thread, in turn with the group commits. */
+  eraseUser(projectId: string, userId: string): Promise<DeletedUser>;
   /** Lets queued writes finish, then closes the writer's connection and ends the thread. */
   close(): Promise<void>;
 }
@@ -46,10 +49,11 @@ interface WriterThreadData {
   walBackstopBytes: number;
   /** How often the checkpointer copies the WAL into the database, ms. */
   checkpointEveryMs: number;
+  erasure: SqliteErasureSql;
 }
 
-type ToWriter = { id: number; batch: EncodedBatch } | { close: true };
-type FromWriter = { ready: true } | { id: number; result: WriteResult } | { id: number; error: ThreadError };
+type ToWriter = { id: number; batch: EncodedBatch } | { id: number; erase: { projectId: string; userId: string } } | { close: true };
+type FromWriter = { ready: true } | { id: number; result: WriteResult | DeletedUser } | { id: number; error: ThreadError };
 
 interface Port {
   on(event: 'message', listener: (message: ToWriter) => void): void;
@@ -70,6 +74,7 @@ function writerThreadMain(
   prepare: typeof prepareEventWriter,
   toError: typeof toThreadError,
   openAggregates: (db: Database.Database) => CommitAggregates,
+  prepareErasure: typeof prepareSqliteUserErasure,
 ): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
@@ -84,7 +89,9 @@ function writerThreadMain(
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   db.pragma(`wal_autocheckpoint = ${Math.ceil(data.walBackstopBytes / pageSize)}`);
   db.pragma(`journal_size_limit = ${data.walBackstopBytes}`);
-  const write = prepare(db, clean, openAggregates(db));
+  const aggregates = openAggregates(db);
+  const write = prepare(db, clean, aggregates);
+  const erase = prepareErasure(db, aggregates, data.erasure);
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
@@ -92,7 +99,8 @@ function writerThreadMain(
       return;
     }
     try {
-      port.postMessage({ id: message.id, result: write(message.batch) });
+      const result = 'erase' in message ? erase(message.erase.projectId, message.erase.userId) : write(message.batch);
+      port.postMessage({ id: message.id, result });
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
     }
@@ -119,11 +127,11 @@ function checkpointerThreadMain(load: (id: string) => unknown, data: WriterThrea
   port.postMessage({ ready: true });
 }
 
-const WRITER_SOURCE = `${THREAD_PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()}, ${toThreadError.toString()}, ${SQLITE_AGGREGATES_SOURCE});`;
+const WRITER_SOURCE = `${THREAD_PRELUDE}(${writerThreadMain.toString()})(require, workerData, parentPort, { cleanText: ${cleanText.toString()}, cleanJson: ${cleanJson.toString()} }, ${prepareEventWriter.toString()}, ${toThreadError.toString()}, ${SQLITE_AGGREGATES_SOURCE}, ${prepareSqliteUserErasure.toString()});`;
 const CHECKPOINTER_SOURCE = `${THREAD_PRELUDE}(${checkpointerThreadMain.toString()})(require, workerData, parentPort);`;
 
 interface Waiting {
-  resolve(result: WriteResult): void;
+  resolve(result: WriteResult | DeletedUser): void;
   reject(error: Error): void;
 }
 
@@ -139,6 +147,7 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
     synchronous: sqliteSynchronous(options.durability),
     walBackstopBytes: 40_960_000,
     checkpointEveryMs: 100,
+    erasure: sqliteErasureSql(),
   };
   let nextId = 1;
   const waiting = new Map<number, Waiting>();
@@ -183,22 +192,34 @@ export async function startSqliteWriter(options: SqliteWriterOptions): Promise<S
   // After the listeners, which would ref it again: the checkpointer never keeps the process alive.
   checkpointer.unref();
 
+  /** Posts a message to the writer thread (started again after a crash) and resolves with its answer. */
+  const send = async (message: (id: number) => { message: ToWriter; transfer?: ArrayBuffer[] }): Promise<WriteResult | DeletedUser> => {
+    if (closing) throw new Error('The SQLite writer is closed.');
+    if (!current) {
+      // After a crash: the writes that arrive while a new thread starts all wait for that one.
+      starting ??= spawn().finally(() => (starting = null));
+      current = await starting;
+    }
+    const worker = current;
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      waiting.set(id, { resolve, reject });
+      worker.ref();
+      const out = message(id);
+      worker.postMessage(out.message, out.transfer ?? []);
+    });
+  };
+
   return {
     async write(batch) {
-      if (closing) throw new Error('The SQLite writer is closed.');
-      if (!current) {
-        // After a crash: the writes that arrive while a new thread starts all wait for that one.
-        starting ??= spawn().finally(() => (starting = null));
-        current = await starting;
-      }
-      const worker = current;
-      const id = nextId++;
-      return new Promise<WriteResult>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        worker.ref();
+      const result = await send((id) => {
         const encoded = encodeBatch(batch);
-        worker.postMessage({ id, batch: encoded } satisfies ToWriter, transferablesOf(encoded));
+        return { message: { id, batch: encoded }, transfer: transferablesOf(encoded) };
       });
+      return result as WriteResult;
+    },
+    async eraseUser(projectId, userId) {
+      return (await send((id) => ({ message: { id, erase: { projectId, userId } } }))) as DeletedUser;
     },
     close() {
       if (closing) return closing;

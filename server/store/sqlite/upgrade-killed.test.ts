@@ -175,7 +175,7 @@ describe('upgrading a SQLite database of version 6 in a process killed part-way'
       expect([PREVIOUS_VERSION, SQLITE_SCHEMA_VERSION]).toContain(after.version);
       expect(after.hasCountry).toBe(after.version === SQLITE_SCHEMA_VERSION);
 
-      // The migration copy (`before-v7-<time>`) a kill interrupted is not a backup: restore must
+      // The migration copy (`before-v8-<time>`) a kill interrupted is not a backup: restore must
       // refuse it rather than put a part of the events back. A finished one holds them all.
       for (const copy of left.filter((f) => !f.endsWith('-journal'))) {
         const restored = join(dir, `restored-${killAfterMs}-${copy}`);
