@@ -70,16 +70,61 @@ interface PhaseResult {
 
 const fmt = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(ms < 10 ? 2 : 0) : '—');
 
-/** Runs the three phases and returns the markdown of the section. */
-export async function runReadsBesideWritesBench(options: { events: number; phaseMs?: number; log: (line: string) => void }): Promise<string> {
+/** A SQLite file holding one project's events, and what the phases need of it. */
+interface Prepared {
+  location: string;
+  projectId: string;
+  readKey: string;
+  /** The end of the project's range (ms): reports cover the year before it. */
+  end: number;
+  events: number;
+  /** How the file came to be, for the table's heading. */
+  made: string;
+}
+
+/**
+ * Runs the three phases on a generated project of `events` events (`existing` empty), or on each
+ * SQLite file of `existing` (bench/generate-project.ts made them; its first project is measured,
+ * and its heaviest user erased: the file changes), and returns the markdown of the section.
+ */
+export async function runReadsBesideWritesBench(options: { events: number | null; existing?: readonly string[]; phaseMs?: number; log: (line: string) => void }): Promise<string> {
+  const tables: string[] = [];
+  if (options.events !== null) {
+    const dir = mkdtempSync(join(tmpdir(), 'reads-bench-'));
+    try {
+      const location = join(dir, 'reads.db');
+      options.log(`reads bench: generating ${options.events.toLocaleString('en-US')} events over 365 days`);
+      const generated = await generateIntoStore({ location, events: options.events, days: 365 });
+      const made = `\`npm run bench:server -- --reads=${options.events}\`: one generated project of ${options.events.toLocaleString('en-US')} events over 365 days`;
+      tables.push(await measure({ location, projectId: generated.projectId, readKey: generated.readKey, end: generated.end, events: options.events, made }, options));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  for (const location of options.existing ?? []) {
+    const db = new Database(location, { readonly: true });
+    const projectId = db.prepare('SELECT project_id FROM events LIMIT 1').pluck().get() as string;
+    const { n, end } = db.prepare('SELECT count(*) AS n, max(timestamp) + 1 AS end FROM events WHERE project_id = ?').get(projectId) as { n: number; end: number };
+    db.close();
+    const store = openStore(location);
+    await store.init();
+    const read = generateKey(projectId, 'read', Date.now());
+    await store.createKey(read.record);
+    await store.close();
+    const made = `\`npm run bench:server -- --reads-on=${location}\`: the project of ${n.toLocaleString('en-US')} events that \`bench/generate-project.ts\` wrote there`;
+    tables.push(await measure({ location, projectId, readKey: read.key, end, events: n, made }, options));
+  }
+  return tables.join('\n\n');
+}
+
+/** The three phases on one prepared file; the markdown of its table. */
+async function measure(prepared: Prepared, options: { phaseMs?: number; log: (line: string) => void }): Promise<string> {
   const phaseMs = options.phaseMs ?? 15_000;
-  const dir = mkdtempSync(join(tmpdir(), 'reads-bench-'));
-  const location = join(dir, 'reads.db');
   const started = new Date();
   const load0 = loadavg()[0] ?? 0;
-  try {
-    options.log(`reads bench: generating ${options.events.toLocaleString('en-US')} events over 365 days`);
-    const generated = await generateIntoStore({ location, events: options.events, days: 365 });
+  const { location } = prepared;
+  const generated = { projectId: prepared.projectId, readKey: prepared.readKey, end: prepared.end };
+  {
     const store = openStore(location);
     await store.init();
     const write = generateKey(generated.projectId, 'write', Date.now());
@@ -145,7 +190,7 @@ export async function runReadsBesideWritesBench(options: { events: number; phase
     }
     const idle = rows[0] as PhaseResult;
     const lines = [
-      `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench:server -- --reads=${options.events}\`: a \`service-analytics-server start\` process on SQLite (durability full, defaults otherwise, no rate limit) holding one generated project of ${options.events.toLocaleString('en-US')} events over 365 days; each phase ${phaseMs / 1000} s of ingest (8 lanes of 20-event batches) with \`/healthz\` probed every 20 ms. Load average ${load0.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end; 2 cores. The heaviest report: a year's daily series under three filters (\`device\`, \`browser\`, \`os\`), which no rollup answers, one in flight at a time. The erasure: the user with the most events (${userEvents}), with an admin key, a third into its phase.`,
+      `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC by ${prepared.made}, a \`service-analytics-server start\` process on SQLite (durability full, defaults otherwise, no rate limit) holding it; each phase ${phaseMs / 1000} s of ingest (8 lanes of 20-event batches) with \`/healthz\` probed every 20 ms. Load average ${load0.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end; 2 cores. The heaviest report: a year's daily series under three filters (\`device\`, \`browser\`, \`os\`), which no rollup answers, one in flight at a time. The erasure: the user with the most events (${userEvents}), with an admin key, a third into its phase.`,
       '',
       '| phase | ingest events/s | ingest p50 ms | ingest p99 ms | ingest max ms | /healthz p50 ms | /healthz p99 ms | /healthz max ms | p99 against idle (ingest, /healthz) | reads (answers; first times) |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
@@ -155,7 +200,5 @@ export async function runReadsBesideWritesBench(options: { events: number; phase
       ),
     ];
     return lines.join('\n');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -13,7 +13,9 @@
 //   npm run bench:server -- --panels-on=data/big.db  # the same on a database bench/generate-project.ts filled
 //   npm run bench:server -- --reads[=N]          # instead of ingest: /healthz and ingest latency idle, under the
 //                                                # heaviest report, under an erasure (bench/reads-beside-writes.ts)
-//                                                # on N generated events (default 10,000,000), bench/panel-bench.ts
+//                                                # on N generated events (default 1,000,000)
+//   npm run bench:server -- --reads-on=data/big.db   # the same on a database bench/generate-project.ts filled
+//                                                # (its heaviest user is erased: the file changes)
 //
 // Every setting also reads from the environment: BENCH_DURATION, BENCH_WARMUP, BENCH_CONCURRENCY,
 // BENCH_BATCH, BENCH_ROUNDS, BENCH_TARGETS, BENCH_CLIENT, BENCH_CPU_PROF=1, BENCH_WRITE=0 (do not touch
@@ -88,11 +90,13 @@ interface Settings extends RunShape {
   panels: number | null;
   /** Events of the project of the reads-beside-writes bench, or null for the ingest bench. */
   reads: number | null;
+  /** SQLite files for the reads-beside-writes bench instead of (or besides, with `reads`) a generated project. */
+  readsOn: string[];
   /** Databases filled before, which the panel benchmark measures instead of generating. */
   panelsOn: string[];
 }
 
-const KNOWN_ARGS = ['reads', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
+const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -133,6 +137,7 @@ function readSettings(argv: string[]): Settings {
       args.has('panels') || args.has('panels-on') ? (args.get('panels') ?? 'true') === 'true' ? 10_000_000 : num('panels', 'BENCH_PANELS', 10_000_000) : null,
     panelsOn: (args.get('panels-on') ?? '').split(',').filter(Boolean),
     reads: args.has('reads') ? ((args.get('reads') ?? 'true') === 'true' ? 1_000_000 : num('reads', 'BENCH_READS', 1_000_000)) : null,
+    readsOn: (args.get('reads-on') ?? '').split(',').filter(Boolean),
   };
 }
 
@@ -489,8 +494,8 @@ async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<S
 
 async function main(): Promise<void> {
   const settings = readSettings(process.argv.slice(2));
-  if (settings.reads !== null) {
-    const table = await runReadsBesideWritesBench({ events: settings.reads, log: (line) => process.stderr.write(`${line}\n`) });
+  if (settings.reads !== null || settings.readsOn.length > 0) {
+    const table = await runReadsBesideWritesBench({ events: settings.reads, existing: settings.readsOn, log: (line) => process.stderr.write(`${line}\n`) });
     console.log(`\n${READS_SECTION}\n\n${table}\n`);
     if (settings.write) {
       writeResultsSection(RESULTS_PATH, READS_SECTION, table);

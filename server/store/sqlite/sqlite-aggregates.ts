@@ -23,8 +23,15 @@ export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, d
     return toBuffer(kit.unionSketchBytes(a as Uint8Array, b as Uint8Array));
   };
   db.function('sa_sketch_union', { deterministic: true }, union);
-  // The union of a column's sketches over rows (a day's from its hours, after retention cut it).
-  db.aggregate('sa_sketch_union_all', { start: null, step: union });
+  // The union of a column's sketches over rows (a day's from its hours, after retention or an
+  // erasure): one sketch per group merged in place, encoded once at the end, where a union per row
+  // decoded and encoded the whole sketch again at every row.
+  db.aggregate('sa_sketch_union_all', {
+    start: () => null,
+    step: (merged: unknown, bytes: unknown): unknown =>
+      bytes === null ? merged : ((merged as ReturnType<SketchKit['VisitorSketch']['empty']> | null) ?? kit.VisitorSketch.empty()).mergeBytes(bytes as Uint8Array),
+    result: (merged: unknown): unknown => (merged === null ? null : toBuffer((merged as ReturnType<SketchKit['VisitorSketch']['empty']>).toBytes())),
+  });
   const upsertValue = db.prepare<unknown[]>(
     `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views,
        visitors, visitor_hashes, sessions, page_visitors, page_visitor_hashes)

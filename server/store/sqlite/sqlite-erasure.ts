@@ -15,8 +15,9 @@ import type { CommitAggregates } from './sqlite-event-writer.js';
  * events, the hours they fall in and the project's sessions, not with the project's events:
  *
  * - the user's events are found through `events_by_user` (`sqlite-schema.ts`, version 8);
- * - the aggregates (`sqlite-aggregates.ts`) of each hour that held one of them are built again
- *   from the events that hour keeps, and those hours' day rows merged again from their hour rows;
+ * - the aggregate rows (`sqlite-aggregates.ts`) the erased events were counted in, and only those,
+ *   are built again: each hour row from the events its hour keeps, each day row merged again from
+ *   its 24 hour rows;
  * - the daily rollups lose every trace of the user's keys (`reports/rollup-erasure.ts`).
  *
  * The program travels as source text (`sqlite-writer.ts`), so it stays self-contained: every
@@ -37,16 +38,16 @@ export interface SqliteErasureSql {
   textKeyDeletes: string[];
   /** Takes the keys out of the dictionary (`@p`, `@keys`). */
   forgetKeys: string;
-  /** Deletes an hour's aggregate rows of one dimension (`?` project, dimension, hour). */
-  removeHour: string;
-  /** Deletes an hour's session rows (`?` project, hour). */
-  removeHourSessions: string;
+  /** Deletes one hour row of the aggregates (`?` project, dimension, hour, value, bot flag). */
+  removeHourRow: string;
+  /** Deletes one session row of an hour (`?` project, hour, session, bot flag). */
+  removeSessionRow: string;
   /** The events of an hour for its aggregates (`?` project, from, to), with the columns below. */
   readHour: string;
-  /** Deletes a day's aggregate rows of one dimension (`?` project, dimension, day). */
-  removeDay: string;
-  /** Inserts a day's rows of one dimension merged from its hour rows (`?` day, project, dimension, first hour, end hour). */
-  mergeDay: string;
+  /** Deletes one day row of the aggregates (`?` project, dimension, day, value, bot flag). */
+  removeDayRow: string;
+  /** Inserts one day row merged from its hour rows (`?` day, project, dimension, first hour, end hour, value, bot flag). */
+  mergeDayRow: string;
   dims: readonly string[];
   /** The dimension columns a commit's aggregates read, in their order. */
   columns: readonly string[];
@@ -54,11 +55,15 @@ export interface SqliteErasureSql {
   hourMs: number;
 }
 
+/** What a commit's aggregates read of each event (`aggregate-batch.ts`'s `add`), with the dimension columns in their order. */
+const AGGREGATE_EVENT_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
+
 /** The statements of the erasure program for this build's schema. */
 export function sqliteErasureSql(): SqliteErasureSql {
   const rollups = erasureRollupSql(() => '?', { p: '@p', keys: '(SELECT value FROM json_each(@keys))', days: '(SELECT value FROM json_each(@days))' });
   return {
-    userEvents: rollups.userEvents,
+    // What the rollups need of each of the user's events, and what the aggregates need.
+    userEvents: rollups.userEvents.replace(/^SELECT /, `SELECT path, is_bot, ${AGGREGATE_EVENT_COLUMNS}, `),
     // Only the chunks uploaded under the user's id. Not the sessions the user's events name: the
     // client chooses session ids, so one event naming another's session would erase that person's
     // recording. The project's chunks, far fewer rows than its events, are scanned.
@@ -71,14 +76,14 @@ export function sqliteErasureSql(): SqliteErasureSql {
     // A tombstone, not a delete: a new id is the largest plus one, and an erased key's id may still
     // sit in rows of marked days until their refresh (`rollup-erasure.ts`, step 4).
     forgetKeys: `UPDATE rollup_keys SET key = char(0) || 'erased:' || id WHERE project_id = @p AND key IN (SELECT value FROM json_each(@keys))`,
-    removeHour: `DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket = ?`,
-    removeHourSessions: 'DELETE FROM agg_sessions WHERE project_id = ? AND hour = ?',
-    readHour: `SELECT project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}
-      FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
-    removeDay: `DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_DAY} AND bucket = ?`,
-    mergeDay: `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+    removeHourRow: `DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket = ? AND value = ? AND is_bot = ?`,
+    removeSessionRow: 'DELETE FROM agg_sessions WHERE project_id = ? AND hour = ? AND session_id = ? AND is_bot = ?',
+    readHour: `SELECT ${AGGREGATE_EVENT_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
+    removeDayRow: `DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_DAY} AND bucket = ? AND value = ? AND is_bot = ?`,
+    mergeDayRow: `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
       SELECT project_id, dim, ${GRAIN_DAY}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
-      FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket >= ? AND bucket < ? GROUP BY value, is_bot`,
+      FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?
+      GROUP BY value, is_bot`,
     dims: AGGREGATE_DIMS,
     columns: AGGREGATE_COLUMNS,
     dayMs: DAY_MS,
@@ -103,51 +108,82 @@ export function prepareSqliteUserErasure(
   const deleteStep = db.prepare(sql.deleteStep);
   const textKeyDeletes = sql.textKeyDeletes.map((text) => db.prepare(text));
   const forgetKeys = db.prepare(sql.forgetKeys);
-  const removeHour = db.prepare(sql.removeHour);
-  const removeHourSessions = db.prepare(sql.removeHourSessions);
+  const removeHourRow = db.prepare(sql.removeHourRow);
+  const removeSessionRow = db.prepare(sql.removeSessionRow);
   const readHour = db.prepare(sql.readHour);
-  const removeDay = db.prepare(sql.removeDay);
-  const mergeDay = db.prepare(sql.mergeDay);
+  const removeDayRow = db.prepare(sql.removeDayRow);
+  const mergeDayRow = db.prepare(sql.mergeDayRow);
   type Row = Record<string, string | number | null>;
+  type Batch = ReturnType<CommitAggregates['begin']>;
   const dimValues = new Array<string | null>(sql.columns.length);
-
-  const rebuildHour = (projectId: string, hour: number) => {
-    for (const dim of sql.dims) removeHour.run(projectId, dim, hour);
-    removeHourSessions.run(projectId, hour);
-    const batch = aggregates.begin();
-    for (const row of readHour.iterate(projectId, hour * sql.hourMs, (hour + 1) * sql.hourMs) as Iterable<Row>) {
-      for (let k = 0; k < sql.columns.length; k++) dimValues[k] = row[sql.columns[k] as string] as string | null;
-      const bot = row.is_bot === 1 ? 1 : 0;
-      batch.add(String(row.project_id), String(row.event_type), row.session_id as string | null, Number(row.timestamp), bot, row.visitor_id as string | null, row.anonymous_id as string | null, dimValues);
+  /** Adds an event; with `only`, its values of other dimensions are left out (`${dim}\0${value}`, dimension indexes from 1). */
+  const add = (batch: Batch, row: Row, only?: Set<string>) => {
+    for (let k = 0; k < sql.columns.length; k++) {
+      const value = row[sql.columns[k] as string] as string | null;
+      dimValues[k] = only === undefined || (value !== null && only.has(`${k + 1}\u0000${value}`)) ? value : null;
     }
-    // Writes the hour's rows, and adds to its day's rows, which the merge replaces.
-    aggregates.apply(batch);
+    const bot = row.is_bot === 1 ? 1 : 0;
+    batch.add(String(row.project_id), String(row.event_type), row.session_id as string | null, Number(row.timestamp), bot, row.visitor_id as string | null, row.anonymous_id as string | null, dimValues);
+  };
+  const valueKey = (dim: number, hour: number, value: string, bot: number) => `${dim}\u0000${hour}\u0000${bot}\u0000${value}`;
+  const sessionKey = (hour: number, session: string, bot: number) => `${hour}\u0000${bot}\u0000${session}`;
+
+  /**
+   * The aggregate rows the erased events were counted in, and only those, built again: each from
+   * the events its hour keeps (a sketch cannot forget a key), then its day row merged again from
+   * its 24 hour rows. `erased` holds the erased events' own groups, which name those rows.
+   */
+  const rebuildAggregates = (projectId: string, erased: Batch) => {
+    const values = new Set<string>();
+    const sessions = new Set<string>();
+    /** The dimension values each hour's rebuild needs: the events' other values count in no row it replaces. */
+    const hours = new Map<number, Set<string>>();
+    const dayRows = new Map<string, [number, number, string, number]>();
+    for (const g of erased.values()) {
+      values.add(valueKey(g.dim, g.hour, g.value, g.bot));
+      let needed = hours.get(g.hour);
+      if (needed === undefined) hours.set(g.hour, (needed = new Set()));
+      if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
+      const day = Math.floor((g.hour * sql.hourMs) / sql.dayMs);
+      dayRows.set(valueKey(g.dim, day, g.value, g.bot), [g.dim, day, g.value, g.bot]);
+      removeHourRow.run(projectId, sql.dims[g.dim], g.hour, g.value, g.bot);
+    }
+    for (const s of erased.sessions()) {
+      sessions.add(sessionKey(s.hour, s.session, s.bot));
+      removeSessionRow.run(projectId, s.hour, s.session, s.bot);
+    }
+    for (const [hour, needed] of hours) {
+      const batch = aggregates.begin();
+      for (const row of readHour.iterate(projectId, hour * sql.hourMs, (hour + 1) * sql.hourMs) as Iterable<Row>) add(batch, row, needed);
+      // Only the rows just deleted; the hour's other rows never counted an erased event. (It adds
+      // to their day rows too, which the merge below replaces.)
+      const kept = batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)));
+      const keptSessions = batch.sessions().filter((s) => sessions.has(sessionKey(s.hour, s.session, s.bot)));
+      aggregates.apply({ ...batch, empty: () => kept.length === 0 && keptSessions.length === 0, values: () => kept, sessions: () => keptSessions });
+    }
+    const hoursPerDay = sql.dayMs / sql.hourMs;
+    for (const [dim, day, value, bot] of dayRows.values()) {
+      removeDayRow.run(projectId, sql.dims[dim], day, value, bot);
+      mergeDayRow.run(day, projectId, sql.dims[dim], day * hoursPerDay, (day + 1) * hoursPerDay, value, bot);
+    }
   };
 
   const erase = db.transaction((projectId: string, userId: string): DeletedUser => {
     const keys = new Set<string>();
     const days = new Set<number>();
-    const hours = new Set<number>();
     const steps: Array<[number, number, string, string]> = [];
+    const erasedGroups = aggregates.begin();
     for (const row of userEvents.iterate(projectId, userId) as Iterable<Row>) {
+      add(erasedGroups, row);
       for (const key of [row.session_id, row.anonymous_id, row.visitor_id]) if (typeof key === 'string') keys.add(key);
-      const time = Number(row.timestamp);
-      const day = Math.floor(time / sql.dayMs);
+      const day = Math.floor(Number(row.timestamp) / sql.dayMs);
       days.add(day);
-      hours.add(Math.floor(time / sql.hourMs));
       if (row.session_id === null) continue;
       const page = row.event_type === 'page_view';
       steps.push([day, page ? (row.path === null ? 1 : 0) : 2, page ? String(row.path ?? '') : String(row.event_type), String(row.event_id)]);
     }
     const erased = { recordings: deleteChunks.run(projectId, userId).changes, events: deleteEvents.run(projectId, userId).changes };
-    for (const hour of hours) rebuildHour(projectId, hour);
-    for (const day of new Set([...hours].map((hour) => Math.floor((hour * sql.hourMs) / sql.dayMs)))) {
-      const hoursPerDay = sql.dayMs / sql.hourMs;
-      for (const dim of sql.dims) {
-        removeDay.run(projectId, dim, day);
-        mergeDay.run(day, projectId, dim, day * hoursPerDay, (day + 1) * hoursPerDay);
-      }
-    }
+    rebuildAggregates(projectId, erasedGroups);
     if (keys.size > 0) {
       const values = { p: projectId, keys: JSON.stringify([...keys]), days: JSON.stringify([...days]) };
       markHolders.run({ p: values.p, keys: values.keys });
