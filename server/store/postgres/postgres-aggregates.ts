@@ -271,10 +271,14 @@ function newBatch(): AggregateBatch {
 const READ_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
 
 /** Adds rows of {@link READ_COLUMNS} to a batch. */
-function addRows(batch: AggregateBatch, rows: ReadonlyArray<Record<string, unknown>>): void {
+function addRows(batch: AggregateBatch, rows: ReadonlyArray<Record<string, unknown>>, only?: ReadonlySet<string>): void {
   const dimValues = new Array<string | null>(AGGREGATE_COLUMNS.length);
   for (const row of rows) {
-    for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) dimValues[k] = (row[AGGREGATE_COLUMNS[k] as string] as string | null) ?? null;
+    for (let k = 0; k < AGGREGATE_COLUMNS.length; k++) {
+      const value = (row[AGGREGATE_COLUMNS[k] as string] as string | null) ?? null;
+      // With `only`, the values of other dimensions are left out: they count in no row being rebuilt.
+      dimValues[k] = only === undefined || (value !== null && only.has(`${k + 1}\u0000${value}`)) ? value : null;
+    }
     batch.add(
       row.project_id as string,
       row.event_type as string,
@@ -355,48 +359,99 @@ async function mergeDayFromHours(client: pg.PoolClient, projectId: string, day: 
      WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket >= $3 AND bucket < $4`,
     [projectId, AGGREGATE_DIMS, day * 24, day * 24 + 24],
   );
-  const days = new Map<string, RowDelta>();
-  for (const row of hours.rows) {
-    const key = `${row.dim}\u0000${row.value}\u0000${row.is_bot}`;
-    let merged = days.get(key);
-    if (merged === undefined) {
-      merged = { project: projectId, dim: String(row.dim), grain: GRAIN_DAY, bucket: day, value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
-      days.set(key, merged);
+  await insertParts(client, mergeRows(projectId, GRAIN_DAY, hours.rows.map((row) => ({ ...row, day }))), []);
+}
+
+/** Rows of `agg_values` (with a `day` column) merged per (dim, day, value, bot flag) into rows of `grain`: sums and sketch unions. */
+function mergeRows(projectId: string, grain: number, rows: ReadonlyArray<Record<string, unknown>>): RowDelta[] {
+  const merged = new Map<string, RowDelta>();
+  for (const row of rows) {
+    const key = `${row.dim}\u0000${row.day}\u0000${row.value}\u0000${row.is_bot}`;
+    let into = merged.get(key);
+    if (into === undefined) {
+      into = { project: projectId, dim: String(row.dim), grain, bucket: Number(row.day), value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
+      merged.set(key, into);
     }
-    merged.events += Number(row.events);
-    merged.pageViews += Number(row.page_views);
-    merged.sketches = merged.sketches.map((sketch, i) => {
+    into.events += Number(row.events);
+    into.pageViews += Number(row.page_views);
+    into.sketches = into.sketches.map((sketch, i) => {
       const bytes = row[SKETCH_COLUMNS[i] as string];
       return bytes instanceof Uint8Array ? (sketch ?? Sketch.empty()).mergeBytes(bytes) : sketch;
     });
   }
-  await insertParts(client, [...days.values()], []);
+  return [...merged.values()];
 }
+
+/** The columns an erasure reads of the user's events for {@link rebuildPostgresAggregatesOf}. */
+export const ERASURE_AGGREGATE_COLUMNS = READ_COLUMNS;
 
 /**
  * An erasure's part, in its transaction, once the user's events are deleted (as on SQLite,
- * `sqlite-aggregates.ts`): each hour that held one of them is built again from the events it keeps,
- * and the day rows of those hours are merged again from their hour rows; a cost that grows with
- * the user's hours, not with the project's events.
+ * `sqlite/sqlite-erasure.ts`): the rows the erased events were counted in, and only those, are
+ * built again, each hour row from the events its hour keeps (a sketch cannot forget a key), each
+ * day row merged again from its hour rows; a cost that grows with the user's events and hours, not
+ * with the project's. `erasedRows` are the user's events as {@link ERASURE_AGGREGATE_COLUMNS},
+ * read before the delete.
  */
-export async function rebuildPostgresAggregateHours(client: pg.PoolClient, projectId: string, hours: Iterable<number>): Promise<void> {
+export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, projectId: string, erasedRows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  if (erasedRows.length === 0) return;
   await lockExclusive(client, projectId);
-  const days = new Set<number>();
-  for (const hour of new Set(hours)) {
-    await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket = $3`, [projectId, AGGREGATE_DIMS, hour]);
-    await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour = $2', [projectId, hour]);
+  const erased = newBatch();
+  addRows(erased, erasedRows);
+  const valueKey = (dim: number, hour: number, value: string, bot: number) => `${dim}\u0000${hour}\u0000${bot}\u0000${value}`;
+  const sessionKey = (hour: number, session: string, bot: number) => `${hour}\u0000${bot}\u0000${session}`;
+  const values = new Set<string>();
+  const sessions = new Set<string>();
+  /** Per hour, the dimension values its rebuild needs (`dim\0value`, dimension indexes from 1). */
+  const hours = new Map<number, Set<string>>();
+  const dayRows = new Map<string, { dim: string; day: number; value: string; bot: boolean }>();
+  for (const g of erased.values()) {
+    values.add(valueKey(g.dim, g.hour, g.value, g.bot));
+    let needed = hours.get(g.hour);
+    if (needed === undefined) hours.set(g.hour, (needed = new Set()));
+    if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
+    const day = Math.floor(g.hour / 24);
+    dayRows.set(valueKey(g.dim, day, g.value, g.bot), { dim: AGGREGATE_DIMS[g.dim] as string, day, value: g.value, bot: g.bot === 1 });
+  }
+  const groups = erased.values();
+  await client.query(
+    `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
+     WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${GRAIN_HOUR} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
+    [projectId, groups.map((g) => AGGREGATE_DIMS[g.dim]), groups.map((g) => g.hour), groups.map((g) => g.value), groups.map((g) => g.bot === 1)],
+  );
+  const erasedSessions = erased.sessions();
+  for (const s of erasedSessions) sessions.add(sessionKey(s.hour, s.session, s.bot));
+  await client.query(
+    `DELETE FROM agg_sessions a USING unnest($2::bigint[], $3::text[], $4::bool[]) AS k(hour, session_id, is_bot)
+     WHERE a.project_id = $1 AND a.hour = k.hour AND a.session_id = k.session_id AND a.is_bot = k.is_bot`,
+    [projectId, erasedSessions.map((s) => s.hour), erasedSessions.map((s) => s.session), erasedSessions.map((s) => s.bot === 1)],
+  );
+  for (const [hour, needed] of hours) {
     const { rows } = await client.query<Record<string, unknown>>(`SELECT ${READ_COLUMNS} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
       projectId,
       hour * HOUR_MS,
       (hour + 1) * HOUR_MS,
     ]);
     const batch = newBatch();
-    addRows(batch, rows);
-    // Writes the hour's parts, and day parts that the merge below replaces.
-    await applyPostgresAggregates(client, batch);
-    days.add(Math.floor(hour / 24));
+    addRows(batch, rows, needed);
+    // Only the hour rows just deleted (their day rows are merged again below).
+    const kept = rowDeltas(batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)))).filter((d) => d.grain === GRAIN_HOUR);
+    await insertParts(client, kept, batch.sessions().filter((x) => sessions.has(sessionKey(x.hour, x.session, x.bot))));
   }
-  for (const day of days) await mergeDayFromHours(client, projectId, day);
+  const days = [...dayRows.values()];
+  await client.query(
+    `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
+     WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${GRAIN_DAY} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
+    [projectId, days.map((d) => d.dim), days.map((d) => d.day), days.map((d) => d.value), days.map((d) => d.bot)],
+  );
+  const hourRows = await client.query<Record<string, unknown>>(
+    `SELECT a.dim, k.day, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')}
+     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, day, value, is_bot)
+     JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${GRAIN_HOUR} AND a.bucket >= k.day * 24 AND a.bucket < k.day * 24 + 24
+       AND a.value = k.value AND a.is_bot = k.is_bot`,
+    [projectId, days.map((d) => d.dim), days.map((d) => d.day), days.map((d) => d.value), days.map((d) => d.bot)],
+  );
+  await insertParts(client, mergeRows(projectId, GRAIN_DAY, hourRows.rows), []);
 }
 
 /**

@@ -7,7 +7,7 @@ import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, id
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
 import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
-import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, rebuildPostgresAggregateHours } from './postgres-aggregates.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
@@ -17,7 +17,6 @@ import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
-import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { filterColumns } from '../report-store.js';
 import {
   EVENT_COLUMNS,
@@ -374,12 +373,13 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
         erasePostgresUser(client, projectId, userId, async () => {
           // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
           const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          const hours = await client.query<{ hour: string }>(
-            `SELECT DISTINCT floor(timestamp / ${HOUR_MS}::float8) AS hour FROM events WHERE project_id = $1 AND user_id = $2`,
+          // Through `events_by_user` (postgres-schema.ts), before the delete: what the aggregates counted.
+          const erasedRows = await client.query<Record<string, unknown>>(
+            `SELECT ${ERASURE_AGGREGATE_COLUMNS} FROM events WHERE project_id = $1 AND user_id = $2`,
             [projectId, userId],
           );
           const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          await rebuildPostgresAggregateHours(client, projectId, hours.rows.map((row) => Number(row.hour)));
+          await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows);
           return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
         }),
       );
