@@ -14,11 +14,13 @@
  *   Vite config the build tools; nothing imports dashboard/.
  *
  * - server/store/ is in rooms: the store contract at its top, sqlite/ and postgres/ (each
- *   database's store), reports/ (the report SQL, one text for both), aggregates/ (the aggregates
- *   kept at ingest: their groups, sketch, tables and reads, one code for both), shared/. sqlite/
- *   and postgres/ never import each other; shared/ imports only the top; aggregates/ imports only
- *   the top and reports/dialect.ts; reports/ imports no database's room but for the two
- *   PostgreSQL helpers of the daily rollups, named below.
+ *   database's store), clickhouse/ (the events' store for ClickHouse, its own SQL), reports/ (the
+ *   report SQL, one text for SQLite and PostgreSQL), aggregates/ (the aggregates kept at ingest:
+ *   their groups, sketch, tables and reads, one code for both), shared/. sqlite/, postgres/ and
+ *   clickhouse/ never import each other; shared/ imports only the top; clickhouse/ imports only
+ *   the top and shared/, and only the top imports it (open-store.ts, index.ts); aggregates/
+ *   imports only the top and reports/dialect.ts; reports/ imports no database's room but for the
+ *   two PostgreSQL helpers of the daily rollups, named below.
  * - No import circle anywhere, type-only imports included; the two circles of main/ still to break
  *   are named below, and a new one fails.
  *
@@ -133,10 +135,17 @@ describe('the import graph of the product code', () => {
     expect(show(packages)).toEqual([]);
   });
 
-  it('keeps the store in rooms: sqlite/ and postgres/ apart, shared/ on the contract, aggregates/ and reports/ on neither database', () => {
-    const storeRoom = (path: string): string | null => /^server\/store\/(sqlite|postgres|reports|shared|aggregates)\//.exec(path)?.[1] ?? null;
+  it('keeps the store in rooms: sqlite/, postgres/ and clickhouse/ apart, shared/ on the contract, aggregates/ and reports/ on neither database', () => {
+    const storeRoom = (path: string): string | null => /^server\/store\/(sqlite|postgres|clickhouse|reports|shared|aggregates)\//.exec(path)?.[1] ?? null;
     const between = (from: string, to: string) => imports.filter((i) => storeRoom(i.from) === from && storeRoom(i.to) === to);
     expect(show([...between('sqlite', 'postgres'), ...between('postgres', 'sqlite')])).toEqual([]);
+    // ClickHouse's store has its own SQL and its own tables: of server/ it needs the contract and
+    // shared/ only, and only the top (open-store.ts, index.ts) chooses it.
+    const clickhouseOut = imports.filter(
+      (i) => storeRoom(i.from) === 'clickhouse' && i.to.startsWith('server/') && storeRoom(i.to) !== 'clickhouse' && storeRoom(i.to) !== 'shared' && !/^server\/store\/[^/]+$/.test(i.to),
+    );
+    const clickhouseIn = imports.filter((i) => storeRoom(i.to) === 'clickhouse' && storeRoom(i.from) !== 'clickhouse' && !/^server\/store\/[^/]+$/.test(i.from));
+    expect(show([...clickhouseOut, ...clickhouseIn])).toEqual([]);
     const shared = imports.filter((i) => storeRoom(i.from) === 'shared' && i.to.startsWith('server/') && storeRoom(i.to) !== 'shared' && !/^server\/store\/[^/]+$/.test(i.to));
     expect(show(shared)).toEqual([]);
     const aggregates = imports.filter(

@@ -7,6 +7,7 @@
 export const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], env: string]> = [
   ['--db PATH', ['SQLite file'], 'SA_DB (default ./data/analytics.db)'],
   ['--database-url URL', ['postgres://… instead of SQLite'], 'SA_DATABASE_URL or DATABASE_URL'],
+  ['--clickhouse-url URL', ['events, recordings, reports in ClickHouse', '(http://user:pw@host:8123/db); projects,', 'keys and salts stay in --db/--database-url'], 'SA_CLICKHOUSE_URL'],
   ['--port N', ['start: port'], 'SA_PORT (default 8787)'],
   ['--host H', ['start: address'], 'SA_HOST (default 127.0.0.1)'],
   ['--trust-proxy [LIST]', ['start: believe X-Forwarded-For from these', 'proxies (addresses, CIDR ranges; bare:', 'loopback); client = rightmost entry', 'not in the list'], 'SA_TRUST_PROXY (e.g. 127.0.0.1,10.0.0.0/8)'],
@@ -39,6 +40,7 @@ export const OPTION_ROWS: ReadonlyArray<[flag: string, what: readonly string[], 
 export const OPTIONS = {
   db: { type: 'string', env: 'SA_DB' },
   'database-url': { type: 'string', env: 'SA_DATABASE_URL' },
+  'clickhouse-url': { type: 'string', env: 'SA_CLICKHOUSE_URL' },
   port: { type: 'string', env: 'SA_PORT' },
   host: { type: 'string', env: 'SA_HOST' },
   'trust-proxy': { type: 'string', env: 'SA_TRUST_PROXY' },

@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type ServerResponse, createServer } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -284,4 +286,138 @@ describe('service-analytics-server CLI on SQLite', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^--base-path: The base path must look like \/stats/);
   });
+});
+
+/** A port on 127.0.0.1 that nobody listens on: one the system just gave out, closed again. */
+async function closedPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** An HTTP server on 127.0.0.1 answering every request with `answer`; resolves with its base URL and a stop. */
+async function httpServer(answer: (url: string, res: ServerResponse) => void): Promise<{ url: string; stop: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    answer(req.url ?? '/', res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+// Each case below must end the process on its own: the test's timeout is the bound on a hang.
+describe('service-analytics-server CLI with --clickhouse-url', () => {
+  let cli: string;
+  let dir: string;
+  let db: string;
+  let nobody: string;
+  beforeAll(async () => {
+    cli = await buildCli();
+    dir = mkdtempSync(join(tmpdir(), 'sa-cli-ch-'));
+    db = join(dir, 'config.db');
+    nobody = `http://sa:ch-secret-pw@127.0.0.1:${await closedPort()}/service_analytics`;
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is in --help with its environment variable', async () => {
+    const help = (await runCli(cli, ['--help'])).stdout;
+    expect(help).toMatch(/^ {2}--clickhouse-url URL +events, recordings, reports in ClickHouse +SA_CLICKHOUSE_URL$/m);
+  });
+
+  it('start fails at once, naming ClickHouse and the address without its password, when nothing listens there (flag or SA_CLICKHOUSE_URL)', async () => {
+    for (const [args, env] of [[['--clickhouse-url', nobody], {}], [[], { SA_CLICKHOUSE_URL: nobody }]] as const) {
+      const out = await runCli(cli, ['start', '--port', '0', '--db', db, ...args], env);
+      expect([out.code, out.stdout]).toEqual([1, '']);
+      expect(out.stderr).toMatch(/^ClickHouse at http:\/\/sa:\*\*\*@127\.0\.0\.1:\d+\/service_analytics does not answer \(ECONNREFUSED\): check --clickhouse-url \(SA_CLICKHOUSE_URL\)/);
+      expect(out.stderr).not.toContain('ch-secret-pw');
+    }
+  }, 20_000);
+
+  it('start names a server that is not ClickHouse, and ClickHouse refusing the user, and exits', async () => {
+    const other = await httpServer((_, res) => res.end('<html>a web server</html>'));
+    // What ClickHouse answers a wrong password: /ping needs no user, every statement does.
+    const refusing = await httpServer((url, res) => {
+      if (url === '/ping') return void res.end('Ok.\n');
+      res.writeHead(516, { 'X-ClickHouse-Exception-Code': '516' });
+      res.end('Code: 516. DB::Exception: sa: Authentication failed: password is incorrect, or there is no user with such name. (AUTHENTICATION_FAILED) (version 24.8.4.13 (official build))\n');
+    });
+    try {
+      const notClickHouse = await runCli(cli, ['start', '--port', '0', '--db', db, '--clickhouse-url', `${other.url}/sa`]);
+      expect([notClickHouse.code, notClickHouse.stderr.split('\n')[0]]).toEqual([
+        1,
+        `${other.url}/sa is not ClickHouse's HTTP interface: GET /ping answered 200 "<html>a web server</html>" (ClickHouse answers "Ok."; its HTTP port is 8123 by default, 9000 is the native protocol's).`,
+      ]);
+      const refused = await runCli(cli, ['start', '--port', '0', '--db', db, '--clickhouse-url', `${refusing.url.replace('//', '//sa:wrong-pw@')}/sa`]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^ClickHouse at http:\/\/sa:\*\*\*@127\.0\.0\.1:\d+\/sa refused to open the events' database: sa: Authentication failed/);
+      expect(refused.stderr).not.toContain('wrong-pw');
+    } finally {
+      await other.stop();
+      await refusing.stop();
+    }
+  }, 20_000);
+
+  it('refuses an address that is not http(s) with exit 2', async () => {
+    const bad = await runCli(cli, ['start', '--db', db, '--clickhouse-url', 'clickhouse://127.0.0.1:9000']);
+    expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([2, "--clickhouse-url must be an http:// or https:// URL (ClickHouse's HTTP interface, port 8123 by default), not clickhouse://…"]);
+    const notUrl = await runCli(cli, ['export', '--project', 'p', '--db', db, '--clickhouse-url', '127.0.0.1:8123']);
+    expect([notUrl.code, notUrl.stderr.split('\n')[0]]).toEqual([2, '--clickhouse-url must be a URL like http://user:password@127.0.0.1:8123/service_analytics.']);
+  });
+
+  it('backup and restore refuse it with exit 2, pointing to ClickHouse\'s own backups', async () => {
+    for (const [args, env] of [[['backup', '--to', join(dir, 'copy.db'), '--clickhouse-url', nobody], {}], [['restore', '--from', join(dir, 'copy.db')], { SA_CLICKHOUSE_URL: nobody }]] as const) {
+      const out = await runCli(cli, [...args, '--db', db], env);
+      expect(out.code).toBe(2);
+      expect(out.stderr).toMatch(/^(backup|restore) copies a SQLite database, not ClickHouse, where --clickhouse-url \(SA_CLICKHOUSE_URL\) puts the events: use ClickHouse's own BACKUP and RESTORE/);
+      expect(out.stderr).not.toContain('ch-secret-pw');
+    }
+    expect(existsSync(join(dir, 'copy.db'))).toBe(false);
+  });
+
+  it('project and key commands use only --db; export, prune and delete-user need ClickHouse', async () => {
+    const env = { SA_CLICKHOUSE_URL: nobody };
+    const created = await runCli(cli, ['project', 'create', '--name', 'Config only', '--json', '--db', db], env);
+    expect(created.code).toBe(0);
+    const { projectId } = JSON.parse(created.stdout) as Created;
+    expect((await runCli(cli, ['key', 'list', '--project', projectId, '--json', '--db', db], env)).code).toBe(0);
+    for (const args of [['export', '--project', projectId], ['prune', '--retention-days', '30'], ['delete-user', '--project', projectId, 'someone']]) {
+      const out = await runCli(cli, [...args, '--db', db], env);
+      expect([args[0], out.code, out.stderr.split(' does not answer')[0]]).toEqual([args[0], 1, expect.stringMatching(/^ClickHouse at http:\/\/sa:\*\*\*@127\.0\.0\.1:\d+\/service_analytics$/)]);
+    }
+  }, 20_000);
+
+  // A real server, when one is given (docs/deploy.md, "ClickHouse"): the start line of that page.
+  it.skipIf(process.env.CLICKHOUSE_URL === undefined)('start with a real ClickHouse (CLICKHOUSE_URL) stores events there and says so in its listening line', async () => {
+    const { createHttpTransport } = await import('./store/index.js');
+    const database = `sa_test_cli_${process.pid}`;
+    const base = new URL(process.env.CLICKHOUSE_URL as string);
+    base.pathname = `/${database}`;
+    const created = JSON.parse((await runCli(cli, ['project', 'create', '--name', 'On ClickHouse', '--bots', 'keep', '--json', '--db', db])).stdout) as Created;
+    const server = await startServerProcess(cli, ['--db', db, '--clickhouse-url', base.toString()]);
+    try {
+      expect(server.log()).toMatch(/"msg":"listening","address":"[^"]+","store":"clickhouse","configStore":"sqlite"/);
+      const event = makeEvent();
+      expect((await post(server.url, created, created.writeKey, [event])).status).toBe(200);
+      expect((await post(server.url, created, created.writeKey, [event])).status).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    expect(await server.exited).toBe(0);
+    try {
+      const exported = await runCli(cli, ['export', '--project', created.projectId, '--db', db, '--clickhouse-url', base.toString()]);
+      expect([exported.code, exported.stdout.trim().split('\n')]).toEqual([0, [expect.any(String)]]);
+    } finally {
+      const transport = createHttpTransport({ url: process.env.CLICKHOUSE_URL as string });
+      await transport.command(`DROP DATABASE IF EXISTS ${database}`).finally(() => transport.close());
+    }
+  }, 60_000);
 });

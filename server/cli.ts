@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateKey } from './api-keys.js';
+import { checkClickHouseUrl, clickhouseOpenError, pingClickHouse } from './cli-clickhouse.js';
 import { OPTIONS, OPTION_ROWS } from './cli-options.js';
 import { normalizeBasePath } from './app.js';
 import { ensureDemoProject } from './demo-project.js';
@@ -18,7 +19,7 @@ import { serve } from './serve.js';
 import { browserUrl, contentSecurityPolicy } from './static-files.js';
 import { BOT_POLICIES, type BotPolicy, DEFAULT_BOT_POLICY, type EventStore, type KeyKind } from './store/event-store.js';
 import { DEFAULT_DURABILITY, type Durability } from './store/durability.js';
-import { isPostgresUrl, openStore } from './store/open-store.js';
+import { type OpenStoreOptions, isPostgresUrl, openStore } from './store/open-store.js';
 import { backupSqliteDatabase, restoreSqliteDatabase } from './store/sqlite/sqlite-backup.js';
 import { LOOPBACK_PROXIES, parseTrustedProxies } from './trusted-proxies.js';
 import { cleanText } from './store/shared/sanitize.js';
@@ -187,8 +188,50 @@ function withBareTrustProxy(argv: readonly string[]): string[] {
   return argv.map((arg, i) => (arg === '--trust-proxy' && (i === argv.length - 1 || (argv[i + 1] ?? '').startsWith('-')) ? `--trust-proxy=${LOOPBACK_PROXIES}` : arg));
 }
 
-async function withStore<T>(values: Values, run: (store: EventStore) => Promise<T>): Promise<T> {
-  const store = await openStore(str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db', {
+/** The SQLite file or PostgreSQL URL: everything, or with `--clickhouse-url` projects, keys and salts. */
+function locationOf(values: Values): string {
+  return str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
+}
+
+/** `--clickhouse-url`, its form checked now: where the events go, or undefined when they stay in the location. */
+function clickhouseUrlOf(values: Values): string | undefined {
+  const raw = str(values, 'clickhouse-url');
+  if (raw === undefined) return undefined;
+  try {
+    return checkClickHouseUrl(raw);
+  } catch (error) {
+    throw new UsageError(`--clickhouse-url ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Opens and initialises the store. With a ClickHouse address, ClickHouse is asked first whether it
+ * answers (`cli-clickhouse.ts` says why), and its refusals at the opening are worded to name it. A
+ * store whose opening failed is closed before the error goes on, so that none of its threads or
+ * sockets keeps the process from exiting.
+ */
+async function openInitialisedStore(location: string, options: OpenStoreOptions): Promise<EventStore> {
+  const url = options.clickhouseUrl;
+  if (url !== undefined) await pingClickHouse(url);
+  const store = openStore(location, options);
+  try {
+    await store.init();
+    return store;
+  } catch (error) {
+    // The opening's error is the one to report; a failure to close what half opened adds nothing.
+    await store.close().catch(() => undefined);
+    throw url === undefined ? error : clickhouseOpenError(error, url);
+  }
+}
+
+/**
+ * Runs a command on the store. `config` commands (projects, keys) open only the location, whatever
+ * `--clickhouse-url` says: projects and keys live there, so they need no ClickHouse to answer.
+ */
+async function withStore<T>(values: Values, run: (store: EventStore) => Promise<T>, scope: 'events' | 'config' = 'events'): Promise<T> {
+  const clickhouseUrl = scope === 'events' ? clickhouseUrlOf(values) : undefined;
+  const store = await openInitialisedStore(locationOf(values), {
+    ...(clickhouseUrl === undefined ? {} : { clickhouseUrl }),
     migrationBackup: values['no-migration-backup'] !== true,
     onMigrationBackup: (copy, fromVersion) => void process.stderr.write(`Copied the database to ${copy} before migrating it from schema version ${fromVersion}.\n`),
     onAggregatesBuild: (phase, ms) =>
@@ -197,7 +240,6 @@ async function withStore<T>(values: Values, run: (store: EventStore) => Promise<
       ),
   });
   try {
-    await store.init();
     return await run(store);
   } finally {
     await store.close();
@@ -242,22 +284,13 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
 
   if (command === 'start') {
     const logger = createJsonLogger((str(values, 'log-level') ?? 'info') as LogLevel);
-    const location = str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
+    const location = locationOf(values);
+    // Every setting is checked before the store opens: a wrong one then leaves nothing to close.
+    const clickhouseUrl = clickhouseUrlOf(values);
     const trustProxy = trustProxyOf(values);
     const readBudgetMs = positiveInt(values, 'read-budget-ms');
     if (readBudgetMs === 0) throw new UsageError('--read-budget-ms must be at least 1.');
-    const store = await openStore(location, {
-      durability: durabilityOf(values),
-      ...(readBudgetMs === undefined ? {} : { readBudgetMs }),
-      migrationBackup: values['no-migration-backup'] !== true,
-      onMigrationBackup: (copy, fromVersion) => logger.info('database copied before its migration', { copy, fromVersion }),
-      // Minutes for millions of events, before the server listens: said, so that nobody restarts it meanwhile.
-      onAggregatesBuild: (phase, ms) =>
-        phase === 'building'
-          ? logger.info('building the report aggregates from the events; the server listens once they are built')
-          : logger.info('report aggregates built', { seconds: Math.round(ms / 100) / 10 }),
-    });
-    await store.init();
+    const durability = durabilityOf(values);
     const retentionDays = positiveInt(values, 'retention-days');
     let basePath: string;
     try {
@@ -277,7 +310,6 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       throw new UsageError(`--connect-src: ${(error as Error).message}`);
     }
     const demoFile = str(values, 'demo-file') ?? (str(values, 'database-url') ? './data/demo-project.json' : join(dirname(location), 'demo-project.json'));
-    const demo = values.demo === true ? await ensureDemoProject(store, { file: demoFile }) : undefined;
     const corsOrigins = values['cors-origin'];
     const rateLimit =
       values['no-rate-limit'] === true
@@ -286,23 +318,48 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
             project: rateLimitOf(values, 'rate-limit-project', DEFAULT_RATE_LIMITS.project),
             ip: rateLimitOf(values, 'rate-limit-ip', DEFAULT_RATE_LIMITS.ip),
           };
-    const running = await serve({
-      store,
-      logger,
-      port: positiveInt(values, 'port') ?? 8787,
-      host: str(values, 'host') ?? '127.0.0.1',
-      ...(trustProxy === undefined ? {} : { trustProxy }),
-      corsOrigins: Array.isArray(corsOrigins) && corsOrigins.length > 0 ? corsOrigins : ['*'],
-      rateLimit,
-      basePath,
-      ...(retentionDays === undefined ? {} : { retentionDays }),
-      ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir, connectSources } }),
-      ...(dashboardDir === undefined ? {} : { dashboard: { root: dashboardDir } }),
-      ...(demo === undefined ? {} : { demo: demo.demo }),
+    const port = positiveInt(values, 'port') ?? 8787;
+    const store = await openInitialisedStore(location, {
+      ...(clickhouseUrl === undefined ? {} : { clickhouseUrl }),
+      durability,
+      ...(readBudgetMs === undefined ? {} : { readBudgetMs }),
+      migrationBackup: values['no-migration-backup'] !== true,
+      onMigrationBackup: (copy, fromVersion) => logger.info('database copied before its migration', { copy, fromVersion }),
+      // Minutes for millions of events, before the server listens: said, so that nobody restarts it meanwhile.
+      onAggregatesBuild: (phase, ms) =>
+        phase === 'building'
+          ? logger.info('building the report aggregates from the events; the server listens once they are built')
+          : logger.info('report aggregates built', { seconds: Math.round(ms / 100) / 10 }),
     });
+    let demo: Awaited<ReturnType<typeof ensureDemoProject>> | undefined;
+    let running: Awaited<ReturnType<typeof serve>>;
+    try {
+      demo = values.demo === true ? await ensureDemoProject(store, { file: demoFile }) : undefined;
+      running = await serve({
+        store,
+        logger,
+        port,
+        host: str(values, 'host') ?? '127.0.0.1',
+        ...(trustProxy === undefined ? {} : { trustProxy }),
+        corsOrigins: Array.isArray(corsOrigins) && corsOrigins.length > 0 ? corsOrigins : ['*'],
+        rateLimit,
+        basePath,
+        ...(retentionDays === undefined ? {} : { retentionDays }),
+        ...(exampleDir === undefined ? {} : { staticFiles: { root: exampleDir, connectSources } }),
+        ...(dashboardDir === undefined ? {} : { dashboard: { root: dashboardDir } }),
+        ...(demo === undefined ? {} : { demo: demo.demo }),
+      });
+    } catch (error) {
+      // A port in use, demo mode refused: neither the store's threads nor ClickHouse's sockets may
+      // keep the process alive after the error is printed.
+      await store.close().catch(() => undefined);
+      throw error;
+    }
     if (demo !== undefined) logger.info(demo.created ? 'demo project created' : 'demo project reused', { projectId: demo.demo.projectId, keys: demoFile });
     // Last: whoever waits for this line (scripts, tests) then has every line of the start before it.
-    logger.info('listening', { address: running.url, store: store.kind, ...(basePath === '' ? {} : { basePath }) });
+    // With ClickHouse, also where projects and keys live: the store kind alone would not say.
+    const configStore = clickhouseUrl === undefined ? {} : { configStore: isPostgresUrl(location) ? 'postgres' : 'sqlite' };
+    logger.info('listening', { address: running.url, store: store.kind, ...configStore, ...(basePath === '' ? {} : { basePath }) });
     await new Promise<void>((resolve) => {
       const stop = (signal: string): void => {
         logger.info('shutting down', { signal });
@@ -352,7 +409,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
         );
       }
       return 0;
-    });
+    }, 'config');
   }
 
   if (command === 'project' && sub === 'set') {
@@ -364,7 +421,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       if (!(await store.updateProject(projectId, { bots }))) throw new UsageError(`No project ${projectId}.`);
       print(json ? JSON.stringify({ projectId, bots }) : `Project ${projectId}: bots ${bots}.`);
       return 0;
-    });
+    }, 'config');
   }
 
   if (command === 'project' && sub === 'list') {
@@ -373,7 +430,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       if (json) print(JSON.stringify(projects));
       else for (const p of projects) print(`${p.id}\t${p.name}\t${new Date(p.createdAt).toISOString()}\tbots ${p.bots}`);
       return 0;
-    });
+    }, 'config');
   }
 
   if (command === 'key' && (sub === 'create' || sub === 'rotate')) {
@@ -392,7 +449,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
         if (kind === 'read') print('A read key reads reports and events; erasure and export over HTTP take an admin key (--kind admin).');
       }
       return 0;
-    });
+    }, 'config');
   }
 
   if (command === 'key' && sub === 'revoke') {
@@ -402,7 +459,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       if (!revoked) throw new UsageError(`No live key ${keyId}.`);
       print(json ? JSON.stringify({ keyId, revoked: true }) : `Revoked ${keyId}.`);
       return 0;
-    });
+    }, 'config');
   }
 
   if (command === 'key' && sub === 'list') {
@@ -413,7 +470,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       if (json) print(JSON.stringify(rows));
       else for (const k of rows) print(`${k.id}\t${k.kind}\t${k.prefix}…\t${k.revokedAt === null ? 'live' : 'revoked'}`);
       return 0;
-    });
+    }, 'config');
   }
 
   if (command === 'prune') {
@@ -428,7 +485,14 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   }
 
   if (command === 'backup' || command === 'restore') {
-    const location = str(values, 'database-url') ?? str(values, 'db') ?? './data/analytics.db';
+    if (str(values, 'clickhouse-url') !== undefined) {
+      // A copy of the configuration alone, beside events it does not match, is not a backup.
+      throw new UsageError(
+        `${command} copies a SQLite database, not ClickHouse, where --clickhouse-url (SA_CLICKHOUSE_URL) puts the events: ` +
+          `use ClickHouse's own BACKUP and RESTORE for them (docs/deploy.md, "ClickHouse"), and run ${command} without --clickhouse-url for the SQLite file of projects and keys.`,
+      );
+    }
+    const location = locationOf(values);
     if (isPostgresUrl(location)) {
       throw new UsageError(
         command === 'backup'

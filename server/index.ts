@@ -7,6 +7,8 @@ export type { RunningServer, ServeOptions } from './serve.js';
 export { openStore } from './store/open-store.js';
 export { createSqliteStore } from './store/sqlite/sqlite-store.js';
 export { createPostgresStore } from './store/postgres/postgres-store.js';
+export { createClickHouseStore, createHttpTransport } from './store/index.js';
+export type { ClickHouseStoreOptions, ClickHouseTransport, HttpTransportOptions } from './store/index.js';
 export type {
   ApiKeyRecord,
   BotPolicy,

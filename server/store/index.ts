@@ -1,6 +1,22 @@
-/** The server's storage layer: one {@link EventStore} interface, SQLite and PostgreSQL behind it. */
+/**
+ * The server's storage layer: one {@link EventStore} interface, SQLite and PostgreSQL behind it,
+ * and ClickHouse for the events of installations that outgrow one database machine.
+ */
 export { encodeEventCursor, decodeEventCursor } from './shared/cursor.js';
 export type { EventCursor } from './shared/cursor.js';
+// chDB's transport stays out: chDB is a development dependency, for the tests.
+export { createClickHouseStore } from './clickhouse/clickhouse-store.js';
+export type { ClickHouseStoreOptions } from './clickhouse/clickhouse-store.js';
+// The transport's helper types under ClickHouse names: `Row` and `Settings` alone say too little here.
+export type {
+  ClickHouseTransport,
+  ParamValue as ClickHouseParamValue,
+  Params as ClickHouseParams,
+  Row as ClickHouseRow,
+  Settings as ClickHouseSettings,
+} from './clickhouse/clickhouse-transport.js';
+export { createHttpTransport } from './clickhouse/http-transport.js';
+export type { HttpTransportOptions } from './clickhouse/http-transport.js';
 export { DEFAULT_DURABILITY, DURABILITIES } from './durability.js';
 export type { Durability } from './durability.js';
 export type {
