@@ -38,6 +38,17 @@ export const TOP_DIMENSIONS = [...FILTER_DIMENSIONS, 'custom_event'] as const;
 /** A dimension of the top-N report. */
 export type TopDimension = (typeof TOP_DIMENSIONS)[number];
 
+/** Top-N dimensions counted over page views: they describe a page load (all but the event type and custom events). */
+export const PAGE_TOP_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
+
+/** The property names of the web vitals in `performance` events, by their report keys (docs/decisions.md, wire table). */
+export const VITAL_PROPERTIES = {
+  lcp: 'largestContentfulPaint',
+  inp: 'interactionToNextPaint',
+  cls: 'cumulativeLayoutShift',
+  fcp: 'firstContentfulPaint',
+} as const;
+
 /**
  * Event types that the bundled client sends by itself or from its helpers (docs/decisions.md, "Wire
  * mapping of every client call"); every other type is a custom event of the top-N `custom_event`.

@@ -7,12 +7,11 @@ import type {
   ReportStore,
   SeriesPoint,
   SessionStats,
-  TopDimension,
   TopRow,
   Totals,
   VariantResult,
 } from '../report-store.js';
-import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, filterColumns } from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, PAGE_TOP_DIMENSIONS, VITAL_PROPERTIES, filterColumns } from '../report-store.js';
 import { timeBound } from '../shared/cursor.js';
 import type { ClickHouseTables } from './clickhouse-schema.js';
 import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transport.js';
@@ -34,16 +33,6 @@ import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transpor
  * the experiment's exposures group by session and visitor, so they are exact.
  */
 
-/** Top-N dimensions counted over page views: they describe a page load. */
-const PAGE_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
-
-/** The property names of the web vitals in `performance` events (docs/decisions.md, wire table). */
-const VITALS = {
-  lcp: 'largestContentfulPaint',
-  inp: 'interactionToNextPaint',
-  cls: 'cumulativeLayoutShift',
-  fcp: 'firstContentfulPaint',
-} as const;
 
 /** The distinct count of the reports' unique numbers (see the comment at the top). */
 const UNIQ = 'uniqCombined64';
@@ -131,7 +120,7 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
       const b = new Bind();
       const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
       let extra = `${column} IS NOT NULL`;
-      if (PAGE_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
+      if (PAGE_TOP_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
       const base = where(q, b);
       if (dimension === 'custom_event') extra += ` AND event_type NOT IN ${b.add(BUILT_IN_EVENT_TYPES, 'Array(String)')}`;
       // Strings compare by bytes in ClickHouse: the other stores' byte order.
@@ -158,7 +147,7 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
 
     async vitals(q, limit): Promise<PageVitals[]> {
       const b = new Bind();
-      const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
+      const metrics = Object.entries(VITAL_PROPERTIES) as Array<[keyof typeof VITAL_PROPERTIES, string]>;
       // The nearest-rank 75th percentile: the value at rank ceil(0.75 n) = (3n + 3) div 4 of the
       // sorted samples, exact (quantile* functions interpolate or sample).
       const p75 = (key: string) => `if(count(s_${key}) = 0, NULL, arraySort(groupArray(s_${key}))[intDiv(3 * count(s_${key}) + 3, 4)]) AS ${key}`;

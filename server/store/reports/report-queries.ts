@@ -7,12 +7,11 @@ import type {
   ReportStore,
   SeriesPoint,
   SessionStats,
-  TopDimension,
   TopRow,
   Totals,
   VariantResult,
 } from '../report-store.js';
-import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, filterColumns } from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, PAGE_TOP_DIMENSIONS, VITAL_PROPERTIES, filterColumns } from '../report-store.js';
 import {
   DISTINCT_SESSIONS_SQL,
   DISTINCT_VISITORS_SQL,
@@ -50,16 +49,6 @@ import { HOUR_MS } from '../aggregates/aggregate-batch.js';
  * Everything else reads the events as below.
  */
 
-/** Top-N dimensions counted over page views: they describe a page load. */
-const PAGE_DIMENSIONS: ReadonlySet<TopDimension> = new Set(FILTER_DIMENSIONS.filter((d) => d !== 'event_type'));
-
-/** The property names of the web vitals in `performance` events (docs/decisions.md, wire table). */
-const VITALS = {
-  lcp: 'largestContentfulPaint',
-  inp: 'interactionToNextPaint',
-  cls: 'cumulativeLayoutShift',
-  fcp: 'firstContentfulPaint',
-} as const;
 
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
@@ -168,7 +157,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       const plan = await rollupPlan(q, 0);
       if (plan !== null) {
         const v = new Values(dialect);
-        const pages = PAGE_DIMENSIONS.has(dimension);
+        const pages = PAGE_TOP_DIMENSIONS.has(dimension);
         const builtIns = () => BUILT_IN_EVENT_TYPES.map((t) => v.add(t)).join(', ');
         const source = visitsSource(q, plan, sourceContext(q, v), {
           dim: dimension === 'custom_event' ? 'event_type' : dimension,
@@ -188,7 +177,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       }
       const v = new Values(dialect);
       let extra = `${column} IS NOT NULL`;
-      if (PAGE_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
+      if (PAGE_TOP_DIMENSIONS.has(dimension)) extra += ` AND event_type = 'page_view'`;
       const base = where(q, v);
       if (dimension === 'custom_event') extra += ` AND event_type NOT IN (${BUILT_IN_EVENT_TYPES.map((t) => v.add(t)).join(', ')})`;
       const rows = await run(
@@ -224,7 +213,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     async vitals(q, limit): Promise<PageVitals[]> {
       const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
-      const metrics = Object.entries(VITALS) as Array<[keyof typeof VITALS, string]>;
+      const metrics = Object.entries(VITAL_PROPERTIES) as Array<[keyof typeof VITAL_PROPERTIES, string]>;
       // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
       // integer arithmetic, which both databases have (SQLite may lack CEIL).
       const rows =
@@ -232,7 +221,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
           ? // From counts of values: the smallest value whose running count reaches the rank.
             await run(
               `WITH h AS MATERIALIZED (
-                 SELECT path, metric, value, CAST(SUM(n) AS BIGINT) AS n FROM (${vitalsSource(q, plan, sourceContext(q, v), VITALS)}) s
+                 SELECT path, metric, value, CAST(SUM(n) AS BIGINT) AS n FROM (${vitalsSource(q, plan, sourceContext(q, v), VITAL_PROPERTIES)}) s
                  GROUP BY path, metric, value),
                pages AS (
                  SELECT path, n AS samples FROM h WHERE metric = ''
@@ -274,7 +263,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
           page = { path, samples: num(row.samples), lcp: null, inp: null, cls: null, fcp: null };
           byPath.set(path, page);
         }
-        const metric = row.metric as keyof typeof VITALS | null;
+        const metric = row.metric as keyof typeof VITAL_PROPERTIES | null;
         if (metric !== null) page[metric] = numOrNull(row.value);
       }
       return [...byPath.values()];
