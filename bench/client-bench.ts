@@ -10,6 +10,8 @@
 //   npm run bench:client -- --no-scenarios    # only the main-thread table
 //   npm run bench:client -- --startup-only    # where start-up goes: each page's tasks and hottest functions
 //   npm run bench:client -- --startup-table --rounds=9  # only the start-up rows, medians of 9 loads per page
+//   npm run bench:client -- --recorder-only  # only the recorder with and without console and network capture
+//   npm run bench:client -- --no-recorder    # without the recorder scenario
 //
 // Per target, on a fresh page (cross-origin isolated, so performance.now() ticks in 5 µs steps):
 // 1,000 warm-up calls; per-call cost = median over 20 tasks of 100 track() calls, timed around the
@@ -31,6 +33,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test-support/chromium.js';
 import { type BenchServer, startBenchServer } from './client/analytics-server.js';
 import { type CdpBrowser, type CdpPage, launchCdpBrowser } from './client/cdp.js';
 import { runDeliveryScenarios, scenarioTable } from './client/delivery-scenarios.js';
+import { answerBenchApi, runRecorderCapture } from './client/recorder-capture.js';
 import { STARTUP_PAGES, measureStartup, runStartup, startupRows } from './client/startup.js';
 import { FLOOR_WORKER, FLOOR_WORKER_SILENT, FLOOR_WORKER_STARTUP, floorPage } from './client/floor.js';
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
@@ -42,6 +45,7 @@ const ROOT = projectRoot();
 const RESULTS_PATH = join(ROOT, 'bench', 'RESULTS.md');
 const SECTION = '## Client main thread';
 const SCENARIO_SECTION = '## Client delivery scenarios';
+const RECORDER_SECTION = '## Client recorder capture';
 
 const BURST = 10_000;
 const WARMUP_CALLS = 1_000;
@@ -80,6 +84,9 @@ interface Settings {
   /** Only the start-up measurement (bench/client/startup.ts), printed with its breakdown. */
   startupOnly: boolean;
   startupTable: boolean;
+  /** Run the recorder scenario (bench/client/recorder-capture.ts), and whether only it. */
+  recorder: boolean;
+  recorderOnly: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
@@ -100,6 +107,8 @@ function readSettings(argv: string[]): Settings {
     scenariosOnly: args.get('scenarios-only') === 'true',
     startupOnly: args.get('startup-only') === 'true',
     startupTable: args.get('startup-table') === 'true',
+    recorder: args.get('no-recorder') !== 'true',
+    recorderOnly: args.get('recorder-only') === 'true',
   };
 }
 
@@ -463,6 +472,7 @@ async function main(): Promise<void> {
     headers: { ...ISOLATION, 'cross-origin-resource-policy': 'same-origin' },
     handle(req, res) {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (answerBenchApi(path, res, ISOLATION)) return true;
       const script =
         path === '/bench/posthog.js'
           ? posthogJs
@@ -503,6 +513,19 @@ async function main(): Promise<void> {
         }
       }
       return;
+    }
+    if (settings.recorder || settings.recorderOnly) {
+      const table = await runRecorderCapture({ browser, web, server, headers: ISOLATION });
+      const body = [
+        `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${browser.version} (headless), ` +
+          `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${load}.`,
+        'Settings: our client with default settings, automatic page views off; the recorder with its defaults, capture with `{ console: true, network: true }` (defaults: no headers or bodies). One run of three pages each: compare columns, not runs.',
+        '',
+        table,
+      ].join('\n');
+      console.log(`\n${RECORDER_SECTION}\n\n${body}\n`);
+      if (settings.write) writeResultsSection(RESULTS_PATH, RECORDER_SECTION, body);
+      if (settings.recorderOnly) return;
     }
     if (settings.scenarios) {
       const rows = await runDeliveryScenarios({ browser, web, server, capture, headers: ISOLATION });

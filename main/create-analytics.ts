@@ -21,6 +21,7 @@ import { createPageContext } from './session/page-context.js';
 import { watchNavigation } from './auto/page-tracking.js';
 import { cleanProperties } from '../protocol/event-model/properties.js';
 import { createFacadeRecorder } from './recorder/facade-recorder.js';
+import type { RecordingStartOptions } from './recorder/types.js';
 import { createSessionManager } from './session/session.js';
 import { createSessionState } from './session/session-state.js';
 import { browserLocalStorage, createSafeStorage } from './session/storage.js';
@@ -190,11 +191,11 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       timers: globalTimers,
     },
   );
-  /** A recording asked for before consent starts at `optIn()`. */
-  let wantRecording = false;
-  const startRecording = (): void => {
-    if (consent === 'granted') return recorder.startRecording();
-    wantRecording = consent === 'pending';
+  /** A recording asked for before consent starts at `optIn()`, with its options. */
+  let wantRecording: RecordingStartOptions | false = false;
+  const startRecording = (options?: RecordingStartOptions): void => {
+    if (consent === 'granted') return recorder.startRecording(options);
+    wantRecording = consent === 'pending' && (options ?? {});
     log.debug(`startRecording(): consent is ${consent}`);
   };
 
@@ -244,7 +245,7 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
       // What was kept in memory meanwhile (ids, session, super properties) is stored now.
       store.persistMemory();
       delivery.release();
-      if (wantRecording) recorder.startRecording();
+      if (wantRecording) recorder.startRecording(wantRecording);
     },
     optOut() {
       choice.set(consentKey(keyPrefix), 'denied');

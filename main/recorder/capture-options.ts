@@ -5,12 +5,19 @@
  * of editable regions is masked whatever the configuration (privacy.ts).
  */
 import type { RecordedEvent } from '../../protocol/wire-types.js';
+import type { MaskedValues } from './masked-values.js';
 import { createInputMasking, createTextMasking } from './privacy.js';
-import type { CaptureOptions, RecordingConfig, RecordingSampling } from './types.js';
+import type { CaptureOptions, ConsoleCaptureOptions, NetworkCaptureOptions, RecordingConfig, RecordingSampling } from './types.js';
 
-/** RecordingConfig with every default applied. */
-export interface ResolvedRecordingConfig extends Required<Omit<RecordingConfig, 'sampling'>> {
+/**
+ * RecordingConfig with every default applied. `console` and `network` are kept as given (false
+ * when absent): their own options are resolved by the capture that loads only when they are on
+ * (`context/context-options.ts`).
+ */
+export interface ResolvedRecordingConfig extends Required<Omit<RecordingConfig, 'sampling' | 'console' | 'network'>> {
   sampling: Required<RecordingSampling>;
+  console: boolean | ConsoleCaptureOptions;
+  network: boolean | NetworkCaptureOptions;
 }
 
 /** Every default of {@link RecordingConfig}, in one place. */
@@ -27,6 +34,8 @@ export const RECORDING_DEFAULTS: ResolvedRecordingConfig = {
   collectFonts: false,
   sampling: { mousemove: 50, mouseInteraction: true, scroll: 150, input: 'last' },
   maxMutationsPerSecond: 10_000,
+  console: false,
+  network: false,
 };
 
 /**
@@ -41,6 +50,7 @@ export function resolveRecordingConfig(config: RecordingConfig | undefined): Res
   const positive = (value: unknown): boolean => typeof value === 'number' && value > 0 && Number.isFinite(value);
   const string = (value: unknown): boolean => typeof value === 'string';
   const boolean = (value: unknown): boolean => typeof value === 'boolean';
+  const captureChoice = (value: unknown): boolean => boolean(value) || (typeof value === 'object' && value !== null && !Array.isArray(value));
   const d = RECORDING_DEFAULTS;
   return {
     maxDuration: pick(given, 'maxDuration', d.maxDuration, positive),
@@ -54,6 +64,8 @@ export function resolveRecordingConfig(config: RecordingConfig | undefined): Res
     inlineStylesheet: pick(given, 'inlineStylesheet', d.inlineStylesheet, boolean),
     collectFonts: pick(given, 'collectFonts', d.collectFonts, boolean),
     maxMutationsPerSecond: pick(given, 'maxMutationsPerSecond', d.maxMutationsPerSecond, positive),
+    console: pick(given, 'console', d.console, captureChoice),
+    network: pick(given, 'network', d.network, captureChoice),
     sampling: {
       mousemove: pick(sampling, 'mousemove', d.sampling.mousemove, (v) => boolean(v) || positive(v)),
       mouseInteraction: pick(sampling, 'mouseInteraction', d.sampling.mouseInteraction, (v) => boolean(v) || (typeof v === 'object' && v !== null)),
@@ -63,14 +75,25 @@ export function resolveRecordingConfig(config: RecordingConfig | undefined): Res
   };
 }
 
-/** The options of rrweb's `record()` for `config`, with `emit` and `onError` as the funnels. */
+/**
+ * The options of rrweb's `record()` for `config`, with `emit` and `onError` as the funnels. With
+ * `masked`, every value the masking hides is noted there (console and network capture redact it).
+ */
 export function captureOptions(
   config: ResolvedRecordingConfig,
   emit: (event: RecordedEvent) => void,
   onError: (error: unknown) => void,
+  masked?: MaskedValues,
 ): CaptureOptions {
   const masking = createInputMasking(config.maskAllInputs, config.maskTextClass);
   const text = createTextMasking(config);
+  if (masked !== undefined) {
+    const { maskInputFn } = masking;
+    masking.maskInputFn = (value, element) => noted(masked, value, maskInputFn(value, element));
+    // With maskAllText every text is masked, and so is every console message: nothing to note.
+    const { maskTextFn } = text;
+    if (!config.maskAllText) text.maskTextFn = (value, element) => noted(masked, value, maskTextFn(value, element));
+  }
   return {
     emit,
     checkoutEveryNms: config.checkoutEveryNms,
@@ -91,4 +114,10 @@ export function captureOptions(
       return true;
     },
   };
+}
+
+/** Notes `value` when the masking changed it; returns what the masking made of it. */
+function noted(masked: MaskedValues, value: string, out: string): string {
+  if (out !== value) masked.note(value);
+  return out;
 }

@@ -13,9 +13,14 @@
  * - Every recording that handed anything over ends with a stop marker (an rrweb custom event), so
  *   its final chunk is never empty and its offset is never reused.
  * - Every start collects its removers (rrweb's stop, listeners, timers); every end runs them all.
+ * - Console and network capture (`context/page-context.ts`, a chunk of its own loaded beside rrweb
+ *   only when `console` or `network` is on) hand their entries to the same buffer; they are
+ *   drained into it before every hand-over, so a stop or a hidden page loses none.
  */
 import type { RecordedEvent } from '../../protocol/wire-types.js';
 import { captureOptions, resolveRecordingConfig } from './capture-options.js';
+import type { PageContext, PageContextSettings } from './context/page-context.js';
+import { createMaskedValues } from './masked-values.js';
 import { createMutationMeter } from './mutation-meter.js';
 import { createOwnDelivery } from './own-delivery.js';
 import { createRecordingOffsets } from './recording-offsets.js';
@@ -39,6 +44,15 @@ export async function loadRrweb(): Promise<RecordFunction> {
   return record;
 }
 
+/** Starts console and network capture: the lazily loaded page context. */
+type StartPageContext = (settings: PageContextSettings) => PageContext;
+
+/** Loads the console and network capture (a chunk of its own in the build). */
+async function loadPageContext(): Promise<StartPageContext> {
+  const { startPageContext } = await import('./context/page-context.js');
+  return startPageContext;
+}
+
 /** Creates the engine of one recorder. */
 export function createRecorderEngine(settings: EngineSettings, host: EngineHost): RecorderEngine {
   const { config, sessionId, deps, log, win } = settings;
@@ -54,6 +68,13 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
   );
   const page = win as unknown as Record<symbol, unknown>;
   const claim = {};
+
+  /** Console or network capture is on: its chunk is loaded beside rrweb. */
+  const wantsContext = options.console !== false || options.network !== false;
+  /** What the masking hid, for the console and network capture to mask with; kept for the recorder's life. */
+  const masked = wantsContext ? createMaskedValues() : undefined;
+  /** The running page context's drain, while one runs. */
+  let drainContext: (() => void) | undefined;
 
   let buffer: RecordedEvent[] = [];
   let postTimer: unknown;
@@ -72,6 +93,7 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
   const sink = (): RecordingSink | undefined => deps.sink ?? own;
 
   function post(): void {
+    drainContext?.();
     if (postTimer !== undefined) timers.clearTimeout(postTimer);
     postTimer = undefined;
     if (buffer.length === 0) return;
@@ -104,8 +126,16 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
     else if (postTimer === undefined) postTimer = timers.setTimeout(post, POST_INTERVAL_MS);
   }
 
-  /** rrweb's `record`, once its chunk has loaded. */
+  /** A console or network entry: into the buffer like rrweb's events, outside the mutation meter. */
+  function emitEntry(event: RecordedEvent): void {
+    buffer.push(event);
+    if (buffer.length >= POST_BATCH_EVENTS) post();
+    else if (postTimer === undefined) postTimer = timers.setTimeout(post, POST_INTERVAL_MS);
+  }
+
+  /** rrweb's `record` and the page context's start, once their chunks have loaded. */
   let loadedRecord: RecordFunction | undefined;
+  let loadedContext: StartPageContext | undefined;
 
   function begin(gen: number, record: RecordFunction): void {
     if (page[CLAIM] !== undefined && page[CLAIM] !== claim) {
@@ -114,8 +144,9 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
     }
     const overCap = createMutationMeter(options.maxMutationsPerSecond, now);
     let stop: (() => void) | undefined;
+    const rrwebOptions = captureOptions(options, (event) => emit(gen, overCap, event), (error) => log.error('rrweb failed while recording', error), masked);
     try {
-      stop = record(captureOptions(options, (event) => emit(gen, overCap, event), (error) => log.error('rrweb failed while recording', error)));
+      stop = record(rrwebOptions);
     } catch (error) {
       log.error('rrweb could not start recording', error);
     }
@@ -128,6 +159,39 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
     removers.push(() => {
       if (page[CLAIM] === claim) delete page[CLAIM];
       stopCapture();
+    });
+    if (loadedContext !== undefined && masked !== undefined) startContext(loadedContext, rrwebOptions.maskInputFn);
+  }
+
+  /** Starts console and network capture after rrweb, so no entry comes before the recording's first event. */
+  function startContext(start: StartPageContext, maskInputFn: (text: string, element: HTMLElement) => string): void {
+    let context: PageContext;
+    try {
+      context = start({
+        win,
+        now,
+        timers,
+        log,
+        console: options.console,
+        network: options.network,
+        maskAllText: options.maskAllText,
+        masked: masked!,
+        // The masking decides for each field, as for rrweb's input events; what it hides is noted.
+        noteMaskedInputs() {
+          for (const field of win.document.querySelectorAll<HTMLInputElement>('input, textarea, select')) {
+            if (typeof field.value === 'string' && field.value !== '') maskInputFn(field.value, field);
+          }
+        },
+        endpoint: settings.entry.resolveConfig(config, win.location?.href).endpoint,
+        emit: emitEntry,
+      });
+    } catch (error) {
+      return log.error('the recorder could not start console and network capture', error);
+    }
+    drainContext = context.drain;
+    removers.push(() => {
+      drainContext = undefined;
+      context.stop();
     });
   }
 
@@ -162,9 +226,16 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
       // Loaded once per engine: a resume (or a later start) takes its snapshot in the call itself,
       // so a stop right after it (or a page going away) cannot fall before the snapshot.
       if (loadedRecord !== undefined) return begin(gen, loadedRecord);
-      (deps.loadRecord ?? loadRrweb)().then(
-        (record) => {
+      const contextLoad = wantsContext
+        ? loadPageContext().catch((error: unknown) => {
+            log.debug('console and network capture could not be loaded (its chunk is missing or blocked); the replay goes on without them', error);
+            return undefined;
+          })
+        : undefined;
+      Promise.all([(deps.loadRecord ?? loadRrweb)(), contextLoad]).then(
+        ([record, context]) => {
           loadedRecord = record;
+          loadedContext = context;
           if (gen === run) begin(gen, record);
         },
         (error: unknown) => {
@@ -196,6 +267,7 @@ export function createRecorderEngine(settings: EngineSettings, host: EngineHost)
     },
 
     clear() {
+      drainContext?.();
       buffer = [];
       if (postTimer !== undefined) timers.clearTimeout(postTimer);
       postTimer = undefined;

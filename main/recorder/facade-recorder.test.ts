@@ -17,7 +17,7 @@ let fake: ReturnType<typeof createFakeRrweb>;
 const clients: Analytics[] = [];
 
 beforeAll(async () => {
-  await Promise.all([import('./engine.js'), import('../delivery/worker-start.js'), import('../delivery/in-process-link.js'), import('../../worker/delivery-core.js')]);
+  await Promise.all([import('./engine.js'), import('./context/page-context.js'), import('../delivery/worker-start.js'), import('../delivery/in-process-link.js'), import('../../worker/delivery-core.js')]);
 });
 beforeEach(() => {
   localStorage.clear();
@@ -131,5 +131,28 @@ describe('createAnalytics() recording operations', () => {
     await analytics.shutdown(0);
     expect(analytics.isRecordingActive()).toBe(false);
     expect(fake.running()).toBe(0);
+  });
+  it('startRecording({ console: true }) records console calls into the recording; without it, or for the next recording, none', async () => {
+    const { analytics, chunks } = client();
+    const consoleTags = () =>
+      chunks()
+        .flatMap((c) => c.events)
+        .filter((e) => e.type === 5 && (e.data as { tag: string }).tag === 'service-analytics:console')
+        .map((e) => (e.data as { payload: { level: string; message: string } }).payload);
+    analytics.startRecording({ console: true });
+    await settle();
+    fake.emit(2);
+    console.info('captured-line', 42);
+    analytics.stopRecording();
+    await settle();
+    expect(consoleTags()).toEqual([{ level: 'info', message: 'captured-line 42' }]);
+    // A new recording without options takes the configuration's default: off.
+    analytics.startRecording();
+    await settle();
+    fake.emit(2);
+    console.info('not-captured');
+    analytics.stopRecording();
+    await settle();
+    expect(consoleTags().map((e) => e.message)).toEqual(['captured-line 42']);
   });
 });

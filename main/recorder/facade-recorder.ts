@@ -7,12 +7,18 @@
  */
 import type { ResolvedConfig } from '../config.js';
 import { SessionRecorder } from './session-recorder.js';
-import type { RecorderDeps } from './types.js';
+import type { RecorderDeps, RecordingStartOptions } from './types.js';
 
 /** Recorder operations of the client. */
 export interface RecorderOperations {
-  /** Starts recording the current session (the states: {@link SessionRecorder}). */
-  startRecording(): void;
+  /**
+   * Starts recording the current session (the states: {@link SessionRecorder}).
+   * @param options - console and network capture for the recording this call starts, over
+   *   `recording.console` and `recording.network` of the configuration (without them, the
+   *   configuration's). A recording in progress goes on as it is; a paused one resumes when the
+   *   options are those it was started with, else it is stopped and a new one starts.
+   */
+  startRecording(options?: RecordingStartOptions): void;
   /** Stops recording and uploads the rest with `is_final: true`. */
   stopRecording(): void;
   /** Pauses recording; what was captured is kept for the final upload. */
@@ -34,13 +40,16 @@ export interface FacadeRecorder extends RecorderOperations {
 /** Creates the client's recorder; nothing is loaded until the first `startRecording()`. */
 export function createFacadeRecorder(config: ResolvedConfig, sessionId: () => string, deps: RecorderDeps): FacadeRecorder {
   let recorder: SessionRecorder | undefined;
+  /** The options of the current recorder: a recording that moves to a new session keeps them. */
+  let options: RecordingStartOptions | undefined;
   let closed = false;
-  const start = (): void => {
+  const start = (given?: RecordingStartOptions): void => {
     if (closed) return;
     const id = sessionId();
-    if (recorder?.sessionId !== id) {
+    if (recorder?.sessionId !== id || (given !== options && !recorder.isActive())) {
       recorder?.stop();
-      recorder = new SessionRecorder(config, id, config.recording, deps);
+      options = given;
+      recorder = new SessionRecorder(config, id, { ...config.recording, ...given }, deps);
     }
     recorder.start();
   };
@@ -52,7 +61,7 @@ export function createFacadeRecorder(config: ResolvedConfig, sessionId: () => st
     pauseRecording: forward('pause'),
     resumeRecording: forward('resume'),
     isRecordingActive: () => recorder?.isActive() === true,
-    sessionChanged: () => (recorder?.isActive() ? start() : stop()),
+    sessionChanged: () => (recorder?.isActive() ? start(options) : stop()),
     close() {
       stop();
       closed = true;

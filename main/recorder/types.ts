@@ -4,6 +4,7 @@
  * for it.
  */
 import type { RecordedEvent } from '../../protocol/wire-types.js';
+import type { ConsoleLevel } from '../../protocol/replay-entries.js';
 import type { ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { AnalyticsConfig, resolveConfig } from '../config.js';
 import type { Timers } from '../../protocol/worker/timers.js';
@@ -80,7 +81,62 @@ export interface RecordingConfig {
    * @default 10000
    */
   maxMutationsPerSecond?: number;
+  /**
+   * Record the page's console calls beside the replay (README "Session recording": console and
+   * network). `true` takes every default of {@link ConsoleCaptureOptions}.
+   * @default false
+   */
+  console?: boolean | ConsoleCaptureOptions;
+  /**
+   * Record the page's `fetch`, `XMLHttpRequest` and `sendBeacon` requests beside the replay: method,
+   * URL (query values redacted), status, timing and sizes. Headers and bodies only as
+   * {@link NetworkCaptureOptions} allows. The client's own requests are never recorded.
+   * @default false
+   */
+  network?: boolean | NetworkCaptureOptions;
 }
+
+/** How console calls are recorded ({@link RecordingConfig.console}). */
+export interface ConsoleCaptureOptions {
+  /** The console methods recorded (`assert` only when its assertion fails). @default ['log', 'info', 'warn', 'error', 'assert'] */
+  levels?: ConsoleLevel[];
+  /** Most entries recorded per second; the rest are counted and the count recorded with the next entry. @default 50 */
+  maxEntriesPerSecond?: number;
+  /** Longest message, and longest stack, recorded (characters); longer ones are cut. @default 2000 */
+  maxEntryLength?: number;
+  /** Also record errors and promise rejections that nothing handled, as level `error`. @default true */
+  uncaught?: boolean;
+}
+
+/**
+ * How requests are recorded ({@link RecordingConfig.network}). Headers and bodies are recorded
+ * only for URLs in `allowUrls`, only when `recordHeaders` / `recordBodies` say so, and headers that
+ * carry credentials (`authorization`, `cookie`, `set-cookie`, and any name that speaks of a token,
+ * key, secret, session, password or CSRF) never: their value is recorded as `[denied]`.
+ */
+export interface NetworkCaptureOptions {
+  /** Query parameters whose values are recorded; every other value is recorded as `[redacted]`. @default [] */
+  allowQueryParams?: string[];
+  /**
+   * URLs whose headers and bodies may be recorded: a string is a prefix of the absolute URL (e.g.
+   * `'https://api.example.com/search'`), a RegExp is tested against it.
+   * @default []
+   */
+  allowUrls?: Array<string | RegExp>;
+  /** Record the request and response headers of `allowUrls`. @default false */
+  recordHeaders?: boolean;
+  /** Record the request and response bodies of `allowUrls` (text only, masked, cut at `maxBodyLength`). @default false */
+  recordBodies?: boolean;
+  /** More header names never recorded, besides the fixed list (which cannot be lifted). @default [] */
+  denyHeaders?: string[];
+  /** Longest body recorded (characters). @default 10000 */
+  maxBodyLength?: number;
+  /** Most requests recorded per second; the rest are not recorded. @default 500 */
+  maxEntriesPerSecond?: number;
+}
+
+/** What `startRecording()` takes: console and network capture for the recording it starts. */
+export type RecordingStartOptions = Pick<RecordingConfig, 'console' | 'network'>;
 
 /** The recorder's data-plane messages (`protocol/worker/worker-contract.ts`). */
 export type RecorderMessage = Extract<

@@ -24,6 +24,8 @@ interface ReplayPlayerProps {
   recording: RecordingAnswer;
   /** Receives the handle once the player runs, null when it is gone. */
   onReady?: (handle: PlayerHandle | null) => void;
+  /** Receives the player's clock (ms from the start) as it moves, for the panels beside it. */
+  onTime?: (ms: number) => void;
 }
 
 /**
@@ -52,7 +54,7 @@ function nameControls(root: HTMLElement, totalMs: number): HTMLElement | null {
 }
 
 /** The player. */
-export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNode {
+export function ReplayPlayer({ recording, onReady, onTime }: ReplayPlayerProps): ReactNode {
   const box = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
   const [time, setTime] = useState<{ now: number; total: number } | null>(null);
@@ -96,6 +98,7 @@ export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNo
         ticker = setInterval(() => {
           const now = Math.min(total, p.getReplayer().getCurrentTime());
           setTime({ now, total });
+          onTime?.(now);
           timeline?.setAttribute('aria-valuenow', String(Math.round(now)));
           timeline?.setAttribute('aria-valuetext', `${formatClock(now)} of ${formatClock(total)}`);
         }, 250);
@@ -111,7 +114,7 @@ export function ReplayPlayer({ recording, onReady }: ReplayPlayerProps): ReactNo
       // A Svelte component; its typings name svelte, which is not installed.
       (player as { $destroy?: () => void } | null)?.$destroy?.();
     };
-  }, [recording, onReady]);
+  }, [recording, onReady, onTime]);
 
   return (
     <div className="replay-player">
