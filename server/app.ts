@@ -1,6 +1,9 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { LIMITS } from '../protocol/index.js';
+import { createRequestOrigin } from './auth/request-origin.js';
+import { type SignInLimits, createSignInLimiter } from './auth/sign-in-limiter.js';
+import { type SessionLifetimes, createSignInSessions } from './auth/sign-in-sessions.js';
 import { createBodyReader } from './body.js';
 import { createBotDetector } from './bot-filter.js';
 import { createByteBudget } from './byte-budget.js';
@@ -31,6 +34,8 @@ import {
   vitalsRoute,
 } from './routes/reports.js';
 import { deleteUserRoute, exportRoute } from './routes/users-and-export.js';
+import { createLinkRoute, listLinksRoute, revokeLinkRoute } from './routes/shared-links.js';
+import { changePasswordRoute, sessionRoute, signInRoute, signOutRoute } from './routes/sign-in.js';
 import type { RouteContext } from './routes/route-context.js';
 import { type StaticFilesOptions, staticFiles } from './static-files.js';
 import type { EventStore } from './store/event-store.js';
@@ -107,6 +112,18 @@ export interface AppOptions {
    * @default '' (the API at the root)
    */
   basePath?: string;
+  /**
+   * How long a dashboard sign-in lasts: idle and absolute limits (docs/decisions.md, "Team access").
+   * @default { idleMs: 12 hours, absoluteMs: 7 days }
+   */
+  sessions?: SessionLifetimes;
+  /**
+   * Limits of sign-in attempts per account and per client address, answered with 429
+   * `RATE_LIMITED` and `Retry-After`. On unless turned off, whatever `rateLimit` says: they guard
+   * passwords, not capacity.
+   * @default { account: 5 a minute, ip: 20 a minute }
+   */
+  signInRateLimit?: SignInLimits | false;
 }
 
 /**
@@ -169,6 +186,10 @@ export function createApp(options: AppOptions): AnalyticsApp {
   const now = options.now ?? (() => Date.now());
   const rateLimiter = createRateLimiter(options.rateLimit ?? false, metrics, now);
   const recordingParser = createRecordingParser();
+  const basePath = normalizeBasePath(options.basePath);
+  // Koa's own `proxy` setting would believe X-Forwarded-For from any peer: the client address is
+  // set by `clientAddress` instead, from listed proxies only.
+  const trusted = trustedProxiesOf(options.trustProxy);
   const rc: RouteContext = {
     store: options.store,
     writeQueue,
@@ -190,10 +211,13 @@ export function createApp(options: AppOptions): AnalyticsApp {
     countries: createCountryLookup({
       onError: (error) => logger.error('the country database could not be read; events are stored without a country', { error: String(error) }),
     }),
+    signIns: createSignInSessions({ store: options.store, now, ...(options.sessions === undefined ? {} : { lifetimes: options.sessions }) }),
+    signInLimiter: createSignInLimiter(options.signInRateLimit ?? {}, metrics, now),
+    origin: createRequestOrigin(trusted),
+    basePath,
   };
   const { visitorIds } = rc;
 
-  const basePath = normalizeBasePath(options.basePath);
   const router = new Router(basePath === '' ? {} : { prefix: basePath });
   // The per-address limit sits on each API route rather than before the router, so that the two
   // cannot disagree on which spellings of a path are API requests.
@@ -216,6 +240,14 @@ export function createApp(options: AppOptions): AnalyticsApp {
   router.get('/api/v1/reports/experiments', limited, experimentsRoute(rc));
   router.get('/api/v1/reports/experiments/:experiment', limited, experimentRoute(rc));
   router.get('/api/v1/reports/live', limited, liveRoute(rc));
+  // The dashboard's accounts and shared links (docs/protocol.md, "Accounts and sessions").
+  router.post('/api/v1/auth/sign-in', limited, signInRoute(rc));
+  router.post('/api/v1/auth/sign-out', limited, signOutRoute(rc));
+  router.get('/api/v1/auth/session', limited, sessionRoute(rc));
+  router.post('/api/v1/auth/password', limited, changePasswordRoute(rc));
+  router.get('/api/v1/links', limited, listLinksRoute(rc));
+  router.post('/api/v1/links', limited, createLinkRoute(rc));
+  router.delete('/api/v1/links/:linkId', limited, revokeLinkRoute(rc));
   // Operations stay at the root whatever the base path: probes and scrapers reach the server
   // directly, and a proxy that forwards only the base path then never exposes /metrics.
   const operations = new Router();
@@ -223,9 +255,6 @@ export function createApp(options: AppOptions): AnalyticsApp {
   operations.get('/readyz', readyzRoute(rc));
   operations.get('/metrics', metricsRoute(rc));
 
-  // Koa's own `proxy` setting would believe X-Forwarded-For from any peer: the client address is
-  // set by `clientAddress` instead, from listed proxies only.
-  const trusted = trustedProxiesOf(options.trustProxy);
   const koa = new Koa({ proxy: false });
   // Errors are answered and logged by errorHandler; Koa's default handler would print them again.
   koa.silent = true;

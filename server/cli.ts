@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateKey } from './api-keys.js';
+import { runLinkCommand, runUserCommand } from './cli-accounts.js';
 import { checkClickHouseUrl, clickhouseOpenError, pingClickHouse } from './cli-clickhouse.js';
 import { OPTIONS, OPTION_ROWS } from './cli-options.js';
 import { normalizeBasePath } from './app.js';
@@ -67,6 +68,14 @@ Commands:
   backup --to FILE           a consistent copy of the SQLite database, while it serves
   restore --from FILE        put a backup in place (server stopped; the old file is kept)
   delete-user --project ID USER_ID   delete a user's events and recordings
+  user create --email E --role viewer|admin [--password-stdin]   a dashboard account
+                             (without --password-stdin a password is made and shown once)
+  user list                  list accounts
+  user password --email E [--password-stdin]   new password; the account's sessions end
+  user disable|enable|delete --email E   disable or delete ends its sessions at once
+  link create --project ID [--name N]   a read-only shared link to the project's reports
+  link list --project ID
+  link revoke --project ID --link-id ID   the link stops working at once
   help                       print this help
 
 Options (each also an environment variable):
@@ -471,6 +480,28 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       else for (const k of rows) print(`${k.id}\t${k.kind}\t${k.prefix}…\t${k.revokedAt === null ? 'live' : 'revoked'}`);
       return 0;
     }, 'config');
+  }
+
+  if (command === 'user' || command === 'link') {
+    const context = (store: EventStore) => ({
+      store,
+      print,
+      json,
+      usage: (message: string) => new UsageError(message),
+      readStdin: async () => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).toString('utf8');
+      },
+    });
+    return withStore(
+      values,
+      (store) =>
+        command === 'user'
+          ? runUserCommand(context(store), sub, { email: str(values, 'email'), role: str(values, 'role'), passwordStdin: values['password-stdin'] === true })
+          : runLinkCommand(context(store), sub, { project: str(values, 'project'), name: str(values, 'name'), linkId: str(values, 'link-id') }),
+      'config',
+    );
   }
 
   if (command === 'prune') {

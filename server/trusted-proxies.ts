@@ -13,6 +13,11 @@ import { normalizeIp } from './ip-address.js';
 export interface TrustedProxies {
   /** The client's address: `peer` itself unless it is a trusted proxy. */
   clientAddress(peer: string | undefined, forwardedFor: string): string;
+  /**
+   * True when the connection's peer is a listed proxy, whose `X-Forwarded-Proto` then says whether
+   * the client's request came over TLS (the session cookie's `Secure`, `server/auth/request-origin.ts`).
+   */
+  isTrusted(peer: string | undefined): boolean;
   /** The list as given, normalised, for logs and the CLI's answer. */
   readonly description: string;
 }
@@ -52,6 +57,10 @@ export function parseTrustedProxies(spec: string): TrustedProxies {
   const trusted = (address: string): boolean => list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
   return {
     description: entries.join(','),
+    isTrusted(peer) {
+      const address = normalizeIp(peer ?? '');
+      return address !== null && trusted(address);
+    },
     clientAddress(peer, forwardedFor) {
       let client = normalizeIp(peer ?? '');
       if (client === null) return peer ?? '';

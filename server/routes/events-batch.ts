@@ -22,7 +22,7 @@ export function eventsBatchRoute(rc: RouteContext): Middleware {
   const dimensions = createDimensionExtractor();
   return async (ctx) => {
     const { beacon } = requireIngestType(ctx);
-    const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
+    const caller = await authenticate(ctx, rc, 'write', { allowQuery: beacon });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const body = parseJson(await rc.readBatchBody(ctx, beacon));
     const receivedAt = rc.now();

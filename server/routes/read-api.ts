@@ -20,7 +20,7 @@ const MAX_PAGE = 1000;
  */
 export function listEventsRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    const caller = await authenticate(ctx, rc, 'read', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const query: EventQuery = { projectId: caller.project.id, limit: parseLimit(param(ctx, 'limit')) };
     const eventType = param(ctx, 'event_type');
@@ -56,7 +56,7 @@ export function listEventsRoute(rc: RouteContext): Middleware {
 /** `GET /api/v1/sessions`: recorded sessions, most recent first. Needs a read key. */
 export function listSessionsRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    const caller = await authenticate(ctx, rc, 'read', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const sessions = await rc.store.listSessions(caller.project.id, parseLimit(param(ctx, 'limit')));
     const now = rc.now();
@@ -74,7 +74,7 @@ export function getRecordingRoute(rc: RouteContext): Middleware {
     if (!SESSION_ID_PATTERN.test(sessionId)) {
       throw new HttpError('VALIDATION_ERROR', 'The session id must be 1–128 letters, digits, "-" or "_".');
     }
-    const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    const caller = await authenticate(ctx, rc, 'read', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const recording = await rc.store.getRecording(caller.project.id, sessionId);
     if (!recording) throw new HttpError('NOT_FOUND', `No recording for session ${sessionId}.`);

@@ -18,7 +18,7 @@ export function recordingsRoute(rc: RouteContext): Middleware {
       throw new HttpError('VALIDATION_ERROR', 'The session id must be 1–128 letters, digits, "-" or "_".');
     }
     const { beacon } = requireIngestType(ctx);
-    const caller = await authenticate(ctx, rc.store, 'write', { allowQuery: beacon });
+    const caller = await authenticate(ctx, rc, 'write', { allowQuery: beacon });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const text = await rc.readRecordingBody(ctx, beacon);
     // A JavaScript string holds two bytes per character: count what the text costs in memory.

@@ -16,10 +16,13 @@ import type { RouteContext } from './route-context.js';
 
 type Handler = (ctx: ParameterizedContext, rc: RouteContext, projectId: string) => Promise<unknown>;
 
-/** Authenticates a read key, checks the project's rate limit, then answers with `handle`. */
+/**
+ * Authenticates a read key (or an account, or a shared link: reports are what a link opens),
+ * checks the project's rate limit, then answers with `handle`.
+ */
 function report(rc: RouteContext, handle: Handler): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'read', { allowQuery: false });
+    const caller = await authenticate(ctx, rc, 'report', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     ctx.body = await handle(ctx, rc, caller.project.id);
   };

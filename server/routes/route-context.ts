@@ -1,3 +1,6 @@
+import type { RequestOrigin } from '../auth/request-origin.js';
+import type { SignInLimiter } from '../auth/sign-in-limiter.js';
+import type { SignInSessions } from '../auth/sign-in-sessions.js';
 import type { BodyReader } from '../body.js';
 import type { BotDetector } from '../bot-filter.js';
 import type { ByteBudget } from '../byte-budget.js';
@@ -39,4 +42,12 @@ export interface RouteContext {
   visitorIds: VisitorIds;
   /** Finds the country of a request's client address, for the `country` report column. */
   countries: CountryLookup;
+  /** The sessions of signed-in accounts (`auth/sign-in-sessions.ts`). */
+  signIns: SignInSessions;
+  /** Limits password guessing (`auth/sign-in-limiter.ts`). */
+  signInLimiter: SignInLimiter;
+  /** Whether a request came over TLS, and the same-origin check of cookie-authenticated changes. */
+  origin: RequestOrigin;
+  /** The API's base path ('' or `/stats`): the session cookie's path and the shared links' addresses. */
+  basePath: string;
 }

@@ -16,7 +16,7 @@ import type { RouteContext } from './route-context.js';
  */
 export function deleteUserRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'admin', { allowQuery: false });
+    const caller = await authenticate(ctx, rc, 'admin', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const raw = String(ctx.params?.userId ?? '');
     if (raw.length === 0 || raw.length > LIMITS.maxIdLength) {
@@ -40,7 +40,7 @@ export function deleteUserRoute(rc: RouteContext): Middleware {
  */
 export function exportRoute(rc: RouteContext): Middleware {
   return async (ctx) => {
-    const caller = await authenticate(ctx, rc.store, 'admin', { allowQuery: false });
+    const caller = await authenticate(ctx, rc, 'admin', { allowQuery: false });
     rc.rateLimiter.checkProject(caller.project.id, caller.kind);
     const fromRaw = param(ctx, 'from');
     const toRaw = param(ctx, 'to');

@@ -1,4 +1,5 @@
 import type { PropertyValue, RecordedEvent } from '../../protocol/wire-types.js';
+import type { AccountStore } from './account-store.js';
 import type { FilterDimension, ReportStore } from './report-store.js';
 
 /**
@@ -247,10 +248,12 @@ export interface Recording {
 }
 
 /**
- * Where the server keeps projects, keys, events and recordings. SQLite and PostgreSQL implement it;
- * one contract suite (`event-store.contract.ts`) runs against both.
+ * Where the server keeps projects, keys, events and recordings, and the dashboard's accounts,
+ * sign-in sessions and shared links ({@link AccountStore}). SQLite and PostgreSQL implement it;
+ * one contract suite (`event-store.contract.ts`) runs against both, and `account-store.contract.ts`
+ * against each store's accounts.
  */
-export interface EventStore {
+export interface EventStore extends AccountStore {
   /** `sqlite`, `postgres` or `clickhouse`, for logs and metrics. */
   readonly kind: 'sqlite' | 'postgres' | 'clickhouse';
   /** Creates the schema when missing. Safe to call on every start and from many processes. */

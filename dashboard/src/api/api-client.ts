@@ -1,7 +1,8 @@
 /**
- * The dashboard's one way to the server: GET requests under the API's base path, authenticated
- * with the read key in headers (`Authorization: ApiKey …`, `X-Project-ID`), answers as JSON, and
- * failures as {@link ApiError}.
+ * The dashboard's one way to the server: requests under the API's base path, authenticated as the
+ * credentials say (a read key in headers, `Authorization: ApiKey …` with `X-Project-ID`; a shared
+ * link's token, `Authorization: SharedLink …`; or a signed-in account's session cookie with
+ * `X-Project-ID`), answers as JSON, and failures as {@link ApiError}.
  */
 import { ApiError } from './api-error.js';
 import type { Credentials } from './credentials.js';
@@ -9,10 +10,14 @@ import type { Credentials } from './credentials.js';
 /** Query parameters; arrays repeat the name (`step=a&step=b`), undefined ones are left out. */
 export type Params = Record<string, string | number | readonly string[] | undefined>;
 
-/** A client of one project's read API. */
+/** A client of one project's API. */
 export interface ApiClient {
   /** GETs `/api/v1/<path>` and answers its JSON body as `T`. */
   get<T>(path: string, params?: Params, signal?: AbortSignal): Promise<T>;
+  /** Sends a change (`POST` or `DELETE`) with an optional JSON body and answers its JSON body as `T`. */
+  send<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T>;
+  /** GETs `/api/v1/<path>` and answers the body as a Blob (the export). */
+  download(path: string, params?: Params): Promise<Blob>;
 }
 
 /** Options of {@link createApiClient}. */
@@ -22,6 +27,8 @@ export interface ApiClientOptions {
   basePath: string;
   /** @default globalThis.fetch */
   fetch?: typeof fetch;
+  /** Told of every 401: the key was revoked, the session ended, or the link was revoked. */
+  onUnauthorized?: () => void;
 }
 
 /** The query string of `params`, with a leading `?` when not empty. */
@@ -37,31 +44,53 @@ export function queryString(params: Params | undefined): string {
   return text === '' ? '' : `?${text}`;
 }
 
+/** The headers and cookie mode of the credentials: a session cookie goes only with an account's requests. */
+function authOf(credentials: Credentials): { headers: Record<string, string>; cookies: RequestCredentials } {
+  if (credentials.kind === 'account') return { headers: { 'X-Project-ID': credentials.projectId }, cookies: 'same-origin' };
+  if (credentials.kind === 'link') return { headers: { Authorization: `SharedLink ${credentials.token}` }, cookies: 'omit' };
+  return { headers: { Authorization: `ApiKey ${credentials.readKey}`, 'X-Project-ID': credentials.projectId }, cookies: 'omit' };
+}
+
 /** Creates the client. */
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
-  const { projectId, readKey } = options.credentials;
+  const auth = authOf(options.credentials);
+
+  async function request(method: string, path: string, params: Params | undefined, body: unknown, accept: string, signal?: AbortSignal): Promise<Response> {
+    const url = `${options.basePath}/api/v1/${path}${queryString(params)}`;
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method,
+        headers: { ...auth.headers, Accept: accept, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        cache: 'no-store',
+        credentials: auth.cookies,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      if (signal?.aborted === true) throw error;
+      throw new ApiError('The server could not be reached.', 0, null);
+    }
+    if (!response.ok) {
+      const b = (await response.json().catch(() => null)) as { error?: unknown; code?: unknown } | null;
+      if (response.status === 401) options.onUnauthorized?.();
+      throw new ApiError(typeof b?.error === 'string' ? b.error : `HTTP ${response.status}`, response.status, typeof b?.code === 'string' ? b.code : null);
+    }
+    return response;
+  }
+
   return {
     async get<T>(path: string, params?: Params, signal?: AbortSignal): Promise<T> {
-      const url = `${options.basePath}/api/v1/${path}${queryString(params)}`;
-      let response: Response;
-      try {
-        response = await doFetch(url, {
-          headers: { Authorization: `ApiKey ${readKey}`, 'X-Project-ID': projectId, Accept: 'application/json' },
-          cache: 'no-store',
-          credentials: 'omit',
-          ...(signal === undefined ? {} : { signal }),
-        });
-      } catch (error) {
-        if (signal?.aborted === true) throw error;
-        throw new ApiError('The server could not be reached.', 0, null);
-      }
-      const body = (await response.json().catch(() => null)) as unknown;
-      if (!response.ok) {
-        const b = body as { error?: unknown; code?: unknown } | null;
-        throw new ApiError(typeof b?.error === 'string' ? b.error : `HTTP ${response.status}`, response.status, typeof b?.code === 'string' ? b.code : null);
-      }
-      return body as T;
+      const response = await request('GET', path, params, undefined, 'application/json', signal);
+      return (await response.json().catch(() => null)) as T;
+    },
+    async send<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+      const response = await request(method, path, undefined, body, 'application/json');
+      return (await response.json().catch(() => null)) as T;
+    },
+    async download(path: string, params?: Params): Promise<Blob> {
+      return (await request('GET', path, params, undefined, 'application/x-ndjson')).blob();
     },
   };
 }

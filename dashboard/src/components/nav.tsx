@@ -5,6 +5,7 @@
  * link closes it, and choosing a page closes it. Which of the two layouts shows is the stylesheet's decision (one width breakpoint).
  */
 import { type ReactNode, useEffect, useRef, useState } from 'react';
+import { type Access, mayOpen } from '../lib/access.js';
 import { type Route, routeHref } from '../lib/route.js';
 
 const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
@@ -15,12 +16,16 @@ const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
   { route: { page: 'funnels' }, label: 'Funnels' },
   { route: { page: 'experiments' }, label: 'Experiments' },
   { route: { page: 'sessions' }, label: 'Sessions' },
+  { route: { page: 'admin' }, label: 'Admin' },
 ];
 
 const NAV_ID = 'dashboard-nav';
 
-/** The bar at the top. */
-export function Nav({ current, projectId, onSignOut }: { current: Route; projectId: string; onSignOut: () => void }): ReactNode {
+/**
+ * The bar at the top: the pages `access` may open (no link to what the server would refuse), and
+ * `identity` on the right (who is signed in, the project, sign-out: `identity-bar.tsx`).
+ */
+export function Nav({ current, access, identity }: { current: Route; access: Access; identity: ReactNode }): ReactNode {
   const active = current.page === 'replay' ? 'sessions' : current.page;
   const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
@@ -69,7 +74,7 @@ export function Nav({ current, projectId, onSignOut }: { current: Route; project
       </button>
       <span className="brand">service-analytics</span>
       <nav id={NAV_ID} ref={nav} aria-label="Dashboard" className={open ? 'open' : undefined}>
-        {LINKS.map((l) => (
+        {LINKS.filter((l) => mayOpen(access, l.route.page)).map((l) => (
           <a
             key={l.label}
             href={routeHref(l.route)}
@@ -81,12 +86,7 @@ export function Nav({ current, projectId, onSignOut }: { current: Route; project
           </a>
         ))}
       </nav>
-      <span className="project muted" title="Project">
-        {projectId}
-      </span>
-      <button type="button" className="link" onClick={onSignOut}>
-        Sign out
-      </button>
+      {identity}
     </header>
   );
 }

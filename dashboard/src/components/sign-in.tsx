@@ -1,5 +1,7 @@
 /**
- * Sign-in with a project id and its read key. The key is checked with one read before it is kept.
+ * The sign-in page: an account's email and password first (`password-sign-in.tsx`), and beneath
+ * it, for scripts' keys and the demo, a project id and its read key. The key is checked with one
+ * read before it is kept.
  * On a demo server (`start --demo`) reached over loopback, `/demo/config.json` answers with the
  * demo project's keys, and one button signs in with them; elsewhere that address is a 404 and the
  * button does not appear.
@@ -7,12 +9,20 @@
 import { type FormEvent, type ReactNode, useEffect, useState } from 'react';
 import { createApiClient } from '../api/api-client.js';
 import { isApiError } from '../api/api-error.js';
-import type { Credentials } from '../api/credentials.js';
+import type { SessionAnswer } from '../api/account-api.js';
+import type { KeyCredentials } from '../api/credentials.js';
 import { messageOf } from '../lib/format.js';
+import { PasswordSignIn } from './password-sign-in.js';
+
+type Credentials = KeyCredentials;
 
 interface SignInProps {
   basePath: string;
   onSignedIn: (credentials: Credentials) => void;
+  /** An account signed in; the session is in its cookie. */
+  onAccount: (session: SessionAnswer) => void;
+  /** Shown above the form, e.g. why the last session ended. */
+  notice?: string | null;
 }
 
 /** Checks `credentials` with the smallest read there is; an Error says why they do not work. */
@@ -34,7 +44,7 @@ async function demoCredentials(signal: AbortSignal): Promise<Credentials | null>
 }
 
 /** The form. */
-export function SignIn({ basePath, onSignedIn }: SignInProps): ReactNode {
+export function SignIn({ basePath, onSignedIn, onAccount, notice = null }: SignInProps): ReactNode {
   const [projectId, setProjectId] = useState('');
   const [readKey, setReadKey] = useState('');
   const [busy, setBusy] = useState(false);
@@ -64,10 +74,11 @@ export function SignIn({ basePath, onSignedIn }: SignInProps): ReactNode {
   };
 
   return (
-    <main className="sign-in">
-      <form onSubmit={submit} className="panel" aria-label="Sign in">
-        <h1>service-analytics</h1>
-        <p className="muted">Sign in with your project's id and read key (<code>npx service-analytics-server key create --project ID --kind read</code>, or <code>npm run cli -- key create …</code> in a clone of the repository). They stay in this tab only.</p>
+    <main className="sign-in sign-in-stack">
+      <PasswordSignIn basePath={basePath} notice={notice} onSignedIn={onAccount} />
+      <form onSubmit={submit} className="panel key-sign-in" aria-label="Sign in">
+        <h2>Or open one project with its read key</h2>
+        <p className="muted small">For scripts and a quick look: the project's id and read key (<code>npx service-analytics-server key create --project ID --kind read</code>, or <code>npm run cli -- key create …</code> in a clone of the repository). They stay in this tab only.</p>
         <label>
           Project id
           <input name="projectId" value={projectId} onChange={(e) => setProjectId(e.target.value)} autoComplete="username" required spellCheck={false} />
@@ -81,7 +92,7 @@ export function SignIn({ basePath, onSignedIn }: SignInProps): ReactNode {
             {error}
           </p>
         )}
-        <button type="submit" disabled={busy}>
+        <button type="submit" className="secondary" disabled={busy}>
           {busy ? 'Checking…' : 'Sign in'}
         </button>
         {demo !== null && (

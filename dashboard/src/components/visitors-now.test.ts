@@ -14,6 +14,8 @@ function fakeApi(visitors: number[]): { api: ApiClient; asked: Array<{ path: str
       const n = visitors[Math.min(asked.length, visitors.length) - 1] ?? 0;
       return Promise.resolve({ minutes: 5, totals: { visitors: n, events: 0, page_views: 0, sessions: 0 }, points: [] } as T);
     },
+    send: () => Promise.reject(new Error('not used')),
+    download: () => Promise.reject(new Error('not used')),
   };
   return { api, asked };
 }

@@ -12,9 +12,10 @@ export type Route =
   | { page: 'funnels' }
   | { page: 'experiments' }
   | { page: 'sessions' }
+  | { page: 'admin' }
   | { page: 'replay'; sessionId: string };
 
-const SIMPLE = ['overview', 'live', 'errors', 'vitals', 'funnels', 'experiments', 'sessions'] as const;
+const SIMPLE = ['overview', 'live', 'errors', 'vitals', 'funnels', 'experiments', 'sessions', 'admin'] as const;
 
 /** The route of a hash; anything unknown is the overview. */
 export function parseRoute(hash: string): Route {

@@ -115,6 +115,22 @@ export function createClickHouseStore(options: ClickHouseStoreOptions): EventSto
     updateProject: (projectId, changes) => config.updateProject(projectId, changes),
     dailySalt: (day, candidate) => config.dailySalt(day, candidate),
     deleteSaltsBefore: (day) => config.deleteSaltsBefore(day),
+    // The dashboard's accounts, sessions and shared links are configuration too: kept where projects are.
+    createAccount: (account) => config.createAccount(account),
+    getAccount: (accountId) => config.getAccount(accountId),
+    findAccountByEmail: (email) => config.findAccountByEmail(email),
+    listAccounts: () => config.listAccounts(),
+    updateAccount: (accountId, changes) => config.updateAccount(accountId, changes),
+    deleteAccount: (accountId) => config.deleteAccount(accountId),
+    createAccountSession: (session) => config.createAccountSession(session),
+    findAccountSession: (sessionId) => config.findAccountSession(sessionId),
+    touchAccountSession: (sessionId, at) => config.touchAccountSession(sessionId, at),
+    deleteAccountSession: (sessionId) => config.deleteAccountSession(sessionId),
+    deleteExpiredAccountSessions: (lastSeenBefore, createdBefore) => config.deleteExpiredAccountSessions(lastSeenBefore, createdBefore),
+    createSharedLink: (link) => config.createSharedLink(link),
+    findSharedLink: (hash) => config.findSharedLink(hash),
+    listSharedLinks: (projectId) => config.listSharedLinks(projectId),
+    revokeSharedLink: (projectId, linkId, at) => config.revokeSharedLink(projectId, linkId, at),
 
     async queryEvents(q): Promise<EventPage> {
       const limit = clampPageLimit(q.limit);

@@ -44,8 +44,13 @@ import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/r
  *   address. Older events keep it null: their stored address is truncated.
  * - Version 10 adds `events_by_user`, a partial index of the events that carry a user id, by which
  *   an erasure finds them (`sqlite-schema.ts` says why only those).
+ * - Version 11 adds the dashboard's `accounts`, their `account_sessions` (the SHA-256 of each
+ *   sign-in cookie's secret, deleted with their account) and the projects' `shared_links` (tokens
+ *   hashed like keys): new tables only. No NOTIFY triggers on them: sessions and links are read
+ *   from the table on each request, never cached, so a sign-out or revocation reaches every
+ *   process at once (`sqlite-schema.ts`, docs/decisions.md "Team access").
  */
-export const POSTGRES_SCHEMA_VERSION = 10;
+export const POSTGRES_SCHEMA_VERSION = 11;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -89,6 +94,35 @@ CREATE TABLE IF NOT EXISTS salts (
   day TEXT COLLATE "C" PRIMARY KEY,
   salt TEXT NOT NULL
 );`;
+
+/** Version 11's tables: accounts, their sign-in sessions, and the shared links of projects. */
+const ACCOUNT_TABLES = `
+CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  email TEXT COLLATE "C" NOT NULL UNIQUE,
+  role TEXT NOT NULL CHECK (role IN ('viewer', 'admin')),
+  password_hash TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  disabled_at BIGINT
+);
+CREATE TABLE IF NOT EXISTS account_sessions (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  account_id TEXT COLLATE "C" NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  created_at BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS account_sessions_by_account ON account_sessions (account_id);
+CREATE TABLE IF NOT EXISTS shared_links (
+  id TEXT COLLATE "C" PRIMARY KEY,
+  project_id TEXT COLLATE "C" NOT NULL REFERENCES projects (id),
+  hash TEXT COLLATE "C" NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  name TEXT NOT NULL DEFAULT '',
+  created_at BIGINT NOT NULL,
+  created_by TEXT COLLATE "C",
+  revoked_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS shared_links_by_project ON shared_links (project_id, created_at);`;
 
 /** Version 10's index of identified events, by which an erasure finds a user's events (`sqlite-schema.ts` says why it is partial). */
 const EVENTS_BY_USER = 'CREATE INDEX IF NOT EXISTS events_by_user ON events (project_id, user_id) WHERE user_id IS NOT NULL;';
@@ -188,6 +222,7 @@ ${EVENTS_TABLE}
 ${RECORDINGS_TABLE}
 ${SALTS_TABLE}
 ${BACKFILLS_TABLE}
+${ACCOUNT_TABLES}
 ${CREDENTIAL_TRIGGERS}
 INSERT INTO schema_version (version) VALUES (${POSTGRES_SCHEMA_VERSION});
 `;
@@ -235,6 +270,8 @@ ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_kind_check,
 ALTER TABLE events ADD COLUMN IF NOT EXISTS ${reportColumn('country')};`,
   // Built over every partition in the schema transaction: writes wait for it, once, at the upgrade.
   10: EVENTS_BY_USER,
+  // New tables, nothing rewritten.
+  11: ACCOUNT_TABLES,
 };
 
 /**

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
+import { describeAccountStore } from '../../../test-support/store/account-store.contract.js';
 import { describeEventStore } from '../../../test-support/store/event-store.contract.js';
 import { describeReportStore } from '../../../test-support/store/report-store.contract.js';
 import type { Credential, EventStore, StoredEvent } from '../event-store.js';
@@ -22,6 +23,7 @@ afterAll(async () => {
 
 describeEventStore('postgres', async () => createPostgresStore({ url: database.url, poolSize: 4 }));
 describeReportStore('postgres', async () => createPostgresStore({ url: database.url, poolSize: 4 }));
+describeAccountStore('postgres', async () => createPostgresStore({ url: database.url, poolSize: 4 }));
 
 /** A deterministic shuffle (no Math.random in tests): a fixed-seed linear congruential generator. */
 function shuffled<T>(items: readonly T[], seed: number): T[] {
@@ -479,6 +481,44 @@ describe('schema migration', () => {
         );
         expect(partitions.rows.length).toBeGreaterThan(1);
         expect(partitions.rows.filter((r) => !r.country)).toEqual([]);
+      } finally {
+        await admin.end();
+      }
+    } finally {
+      await old.drop();
+    }
+  });
+
+  it('takes a version 10 database to the current version: accounts, sessions and links tables added, projects and keys kept', async () => {
+    const old = await createTestDatabase();
+    try {
+      const p = makeProject(newProjectId());
+      const key = makeKey(p.id, { kind: 'read' });
+      const first = createPostgresStore({ url: old.url });
+      await first.init();
+      await first.createProject(p);
+      await first.createKey(key);
+      await first.close();
+      const admin = new pg.Client({ connectionString: old.url });
+      await admin.connect();
+      try {
+        // What version 10 had: no tables for the dashboard's people.
+        await admin.query(`
+          DROP TABLE account_sessions;
+          DROP TABLE accounts;
+          DROP TABLE shared_links;
+          UPDATE schema_version SET version = 10;`);
+        const store = createPostgresStore({ url: old.url });
+        await store.init();
+        try {
+          expect(await store.findCredential(key.hash)).toEqual({ key, project: p });
+          const account = { id: 'acct_migrated', email: 'migrated@example.com', role: 'admin', passwordHash: 'scrypt$x', createdAt: T0, disabledAt: null } as const;
+          await store.createAccount(account);
+          expect(await store.findAccountByEmail(account.email)).toEqual(account);
+        } finally {
+          await store.close();
+        }
+        expect((await admin.query('SELECT version FROM schema_version')).rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
       } finally {
         await admin.end();
       }

@@ -33,6 +33,7 @@ import {
 } from './postgres-rows.js';
 import { assembleRecording } from '../shared/recording-assembly.js';
 import { StoreError } from '../store-error.js';
+import { createPostgresAccounts } from './postgres-accounts.js';
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -185,6 +186,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
 
   return {
     kind: 'postgres',
+    // Accounts, sign-in sessions and shared links (postgres-accounts.ts).
+    ...createPostgresAccounts({ query, transaction: (work) => (use(), transaction(work)) }),
     reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
       refreshNext: (beforeDay, skip) => (use(), refreshRollup(beforeDay, skip)),
       aggregates: true,

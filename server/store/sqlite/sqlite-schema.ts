@@ -31,11 +31,46 @@ import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/r
  * index): an erasure found the user's events by reading every event of the project, which at 10M
  * events held the database for seconds (bench/RESULTS.md, "Reads beside writes"). Only identified
  * events pay for it at ingest, and the events of an erasure are exactly those.
+ * Version 9 adds the dashboard's people ({@link SQLITE_ACCOUNT_TABLES}): `accounts` (email, role,
+ * scrypt hash of the password), `account_sessions` (the SHA-256 of each sign-in cookie's secret,
+ * deleted with their account) and `shared_links` (read-only links to one project's reports, their
+ * tokens hashed like keys). New tables only: no row of an older version changes. They stay out of
+ * `auth_changes`: sessions and links are read from the table on each request, never cached, so
+ * that a sign-out, a disabled account or a revoked link takes effect at once without a count to
+ * keep (docs/decisions.md, "Team access").
  */
-export const SQLITE_SCHEMA_VERSION = 8;
+export const SQLITE_SCHEMA_VERSION = 9;
 
 /** Version 8's index. */
 const EVENTS_BY_USER = 'CREATE INDEX IF NOT EXISTS events_by_user ON events (project_id, user_id) WHERE user_id IS NOT NULL;';
+
+/** Version 9's tables: accounts, their sign-in sessions, and the shared links of projects. */
+export const SQLITE_ACCOUNT_TABLES = `CREATE TABLE IF NOT EXISTS accounts (
+  id TEXT PRIMARY KEY,
+  email TEXT NOT NULL UNIQUE,
+  role TEXT NOT NULL CHECK (role IN ('viewer', 'admin')),
+  password_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  disabled_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS account_sessions (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS account_sessions_by_account ON account_sessions (account_id);
+CREATE TABLE IF NOT EXISTS shared_links (
+  id TEXT PRIMARY KEY,
+  project_id TEXT NOT NULL REFERENCES projects (id),
+  hash TEXT NOT NULL UNIQUE,
+  prefix TEXT NOT NULL,
+  name TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  created_by TEXT,
+  revoked_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS shared_links_by_project ON shared_links (project_id, created_at);`;
 
 /** Columns added by version 4, each only where missing (SQLite has no `ADD COLUMN IF NOT EXISTS`). */
 export const SQLITE_V4_COLUMNS: ReadonlyArray<readonly [table: string, column: string, definition: string]> = [
@@ -91,6 +126,7 @@ WHERE timestamp < 946684800000 OR timestamp > received_at + 86400000;`,
 INSERT OR IGNORE INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', NULL);`,
   5: SQLITE_V6_API_KEYS,
   7: EVENTS_BY_USER,
+  8: SQLITE_ACCOUNT_TABLES,
 };
 
 export const SQLITE_SCHEMA = `
@@ -160,4 +196,7 @@ CREATE TABLE IF NOT EXISTS salts (
 
 -- Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts).
 CREATE TABLE IF NOT EXISTS backfills (name TEXT PRIMARY KEY, position TEXT);
+
+-- The dashboard's accounts, their sessions and the projects' shared links (version 9).
+${SQLITE_ACCOUNT_TABLES}
 `;

@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { describeAccountStore } from '../../../test-support/store/account-store.contract.js';
 import { describeEventStore } from '../../../test-support/store/event-store.contract.js';
 import { describeReportStore } from '../../../test-support/store/report-store.contract.js';
 import { T0, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
-import { SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
+import { SQLITE_ACCOUNT_TABLES, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 
 /** Version 6's schema: this one without `events.country`, added by version 7. */
 const SQLITE_V6_SCHEMA = SQLITE_SCHEMA.replace('  country TEXT,\n', '');
@@ -21,6 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describeEventStore('sqlite', async () => createSqliteStore({ path: newPath() }));
 describeReportStore('sqlite', async () => createSqliteStore({ path: newPath() }));
+describeAccountStore('sqlite', async () => createSqliteStore({ path: newPath() }));
 
 describe('createSqliteStore({ path })', () => {
   it('keeps the data in the file across a close and reopen', async () => {
@@ -127,6 +129,33 @@ describe('createSqliteStore({ path })', () => {
     await store.close();
     const check = new Database(path, { readonly: true });
     expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    check.close();
+  });
+
+  it('migrates a version 8 database: projects, keys and events kept, the accounts, sessions and links tables added', async () => {
+    const { default: Database } = await import('better-sqlite3');
+    const path = newPath();
+    const p = makeProject(newProjectId());
+    const read = makeKey(p.id, { kind: 'read' });
+    const raw = new Database(path);
+    raw.exec(SQLITE_SCHEMA.replace(SQLITE_ACCOUNT_TABLES, ''));
+    expect(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'accounts'").all()).toEqual([]);
+    raw.prepare('INSERT INTO projects (id, name, created_at, bots) VALUES (?, ?, ?, ?)').run(p.id, p.name, p.createdAt, p.bots);
+    raw.prepare('INSERT INTO api_keys (id, project_id, kind, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(read.id, p.id, read.kind, read.hash, read.prefix, read.createdAt);
+    raw.pragma('user_version = 8');
+    raw.close();
+    const store = createSqliteStore({ path, migrationBackup: false });
+    await store.init();
+    expect(await store.findCredential(read.hash)).toEqual({ key: read, project: p });
+    const account = { id: 'acct_migrated', email: 'migrated@example.com', role: 'viewer', passwordHash: 'scrypt$x', createdAt: T0, disabledAt: null } as const;
+    await store.createAccount(account);
+    await store.createAccountSession({ id: 'sess_1', accountId: account.id, createdAt: T0, lastSeenAt: T0 });
+    expect(await store.findAccountSession('sess_1')).toEqual({ session: { id: 'sess_1', accountId: account.id, createdAt: T0, lastSeenAt: T0 }, account });
+    await store.close();
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    expect(check.pragma('foreign_key_check')).toEqual([]);
     check.close();
   });
 

@@ -20,6 +20,7 @@ import { type CommitAggregates, encodeBatch, prepareEventWriter } from './sqlite
 import { type ReadValues, type SqliteReader, startSqliteReader } from './sqlite-reader.js';
 import { startSqliteWriter } from './sqlite-writer.js';
 import { StoreError } from '../store-error.js';
+import { createSqliteAccounts } from './sqlite-accounts.js';
 
 interface EventDbRow {
   event_id: string;
@@ -271,9 +272,13 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     { refreshNext: (beforeDay, skip) => (use(), (refreshRollup as RefreshNext)(beforeDay, skip)), aggregates: true },
   );
 
+  // Accounts, sign-in sessions and shared links (sqlite-accounts.ts), on this thread's connection.
+  const accounts = createSqliteAccounts(() => use().db);
+
   return {
     kind: 'sqlite',
     reports,
+    ...accounts,
 
     init() {
       if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
