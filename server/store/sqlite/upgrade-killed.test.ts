@@ -16,7 +16,7 @@ import { createSqliteStore } from './sqlite-store.js';
  * (6) holding enough events that the first open's work takes a while (the migration copy, the
  * `country` column, the rollups' marks and the aggregates built from every event) is opened by the
  * current store in a child process, which is SIGKILLed at a different point each time. What is
- * left must hold every event, be at version 6 or 7 and nothing between, open, and report what the
+ * left must hold every event, be at version 6 or the current one and nothing between, open, and report what the
  * events say.
  */
 
@@ -157,7 +157,7 @@ afterAll(() => {
 
 describe('upgrading a SQLite database of version 6 in a process killed part-way', () => {
   it.each(KILL_AFTER_MS)(
-    'killed %i ms into init(): every event kept, version 6 or 7, init() completes, reports equal the events',
+    'killed %i ms into init(): every event kept, version 6 or the current one, init() completes, reports equal the events',
     async (killAfterMs) => {
       const path = join(dir, `killed-${killAfterMs}.db`);
       copyFileSync(template, path);
