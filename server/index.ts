@@ -31,3 +31,4 @@ export type {
 export { createJsonLogger, silentLogger } from './logger.js';
 export type { LogFields, LogLevel, Logger } from './logger.js';
 export { generateKey, hashKey } from './api-keys.js';
+export type { Account, AccountChanges, AccountRole, AccountSession, AccountStore, SharedLink, SignedInAccount } from './store/account-store.js';

@@ -46,3 +46,4 @@ export { createSqliteStore } from './sqlite/sqlite-store.js';
 export type { SqliteStoreOptions } from './sqlite/sqlite-store-options.js';
 export { StoreError, isStoreError } from './store-error.js';
 export type { StoreErrorCode } from './store-error.js';
+export type { Account, AccountChanges, AccountRole, AccountSession, AccountStore, SharedLink, SignedInAccount } from './account-store.js';
