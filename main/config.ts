@@ -60,7 +60,10 @@ export interface AnalyticsConfig {
   enableAutoPageTracking?: boolean;
   /** Send page timings once the page has loaded. @default false */
   enablePerformanceTracking?: boolean;
-  /** Send clicks (and sampled hovers) with their coordinates. @default false */
+  /**
+   * Send clicks (and sampled hovers) with their coordinates, and the frustration signals of clicks:
+   * `rage_click`, `dead_click`, `error_click`. @default false
+   */
   enableHeatmapTracking?: boolean;
   /** Record the session with rrweb from start. @default false */
   enableSessionRecording?: boolean;

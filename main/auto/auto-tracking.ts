@@ -2,7 +2,8 @@
  * The automatic features behind their flags (each sends data only when its flag is on; the events
  * are in docs/decisions.md, "Wire mapping of every client call"): uncaught errors and unhandled
  * rejections (`error`, `auto/error-tracking.ts`), clicks and resting hovers (`click`, `hover`,
- * `auto/heatmap.ts`), and page timings (`performance`, once per page, `auto/performance.ts`). This
+ * `auto/heatmap.ts`) with the frustration signals of clicks (`rage_click`, `dead_click`,
+ * `error_click`, `auto/frustration-signals.ts`), and page timings (`performance`, once per page, `auto/performance.ts`). This
  * module is the entry of a lazy chunk, imported only when a flag is on, so the facade's bundle
  * carries none of it. Errors in the moments before the chunk arrives are not seen; page timings are
  * (their observers are buffered).
@@ -11,18 +12,24 @@ import type { EventProperties } from '../../protocol/event-model/analytics-event
 import type { ResolvedConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { trackErrors } from './error-tracking.js';
+import { trackFrustration } from './frustration-signals.js';
 import { trackHeatmap } from './heatmap.js';
 import { markInternal } from './internal-error.js';
 import { trackPerformance } from './performance.js';
 import { createRemovers } from './removers.js';
 
 export { MAX_ERRORS_PER_MINUTE, MAX_ERRORS_PER_PAGE, MAX_SAME_ERROR_PER_MINUTE } from './error-tracking.js';
+export { CLICK_WINDOW_MS, MAX_SIGNALS_PER_MINUTE, RAGE_CLICKS, RAGE_WINDOW_MS } from './frustration-signals.js';
 export { HOVER_REST_MS, MAX_HOVERS_PER_MINUTE } from './heatmap.js';
 export { PERFORMANCE_SETTLE_MS } from './performance.js';
 export { selectorOf } from './selector.js';
 
-/** The flags that choose the features (the client's resolved config will do). */
-export type AutoTrackingOptions = Pick<ResolvedConfig, 'enableErrorTracking' | 'enableHeatmapTracking' | 'enablePerformanceTracking'>;
+/**
+ * The flags that choose the features, and the endpoint, whose requests are the library's own (the
+ * client's resolved config will do).
+ */
+export type AutoTrackingOptions = Pick<ResolvedConfig, 'enableErrorTracking' | 'enableHeatmapTracking' | 'enablePerformanceTracking'> &
+  Partial<Pick<ResolvedConfig, 'endpoint'>>;
 
 /** How the features send: the facade's `track()` funnel (properties are cleaned there). */
 export type AutoSend = (event: string, properties: EventProperties) => void;
@@ -50,6 +57,7 @@ export function startAutoTracking(
   };
   start(options.enableErrorTracking, 'error tracking', () => trackErrors(win, { send, now, log }));
   start(options.enableHeatmapTracking, 'heatmap tracking', () => trackHeatmap(win, { send, now, log }));
+  start(options.enableHeatmapTracking, 'frustration signals', () => trackFrustration(win, { send, now, log, ownUrl: options.endpoint }));
   start(options.enablePerformanceTracking, 'performance tracking', () => trackPerformance(win, { send, log }));
   return r.stop;
 }

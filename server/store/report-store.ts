@@ -4,7 +4,11 @@
  * (`report-store.contract.ts`) checks both against direct counts.
  */
 
+import { FRUSTRATION_SIGNALS, type FrustrationSignal } from '../../protocol/frustration-signals.js';
 import { FILTER_DIMENSIONS, type FilterDimension } from '../../protocol/report-dimensions.js';
+
+/** The frustration signals' event types (defined with the wire contract). */
+export { FRUSTRATION_SIGNALS, type FrustrationSignal };
 
 /** Dimensions a report can group by or filter on, by their parameter name (defined with the wire contract). */
 export { FILTER_DIMENSIONS, type FilterDimension };
@@ -79,6 +83,7 @@ export const BUILT_IN_EVENT_TYPES: readonly string[] = [
   'performance',
   'click',
   'hover',
+  ...FRUSTRATION_SIGNALS,
   'form_field_change',
   'form_submit',
 ];
@@ -156,6 +161,27 @@ export interface ErrorGroup {
   lastStack: string | null;
 }
 
+/** Most session ids listed per element of the frustration report. */
+export const FRUSTRATION_SESSION_IDS = 5;
+
+/** One element's frustration signal on one page. */
+export interface FrustrationRow {
+  signal: FrustrationSignal;
+  /** `properties.selector` of the events; empty when they had none. */
+  selector: string;
+  /** The page's path (the events' `path` column); empty when they had none. */
+  path: string;
+  /** Events of this signal, element and page. */
+  count: number;
+  /** Distinct sessions among them (exact). */
+  sessions: number;
+  /**
+   * Up to {@link FRUSTRATION_SESSION_IDS} of those sessions, the one with the latest signal first
+   * (ties by id in byte order): where a replay shows it.
+   */
+  sessionIds: string[];
+}
+
 /** A funnel step: an event type, or a page view of a path. */
 export interface FunnelStepSpec {
   kind: 'event' | 'page';
@@ -201,6 +227,11 @@ export interface ReportStore {
   funnel(query: ReportQuery, steps: readonly FunnelStepSpec[]): Promise<number[]>;
   /** Experiments with exposures in the range, the most exposed visitors first, then by name (byte order). */
   experiments(query: ReportQuery, limit: number): Promise<ExperimentSummary[]>;
+  /**
+   * The `limit` elements with the most events of each frustration signal, by selector and page:
+   * signals in byte order, then most events first, ties by selector and path in byte order.
+   */
+  frustration(query: ReportQuery, limit: number): Promise<FrustrationRow[]>;
   /** Variants in byte order. */
   experiment(query: ReportQuery, experiment: string, conversion: string | null): Promise<VariantResult[]>;
 }

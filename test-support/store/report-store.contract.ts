@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { useStore, type MakeStore } from './event-store.contract-support.js';
 import type { EventDimensions, StoredEvent } from '../../server/store/event-store.js';
 import { T0 as UNALIGNED_T0, makeEvent } from './event-store.fixtures.js';
-import type { ReportQuery } from '../../server/store/report-store.js';
+import { FRUSTRATION_SESSION_IDS, type FrustrationRow, type ReportQuery } from '../../server/store/report-store.js';
+import { expectedFrustration, frustrationFixture } from './frustration-fixture.js';
 
 /*
  * The rules of the reports (`report-store.ts`) on hand-made rows, run against every store: edge
@@ -238,6 +239,62 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
         { experiment: 'a', visitors: 1 },
       ]);
       expect(await ctx.store.reports.experiments(query(), 1)).toEqual([{ experiment: 'b', visitors: 2 }]);
+    });
+
+    it('lists the elements of each frustration signal by events, ties by selector and page in byte order, with their latest sessions', async () => {
+      const signal = (eventType: string, selector: string | null, path: string | null, session: string | null, t: number, isBot = false) =>
+        event({ eventType, timestamp: T0 + t, sessionId: session, isBot, properties: selector === null ? {} : { selector }, d: { path } });
+      await write([
+        signal('rage_click', '#pay', '/cart', 's1', 1),
+        signal('rage_click', '#pay', '/cart', 's2', 5),
+        signal('rage_click', '#pay', '/cart', 's1', 2),
+        signal('rage_click', '#pay', '/cart', 's3', 5),
+        signal('rage_click', 'B', '/cart', 's1', 3),
+        signal('rage_click', 'a', '/cart', 's1', 3),
+        signal('rage_click', '#pay', '/other', null, 4),
+        signal('dead_click', null, null, 's9', 6),
+        signal('dead_click', '#x', '/cart', 's9', 7, true),
+        signal('error_click', '#save', '/cart', 's4', -5),
+        signal('click', '#pay', '/cart', 's5', 8),
+      ]);
+      const rows = await ctx.store.reports.frustration(query(), 10);
+      expect(rows).toEqual<FrustrationRow[]>([
+        { signal: 'dead_click', selector: '', path: '', count: 1, sessions: 1, sessionIds: ['s9'] },
+        { signal: 'rage_click', selector: '#pay', path: '/cart', count: 4, sessions: 3, sessionIds: ['s2', 's3', 's1'] },
+        { signal: 'rage_click', selector: '#pay', path: '/other', count: 1, sessions: 0, sessionIds: [] },
+        { signal: 'rage_click', selector: 'B', path: '/cart', count: 1, sessions: 1, sessionIds: ['s1'] },
+        { signal: 'rage_click', selector: 'a', path: '/cart', count: 1, sessions: 1, sessionIds: ['s1'] },
+      ]);
+      expect((await ctx.store.reports.frustration(query(), 1)).map((r) => [r.signal, r.selector, r.path])).toEqual([
+        ['dead_click', '', ''],
+        ['rage_click', '#pay', '/cart'],
+      ]);
+      expect((await ctx.store.reports.frustration(query({ includeBots: true, filters: { page: '/cart' } }), 10)).map((r) => [r.signal, r.selector, r.count])).toEqual([
+        ['dead_click', '#x', 1],
+        ['rage_click', '#pay', 4],
+        ['rage_click', 'B', 1],
+        ['rage_click', 'a', 1],
+      ]);
+    });
+
+    it('counts the frustration signals of generated events as a direct count of the same rows does, over every range, filter and limit', async () => {
+      const fixture = frustrationFixture(ctx.projectId, T0, 1000, 20260101);
+      await write(fixture);
+      const ranges = [
+        { from: T0, to: T0 + DAY_MS },
+        { from: T0 + 3_600_000, to: T0 + 5 * 3_600_000 },
+      ];
+      for (const range of ranges) {
+        for (const filters of [{}, { page: '/cart' }, { browser: 'Firefox' }]) {
+          for (const includeBots of [false, true]) {
+            for (const limit of [1, 3, 100]) {
+              const q = query({ ...range, filters, includeBots });
+              const label = JSON.stringify({ range, filters, includeBots, limit });
+              expect(await ctx.store.reports.frustration(q, limit), label).toEqual(expectedFrustration(fixture, q, limit, FRUSTRATION_SESSION_IDS));
+            }
+          }
+        }
+      }
     });
   });
 }

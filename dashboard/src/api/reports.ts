@@ -8,6 +8,7 @@ import type {
   ExperimentAnswer,
   ExperimentsAnswer,
   EventsAnswer,
+  FrustrationAnswer,
   FunnelAnswer,
   LiveAnswer,
   RecordingAnswer,
@@ -46,6 +47,10 @@ export const sessionStats = (api: ApiClient, q: ReportQuery, signal?: AbortSigna
 export const vitals = (api: ApiClient, q: ReportQuery, signal?: AbortSignal) => api.get<VitalsAnswer>('reports/vitals', { ...common(q), limit: 50 }, signal);
 
 export const errors = (api: ApiClient, q: ReportQuery, signal?: AbortSignal) => api.get<ErrorsAnswer>('reports/errors', { ...common(q), limit: 50 }, signal);
+
+/** The elements with the most rage, dead and error clicks, `limit` per signal, with their latest sessions. */
+export const frustration = (api: ApiClient, q: ReportQuery, limit: number, signal?: AbortSignal) =>
+  api.get<FrustrationAnswer>('reports/frustration', { ...common(q), limit }, signal);
 
 export const funnel = (api: ApiClient, q: ReportQuery, steps: readonly FunnelStep[], signal?: AbortSignal) =>
   api.get<FunnelAnswer>('reports/funnel', { ...common(q), step: steps.map(stepParam) }, signal);

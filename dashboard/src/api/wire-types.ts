@@ -5,6 +5,8 @@
  * its own internal types, and the dashboard imports nothing from server/ (scripts/import-rules.test.ts).
  */
 
+import type { FrustrationSignal } from '../../../protocol/frustration-signals.js';
+
 /** Counts over a range or one bucket of it. */
 export interface WireTotals {
   events: number;
@@ -88,6 +90,21 @@ export interface ErrorGroup {
 /** `GET /api/v1/reports/errors`. */
 export interface ErrorsAnswer {
   errors: ErrorGroup[];
+}
+
+/** One element of a frustration signal, on one page. */
+export interface FrustrationElement {
+  selector: string;
+  page: string;
+  count: number;
+  sessions: number;
+  /** The latest few of those sessions, latest first: replays that show the signal. */
+  session_ids: string[];
+}
+
+/** `GET /api/v1/reports/frustration`: every signal, an empty list for one without events. */
+export interface FrustrationAnswer {
+  signals: Record<FrustrationSignal, FrustrationElement[]>;
 }
 
 /** One step of a funnel's answer. */

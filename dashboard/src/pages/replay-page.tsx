@@ -60,7 +60,14 @@ export function ReplayPage({ sessionId }: { sessionId: string }): ReactNode {
       </div>
       <div className="replay-layout">
         <Panel title="Replay" resource={recording} testId="replay">
-          {(r) => <ReplayPlayer recording={r} onReady={onReady} onTime={setNow} />}
+          {(r) => (
+            <ReplayPlayer
+              recording={r}
+              onReady={onReady}
+              onTime={setNow}
+              events={events.state === 'ready' ? events.value : undefined}
+            />
+          )}
         </Panel>
         <div className="replay-side-column">
           <div className="tabs" role="tablist" aria-label="Beside the replay">

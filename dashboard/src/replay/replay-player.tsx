@@ -1,12 +1,15 @@
 /**
  * One session's recording in rrweb-player: its timeline (click or drag to scrub), play and pause,
  * speed (1×–8×) and skip-inactivity, from the player's own controller. `seekTo` moves it from
- * outside (an event chosen beside the player). The box has the recorder's block class, so a
- * recording made of the dashboard does not record the replay.
+ * outside (an event chosen beside the player); the session's errors are marks on the timeline
+ * (`timeline-marks.tsx`) that jump there. The box has the recorder's block class, so a recording
+ * made of the dashboard does not record the replay.
  */
-import { type ReactNode, useEffect, useRef, useState } from 'react';
-import type { RecordingAnswer } from '../api/wire-types.js';
+import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
+import type { RecordingAnswer, WireEvent } from '../api/wire-types.js';
 import { formatClock, messageOf } from '../lib/format.js';
+import { errorMarks } from './error-marks.js';
+import { TimelineMarks, createMarksBox } from './timeline-marks.js';
 
 /** rrweb's event types the player needs before it can show anything. */
 const FULL_SNAPSHOT = 2;
@@ -26,6 +29,8 @@ interface ReplayPlayerProps {
   onReady?: (handle: PlayerHandle | null) => void;
   /** Receives the player's clock (ms from the start) as it moves, for the panels beside it. */
   onTime?: (ms: number) => void;
+  /** The session's events: its `error` events are marked on the timeline. */
+  events?: readonly WireEvent[];
 }
 
 /**
@@ -54,10 +59,19 @@ function nameControls(root: HTMLElement, totalMs: number): HTMLElement | null {
 }
 
 /** The player. */
-export function ReplayPlayer({ recording, onReady, onTime }: ReplayPlayerProps): ReactNode {
+export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents }: ReplayPlayerProps): ReactNode {
   const box = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
   const [time, setTime] = useState<{ now: number; total: number } | null>(null);
+  const [marksBox, setMarksBox] = useState<{ box: HTMLElement; total: number } | null>(null);
+  const total = marksBox?.total;
+  const marks = useMemo(() => {
+    if (sessionEvents === undefined || total === undefined) return [];
+    // The player's clock starts at the earliest recorded event.
+    let start = Infinity;
+    for (const e of recording.events) if (e.timestamp < start) start = e.timestamp;
+    return errorMarks(sessionEvents, start, total);
+  }, [sessionEvents, recording, total]);
 
   useEffect(() => {
     const events = recording.events;
@@ -68,6 +82,7 @@ export function ReplayPlayer({ recording, onReady, onTime }: ReplayPlayerProps):
     let player: Instance | null = null;
     let cancelled = false;
     let ticker: ReturnType<typeof setInterval> | undefined;
+    let removeMarks: (() => void) | undefined;
     const meta = events.find((e) => e.type === META)?.data as { width?: number; height?: number } | undefined;
     import('./load-player.js')
       .then(({ RrwebPlayer }) => {
@@ -102,7 +117,13 @@ export function ReplayPlayer({ recording, onReady, onTime }: ReplayPlayerProps):
           timeline?.setAttribute('aria-valuenow', String(Math.round(now)));
           timeline?.setAttribute('aria-valuetext', `${formatClock(now)} of ${formatClock(total)}`);
         }, 250);
-        onReady?.({ seek: (offset) => p.goto(Math.max(0, Math.min(total, offset)), true) });
+        const seek = (offset: number) => p.goto(Math.max(0, Math.min(total, offset)), true);
+        if (timeline !== null) {
+          const marks = createMarksBox(timeline, seek);
+          removeMarks = marks.remove;
+          setMarksBox({ box: marks.box, total });
+        }
+        onReady?.({ seek });
       })
       .catch((e: unknown) => {
         if (!cancelled) setError(messageOf(e));
@@ -110,6 +131,8 @@ export function ReplayPlayer({ recording, onReady, onTime }: ReplayPlayerProps):
     return () => {
       cancelled = true;
       clearInterval(ticker);
+      setMarksBox(null);
+      removeMarks?.();
       onReady?.(null);
       // A Svelte component; its typings name svelte, which is not installed.
       (player as { $destroy?: () => void } | null)?.$destroy?.();
@@ -124,6 +147,7 @@ export function ReplayPlayer({ recording, onReady, onTime }: ReplayPlayerProps):
         </p>
       )}
       <div ref={box} className="player-box sa-block" data-testid="replay-frame" />
+      {marksBox !== null && <TimelineMarks marks={marks} totalMs={marksBox.total} container={marksBox.box} />}
       {time !== null && (
         <p className="muted small" data-testid="replay-time" data-ms={Math.round(time.now)} data-total-ms={Math.round(time.total)}>
           {formatClock(time.now)} / {formatClock(time.total)}

@@ -1,6 +1,8 @@
 import type {
   ErrorGroup,
   ExperimentSummary,
+  FrustrationRow,
+  FrustrationSignal,
   FunnelStepSpec,
   PageVitals,
   ReportQuery,
@@ -11,7 +13,15 @@ import type {
   Totals,
   VariantResult,
 } from '../report-store.js';
-import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, PAGE_TOP_DIMENSIONS, VITAL_PROPERTIES, filterColumns } from '../report-store.js';
+import {
+  BUILT_IN_EVENT_TYPES,
+  DIMENSION_COLUMNS,
+  FRUSTRATION_SESSION_IDS,
+  FRUSTRATION_SIGNALS,
+  PAGE_TOP_DIMENSIONS,
+  VITAL_PROPERTIES,
+  filterColumns,
+} from '../report-store.js';
 import { timeBound } from '../shared/cursor.js';
 import type { ClickHouseTables } from './clickhouse-schema.js';
 import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transport.js';
@@ -228,6 +238,33 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
         b,
       );
       return rows.map((row) => ({ experiment: String(row.name), visitors: num(row.visitors) }));
+    },
+
+    async frustration(q, limit): Promise<FrustrationRow[]> {
+      const b = new Bind();
+      // Per session first (its events and latest signal), then per element and page: the sessions
+      // are counted exactly, and the latest few kept in order (latest first, ties by id).
+      const rows = await run(
+        `SELECT signal, selector, page, sum(c) AS n, countIf(isNotNull(sid)) AS sessions,
+           arraySlice(arrayMap(x -> x.2, arraySort(x -> (-x.1, x.2), groupArrayIf((last, assumeNotNull(sid)), isNotNull(sid)))), 1, ${FRUSTRATION_SESSION_IDS}) AS ids
+         FROM (
+           SELECT event_type AS signal, coalesce(${textProperty('selector')}, '') AS selector, coalesce(path, '') AS page,
+             session_id AS sid, count() AS c, max(timestamp) AS last
+           FROM ${events} WHERE ${where(q, b)} AND event_type IN ${b.add(FRUSTRATION_SIGNALS, 'Array(String)')}
+           GROUP BY signal, selector, page, sid)
+         GROUP BY signal, selector, page
+         ORDER BY signal, n DESC, selector, page
+         LIMIT ${limitOf(limit)} BY signal`,
+        b,
+      );
+      return rows.map((row) => ({
+        signal: String(row.signal) as FrustrationSignal,
+        selector: String(row.selector),
+        path: String(row.page),
+        count: num(row.n),
+        sessions: num(row.sessions),
+        sessionIds: Array.isArray(row.ids) ? row.ids.map(String) : [],
+      }));
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {

@@ -2,6 +2,7 @@ import type {
   ErrorGroup,
   ExperimentSummary,
   FilterDimension,
+  FrustrationRow,
   PageVitals,
   ReportQuery,
   ReportStore,
@@ -28,6 +29,7 @@ import {
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
+import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
 import { createAggregateReports } from '../aggregates/aggregate-queries.js';
@@ -324,6 +326,11 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
         v.list,
       );
       return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
+    },
+
+    async frustration(q, limit): Promise<FrustrationRow[]> {
+      const v = new Values(dialect);
+      return frustrationRows(await run(frustrationSql(dialect, v, where(q, v), limit), v.list));
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {
