@@ -10,6 +10,9 @@ import { createFakeFetch } from '../../test-support/worker/delivery-fakes.js';
 import { type FakeWorker, beaconEvents, beaconSenderReady, endOfTask, fakeWorkers } from '../../test-support/client/facade-fakes.js';
 import { createDeferredRequest } from './deferred-request.js';
 
+/** How long a waitFor below may wait for the client's asynchronous hand-overs: generous, as the full test run keeps both cores busy (a bound, not a speed requirement). */
+const HAND_OVER = { timeout: 10_000 };
+
 interface Armed {
   url: string;
   events: string[];
@@ -81,7 +84,7 @@ describe('the deferred request (fetchLater)', () => {
     await beaconSenderReady();
     expect(configs).toEqual([expect.objectContaining({ deferredUnload: true })]);
     for (const name of ['a', 'b', 'c']) analytics.track(name);
-    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a', 'b', 'c']));
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a', 'b', 'c']), HAND_OVER);
     const url = new URL(later.live()[0]!.url);
     expect(url.origin + url.pathname).toBe('https://analytics.test/api/v1/events/batch');
     expect(url.searchParams.get('api_key')).toBe('key_1');
@@ -97,9 +100,9 @@ describe('the deferred request (fetchLater)', () => {
     const { analytics, beaconed } = setup();
     await beaconSenderReady();
     analytics.track('a');
-    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a']));
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a']), HAND_OVER);
     analytics.track('b');
-    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a', 'b']));
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a', 'b']), HAND_OVER);
     expect(later.armed).toHaveLength(2);
     expect(later.armed[0]!.signal.aborted).toBe(true);
     expect(later.live()).toHaveLength(1);
@@ -112,7 +115,7 @@ describe('the deferred request (fetchLater)', () => {
     const { analytics, beaconed } = setup();
     await beaconSenderReady();
     analytics.track('a');
-    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a']));
+    await vi.waitFor(() => expect(later.live()[0]?.events).toEqual(['a']), HAND_OVER);
     analytics.track('b');
     await endOfTask(); // posted; the core's rebuild waits for its interval
     window.dispatchEvent(new Event('pagehide'));
@@ -124,7 +127,7 @@ describe('the deferred request (fetchLater)', () => {
     const { analytics } = setup();
     await beaconSenderReady();
     analytics.track('a');
-    await vi.waitFor(() => expect(later.live()).toHaveLength(1));
+    await vi.waitFor(() => expect(later.live()).toHaveLength(1), HAND_OVER);
     await analytics.clearQueue();
     expect(later.live()).toEqual([]);
   });
@@ -134,7 +137,7 @@ describe('the deferred request (fetchLater)', () => {
     const { analytics } = setup();
     await beaconSenderReady();
     analytics.track('a');
-    await vi.waitFor(() => expect(later.live()).toHaveLength(1));
+    await vi.waitFor(() => expect(later.live()).toHaveLength(1), HAND_OVER);
     await analytics.shutdown(0);
     expect(later.live()).toEqual([]);
   });
@@ -144,13 +147,13 @@ describe('the deferred request (fetchLater)', () => {
     const { analytics, workers, beaconed } = setup();
     await beaconSenderReady();
     analytics.track('a');
-    await vi.waitFor(() => expect(later.live()).toHaveLength(1));
+    await vi.waitFor(() => expect(later.live()).toHaveLength(1), HAND_OVER);
     workers.created[0]!.fail();
-    await vi.waitFor(() => expect(later.armed).toHaveLength(2)); // the replay, armed by the next worker
+    await vi.waitFor(() => expect(later.armed).toHaveLength(2), HAND_OVER); // the replay, armed by the next worker
     expect(later.live()).toHaveLength(1);
     expect(later.live()[0]).toBe(later.armed[1]);
     workers.created[1]!.fail();
-    await vi.waitFor(async () => expect((await analytics.getDeliveryStats()).mode).toBe('in-process'));
+    await vi.waitFor(async () => expect((await analytics.getDeliveryStats()).mode).toBe('in-process'), HAND_OVER);
     expect(later.live()).toEqual([]);
     window.dispatchEvent(new Event('pagehide'));
     expect(beaconed()).toEqual(['a']);
@@ -162,7 +165,7 @@ describe('the deferred request (fetchLater)', () => {
     await beaconSenderReady();
     analytics.track('a');
     analytics.track('b');
-    await vi.waitFor(() => expect(scope.fetchLater).toHaveBeenCalled());
+    await vi.waitFor(() => expect(scope.fetchLater).toHaveBeenCalled(), HAND_OVER);
     window.dispatchEvent(new Event('pagehide'));
     expect(beaconed()).toEqual(['a', 'b']);
   });
@@ -174,7 +177,7 @@ describe('the deferred request (fetchLater)', () => {
     const early = Array.from({ length: 25 }, (_, i) => `e${i}`);
     for (const name of early) analytics.track(name);
     // While nothing is held the core builds the body before it sends: a request means it was posted.
-    await vi.waitFor(() => expect(server.requests.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(server.requests.length).toBeGreaterThan(0), HAND_OVER);
     await endOfTask();
     analytics.track('late');
     await endOfTask();
@@ -196,10 +199,10 @@ describe('the deferred request (fetchLater)', () => {
     const early = Array.from({ length: 45 }, (_, i) => `e${i}`);
     for (const name of early) analytics.track(name);
     // The body of all 45 is held, then two batches of 20 go and are acknowledged; 5 wait.
-    await vi.waitFor(() => expect(server.requests).toHaveLength(2));
+    await vi.waitFor(() => expect(server.requests).toHaveLength(2), HAND_OVER);
     server.state.hold = false;
     server.release();
-    await vi.waitFor(() => expect(analytics.getQueueSize()).toBe(5));
+    await vi.waitFor(() => expect(analytics.getQueueSize()).toBe(5), HAND_OVER);
     await endOfTask();
     window.dispatchEvent(new Event('pagehide'));
     expect(beaconed()).toEqual(early.slice(40));
@@ -210,7 +213,7 @@ describe('the deferred request (fetchLater)', () => {
     await beaconSenderReady();
     const early = Array.from({ length: 25 }, (_, i) => `e${i}`);
     for (const name of early) analytics.track(name);
-    await vi.waitFor(() => expect(server.requests.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(server.requests.length).toBeGreaterThan(0), HAND_OVER);
     await endOfTask();
     sendBeacon.mockImplementationOnce(() => false);
     window.dispatchEvent(new Event('pagehide'));
