@@ -17,7 +17,7 @@ describe('npm start (scripts/start.mjs)', () => {
         (error: { code?: number; stdout?: string; stderr?: string }) => error,
       );
       expect(failed?.code).toBe(1);
-      expect(failed?.stderr).toBe(`Port ${port} on 127.0.0.1 is in use: stop what listens there, or start on another port: SA_PORT=${port + 1} npm start\n`);
+      expect(failed?.stderr).toBe(`Port ${port} on 127.0.0.1 is in use: stop what listens there, or start on another port: npm start -- --port ${port + 1} (or SA_PORT=${port + 1} npm start).\n`);
       expect(failed?.stdout).toBe('');
     } finally {
       holder.close();
