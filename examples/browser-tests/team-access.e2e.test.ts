@@ -152,7 +152,7 @@ describe('team access in the dashboard, in Chromium', () => {
     p.once('dialog', (dialog) => void dialog.accept());
     await p.getByLabel('User id to erase').fill('erase-me');
     await p.getByRole('button', { name: 'Erase user' }).click();
-    await expect.poll(() => p.getByTestId('erase-result').textContent()).toBe('Erased 1 events and 0 recording chunks of erase-me.');
+    await expect.poll(() => p.getByTestId('erase-result').textContent()).toBe('Erased 1 event and 0 recording chunks of erase-me.');
     expect(await storedUsers()).toEqual(['keep-me']);
   });
 
