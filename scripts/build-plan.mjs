@@ -13,10 +13,14 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Vite's command line, run with this node: no shell and no node_modules/.bin needed. */
+const VITE = join(dirname(createRequire(join(ROOT, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js');
 
 /** What every build reads besides its own folders: the dependencies and the compiler settings. */
 const SHARED = ['package.json', 'package-lock.json', 'tsconfig.json', 'scripts/build-plan.mjs'];
@@ -33,7 +37,7 @@ export const BUILDS = [
     name: 'dashboard',
     inputs: [...SHARED, 'dashboard', 'protocol'],
     outputs: ['packages/service-analytics-server/dist/dashboard/index.html'],
-    command: ['npm', 'run', '--silent', 'build:dashboard'],
+    command: [process.execPath, VITE, 'build', '--config', 'dashboard/vite.config.ts'],
   },
   {
     name: 'client',
@@ -46,7 +50,7 @@ export const BUILDS = [
     inputs: [...SHARED, 'examples/app'],
     after: ['client'],
     outputs: ['dist/example/index.html'],
-    command: ['npm', 'run', '--silent', 'build:example'],
+    command: [process.execPath, VITE, 'build', '--config', 'examples/app/vite.config.ts'],
   },
 ];
 
@@ -132,7 +136,7 @@ export function runBuilds(root, builds, options = {}) {
     const stamp = stampPath(root, build.name);
     // Gone before the build starts: a build stopped halfway is not taken for a finished one.
     rmSync(stamp, { force: true });
-    log(`Building the ${build.name} (its sources changed since its last build, or it has none)…`);
+    log(`Building the ${build.name}: its sources changed since its last build, or it was never built.`);
     const [command, ...args] = build.command;
     if (command === undefined) throw new Error(`build ${build.name} has no command`);
     const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', options.outputToStderr ? 2 : 'inherit', 'inherit'] });

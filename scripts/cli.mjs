@@ -11,7 +11,7 @@ import { BUILDS, ROOT, runBuilds } from './build-plan.mjs';
 
 const cli = join(ROOT, 'packages/service-analytics-server/dist/cli.js');
 if (!existsSync(cli)) {
-  process.stderr.write('The server is not built yet in this clone: building it once (a minute or so).\n');
+  process.stderr.write('The server is not built yet in this clone: building it first.\n');
   runBuilds(
     ROOT,
     BUILDS.filter((build) => build.name === 'server' || build.name === 'dashboard'),
