@@ -1,39 +1,45 @@
 #!/usr/bin/env node
-// Writes the upgrade fixtures: for each SQLite schema version the server has had, a database made
-// by the version that introduced it, kept as a text dump (sqlite3's `.dump`) in
-// test-support/upgrades/fixtures/, with what that version answered about it beside the dump.
-// server/upgrade-fixtures.test.ts loads each dump into a fresh file, opens it with the current
-// server (the upgrade runs) and compares.
+// Writes the upgrade fixtures: for each SQLite and PostgreSQL schema version the server has had, a
+// database made by the version that introduced it, kept as a text dump in
+// test-support/upgrades/fixtures/ (sqlite3's `.dump`; `pg_dump --inserts`), with what that version
+// answered about it beside the dump. server/upgrade-fixtures.test.ts loads each dump into a fresh
+// database, opens it with the current server (the upgrade runs) and compares.
 //
-//   node scripts/schema-fixtures.mjs              every version
-//   node scripts/schema-fixtures.mjs 4 9          only these versions
+//   node scripts/schema-fixtures.mjs                    every version of both stores
+//   node scripts/schema-fixtures.mjs sqlite 4 9         only these versions of one store
 //
-// For each version: the commit that introduced it (the first one whose
-// server/…/sqlite-schema.ts says `SQLITE_SCHEMA_VERSION = N`) is exported with `git archive` into
+// For each version: the commit that introduced it (the first one whose schema file says
+// `SQLITE_SCHEMA_VERSION = N` or `POSTGRES_SCHEMA_VERSION = N`) is exported with `git archive` into
 // a temporary folder (the repository's own checkout is left alone), its CLI bundled with esbuild
 // (npm packages from this checkout's node_modules), and run as a user runs it: `project create`,
 // `start`, one batch of events and one recording through the HTTP API, the read API and (from
 // version 5, which has them) the reports read back, SIGTERM, then `sqlite3 FILE .dump` (and the
-// schema version, `PRAGMA user_version`, which `.dump` leaves out).
+// schema version, `PRAGMA user_version`, which `.dump` leaves out) or `pg_dump --inserts` of a
+// database of its own on a PostgreSQL server this script starts for the run
+// (test-support/postgres-server.ts).
 //
 // The versions before 6 read bodies with koa-bodyparser, which this checkout no longer installs;
 // for them a reader of plain-text bodies stands in for it (the script sends nothing else: no
 // compression, no beacon form), which changes nothing the database holds.
 //
-// Needs git, the sqlite3 command line tool, and `npm install` done.
+// Needs git, the sqlite3 command line tool, PostgreSQL's server binaries and pg_dump, and `npm
+// install` done.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'test-support', 'upgrades', 'fixtures');
 
-/** The first commit whose SQLite schema file declares version `n`. */
-function commitOfVersion(n) {
-  const found = execFileSync('git', ['log', '--reverse', '--format=%H', '-S', `SQLITE_SCHEMA_VERSION = ${n};`, '--', 'server'], { cwd: ROOT, encoding: 'utf8' })
+/** The name of each store's schema version constant. */
+const VERSION_CONSTANT = { sqlite: 'SQLITE_SCHEMA_VERSION', postgres: 'POSTGRES_SCHEMA_VERSION' };
+
+/** The first commit whose schema file of `kind` declares version `n`. */
+function commitOfVersion(kind, n) {
+  const found = execFileSync('git', ['log', '--reverse', '--format=%H', '-S', `${VERSION_CONSTANT[kind]} = ${n};`, '--', 'server'], { cwd: ROOT, encoding: 'utf8' })
     .split('\n')
     .filter(Boolean);
   return found[0];
@@ -83,8 +89,8 @@ function runCli(cli, args, cwd) {
 }
 
 /** Starts `start` on an ephemeral port; resolves with the process and its address. */
-function startServer(cli, db, cwd) {
-  const child = spawn(process.execPath, [cli, 'start', '--db', db, '--port', '0', '--host', '127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+function startServer(cli, dbArgs, cwd) {
+  const child = spawn(process.execPath, [cli, 'start', ...dbArgs, '--port', '0', '--host', '127.0.0.1'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`the server did not start:\n${log}`)), 60_000);
@@ -143,19 +149,51 @@ async function bundleCli(dir) {
   return outfile;
 }
 
-async function makeFixture(version) {
-  const commit = commitOfVersion(version);
-  if (commit === undefined) throw new Error(`no commit declares SQLite schema version ${version}`);
-  const dir = mkdtempSync(join(tmpdir(), `sa-schema-v${version}-`));
+/**
+ * A PostgreSQL server for the run, started the way the tests start theirs; its module is bundled
+ * first, being TypeScript.
+ */
+async function startPostgresForRun(dir) {
+  const outfile = join(dir, 'postgres-server.mjs');
+  await build({ entryPoints: [join(ROOT, 'test-support', 'postgres-server.ts')], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'error' });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  const { startPostgres, findPostgresBinDir } = await import(pathToFileURL(outfile).href);
+  const server = await startPostgres();
+  const binDir = findPostgresBinDir();
+  return { server, pgDump: existsSync(join(binDir, 'pg_dump')) ? join(binDir, 'pg_dump') : 'pg_dump' };
+}
+
+/** A new, empty database on the run's PostgreSQL server; returns its URL. */
+async function createDatabase(postgres, name) {
+  const { default: pg } = await import(pathToFileURL(join(ROOT, 'node_modules', 'pg', 'lib', 'index.js')).href);
+  const client = new pg.Client({ connectionString: postgres.server.url });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(postgres.server.url);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function makeFixture(kind, version, postgres) {
+  const commit = commitOfVersion(kind, version);
+  if (commit === undefined) throw new Error(`no commit declares ${VERSION_CONSTANT[kind]} = ${version}`);
+  const dir = mkdtempSync(join(tmpdir(), `sa-schema-${kind}-v${version}-`));
   try {
     execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C "${dir}"`], { cwd: ROOT });
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     const cli = await bundleCli(dir);
-    const db = join(dir, 'data', 'analytics.db');
-    const created = JSON.parse(runCli(cli, ['project', 'create', '--name', `Schema ${version}`, '--json', '--db', db], dir));
+    const db = kind === 'sqlite' ? join(dir, 'data', 'analytics.db') : await createDatabase(postgres, `fixture_v${version}`);
+    // The flag every version takes for its database: --db for a file, --database-url for PostgreSQL.
+    const dbArgs = kind === 'sqlite' ? ['--db', db] : ['--database-url', db];
+    const created = JSON.parse(runCli(cli, ['project', 'create', '--name', `Schema ${version}`, '--json', ...dbArgs], dir));
     const writeKey = created.writeKey ?? created.apiKey;
     const { base, events, recording } = fixtureEvents(Date.now());
-    const server = await startServer(cli, db, dir);
+    const server = await startServer(cli, dbArgs, dir);
     let answers;
     try {
       const batch = await request(`${server.url}/api/v1/events/batch`, 'POST', writeKey, created.projectId, events);
@@ -186,21 +224,49 @@ async function makeFixture(version) {
       server.child.kill('SIGTERM');
       await new Promise((r) => server.child.once('exit', r));
     }
-    // `.dump` leaves out PRAGMA user_version, where the server keeps the schema version: without
-    // it, a loaded dump would look like a database the server never made.
-    const userVersion = execFileSync('sqlite3', [db, 'PRAGMA user_version;'], { encoding: 'utf8' }).trim();
-    const dump = `${execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })}PRAGMA user_version=${userVersion};\n`;
+    let dump;
+    if (kind === 'sqlite') {
+      // `.dump` leaves out PRAGMA user_version, where the server keeps the schema version: without
+      // it, a loaded dump would look like a database the server never made.
+      const userVersion = execFileSync('sqlite3', [db, 'PRAGMA user_version;'], { encoding: 'utf8' }).trim();
+      dump = `${execFileSync('sqlite3', [db, '.dump'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })}PRAGMA user_version=${userVersion};\n`;
+    } else {
+      // A fixed key for psql's \restrict lines (random by default), so that the same rows dumped
+      // again give the same text.
+      const restrictKey = execFileSync(postgres.pgDump, ['--help'], { encoding: 'utf8' }).includes('--restrict-key') ? ['--restrict-key=schemafixture'] : [];
+      dump = execFileSync(postgres.pgDump, ['--inserts', '--no-owner', '--no-privileges', ...restrictKey, db], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    }
     mkdirSync(OUT, { recursive: true });
-    writeFileSync(join(OUT, `sqlite-v${version}.sql`), dump);
-    const expected = { schemaVersion: version, commit, project: { id: created.projectId, readKey: created.readKey, writeKey }, sent: events.length, ...answers };
-    writeFileSync(join(OUT, `sqlite-v${version}.expected.json`), `${JSON.stringify(expected, null, 2)}\n`);
-    process.stdout.write(`schema ${version}: ${commit.slice(0, 10)}, ${answers.events.length} events, dump ${dump.length} bytes\n`);
+    writeFileSync(join(OUT, `${kind}-v${version}.sql`), dump);
+    const expected = { kind, schemaVersion: version, commit, project: { id: created.projectId, readKey: created.readKey, writeKey }, sent: events.length, ...answers };
+    writeFileSync(join(OUT, `${kind}-v${version}.expected.json`), `${JSON.stringify(expected, null, 2)}\n`);
+    process.stdout.write(`${kind} schema ${version}: ${commit.slice(0, 10)}, ${answers.events.length} events, dump ${dump.length} bytes\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const current = Number(/SQLITE_SCHEMA_VERSION = (\d+);/.exec(execFileSync('git', ['grep', '-h', 'SQLITE_SCHEMA_VERSION = ', 'HEAD', '--', 'server'], { cwd: ROOT, encoding: 'utf8' }))?.[1]);
-const asked = process.argv.slice(2).map(Number);
-const versions = asked.length > 0 ? asked : Array.from({ length: current }, (_, i) => i + 1);
-for (const version of versions) await makeFixture(version);
+/** The schema version of `kind` at this checkout's HEAD. */
+function currentVersion(kind) {
+  const text = execFileSync('git', ['grep', '-h', `${VERSION_CONSTANT[kind]} = `, 'HEAD', '--', 'server'], { cwd: ROOT, encoding: 'utf8' });
+  return Number(new RegExp(`${VERSION_CONSTANT[kind]} = (\\d+);`).exec(text)?.[1]);
+}
+
+const [askedKind, ...askedVersions] = process.argv.slice(2);
+const kinds = askedKind === undefined ? ['sqlite', 'postgres'] : [askedKind];
+if (!kinds.every((kind) => kind in VERSION_CONSTANT)) {
+  process.stderr.write('usage: node scripts/schema-fixtures.mjs [sqlite|postgres [VERSION…]]\n');
+  process.exit(2);
+}
+const runDir = mkdtempSync(join(tmpdir(), 'sa-schema-fixtures-'));
+let postgres;
+try {
+  if (kinds.includes('postgres')) postgres = await startPostgresForRun(runDir);
+  for (const kind of kinds) {
+    const versions = askedVersions.length > 0 ? askedVersions.map(Number) : Array.from({ length: currentVersion(kind) }, (_, i) => i + 1);
+    for (const version of versions) await makeFixture(kind, version, postgres);
+  }
+} finally {
+  await postgres?.server.stop();
+  rmSync(runDir, { recursive: true, force: true });
+}
