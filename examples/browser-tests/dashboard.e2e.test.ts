@@ -641,8 +641,8 @@ describe('the dashboard in Chromium', () => {
       expect(await player.getByText('skip inactive').count()).toBe(1);
       // Every control has an accessible name (the accessibility tree, as a screen reader gets it).
       const controls = await player.locator('.rr-controller').ariaSnapshot();
-      for (const named of ['button "Play or pause"', 'button "Full screen"', 'button "Speed 1x"', 'button "Speed 8x"', 'slider "Timeline"']) expect(controls).toContain(named);
-      expect(controls).not.toMatch(/- button(?! ")/);
+      for (const named of ['button "Play or pause"', 'button "Full screen"', 'button "Speed 1x"', 'button "Speed 8x"', 'checkbox "Skip inactive"', 'slider "Timeline"']) expect(controls).toContain(named);
+      expect(controls).not.toMatch(/- (button|checkbox|slider)(?! ")/);
       if (viewport === DESKTOP) {
         // At 8× it plays to its end; back at 1×, a click on the timeline a quarter in scrubs back there.
         await player.getByRole('button', { name: 'Speed 8x' }).click();
