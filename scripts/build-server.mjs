@@ -6,6 +6,11 @@
 //   types/**.d.ts   the entry's declarations (types/server/index.d.ts), from tsc
 //   dashboard/      the dashboard app (dashboard/), built by Vite, which `start` serves at /dashboard/
 //
+//   node scripts/build-server.mjs                  everything above (npm run build:server)
+//   node scripts/build-server.mjs --no-dashboard   all but dashboard/, which stays as it is (npm
+//                                                  start builds the dashboard on its own, when its
+//                                                  sources changed: scripts/build-plan.mjs)
+//
 // Its npm dependencies stay external: the package lists them. tsc emits a declaration for every
 // file the entry reaches, internals included; only those that the entry's declarations reach
 // through their own imports ship, so a user's compiler never loads a store's internals (which name
@@ -14,7 +19,7 @@
 import { build } from 'esbuild';
 import { build as viteBuild } from 'vite';
 import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -48,10 +53,12 @@ async function buildTypes(types) {
 }
 
 async function main() {
-  rmSync(outdir, { recursive: true, force: true });
+  const dashboard = !process.argv.includes('--no-dashboard');
+  if (dashboard) rmSync(outdir, { recursive: true, force: true });
+  else for (const entry of existsSync(outdir) ? readdirSync(outdir) : []) if (entry !== 'dashboard') rmSync(join(outdir, entry), { recursive: true, force: true });
   // tsc takes a few seconds; esbuild runs meanwhile.
   const [, , typeCount] = await Promise.all([
-    viteBuild({ configFile: join(root, 'dashboard/vite.config.ts'), logLevel: 'warn', build: { outDir: join(outdir, 'dashboard') } }),
+    dashboard && viteBuild({ configFile: join(root, 'dashboard/vite.config.ts'), logLevel: 'warn', build: { outDir: join(outdir, 'dashboard') } }),
     build({
       absWorkingDir: root,
       entryPoints: { cli: 'server/cli.ts', index: 'server/index.ts' },
@@ -67,7 +74,7 @@ async function main() {
     buildTypes(join(outdir, 'types')),
   ]);
   chmodSync(join(outdir, 'cli.js'), 0o755);
-  console.log(`built ${relative(root, outdir)} (cli.js, index.js, ${typeCount} declaration files in types/, dashboard/)`);
+  console.log(`built ${relative(root, outdir)} (cli.js, index.js, ${typeCount} declaration files in types/${dashboard ? ', dashboard/' : ''})`);
 }
 
 await main().catch((error) => {

@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// `npm run cli -- <command> [options]`: the `service-analytics-server` command in this repository,
-// where npm links no command for the workspace's own packages (`npx service-analytics-server`
-// works where the package was installed from the registry). Runs the built CLI, or says how to
-// build it.
+// The `service-analytics-server` command in a clone of this repository: the root package's `bin`,
+// so `npx service-analytics-server …` works after `npm install` (npm links no command of a
+// workspace package whose file does not exist yet, and the server package's is built). Runs the
+// built CLI, building the server and the dashboard first when they have not been built yet (their
+// progress on stderr; stdout stays the command's answer). `npm start` rebuilds what changed.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BUILDS, ROOT, runBuilds } from './build-plan.mjs';
 
-const cli = new URL('../packages/service-analytics-server/dist/cli.js', import.meta.url);
-if (existsSync(fileURLToPath(cli))) {
-  await import(cli.href);
-} else {
-  process.stderr.write('The server is not built yet: run `npm start` once (or `npm run build:server`), then `npm run cli -- …` again.\n');
-  process.exitCode = 1;
+const cli = join(ROOT, 'packages/service-analytics-server/dist/cli.js');
+if (!existsSync(cli)) {
+  process.stderr.write('The server is not built yet in this clone: building it first.\n');
+  runBuilds(
+    ROOT,
+    BUILDS.filter((build) => build.name === 'server' || build.name === 'dashboard'),
+    { log: (line) => process.stderr.write(`${line}\n`), outputToStderr: true },
+  );
 }
+await import(pathToFileURL(cli).href);

@@ -16,11 +16,7 @@
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots at desktop (1280×800) and phone (390×844)
  * widths there.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { countryFlag, countryName } from '../../dashboard/src/lib/country.js';
 import { formatCount, formatDuration, formatPercent, formatVital } from '../../dashboard/src/lib/format.js';
@@ -30,17 +26,14 @@ import { generateKey } from '../../server/api-keys.js';
 import { NO_STORE, contentSecurityPolicy } from '../../server/static-files.js';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
+import { DESKTOP, PHONE, dashboardBuild, postRecording, recordedPage, screenshot, signInWithReadKey, startDashboardServer } from '../../test-support/browser/dashboard-rig.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
 import { watchCspViolations } from '../../test-support/browser/csp-violations.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const SHOTS = process.env.SA_DASHBOARD_SCREENSHOTS;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36';
 const PHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
-let out: string;
 let server: TestServer;
 let browser: Browser;
 /** Content-Security-Policy violations reported since the last test ended. */
@@ -137,33 +130,8 @@ async function seed(now: number): Promise<string[]> {
   }
   // A recording of the first session: a page, then the mouse moving for a few seconds.
   const start = now - 200_000;
-  const snapshot = {
-    node: {
-      type: 0,
-      id: 1,
-      childNodes: [
-        { type: 1, id: 2, name: 'html', publicId: '', systemId: '' },
-        {
-          type: 2, id: 3, tagName: 'html', attributes: {}, childNodes: [
-            { type: 2, id: 4, tagName: 'head', attributes: {}, childNodes: [] },
-            { type: 2, id: 5, tagName: 'body', attributes: { style: 'font: 24px sans-serif; padding: 40px' }, childNodes: [{ type: 3, id: 6, textContent: 'Pricing: the recorded page' }] },
-          ],
-        },
-      ],
-    },
-    initialOffset: { left: 0, top: 0 },
-  };
-  const recorded = [
-    { type: 4, data: { href: 'https://shop.example/', width: 1024, height: 640 }, timestamp: start },
-    { type: 2, data: snapshot, timestamp: start + 10 },
-    ...Array.from({ length: 20 }, (_, i) => ({ type: 3, data: { source: 1, positions: [{ x: 40 + i * 20, y: 100 + i * 10, id: 5, timeOffset: 0 }] }, timestamp: start + 500 + i * 400 })),
-  ];
-  const rec = await fetch(`${server.url}/api/v1/sessions/${sessions[0]}/recordings`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `ApiKey ${server.project.writeKey}`, 'x-project-id': server.project.id },
-    body: JSON.stringify({ events: recorded, duration: 8.5, event_offset: 0, is_final: true, start_url: 'https://shop.example/' }),
-  });
-  expect(rec.status).toBe(200);
+  const recorded = recordedPage({ start, href: 'https://shop.example/', text: 'Pricing: the recorded page', firstMoveAt: 500 });
+  await postRecording(server, sessions[0]!, recorded, { durationMs: 8500, startUrl: 'https://shop.example/' });
   return sessions;
 }
 
@@ -174,13 +142,7 @@ async function api<T>(path: string): Promise<T> {
   return (await res.json()) as T;
 }
 
-async function shot(p: Page, name: string): Promise<void> {
-  if (SHOTS === undefined) return;
-  mkdirSync(SHOTS, { recursive: true });
-  // From the top: a full-page shot of a scrolled page draws the sticky bar in the middle.
-  await p.evaluate(() => window.scrollTo(0, 0));
-  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
+const shot = (p: Page, name: string): Promise<void> => screenshot(p, SHOTS, name);
 
 /** Waits until `read()` gives `expected` (panels load on their own), then asserts it, so a mismatch shows both. */
 async function expectShown(what: string, read: () => Promise<unknown>, expected: unknown): Promise<void> {
@@ -291,14 +253,13 @@ async function expectOverviewAsApi(p: Page, filters: Record<string, string> = {}
 /** Opens the server's root (redirected to the dashboard) and signs in with the read key. */
 async function signIn(viewport: { width: number; height: number }): Promise<Page> {
   const context = await newContext({ viewport });
-  const p = await context.newPage();
-  await p.goto(`${server.url}/`);
-  expect(new URL(p.url()).pathname).toBe('/dashboard/');
-  await p.getByLabel('Project id').fill(server.project.id);
-  await p.getByLabel('Read key').fill(server.project.readKey);
-  await shot(p, `sign-in-${viewport.width}`);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByTestId('stat-visitors').waitFor();
+  const p = await signInWithReadKey(context, server, {
+    url: `${server.url}/`,
+    beforeSubmit: async (signInPage) => {
+      expect(new URL(signInPage.url()).pathname).toBe('/dashboard/');
+      await shot(signInPage, `sign-in-${viewport.width}`);
+    },
+  });
   // The key is in this tab's sessionStorage, never in the address.
   expect(p.url()).not.toContain(server.project.readKey);
   return p;
@@ -307,9 +268,7 @@ async function signIn(viewport: { width: number; height: number }): Promise<Page
 let sessions: string[];
 
 beforeAll(async () => {
-  out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
-  await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
-  server = await startTestServer('sqlite', { dashboard: { root: out }, trustProxy: true });
+  server = await startDashboardServer({ trustProxy: true });
   browser = await launchChromium();
   sessions = await seed(Date.now());
 });
@@ -319,7 +278,6 @@ afterEach(() => {
 afterAll(async () => {
   await browser?.close().catch(() => undefined);
   await server?.close();
-  rmSync(out, { recursive: true, force: true });
 });
 
 describe('the dashboard in Chromium', () => {
@@ -643,7 +601,7 @@ describe('the dashboard in Chromium', () => {
     const projectId = `proj_demo${now.toString(36)}`;
     const write = generateKey(projectId, 'write', now);
     const read = generateKey(projectId, 'read', now);
-    const demoServer = await startTestServer('sqlite', { dashboard: { root: out }, demo: { projectId, apiKey: write.key, readKey: read.key } });
+    const demoServer = await startTestServer('sqlite', { dashboard: { root: dashboardBuild() }, demo: { projectId, apiKey: write.key, readKey: read.key } });
     try {
       await demoServer.store.createProject({ id: projectId, name: 'demo', createdAt: now, fullIp: false, corsOrigins: [], bots: 'keep' });
       await demoServer.store.createKey(write.record);
@@ -669,6 +627,7 @@ describe('the dashboard in Chromium', () => {
       const link = p.getByTestId('session-link').first();
       // Shown by the random tail of the UUIDv7, not its time prefix.
       expect((await link.textContent())?.trim()).toBe(sessions[0]!.slice(-12));
+      if (viewport === DESKTOP) await shot(p, 'sessions-1280');
       await link.click();
       const clock = p.getByTestId('replay-time');
       await clock.waitFor();
@@ -682,8 +641,8 @@ describe('the dashboard in Chromium', () => {
       expect(await player.getByText('skip inactive').count()).toBe(1);
       // Every control has an accessible name (the accessibility tree, as a screen reader gets it).
       const controls = await player.locator('.rr-controller').ariaSnapshot();
-      for (const named of ['button "Play or pause"', 'button "Full screen"', 'button "Speed 1x"', 'button "Speed 8x"', 'slider "Timeline"']) expect(controls).toContain(named);
-      expect(controls).not.toMatch(/- button(?! ")/);
+      for (const named of ['button "Play or pause"', 'button "Full screen"', 'button "Speed 1x"', 'button "Speed 8x"', 'checkbox "Skip inactive"', 'slider "Timeline"']) expect(controls).toContain(named);
+      expect(controls).not.toMatch(/- (button|checkbox|slider)(?! ")/);
       if (viewport === DESKTOP) {
         // At 8× it plays to its end; back at 1×, a click on the timeline a quarter in scrubs back there.
         await player.getByRole('button', { name: 'Speed 8x' }).click();

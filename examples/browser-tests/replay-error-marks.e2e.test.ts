@@ -9,22 +9,15 @@
  *
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots of both at both widths there.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../test-support/chromium.js';
-import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
+import type { TestServer } from '../../test-support/server/test-server.js';
+import { DESKTOP, PHONE, postRecording, postWithWriteKey, recordedPage, screenshot, signInWithReadKey, startDashboardServer } from '../../test-support/browser/dashboard-rig.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const SHOTS = process.env.SA_DASHBOARD_SCREENSHOTS;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
-let out: string;
 let server: TestServer;
 let browser: Browser;
 const SESSION = 'replay-error-marks-session';
@@ -37,40 +30,13 @@ const ERRORS: Array<[number, string]> = [
 ];
 let start: number;
 
-async function post(path: string, body: unknown): Promise<void> {
-  const res = await fetch(`${server.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `ApiKey ${server.project.writeKey}`, 'x-project-id': server.project.id },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-}
-
 async function seed(): Promise<void> {
   start = Date.now() - 120_000;
-  const snapshot = {
-    node: {
-      type: 0,
-      id: 1,
-      childNodes: [
-        { type: 1, id: 2, name: 'html', publicId: '', systemId: '' },
-        {
-          type: 2, id: 3, tagName: 'html', attributes: {}, childNodes: [
-            { type: 2, id: 4, tagName: 'head', attributes: {}, childNodes: [] },
-            { type: 2, id: 5, tagName: 'body', attributes: { style: 'font: 24px sans-serif; padding: 40px' }, childNodes: [{ type: 3, id: 6, textContent: 'Checkout: the recorded page' }] },
-          ],
-        },
-      ],
-    },
-    initialOffset: { left: 0, top: 0 },
-  };
   const recorded = [
-    { type: 4, data: { href: 'https://shop.example/checkout', width: 1024, height: 640 }, timestamp: start },
-    { type: 2, data: snapshot, timestamp: start + 10 },
-    ...Array.from({ length: 20 }, (_, i) => ({ type: 3, data: { source: 1, positions: [{ x: 40 + i * 20, y: 100 + i * 10, id: 5, timeOffset: 0 }] }, timestamp: start + 400 + i * 400 })),
+    ...recordedPage({ start, href: 'https://shop.example/checkout', text: 'Checkout: the recorded page', firstMoveAt: 400 }),
     { type: 5, data: { tag: 'service-analytics:stop', payload: { reason: 'stop' } }, timestamp: start + LENGTH_MS },
   ];
-  await post(`/api/v1/sessions/${SESSION}/recordings`, { events: recorded, duration: LENGTH_MS / 1000, event_offset: 0, is_final: true, start_url: 'https://shop.example/checkout' });
+  await postRecording(server, SESSION, recorded, { durationMs: LENGTH_MS, startUrl: 'https://shop.example/checkout' });
   const page = JSON.stringify({ path: '/checkout', url: 'https://shop.example/checkout' });
   let n = 0;
   const event = (type: string, session: string, at: number, properties: Record<string, unknown>) => ({
@@ -80,7 +46,7 @@ async function seed(): Promise<void> {
     timestamp: new Date(start + at).toISOString(),
     properties: { page, ...properties },
   });
-  await post('/api/v1/events/batch', [
+  await postWithWriteKey(server, '/api/v1/events/batch', [
     ...ERRORS.map(([at, message]) => event('error', SESSION, at, { message, type: 'javascript' })),
     event('click', SESSION, 1000, { selector: '#pay', element: 'button' }),
     event('rage_click', SESSION, 1900, { selector: '#pay', element: 'button', clicks: 3 }),
@@ -92,9 +58,7 @@ async function seed(): Promise<void> {
 }
 
 beforeAll(async () => {
-  out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
-  await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
-  server = await startTestServer('sqlite', { dashboard: { root: out } });
+  server = await startDashboardServer();
   browser = await launchChromium();
   await seed();
 });
@@ -102,26 +66,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  rmSync(out, { recursive: true, force: true });
 });
 
 async function signIn(viewport: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  const p = await context.newPage();
-  await p.goto(`${server.url}/dashboard/`);
-  await p.getByLabel('Project id').fill(server.project.id);
-  await p.getByLabel('Read key').fill(server.project.readKey);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByTestId('stat-visitors').waitFor();
-  return p;
+  return signInWithReadKey(await browser.newContext({ viewport }), server);
 }
 
-async function shot(p: Page, name: string): Promise<void> {
-  if (SHOTS === undefined) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await p.evaluate(() => window.scrollTo(0, 0));
-  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
+const shot = (p: Page, name: string): Promise<void> => screenshot(p, SHOTS, name);
 
 const clockOf = async (p: Page): Promise<number> => Number(await p.getByTestId('replay-time').getAttribute('data-ms'));
 

@@ -9,23 +9,16 @@
  *
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots of both panels at both widths there.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleEntry, NetworkEntry } from '../../protocol/replay-entries.js';
 import { launchChromium } from '../../test-support/chromium.js';
-import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
+import type { TestServer } from '../../test-support/server/test-server.js';
+import { DESKTOP, PHONE, postRecording, recordedPage, screenshot, signInWithReadKey, startDashboardServer } from '../../test-support/browser/dashboard-rig.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const SHOTS = process.env.SA_DASHBOARD_SCREENSHOTS;
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 
-let out: string;
 let server: TestServer;
 let browser: Browser;
 const SESSION = 'replay-panels-session';
@@ -61,44 +54,19 @@ const NETWORK: Array<[number, NetworkEntry]> = [
 
 async function seedRecording(): Promise<void> {
   const start = Date.now() - 60_000;
-  const snapshot = {
-    node: {
-      type: 0,
-      id: 1,
-      childNodes: [
-        { type: 1, id: 2, name: 'html', publicId: '', systemId: '' },
-        {
-          type: 2, id: 3, tagName: 'html', attributes: {}, childNodes: [
-            { type: 2, id: 4, tagName: 'head', attributes: {}, childNodes: [] },
-            { type: 2, id: 5, tagName: 'body', attributes: { style: 'font: 24px sans-serif; padding: 40px' }, childNodes: [{ type: 3, id: 6, textContent: 'Checkout: the recorded page' }] },
-          ],
-        },
-      ],
-    },
-    initialOffset: { left: 0, top: 0 },
-  };
   const custom = (at: number, tag: string, payload: unknown) => ({ type: 5, data: { tag, payload }, timestamp: start + at });
   const events = [
-    { type: 4, data: { href: 'https://shop.example/checkout', width: 1024, height: 640 }, timestamp: start },
-    { type: 2, data: snapshot, timestamp: start + 10 },
-    ...Array.from({ length: 20 }, (_, i) => ({ type: 3, data: { source: 1, positions: [{ x: 40 + i * 20, y: 100 + i * 10, id: 5, timeOffset: 0 }] }, timestamp: start + 400 + i * 400 })),
+    ...recordedPage({ start, href: 'https://shop.example/checkout', text: 'Checkout: the recorded page', firstMoveAt: 400 }),
     // As the recorder hands them over: each when it is complete, so not in time order in the stream.
     ...NETWORK.map(([at, entry]) => custom(at, 'service-analytics:network', entry)).reverse(),
     ...CONSOLE.map(([at, entry]) => custom(at, 'service-analytics:console', entry)),
     { type: 5, data: { tag: 'service-analytics:stop', payload: { reason: 'stop' } }, timestamp: start + 8500 },
   ];
-  const res = await fetch(`${server.url}/api/v1/sessions/${SESSION}/recordings`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `ApiKey ${server.project.writeKey}`, 'x-project-id': server.project.id },
-    body: JSON.stringify({ events, duration: 8.5, event_offset: 0, is_final: true, start_url: 'https://shop.example/checkout' }),
-  });
-  expect(res.status).toBe(200);
+  await postRecording(server, SESSION, events, { durationMs: 8500, startUrl: 'https://shop.example/checkout' });
 }
 
 beforeAll(async () => {
-  out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
-  await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
-  server = await startTestServer('sqlite', { dashboard: { root: out } });
+  server = await startDashboardServer();
   browser = await launchChromium();
   await seedRecording();
 });
@@ -106,28 +74,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  rmSync(out, { recursive: true, force: true });
 });
 
 async function openReplay(viewport: { width: number; height: number }): Promise<Page> {
   const context = await browser.newContext({ viewport });
-  const p = await context.newPage();
-  await p.goto(`${server.url}/dashboard/`);
-  await p.getByLabel('Project id').fill(server.project.id);
-  await p.getByLabel('Read key').fill(server.project.readKey);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByTestId('stat-visitors').waitFor();
+  const p = await signInWithReadKey(context, server);
   await p.evaluate((id) => (location.hash = `#/replay/${id}`), SESSION);
   await p.getByTestId('replay-time').waitFor();
   return p;
 }
 
-async function shot(p: Page, name: string): Promise<void> {
-  if (SHOTS === undefined) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await p.evaluate(() => window.scrollTo(0, 0));
-  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
+const shot = (p: Page, name: string): Promise<void> => screenshot(p, SHOTS, name);
 
 const clockOf = async (p: Page): Promise<number> => Number(await p.getByTestId('replay-time').getAttribute('data-ms'));
 const rowTexts = (p: Page, testId: string) => p.getByTestId(testId).locator('.timed-text').allTextContents();

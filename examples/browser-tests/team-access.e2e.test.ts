@@ -8,20 +8,15 @@
  *
  * Set SA_TEAM_SCREENSHOTS=DIR to keep screenshots of the sign-in page at 1280 and 390 px width there.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestAccount, createTestAccount } from '../../test-support/server/test-accounts.js';
-import { type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
+import { type TestServer, makeEvent } from '../../test-support/server/test-server.js';
+import { screenshot, startDashboardServer } from '../../test-support/browser/dashboard-rig.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const SHOTS = process.env.SA_TEAM_SCREENSHOTS;
 
-let out: string;
 let server: TestServer;
 let browser: Browser;
 let viewer: TestAccount;
@@ -29,9 +24,7 @@ let admin: TestAccount;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  out = mkdtempSync(join(tmpdir(), 'sa-team-dashboard-'));
-  await build({ configFile: join(ROOT, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
-  server = await startTestServer('sqlite', { dashboard: { root: out } });
+  server = await startDashboardServer();
   viewer = await createTestAccount(server.store, 'viewer');
   admin = await createTestAccount(server.store, 'admin');
   const now = Date.now();
@@ -47,7 +40,6 @@ afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => undefined);
   await browser?.close().catch(() => undefined);
   await server?.close();
-  rmSync(out, { recursive: true, force: true });
 });
 
 async function newPage(width = 1280): Promise<Page> {
@@ -56,11 +48,7 @@ async function newPage(width = 1280): Promise<Page> {
   return context.newPage();
 }
 
-async function shot(p: Page, name: string): Promise<void> {
-  if (SHOTS === undefined) return;
-  mkdirSync(SHOTS, { recursive: true });
-  await p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
+const shot = (p: Page, name: string): Promise<void> => screenshot(p, SHOTS, name);
 
 /** Opens the dashboard and signs in with email and password. */
 async function signIn(who: TestAccount, p?: Page): Promise<Page> {
@@ -152,7 +140,7 @@ describe('team access in the dashboard, in Chromium', () => {
     p.once('dialog', (dialog) => void dialog.accept());
     await p.getByLabel('User id to erase').fill('erase-me');
     await p.getByRole('button', { name: 'Erase user' }).click();
-    await expect.poll(() => p.getByTestId('erase-result').textContent()).toBe('Erased 1 events and 0 recording chunks of erase-me.');
+    await expect.poll(() => p.getByTestId('erase-result').textContent()).toBe('Erased 1 event and 0 recording chunks of erase-me.');
     expect(await storedUsers()).toEqual(['keep-me']);
   });
 

@@ -78,7 +78,7 @@ export function SignIn({ basePath, onSignedIn, onAccount, notice = null }: SignI
       <PasswordSignIn basePath={basePath} notice={notice} onSignedIn={onAccount} />
       <form onSubmit={submit} className="panel key-sign-in" aria-label="Sign in">
         <h2>Or open one project with its read key</h2>
-        <p className="muted small">For scripts and a quick look: the project's id and read key (<code>npx service-analytics-server key create --project ID --kind read</code>, or <code>npm run cli -- key create …</code> in a clone of the repository). They stay in this tab only.</p>
+        <p className="muted small">For scripts and a quick look: the project's id and read key (<code>npx service-analytics-server key create --project ID --kind read</code>, also in a clone of the repository). They stay in this tab only.</p>
         <label>
           Project id
           <input name="projectId" value={projectId} onChange={(e) => setProjectId(e.target.value)} autoComplete="username" required spellCheck={false} />

@@ -7,7 +7,7 @@ import { type FormEvent, type ReactNode, useState } from 'react';
 import { type CreatedLink, createLink, eraseUser, listLinks, revokeLink } from '../api/account-api.js';
 import { Panel } from '../components/panel.js';
 import { useApi } from '../lib/api-context.js';
-import { formatDateTime, messageOf } from '../lib/format.js';
+import { formatCountOf, formatDateTime, messageOf } from '../lib/format.js';
 import { sharedLinkUrl } from '../lib/shared-link.js';
 import { useResource } from '../lib/use-resource.js';
 import '../team-access.css';
@@ -119,7 +119,7 @@ function EraseAndExport(): ReactNode {
     const id = userId.trim();
     if (!window.confirm(`Erase every event and recording of user "${id}"? This cannot be undone.`)) return;
     eraseUser(api, id).then(
-      (done) => setResult(`Erased ${done.events} events and ${done.recordings} recording chunks of ${id}.`),
+      (done) => setResult(`Erased ${formatCountOf(done.events, 'event', 'events')} and ${formatCountOf(done.recordings, 'recording chunk', 'recording chunks')} of ${id}.`),
       (e: unknown) => setError(messageOf(e)),
     );
   };

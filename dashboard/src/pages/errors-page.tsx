@@ -10,7 +10,7 @@ import { Panel } from '../components/panel.js';
 import { ViewBar } from '../components/view-bar.js';
 import * as reports from '../api/reports.js';
 import { useApi } from '../lib/api-context.js';
-import { formatCount, formatDateTime } from '../lib/format.js';
+import { formatCount, formatCountOf, formatDateTime } from '../lib/format.js';
 import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 
@@ -48,7 +48,7 @@ export function ErrorsPage(): ReactNode {
                     <span className="error-message">{g.message === '' ? '(no message)' : g.message}</span>
                     <span className="num">{formatCount(g.count)}×</span>
                     <span className="muted nowrap">
-                      {formatCount(g.visitors)} visitor{g.visitors === 1 ? '' : 's'} · last {formatDateTime(g.last_seen)}
+                      {formatCountOf(g.visitors, 'visitor', 'visitors')} · last {formatDateTime(g.last_seen)}
                     </span>
                   </button>
                   {open === g.message && <pre className="stack">{g.last_stack ?? 'No stack was recorded.'}</pre>}

@@ -35,8 +35,8 @@ interface ReplayPlayerProps {
 
 /**
  * Gives rrweb-player's controls the names its markup lacks, for screen readers and keyboard users:
- * its play/pause and full-screen buttons are icons without text, and its timeline is a plain
- * element. Returns the timeline, whose position the caller keeps current.
+ * its play/pause and full-screen buttons are icons without text, its skip-inactivity switch a
+ * checkbox with an empty label, and its timeline is a plain element. Returns the timeline, whose position the caller keeps current.
  */
 function nameControls(root: HTMLElement, totalMs: number): HTMLElement | null {
   const buttons = [...root.querySelectorAll<HTMLButtonElement>('.rr-controller__btns > button')].filter((b) => (b.textContent ?? '').trim() === '');
@@ -47,6 +47,12 @@ function nameControls(root: HTMLElement, totalMs: number): HTMLElement | null {
   for (const speed of root.querySelectorAll<HTMLButtonElement>('.rr-controller__btns > button')) {
     const text = (speed.textContent ?? '').trim();
     if (/^\d+x$/.test(text)) speed.setAttribute('aria-label', `Speed ${text}`);
+  }
+  // The skip-inactivity switch is a hidden checkbox whose <label> is empty (the text is a span
+  // beside it): named after that text.
+  for (const toggle of root.querySelectorAll<HTMLElement>('.rr-controller .switch')) {
+    const text = (toggle.querySelector('.label')?.textContent ?? '').trim();
+    if (text !== '') toggle.querySelector('input[type="checkbox"]')?.setAttribute('aria-label', text.charAt(0).toUpperCase() + text.slice(1));
   }
   const timeline = root.querySelector<HTMLElement>('.rr-progress');
   if (timeline !== null) {
