@@ -39,10 +39,28 @@ export const GRAIN_HOUR = 0;
 export const GRAIN_DAY = 1;
 
 /** Every aggregate table, dropped on a shape change. */
-export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_meta'] as const;
+export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_session_state', 'agg_session_days', 'agg_meta'] as const;
 
 /** The sketch columns of `agg_values`, in the order the stores write them. */
 export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
+
+/**
+ * The session summaries on SQLite (`sqlite/sqlite-session-summaries.ts`): a state row per session,
+ * counted twice (over humans' events, `h_*`, null times when it has none; over every event), with an index of
+ * the few sessions whose span crosses a UTC day boundary; and per day the sums of the sessions
+ * wholly inside it, for each way of counting (`with_bots`).
+ */
+export const SQLITE_SESSION_SUMMARY_DDL = `
+CREATE TABLE IF NOT EXISTS agg_session_state (
+  project_id TEXT NOT NULL, session_id TEXT NOT NULL,
+  h_first INTEGER, h_last INTEGER, h_events INTEGER NOT NULL, h_page_views INTEGER NOT NULL,
+  first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
+  PRIMARY KEY (project_id, session_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE TABLE IF NOT EXISTS agg_session_days (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, with_bots INTEGER NOT NULL,
+  sessions INTEGER NOT NULL, bounces INTEGER NOT NULL, duration INTEGER NOT NULL, page_views INTEGER NOT NULL,
+  PRIMARY KEY (project_id, day, with_bots)) WITHOUT ROWID;`;
 
 /** The aggregate tables on SQLite: a key index a commit upserts through, one row per key. */
 export const SQLITE_AGGREGATE_DDL = `
@@ -56,7 +74,8 @@ CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, v
 CREATE TABLE IF NOT EXISTS agg_sessions (
   project_id TEXT NOT NULL, hour INTEGER NOT NULL, session_id TEXT NOT NULL, is_bot INTEGER NOT NULL,
   first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
-  PRIMARY KEY (project_id, hour, session_id, is_bot)) WITHOUT ROWID;`;
+  PRIMARY KEY (project_id, hour, session_id, is_bot)) WITHOUT ROWID;
+${SQLITE_SESSION_SUMMARY_DDL}`;
 
 /**
  * On PostgreSQL a commit inserts its rows as parts, several per key until the compaction merges
