@@ -3,6 +3,7 @@ import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregate
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
 import { prepareSqliteSessionSummaries } from './sqlite-session-summaries.js';
+import { type SessionMoves, createSessionMoves } from '../aggregates/session-moves.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { type AggregatesBuildListener, AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
 
@@ -72,6 +73,7 @@ export interface AggregateParts {
   prepare: typeof prepareSqliteAggregates;
   createBatch: (kit: SketchKit, dimCount: number, pageDims: readonly boolean[]) => AggregateBatch;
   prepareSessions: typeof prepareSqliteSessionSummaries;
+  createMoves: () => SessionMoves;
   dims: readonly string[];
   pageDims: readonly boolean[];
 }
@@ -80,7 +82,7 @@ export interface AggregateParts {
 export function openSqliteAggregates(db: Database.Database, parts: AggregateParts): CommitAggregates {
   const kit = parts.createKit();
   const apply = parts.prepare(db, kit, parts.dims);
-  const summaries = parts.prepareSessions(db);
+  const summaries = parts.prepareSessions(db, parts.createMoves());
   return {
     begin: () => parts.createBatch(kit, parts.dims.length, parts.pageDims),
     apply(batch, withSummaries = true) {
@@ -166,6 +168,7 @@ export const SQLITE_AGGREGATE_PARTS: AggregateParts = {
   prepare: prepareSqliteAggregates,
   createBatch: createAggregateBatch,
   prepareSessions: prepareSqliteSessionSummaries,
+  createMoves: createSessionMoves,
   dims: AGGREGATE_DIMS,
   pageDims: AGGREGATE_PAGE_DIMS,
 };
@@ -176,6 +179,7 @@ export const SQLITE_AGGREGATES_SOURCE = `(db) => (${openSqliteAggregates.toStrin
   prepare: ${prepareSqliteAggregates.toString()},
   createBatch: ${createAggregateBatch.toString()},
   prepareSessions: ${prepareSqliteSessionSummaries.toString()},
+  createMoves: ${createSessionMoves.toString()},
   dims: ${JSON.stringify(AGGREGATE_DIMS)},
   pageDims: ${JSON.stringify(AGGREGATE_PAGE_DIMS)},
 })`;

@@ -1,18 +1,14 @@
 import type Database from 'better-sqlite3';
 import type { SessionGroup } from '../aggregates/aggregate-batch.js';
+import type { DayMove, SessionMoves, SessionSpan, SessionState } from '../aggregates/session-moves.js';
 
 /*
- * The session summaries on SQLite (docs/decisions.md, "Session summaries"): one state row per
- * session (`agg_session_state`) and, per UTC day, the sums of the sessions that lie wholly inside
- * that day (`agg_session_days`), kept by the group commit from the state's change: the old
- * state's share is taken out and the new one's put in, so no day is ever summed again from its
- * sessions. Each is kept twice, for the two ways reports count: every event (`with_bots` 1) and
- * the events of humans only (`with_bots` 0), because a session's span, and so the day it lies in,
- * depends on which of its events are counted.
+ * The session summaries on SQLite (docs/decisions.md, "Session summaries"): the state row of each
+ * session (`agg_session_state`) and the per-day sums of the sessions wholly inside a day
+ * (`agg_session_days`), moved by `session-moves.ts` as states change, in the caller's transaction.
  *
  * It runs in the writer thread, which receives it as source text, so it stays self-contained:
- * nothing from outside its body and parameters but erased types. 86,400,000 and 3,600,000 are a
- * day and an hour in ms.
+ * nothing from outside its body and parameters but erased types. 3,600,000 is an hour in ms.
  */
 
 /** What the summaries offer the group commit, the erasure and retention, inside their transactions. */
@@ -28,13 +24,8 @@ export interface SqliteSessionSummaries {
 }
 
 /** Prepares the session summaries on `db`, whose schema holds their tables (`aggregate-schema.ts`). */
-export function prepareSqliteSessionSummaries(db: Database.Database): SqliteSessionSummaries {
-  const dayMs = 86_400_000;
+export function prepareSqliteSessionSummaries(db: Database.Database, moves: SessionMoves): SqliteSessionSummaries {
   const hourMs = 3_600_000;
-  /** One counting of a session: its first and last time and page views; null without events. */
-  type Span = { first: number; last: number; events: number; pageViews: number } | null;
-  /** A session's two countings: `[humans only, every event]`, the index being `with_bots`. */
-  type State = [Span, Span];
   const read = db.prepare<unknown[]>(
     'SELECT h_first, h_last, h_events, h_page_views, first_ts, last_ts, events, page_views FROM agg_session_state WHERE project_id = ? AND session_id = ?',
   );
@@ -53,81 +44,56 @@ export function prepareSqliteSessionSummaries(db: Database.Database): SqliteSess
      WHERE project_id = ? AND hour >= ? AND hour <= ? AND session_id = ? GROUP BY is_bot`,
   );
 
-  const stateOf = (row: Record<string, number | null> | undefined): State | null => {
+  const stateOf = (row: Record<string, number | null> | undefined): SessionState | null => {
     if (row === undefined) return null;
-    const human: Span = row.h_first === null ? null : { first: row.h_first, last: row.h_last as number, events: row.h_events as number, pageViews: row.h_page_views as number };
+    const human: SessionSpan = row.h_first === null ? null : { first: row.h_first, last: row.h_last as number, events: row.h_events as number, pageViews: row.h_page_views as number };
     return [human, { first: row.first_ts as number, last: row.last_ts as number, events: row.events as number, pageViews: row.page_views as number }];
   };
-  const merge = (a: Span, b: Span): Span =>
-    a === null ? b : b === null ? a : { first: Math.min(a.first, b.first), last: Math.max(a.last, b.last), events: a.events + b.events, pageViews: a.pageViews + b.pageViews };
-
-  /** The day sums of one commit or recount, by `project \0 day \0 with_bots`, written once at the end. */
-  const deltas = new Map<string, [string, number, number, number, number, number, number]>();
-  /** Adds `sign` times a span's share to its day: only a span that starts and ends on one UTC day has one. */
-  const share = (projectId: string, span: Span, withBots: number, sign: number) => {
-    if (span === null) return;
-    const day = Math.floor(span.first / dayMs);
-    if (Math.floor(span.last / dayMs) !== day) return;
-    const key = `${projectId}\u0000${day}\u0000${withBots}`;
-    let d = deltas.get(key);
-    if (d === undefined) deltas.set(key, (d = [projectId, day, withBots, 0, 0, 0, 0]));
-    d[3] += sign;
-    d[4] += span.pageViews <= 1 ? sign : 0;
-    d[5] += sign * (span.last - span.first);
-    d[6] += sign * span.pageViews;
-  };
-  const change = (projectId: string, session: string, before: State | null, after: State | null) => {
-    for (const withBots of [0, 1]) {
-      share(projectId, before === null ? null : before[withBots] as Span, withBots, -1);
-      share(projectId, after === null ? null : after[withBots] as Span, withBots, 1);
-    }
-    if (after === null || after[1] === null) {
-      if (before !== null) forget.run(projectId, session);
+  const stateIn = (projectId: string, session: string) => stateOf(read.get(projectId, session) as Record<string, number | null> | undefined);
+  const put = (projectId: string, session: string, after: SessionState | null) => {
+    const all = after === null ? null : after[1];
+    if (all === null) {
+      forget.run(projectId, session);
       return;
     }
-    const h = after[0];
-    const a = after[1];
-    write.run(projectId, session, h?.first ?? null, h?.last ?? null, h?.events ?? 0, h?.pageViews ?? 0, a.first, a.last, a.events, a.pageViews);
+    const h = (after as SessionState)[0];
+    write.run(projectId, session, h?.first ?? null, h?.last ?? null, h?.events ?? 0, h?.pageViews ?? 0, all.first, all.last, all.events, all.pageViews);
   };
-  const flush = () => {
-    for (const d of deltas.values()) if (d[3] !== 0 || d[5] !== 0 || d[6] !== 0 || d[4] !== 0) addToDay.run(...d);
-    deltas.clear();
+  const flush = (days: Map<string, DayMove>) => {
+    for (const m of days.values()) {
+      if (m.sessions !== 0 || m.bounces !== 0 || m.duration !== 0 || m.pageViews !== 0) addToDay.run(m.projectId, m.day, m.withBots, m.sessions, m.bounces, m.duration, m.pageViews);
+    }
   };
 
   return {
     add(groups) {
-      /** The commit's own share of each session, by `project \0 session`. */
-      const pieces = new Map<string, { projectId: string; session: string; state: State }>();
-      for (const g of groups) {
-        const key = `${g.project}\u0000${g.session}`;
-        let piece = pieces.get(key);
-        if (piece === undefined) pieces.set(key, (piece = { projectId: g.project, session: g.session, state: [null, null] }));
-        const span: Span = { first: g.first, last: g.last, events: g.events, pageViews: g.pageViews };
-        if (g.bot === 0) piece.state[0] = merge(piece.state[0], span);
-        piece.state[1] = merge(piece.state[1], span);
+      const days = new Map<string, DayMove>();
+      for (const { projectId, session, state } of moves.statesOf(groups).values()) {
+        const before = stateIn(projectId, session);
+        const after: SessionState = before === null ? state : [moves.merge(before[0], state[0]), moves.merge(before[1], state[1])];
+        moves.move(days, projectId, before, after);
+        put(projectId, session, after);
       }
-      for (const { projectId, session, state } of pieces.values()) {
-        const before = stateOf(read.get(projectId, session) as Record<string, number | null> | undefined);
-        const after: State = before === null ? state : [merge(before[0], state[0]), merge(before[1], state[1])];
-        change(projectId, session, before, after);
-      }
-      flush();
+      flush(days);
     },
     recount(projectId, sessions) {
+      const days = new Map<string, DayMove>();
       for (const session of sessions) {
-        const before = stateOf(read.get(projectId, session) as Record<string, number | null> | undefined);
+        const before = stateIn(projectId, session);
         if (before === null || before[1] === null) continue;
         // Its hour rows lie within its old span: an erasure or a cut only takes events away.
         const rows = hourRows.all(projectId, Math.floor(before[1].first / hourMs), Math.floor(before[1].last / hourMs), session) as Array<Record<string, number>>;
-        const after: State = [null, null];
+        const after: SessionState = [null, null];
         for (const row of rows) {
-          const span: Span = { first: row.first_ts as number, last: row.last_ts as number, events: row.events as number, pageViews: row.page_views as number };
-          if (row.is_bot === 0) after[0] = merge(after[0], span);
-          after[1] = merge(after[1], span);
+          const span: SessionSpan = { first: row.first_ts as number, last: row.last_ts as number, events: row.events as number, pageViews: row.page_views as number };
+          if (row.is_bot === 0) after[0] = moves.merge(after[0], span);
+          after[1] = moves.merge(after[1], span);
         }
-        change(projectId, session, before, after[1] === null ? null : after);
+        const kept = after[1] === null ? null : after;
+        moves.move(days, projectId, before, kept);
+        put(projectId, session, kept);
       }
-      flush();
+      flush(days);
     },
   };
 }
