@@ -28,6 +28,8 @@ const RANGES: ReadonlyArray<readonly [string, number, number]> = [
   ['ends inside hours', START + 5 * HOUR + 17 * 60_000, START + (DAYS - 1) * DAY + 7 * HOUR + 3 * 60_000],
   ['inside one hour', START + DAY + 10 * 60_000, START + DAY + 50 * 60_000],
   ['across one hour boundary', START + DAY + 9 * HOUR + 40 * 60_000, START + DAY + 10 * HOUR + 20 * 60_000],
+  ['one whole day', START + DAY, START + 2 * DAY],
+  ['a whole day and the hours around it', START + DAY - 2 * HOUR - 7 * 60_000, START + 2 * DAY + HOUR + 11 * 60_000],
   ['empty', START - 2 * DAY, START - DAY],
 ];
 
@@ -127,19 +129,21 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
             top.forEach((row, i) => expectEstimate(row.visitors, expected[i]?.visitors ?? -1, `${range}: top ${dimension} ${row.value}`));
           }
         }
-        const values: unknown[] = [];
-        const [s] = await loc.sql(
-          `WITH s AS (SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration, SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
-             FROM events WHERE ${where(q(), values)} AND session_id IS NOT NULL GROUP BY session_id)
-           SELECT COUNT(*) AS sessions, SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END) AS bounces, SUM(duration) AS duration, SUM(pv) AS pv FROM s`,
-          values,
-        );
-        expect(await r.sessions(q()), `${range}: sessions`).toEqual({
-          sessions: n(s?.sessions),
-          bounces: n(s?.bounces),
-          totalDurationMs: n(s?.duration),
-          pageViews: n(s?.pv),
-        });
+        for (const includeBots of [false, true]) {
+          const values: unknown[] = [];
+          const [s] = await loc.sql(
+            `WITH s AS (SELECT session_id, MAX(timestamp) - MIN(timestamp) AS duration, SUM(CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END) AS pv
+               FROM events WHERE ${where(q({ includeBots }), values)} AND session_id IS NOT NULL GROUP BY session_id)
+             SELECT COUNT(*) AS sessions, SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END) AS bounces, SUM(duration) AS duration, SUM(pv) AS pv FROM s`,
+            values,
+          );
+          expect(await r.sessions(q({ includeBots })), `${range}: sessions${includeBots ? ' with bots' : ''}`).toEqual({
+            sessions: n(s?.sessions),
+            bounces: n(s?.bounces),
+            totalDurationMs: n(s?.duration),
+            pageViews: n(s?.pv),
+          });
+        }
       }
     };
 
@@ -195,6 +199,71 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
         await store.deleteOlderThan(START + DAY + 9 * HOUR + 50 * 60_000);
         await expectAsSql(store, loc, projectId);
       });
+    });
+
+    it('counts sessions that span days, mix bots and humans, or straddle a range, through late events, an erasure and retention', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const model = generated(projectId, 18, 'x', START, 1).find((e) => e.eventType === 'page_view' && !e.isBot) as StoredEvent;
+        let id = 0;
+        const at = (sessionId: string, timestamp: number, over: Partial<StoredEvent> = {}): StoredEvent => ({
+          ...model,
+          eventId: `span-${id++}`,
+          sessionId,
+          timestamp,
+          receivedAt: timestamp,
+          userId: null,
+          isBot: false,
+          ...over,
+        });
+        const MIN = 60_000;
+        await store.write({
+          events: [
+            // Across the first midnight; its second half belongs to a user erased below.
+            at('across', START + DAY - 10 * MIN),
+            at('across', START + DAY + 5 * MIN, { userId: 'u-span' }),
+            at('across', START + DAY + 6 * MIN, { userId: 'u-span', eventType: 'click' }),
+            // Wholly inside the second day, until a late event below.
+            at('inside', START + DAY + 10 * HOUR),
+            at('inside', START + DAY + 10 * HOUR + 20 * MIN, { eventType: 'click' }),
+            // A human's events on the second day, a bot's on the third: one day or two, by how reports count.
+            at('mixed', START + 2 * DAY - 10 * MIN),
+            at('mixed', START + 2 * DAY + 10 * MIN, { isBot: true }),
+            // Three days long, one page view a day.
+            at('long', START + 12 * HOUR),
+            at('long', START + DAY + 12 * HOUR),
+            at('long', START + 2 * DAY + 12 * HOUR),
+            // A bot's session alone.
+            at('bot', START + DAY + 3 * HOUR, { isBot: true }),
+          ],
+          chunks: [],
+        });
+        await expectAsSql(store, loc, projectId);
+        // A late event takes a session of one day into the next.
+        await store.write({ events: [at('inside', START + 2 * DAY + HOUR, { receivedAt: START + 3 * DAY })], chunks: [] });
+        await expectAsSql(store, loc, projectId);
+        const erased = await store.deleteUser(projectId, 'u-span');
+        expect(erased.events).toBe(2);
+        await expectAsSql(store, loc, projectId);
+        await store.deleteOlderThan(START + DAY + 12 * HOUR + 30 * MIN);
+        await expectAsSql(store, loc, projectId);
+      });
+    });
+
+    it('builds the session summaries of a database whose aggregates came before them, from its session rows', async () => {
+      const loc = await location();
+      const projectId = newProjectId();
+      const first = loc.open();
+      await first.init();
+      await writeProject(first, { projectId, start: START, days: DAYS, sessions: 30, seed: 19 }, 150);
+      await first.close();
+      for (const table of ['agg_session_state', 'agg_session_days']) await loc.sql(`DROP TABLE IF EXISTS ${table}`);
+      const store = loc.open();
+      await store.init();
+      try {
+        await expectAsSql(store, loc, projectId);
+      } finally {
+        await store.close();
+      }
     });
 
     it('builds the aggregates of a database that had none (an upgrade) from its events, once, at open', async () => {

@@ -88,8 +88,14 @@ const isPageDimension = (d: TopDimension): boolean => d !== 'event_type' && d !=
 /** Compares in UTF-8 byte order, as the stores order values. */
 const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
+/** Options of {@link createAggregateReports}. */
+export interface AggregateReportOptions {
+  /** The store keeps the session summaries (`agg_session_state`, `agg_session_days`): the sessions report reads whole days from them. */
+  sessionSummaries?: boolean;
+}
+
 /** The aggregate reports over a {@link Dialect}. */
-export function createAggregateReports(dialect: Dialect, run: RunQuery): AggregateReports {
+export function createAggregateReports(dialect: Dialect, run: RunQuery, options: AggregateReportOptions = {}): AggregateReports {
   const bots = (q: ReportQuery) => (q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`);
 
   /** The `agg_values` rows of a plan's days and hours: `columns` of each, plus its grain and bucket. */
@@ -250,7 +256,8 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
     },
 
     async sessions(q) {
-      const plan = planRange(q.from, q.to, false);
+      const summaries = options.sessionSummaries === true;
+      const plan = planRange(q.from, q.to, summaries);
       const v = new Values(dialect);
       const parts: string[] = [];
       for (const [first, end] of plan.hours) {
@@ -262,15 +269,40 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery): Aggrega
           FROM events WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}
           AND session_id IS NOT NULL${bots(q)}`);
       }
+      let daySums = '';
+      if (plan.days !== null) {
+        // Whole days: the sums of the sessions that lie wholly inside one of them, kept at ingest,
+        // and the few sessions that span days: whole when the range holds them, else their hour
+        // rows inside the range's days, merged below with the same session's rows at the ends.
+        const [d0, d1] = plan.days;
+        const [f, l, pv] = q.includeBots ? ['first_ts', 'last_ts', 'page_views'] : ['h_first', 'h_last', 'h_page_views'];
+        // Whole numbers this function computed, written into the text: placeholders must follow it in order.
+        const start = d0 * DAY_MS;
+        const end = d1 * DAY_MS;
+        const spanning = (join: string, on = '') => `FROM agg_session_state s${join} WHERE s.project_id = ${v.add(q.projectId)}${on}
+          AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS} AND s.first_ts < ${end} AND s.last_ts >= ${start}
+          AND s.${f} IS NOT NULL AND s.${f} / ${DAY_MS} <> s.${l} / ${DAY_MS} AND s.${f} < ${end} AND s.${l} >= ${start}`;
+        parts.push(`SELECT s.session_id, s.${f} AS first_ts, s.${l} AS last_ts, s.${pv} AS page_views ${spanning('')} AND s.${f} >= ${start} AND s.${l} < ${end}`);
+        // CROSS JOIN keeps SQLite's join order (the few spanning sessions outside, each one's hours
+        // inside): joined the other way, it read every session hour of the range. One bound each
+        // way per session, so that the hour range searched is that session's own.
+        parts.push(`SELECT a.session_id, a.first_ts, a.last_ts, a.page_views
+          ${spanning(' CROSS JOIN agg_sessions a', ' AND a.project_id = s.project_id AND a.session_id = s.session_id')}
+          AND (s.${f} < ${start} OR s.${l} >= ${end})
+          AND a.hour >= CASE WHEN s.${f} < ${start} THEN ${d0 * 24} ELSE s.${f} / ${HOUR_MS} END
+          AND a.hour <= CASE WHEN s.${l} >= ${end} THEN ${d1 * 24 - 1} ELSE s.${l} / ${HOUR_MS} END${q.includeBots ? '' : ` AND a.is_bot = ${dialect.falseValue}`}`);
+        daySums = `\n UNION ALL SELECT SUM(sessions), SUM(bounces), SUM(duration), SUM(page_views) FROM agg_session_days
+          WHERE project_id = ${v.add(q.projectId)} AND with_bots = ${q.includeBots ? 1 : 0} AND day >= ${d0} AND day < ${d1}`;
+      }
       if (parts.length === 0) return { sessions: 0, bounces: 0, totalDurationMs: 0, pageViews: 0 };
       const rows = await run(
         `WITH s AS (SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv FROM (${parts.join('\n UNION ALL ')}) p GROUP BY session_id)
          SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
-           COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s`,
+           COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s${daySums}`,
         v.list,
       );
-      const row = rows[0];
-      return { sessions: num(row?.sessions), bounces: num(row?.bounces), totalDurationMs: num(row?.duration), pageViews: num(row?.page_views) };
+      const sum = (column: string) => rows.reduce((total, row) => total + num(row[column]), 0);
+      return { sessions: sum('sessions'), bounces: sum('bounces'), totalDurationMs: sum('duration'), pageViews: sum('page_views') };
     },
   };
 }

@@ -39,10 +39,28 @@ export const GRAIN_HOUR = 0;
 export const GRAIN_DAY = 1;
 
 /** Every aggregate table, dropped on a shape change. */
-export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_meta'] as const;
+export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_session_state', 'agg_session_days', 'agg_meta'] as const;
 
 /** The sketch columns of `agg_values`, in the order the stores write them. */
 export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
+
+/**
+ * The session summaries on SQLite (`sqlite/sqlite-session-summaries.ts`, docs/decisions.md): a state row per session,
+ * counted twice (over humans' events, `h_*`, null times when it has none; over every event), with an index of
+ * the few sessions whose span crosses a UTC day boundary; and per day the sums of the sessions
+ * wholly inside it, for each way of counting (`with_bots`).
+ */
+export const SQLITE_SESSION_SUMMARY_DDL = `
+CREATE TABLE IF NOT EXISTS agg_session_state (
+  project_id TEXT NOT NULL, session_id TEXT NOT NULL,
+  h_first INTEGER, h_last INTEGER, h_events INTEGER NOT NULL, h_page_views INTEGER NOT NULL,
+  first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
+  PRIMARY KEY (project_id, session_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE TABLE IF NOT EXISTS agg_session_days (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, with_bots INTEGER NOT NULL,
+  sessions INTEGER NOT NULL, bounces INTEGER NOT NULL, duration INTEGER NOT NULL, page_views INTEGER NOT NULL,
+  PRIMARY KEY (project_id, day, with_bots)) WITHOUT ROWID;`;
 
 /** The aggregate tables on SQLite: a key index a commit upserts through, one row per key. */
 export const SQLITE_AGGREGATE_DDL = `
@@ -56,11 +74,14 @@ CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, v
 CREATE TABLE IF NOT EXISTS agg_sessions (
   project_id TEXT NOT NULL, hour INTEGER NOT NULL, session_id TEXT NOT NULL, is_bot INTEGER NOT NULL,
   first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
-  PRIMARY KEY (project_id, hour, session_id, is_bot)) WITHOUT ROWID;`;
+  PRIMARY KEY (project_id, hour, session_id, is_bot)) WITHOUT ROWID;
+${SQLITE_SESSION_SUMMARY_DDL}`;
 
 /**
  * On PostgreSQL a commit inserts its rows as parts, several per key until the compaction merges
  * them (`postgres-aggregates.ts` says why); reports merge them as they merge rows of many days.
+ * The session summaries as on SQLite (above), their day sums as parts too; a session's state is
+ * one row, read and written under the session's advisory lock (`postgres-session-summaries.ts`).
  */
 export const POSTGRES_AGGREGATE_DDL = `
 CREATE TABLE IF NOT EXISTS agg_meta (shape INTEGER NOT NULL);
@@ -75,4 +96,15 @@ CREATE TABLE IF NOT EXISTS agg_sessions (
   part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   project_id TEXT NOT NULL, hour BIGINT NOT NULL, session_id TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
   first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL, events BIGINT NOT NULL, page_views BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS agg_sessions_key ON agg_sessions (project_id, hour, session_id, is_bot);`;
+CREATE INDEX IF NOT EXISTS agg_sessions_key ON agg_sessions (project_id, hour, session_id, is_bot);
+CREATE TABLE IF NOT EXISTS agg_session_state (
+  project_id TEXT NOT NULL, session_id TEXT NOT NULL,
+  h_first BIGINT, h_last BIGINT, h_events BIGINT NOT NULL, h_page_views BIGINT NOT NULL,
+  first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL, events BIGINT NOT NULL, page_views BIGINT NOT NULL,
+  PRIMARY KEY (project_id, session_id));
+CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE TABLE IF NOT EXISTS agg_session_days (
+  part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  project_id TEXT NOT NULL, day BIGINT NOT NULL, with_bots SMALLINT NOT NULL,
+  sessions BIGINT NOT NULL, bounces BIGINT NOT NULL, duration BIGINT NOT NULL, page_views BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS agg_session_days_key ON agg_session_days (project_id, with_bots, day);`;

@@ -40,15 +40,17 @@ describe('postgres: aggregate parts', () => {
         sessions: await store.reports.sessions(q),
       });
       const before = await panels();
-      const partsPerKey = async (table: 'agg_values' | 'agg_sessions', key: string) =>
+      const partsPerKey = async (table: 'agg_values' | 'agg_sessions' | 'agg_session_days', key: string) =>
         Number(
           (await pool.query(`SELECT max(n) AS n FROM (SELECT count(*) AS n FROM ${table} WHERE project_id = $1 GROUP BY ${key}) c`, [projectId])).rows[0]?.n,
         );
       expect(await partsPerKey('agg_values', 'dim, grain, bucket, value, is_bot')).toBeGreaterThan(1);
       expect(await partsPerKey('agg_sessions', 'hour, session_id, is_bot')).toBeGreaterThan(1);
-      const mark = await compactPostgresAggregates(pool, { values: 0, sessions: 0 });
+      expect(await partsPerKey('agg_session_days', 'day, with_bots')).toBeGreaterThan(1);
+      const mark = await compactPostgresAggregates(pool, { values: 0, sessions: 0, sessionDays: 0 });
       expect(await partsPerKey('agg_values', 'dim, grain, bucket, value, is_bot')).toBe(1);
       expect(await partsPerKey('agg_sessions', 'hour, session_id, is_bot')).toBe(1);
+      expect(await partsPerKey('agg_session_days', 'day, with_bots')).toBe(1);
       expect(await panels()).toEqual(before);
       // A round from the new mark finds nothing to merge; new commits add parts that the next round merges.
       await compactPostgresAggregates(pool, mark);
@@ -60,6 +62,46 @@ describe('postgres: aggregate parts', () => {
       expect(await panels()).toEqual(after);
     } finally {
       await store.close();
+      await pool.end();
+    }
+  });
+});
+
+describe('postgres: session summaries from two processes', () => {
+  it('counts a session once when two stores write its events at the same time', async () => {
+    const projectId = newProjectId();
+    const start = Date.UTC(2026, 1, 2);
+    const stores = [0, 1].map(() => createPostgresStore({ url: database.url, poolSize: 4, compactEveryMs: 3_600_000 }));
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      for (const store of stores) await store.init();
+      // The same sessions' events, each store a share of every session's, written in small groups at once.
+      const events = [...generateProject({ projectId, start, days: 2, sessions: 30, seed: 23 })];
+      const shares = [events.filter((_, i) => i % 2 === 0), events.filter((_, i) => i % 2 === 1)];
+      await Promise.all(
+        stores.map(async (store, k) => {
+          const mine = shares[k] ?? [];
+          for (let i = 0; i < mine.length; i += 5) await store.write({ events: mine.slice(i, i + 5), chunks: [] });
+        }),
+      );
+      for (const includeBots of [false, true]) {
+        const q: ReportQuery = { projectId, from: start, to: start + 2 * 86_400_000, filters: {}, includeBots, visitorKey: 'anonymous' };
+        const { rows } = await pool.query(
+          `WITH s AS (SELECT session_id, max(timestamp) - min(timestamp) AS duration, count(*) FILTER (WHERE event_type = 'page_view') AS pv
+             FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3 AND session_id IS NOT NULL AND ($4 OR NOT is_bot) GROUP BY session_id)
+           SELECT count(*) AS sessions, count(*) FILTER (WHERE pv <= 1) AS bounces, COALESCE(sum(duration), 0) AS duration, COALESCE(sum(pv), 0) AS pv FROM s`,
+          [projectId, q.from, q.to, includeBots],
+        );
+        const row = rows[0] as Record<string, string>;
+        expect(await stores[0]?.reports.sessions(q)).toEqual({
+          sessions: Number(row.sessions),
+          bounces: Number(row.bounces),
+          totalDurationMs: Number(row.duration),
+          pageViews: Number(row.pv),
+        });
+      }
+    } finally {
+      for (const store of stores) await store.close();
       await pool.end();
     }
   });

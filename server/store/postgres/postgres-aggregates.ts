@@ -18,6 +18,7 @@ import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { inTransaction } from './postgres-transaction.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { cleanText } from '../shared/sanitize.js';
+import { addPostgresSessionSummaries, buildPostgresSessionSummaries, recountPostgresSessions } from './postgres-session-summaries.js';
 
 /*
  * The report aggregates on PostgreSQL (`aggregates/aggregate-schema.ts`), written in the group
@@ -100,11 +101,14 @@ const bytesOrNull = (sketch: VisitorSketch | null): Buffer | null => {
 
 /**
  * Inserts a commit's groups as parts, in the caller's transaction, with the projects' aggregate
- * locks taken shared in the same statement (see the top of the file).
+ * locks taken shared in the same statement (see the top of the file), and adds its sessions to
+ * the session summaries; with `summaries` false (retention writing an hour again) those are left
+ * to a recount.
  */
-export async function applyPostgresAggregates(client: pg.PoolClient, batch: AggregateBatch): Promise<void> {
+export async function applyPostgresAggregates(client: pg.PoolClient, batch: AggregateBatch, summaries = true): Promise<void> {
   if (batch.empty()) return;
   await insertParts(client, rowDeltas(batch.values()), batch.sessions());
+  if (summaries) await addPostgresSessionSummaries(client, batch.sessions());
 }
 
 /** Inserts rows and session rows as parts, with their projects' aggregate locks taken shared in the same statement. */
@@ -156,6 +160,7 @@ const COMPACT_KEYS = 500;
 export interface CompactionMark {
   values: number;
   sessions: number;
+  sessionDays: number;
 }
 
 /**
@@ -240,6 +245,25 @@ export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionM
     );
   });
   next.sessions = Math.max(next.sessions, last);
+  // The session summaries' day sums, as the session rows.
+  const newestDay = await pool.query<{ last: string | null }>('SELECT max(part) AS last FROM agg_session_days');
+  const lastDay = Number(newestDay.rows[0]?.last ?? mark.sessionDays);
+  await inTransaction(pool, 'BEGIN', async (client) => {
+    const touched = await client.query<{ project_id: string }>('SELECT DISTINCT project_id FROM agg_session_days WHERE part > $1 AND part <= $2', [mark.sessionDays, lastDay]);
+    await lockShared(client, touched.rows.map((row) => row.project_id));
+    await client.query(
+      `WITH touched AS (SELECT DISTINCT project_id, with_bots, day FROM agg_session_days WHERE part > $1 AND part <= $2),
+       keys AS (SELECT project_id, with_bots, day FROM agg_session_days JOIN touched USING (project_id, with_bots, day)
+         GROUP BY project_id, with_bots, day HAVING count(*) > 1),
+       parts AS (SELECT d.part FROM agg_session_days d JOIN keys USING (project_id, with_bots, day) FOR UPDATE OF d SKIP LOCKED),
+       moved AS (DELETE FROM agg_session_days d USING parts WHERE d.part = parts.part RETURNING d.*)
+       INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
+       SELECT project_id, day, with_bots, sum(sessions), sum(bounces), sum(duration), sum(page_views) FROM moved
+       GROUP BY project_id, day, with_bots`,
+      [mark.sessionDays, lastDay],
+    );
+  });
+  next.sessionDays = Math.max(next.sessionDays, lastDay);
   return next;
 }
 
@@ -328,8 +352,10 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
   const cutHour = Math.floor(cutoff / HOUR_MS);
   const cutDay = Math.floor(cutHour / 24);
   const cut = cutoff > cutHour * HOUR_MS;
-  await deleteDays(client, projectId, FIRST_DAY, cutDay);
   const endHour = cut ? cutHour + 1 : cutHour;
+  // The sessions the cut reaches, counted again once their hour rows are.
+  const touched = await client.query<{ session_id: string }>('SELECT DISTINCT session_id FROM agg_sessions WHERE project_id = $1 AND hour < $2', [projectId, endHour]);
+  await deleteDays(client, projectId, FIRST_DAY, cutDay);
   await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket >= $3 AND bucket < $4`, [
     projectId,
     AGGREGATE_DIMS,
@@ -346,9 +372,11 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
     const batch = newBatch();
     addRows(batch, rows);
     // Writes the hour's parts, and day parts that the merge below replaces.
-    await applyPostgresAggregates(client, batch);
+    await applyPostgresAggregates(client, batch, false);
   }
   await mergeDayFromHours(client, projectId, cutDay);
+  await recountPostgresSessions(client, projectId, touched.rows.map((row) => row.session_id));
+  await client.query('DELETE FROM agg_session_days WHERE project_id = $1 AND day < $2', [projectId, cutDay]);
 }
 
 /** Replaces a day's rows (all its parts) by the merge of its hour rows: sums and sketch unions, never the events. */
@@ -438,6 +466,7 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
     const kept = rowDeltas(batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)))).filter((d) => d.grain === GRAIN_HOUR);
     await insertParts(client, kept, batch.sessions().filter((x) => sessions.has(sessionKey(x.hour, x.session, x.bot))));
   }
+  await recountPostgresSessions(client, projectId, erasedSessions.map((x) => x.session));
   const days = [...dayRows.values()];
   await client.query(
     `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
@@ -465,7 +494,16 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('agg_meta') IS NOT NULL AS found");
     const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM agg_meta')).rows[0]?.shape : undefined;
     if (shape === AGGREGATE_SHAPE) {
+      const summarized = (await client.query<{ found: boolean }>("SELECT to_regclass('agg_session_state') IS NOT NULL AS found")).rows[0]?.found === true;
       await client.query(POSTGRES_AGGREGATE_DDL);
+      if (!summarized) {
+        // Aggregates from before the session summaries: only those are built, from the session rows.
+        const started = performance.now();
+        const told = onBuild !== undefined && (await client.query('SELECT 1 FROM agg_sessions LIMIT 1')).rows.length > 0;
+        if (told) onBuild('building', 0);
+        await buildPostgresSessionSummaries(client);
+        if (told) onBuild('built', performance.now() - started);
+      }
       return;
     }
     const started = performance.now();

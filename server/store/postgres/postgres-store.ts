@@ -146,8 +146,8 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
   let compactionTimer: NodeJS.Timeout | undefined;
   let compacting: Promise<void> | null = null;
   let compactionMarks: [CompactionMark, CompactionMark] = [
-    { values: 0, sessions: 0 },
-    { values: 0, sessions: 0 },
+    { values: 0, sessions: 0, sessionDays: 0 },
+    { values: 0, sessions: 0, sessionDays: 0 },
   ];
   const compact = (): Promise<void> => {
     compacting ??= compactPostgresAggregates(pool, compactionMarks[0])
@@ -191,6 +191,7 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
       refreshNext: (beforeDay, skip) => (use(), refreshRollup(beforeDay, skip)),
       aggregates: true,
+      sessionSummaries: true,
     }),
 
     async init() {

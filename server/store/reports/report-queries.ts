@@ -65,6 +65,8 @@ export interface ReportStoreOptions {
    * (with at most one filter), top lists and sessions (without one) read them.
    */
   aggregates?: boolean;
+  /** With the aggregates, the store keeps the session summaries too: the sessions report reads whole days from them. */
+  sessionSummaries?: boolean;
 }
 
 /** How many filters a report has. */
@@ -74,7 +76,7 @@ const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter(
 export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
   const { refreshNext } = options;
-  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run) : null;
+  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true }) : null;
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
   const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {

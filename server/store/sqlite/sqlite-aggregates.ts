@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3';
 import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
+import { prepareSqliteSessionSummaries } from './sqlite-session-summaries.js';
+import { type SessionMoves, createSessionMoves } from '../aggregates/session-moves.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { type AggregatesBuildListener, AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
 
@@ -70,6 +72,8 @@ export interface AggregateParts {
   createKit: () => SketchKit;
   prepare: typeof prepareSqliteAggregates;
   createBatch: (kit: SketchKit, dimCount: number, pageDims: readonly boolean[]) => AggregateBatch;
+  prepareSessions: typeof prepareSqliteSessionSummaries;
+  createMoves: () => SessionMoves;
   dims: readonly string[];
   pageDims: readonly boolean[];
 }
@@ -78,7 +82,15 @@ export interface AggregateParts {
 export function openSqliteAggregates(db: Database.Database, parts: AggregateParts): CommitAggregates {
   const kit = parts.createKit();
   const apply = parts.prepare(db, kit, parts.dims);
-  return { begin: () => parts.createBatch(kit, parts.dims.length, parts.pageDims), apply };
+  const summaries = parts.prepareSessions(db, parts.createMoves());
+  return {
+    begin: () => parts.createBatch(kit, parts.dims.length, parts.pageDims),
+    apply(batch, withSummaries = true) {
+      apply(batch);
+      if (withSummaries && !batch.empty()) summaries.add(batch.sessions());
+    },
+    recountSessions: (projectId, sessions) => summaries.recount(projectId, sessions),
+  };
 }
 
 /** Milliseconds in a UTC day. */
@@ -94,7 +106,15 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
     const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_meta'").get();
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM agg_meta').pluck().get() as number | undefined);
     if (shape === AGGREGATE_SHAPE) {
+      const summarized = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_session_state'").get() !== undefined;
       db.exec(SQLITE_AGGREGATE_DDL);
+      if (!summarized) {
+        const started = performance.now();
+        const told = onBuild !== undefined && db.prepare('SELECT 1 FROM agg_sessions LIMIT 1').get() !== undefined;
+        if (told) onBuild('building', 0);
+        buildSessionSummaries(db);
+        if (told) onBuild('built', performance.now() - started);
+      }
       return open();
     }
     const started = performance.now();
@@ -120,11 +140,35 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
   }).immediate();
 }
 
+/**
+ * The session summaries of a database whose aggregates came before them, built once from its
+ * session hour rows (a row per session and hour, far fewer than its events), in the caller's
+ * transaction: each session's two countings, then each day's sums of the sessions wholly inside it.
+ */
+function buildSessionSummaries(db: Database.Database): void {
+  db.exec(`INSERT INTO agg_session_state (project_id, session_id, h_first, h_last, h_events, h_page_views, first_ts, last_ts, events, page_views)
+    SELECT project_id, session_id,
+      MIN(CASE WHEN is_bot = 0 THEN first_ts END), MAX(CASE WHEN is_bot = 0 THEN last_ts END),
+      COALESCE(SUM(CASE WHEN is_bot = 0 THEN events END), 0), COALESCE(SUM(CASE WHEN is_bot = 0 THEN page_views END), 0),
+      MIN(first_ts), MAX(last_ts), SUM(events), SUM(page_views)
+    FROM agg_sessions GROUP BY project_id, session_id`);
+  for (const [withBots, first, last, pageViews] of [
+    [0, 'h_first', 'h_last', 'h_page_views'],
+    [1, 'first_ts', 'last_ts', 'page_views'],
+  ] as const) {
+    db.exec(`INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
+      SELECT project_id, ${first} / ${DAY_MS}, ${withBots}, COUNT(*), SUM(CASE WHEN ${pageViews} <= 1 THEN 1 ELSE 0 END), SUM(${last} - ${first}), SUM(${pageViews})
+      FROM agg_session_state WHERE ${first} IS NOT NULL AND ${first} / ${DAY_MS} = ${last} / ${DAY_MS} GROUP BY project_id, ${first} / ${DAY_MS}`);
+  }
+}
+
 /** The aggregate parts of this process, for a commit on the calling thread (an in-memory database). */
 export const SQLITE_AGGREGATE_PARTS: AggregateParts = {
   createKit: createSketchKit,
   prepare: prepareSqliteAggregates,
   createBatch: createAggregateBatch,
+  prepareSessions: prepareSqliteSessionSummaries,
+  createMoves: createSessionMoves,
   dims: AGGREGATE_DIMS,
   pageDims: AGGREGATE_PAGE_DIMS,
 };
@@ -134,6 +178,8 @@ export const SQLITE_AGGREGATES_SOURCE = `(db) => (${openSqliteAggregates.toStrin
   createKit: ${createSketchKit.toString()},
   prepare: ${prepareSqliteAggregates.toString()},
   createBatch: ${createAggregateBatch.toString()},
+  prepareSessions: ${prepareSqliteSessionSummaries.toString()},
+  createMoves: ${createSessionMoves.toString()},
   dims: ${JSON.stringify(AGGREGATE_DIMS)},
   pageDims: ${JSON.stringify(AGGREGATE_PAGE_DIMS)},
 })`;
@@ -195,10 +241,15 @@ const FIRST_DAY = -10_000_000;
 export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitAggregates, projectId: string, cutoff: number): void {
   const cutHour = Math.floor(cutoff / HOUR_MS);
   const cutDay = Math.floor(cutHour / 24);
+  const cut = cutoff > cutHour * HOUR_MS;
+  // The sessions the cut reaches, counted again once their hour rows are.
+  const touched = db
+    .prepare<unknown[]>('SELECT DISTINCT session_id FROM agg_sessions WHERE project_id = ? AND hour < ?')
+    .pluck()
+    .all(projectId, cut ? cutHour + 1 : cutHour) as string[];
   deleteDays(db, projectId, FIRST_DAY, cutDay);
   const hours = db.prepare<unknown[]>('DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ?');
   const sessions = db.prepare<unknown[]>('DELETE FROM agg_sessions WHERE project_id = ? AND hour >= ? AND hour < ?');
-  const cut = cutoff > cutHour * HOUR_MS;
   for (const dim of AGGREGATE_DIMS) hours.run(projectId, dim, GRAIN_HOUR, cutDay * 24, cut ? cutHour + 1 : cutHour);
   sessions.run(projectId, cutDay * 24, cut ? cutHour + 1 : cutHour);
   if (cut) {
@@ -206,9 +257,11 @@ export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitA
     const batch = aggregates.begin();
     addRows(batch, read.iterate(projectId, cutHour * HOUR_MS, (cutHour + 1) * HOUR_MS) as Iterable<Record<string, string | number | null>>);
     // Writes the hour's rows, and adds to its day's rows, which the merge below replaces.
-    aggregates.apply(batch);
+    aggregates.apply(batch, false);
   }
   mergeDaysFromHours(db, projectId, [cutDay]);
+  aggregates.recountSessions(projectId, touched);
+  db.prepare('DELETE FROM agg_session_days WHERE project_id = ? AND day < ?').run(projectId, cutDay);
 }
 
 /** Replaces the day rows of `days` by the merge of their hour rows: sums, and sketch unions, never the events. */

@@ -159,8 +159,9 @@ export function prepareSqliteUserErasure(
       // to their day rows too, which the merge below replaces.)
       const kept = batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)));
       const keptSessions = batch.sessions().filter((s) => sessions.has(sessionKey(s.hour, s.session, s.bot)));
-      aggregates.apply({ ...batch, empty: () => kept.length === 0 && keptSessions.length === 0, values: () => kept, sessions: () => keptSessions });
+      aggregates.apply({ ...batch, empty: () => kept.length === 0 && keptSessions.length === 0, values: () => kept, sessions: () => keptSessions }, false);
     }
+    aggregates.recountSessions(projectId, new Set(erased.sessions().map((s) => s.session)));
     const hoursPerDay = sql.dayMs / sql.hourMs;
     for (const [dim, day, value, bot] of dayRows.values()) {
       removeDayRow.run(projectId, sql.dims[dim], day, value, bot);

@@ -12,8 +12,13 @@ export interface Cleaners {
 export interface CommitAggregates {
   /** The groups of a new commit. */
   begin(): AggregateBatch;
-  /** Writes them, inside the commit's transaction. */
-  apply(batch: AggregateBatch): void;
+  /**
+   * Writes them, inside the commit's transaction; with `summaries` false (an erasure or retention
+   * writing hour rows again) the session summaries are left for {@link recountSessions}.
+   */
+  apply(batch: AggregateBatch, summaries?: boolean): void;
+  /** Counts the named sessions' summaries again from their hour rows (`sqlite-session-summaries.ts`). */
+  recountSessions(projectId: string, sessions: Iterable<string>): void;
 }
 
 /** Values of one event in {@link EncodedBatch.refs}: its text columns by index, and the bot flag. */

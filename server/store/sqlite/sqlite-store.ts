@@ -269,7 +269,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       }
       return statement.all(...values) as Array<Record<string, unknown>>;
     },
-    { refreshNext: (beforeDay, skip) => (use(), (refreshRollup as RefreshNext)(beforeDay, skip)), aggregates: true },
+    { refreshNext: (beforeDay, skip) => (use(), (refreshRollup as RefreshNext)(beforeDay, skip)), aggregates: true, sessionSummaries: true },
   );
 
   // Accounts, sign-in sessions and shared links (sqlite-accounts.ts), on this thread's connection.

@@ -1,0 +1,80 @@
+import type { SessionGroup } from './aggregate-batch.js';
+
+/*
+ * The arithmetic of the session summaries (docs/decisions.md, "Session summaries"), for both
+ * stores: a session's state, counted over humans' events and over every event, and what a change
+ * of state moves in the per-day sums of the sessions that lie wholly inside one UTC day. The
+ * stores read and write the rows; this decides what goes where.
+ *
+ * Everything lives inside `createSessionMoves`, which uses nothing from outside its body, so the
+ * SQLite writer thread, which runs its program from source text, can build the same from
+ * `createSessionMoves.toString()`.
+ */
+
+/** One counting of a session: its first and last time, events and page views; null without events. */
+export type SessionSpan = { first: number; last: number; events: number; pageViews: number } | null;
+
+/** A session's two countings: `[humans' events, every event]`, the index being the `with_bots` of the day sums. */
+export type SessionState = [SessionSpan, SessionSpan];
+
+/** What a set of state changes adds to one day's sums (each number may be negative). */
+export interface DayMove {
+  projectId: string;
+  day: number;
+  withBots: 0 | 1;
+  sessions: number;
+  bounces: number;
+  duration: number;
+  pageViews: number;
+}
+
+/** The session summaries' arithmetic. */
+export interface SessionMoves {
+  /** The union of two countings. */
+  merge(a: SessionSpan, b: SessionSpan): SessionSpan;
+  /** A commit's session groups (per hour and bot flag) as each session's own state, by `project \0 session`. */
+  statesOf(groups: readonly SessionGroup[]): Map<string, { projectId: string; session: string; state: SessionState }>;
+  /** Notes that a session went from `before` to `after` (null: none) into `moves`, keyed by project, day and way of counting. */
+  move(moves: Map<string, DayMove>, projectId: string, before: SessionState | null, after: SessionState | null): void;
+}
+
+/** Builds the session summaries' arithmetic (self-contained: see the top of the file). */
+export function createSessionMoves(): SessionMoves {
+  const dayMs = 86_400_000;
+  const merge = (a: SessionSpan, b: SessionSpan): SessionSpan =>
+    a === null ? b : b === null ? a : { first: Math.min(a.first, b.first), last: Math.max(a.last, b.last), events: a.events + b.events, pageViews: a.pageViews + b.pageViews };
+  /** Adds `sign` times a span's share to its day: only a span that starts and ends on one UTC day has one. */
+  const share = (moves: Map<string, DayMove>, projectId: string, span: SessionSpan, withBots: 0 | 1, sign: number) => {
+    if (span === null) return;
+    const day = Math.floor(span.first / dayMs);
+    if (Math.floor(span.last / dayMs) !== day) return;
+    const key = `${projectId}\u0000${day}\u0000${withBots}`;
+    let m = moves.get(key);
+    if (m === undefined) moves.set(key, (m = { projectId, day, withBots, sessions: 0, bounces: 0, duration: 0, pageViews: 0 }));
+    m.sessions += sign;
+    m.bounces += span.pageViews <= 1 ? sign : 0;
+    m.duration += sign * (span.last - span.first);
+    m.pageViews += sign * span.pageViews;
+  };
+  return {
+    merge,
+    statesOf(groups) {
+      const states = new Map<string, { projectId: string; session: string; state: SessionState }>();
+      for (const g of groups) {
+        const key = `${g.project}\u0000${g.session}`;
+        let s = states.get(key);
+        if (s === undefined) states.set(key, (s = { projectId: g.project, session: g.session, state: [null, null] }));
+        const span: SessionSpan = { first: g.first, last: g.last, events: g.events, pageViews: g.pageViews };
+        if (g.bot === 0) s.state[0] = merge(s.state[0], span);
+        s.state[1] = merge(s.state[1], span);
+      }
+      return states;
+    },
+    move(moves, projectId, before, after) {
+      for (const withBots of [0, 1] as const) {
+        share(moves, projectId, before === null ? null : before[withBots], withBots, -1);
+        share(moves, projectId, after === null ? null : after[withBots], withBots, 1);
+      }
+    },
+  };
+}
