@@ -19,6 +19,7 @@
  * (docs/decisions.md, "Wire mapping of every client call"): the server files it under that page.
  */
 import type { EventProperties, PageProperties } from '../../protocol/event-model/analytics-event.js';
+import { SCROLL_DEPTH_EVENT } from '../../protocol/heatmap.js';
 import type { Logger } from '../logger.js';
 import type { ScrollDepthData } from '../types.js';
 import { createRemovers } from './removers.js';
@@ -32,7 +33,7 @@ export const LOCATION_CHANGE_EVENT = 'service-analytics:locationchange';
 
 /** What scroll-depth tracking needs. */
 export interface ScrollDepthDeps {
-  send: (name: 'scroll_depth', properties: EventProperties) => void;
+  send: (name: typeof SCROLL_DEPTH_EVENT, properties: EventProperties) => void;
   log: Logger;
 }
 
@@ -106,7 +107,7 @@ export function trackScrollDepth(win: Window, deps: ScrollDepthDeps): () => void
       action: 'scroll',
       viewport: { width: win.innerWidth, height: win.innerHeight },
     };
-    deps.send('scroll_depth', { ...(data as unknown as EventProperties), page: view.page });
+    deps.send(SCROLL_DEPTH_EVENT, { ...(data as unknown as EventProperties), page: view.page });
   }
 
   const passive = { passive: true, capture: true };
