@@ -13,6 +13,7 @@ const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
   { route: { page: 'live' }, label: 'Live' },
   { route: { page: 'errors' }, label: 'Errors' },
   { route: { page: 'vitals' }, label: 'Web vitals' },
+  { route: { page: 'heatmaps' }, label: 'Heatmaps' },
   { route: { page: 'funnels' }, label: 'Funnels' },
   { route: { page: 'experiments' }, label: 'Experiments' },
   { route: { page: 'sessions' }, label: 'Sessions' },
