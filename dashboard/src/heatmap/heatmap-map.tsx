@@ -71,7 +71,7 @@ export function HeatmapMap({ answer, source, showClicks, showScroll, onPlaced }:
             />
           )}
           {showScroll && answer.scroll.page_views > 0 && <ScrollBands depths={answer.scroll.depths} width={width} height={height} />}
-          {showClicks && page?.placed != null && <ClickSpots spots={page.placed.spots} max={page.placed.max} width={width} height={height} />}
+          {showClicks && page?.placed != null && <ClickSpots spots={page.placed.spots} max={page.placed.max} width={width} height={height} scale={scale} />}
         </div>
       </div>
     </div>

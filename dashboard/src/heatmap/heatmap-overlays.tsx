@@ -14,8 +14,12 @@ import type { ClickSpot } from './place-clicks.js';
 const MAX_RADIUS = 28;
 const MIN_RADIUS = 7;
 
-/** The click spots over a `width` × `height` page. */
-export function ClickSpots({ spots, max, width, height }: { spots: readonly ClickSpot[]; max: number; width: number; height: number }): ReactNode {
+/**
+ * The click spots over a `width` × `height` page, drawn at `scale`: spots grow as the page is
+ * scaled down (up to 2.5 times), so that a phone still shows them.
+ */
+export function ClickSpots({ spots, max, width, height, scale }: { spots: readonly ClickSpot[]; max: number; width: number; height: number; scale: number }): ReactNode {
+  const grow = Math.min(2.5, 1 / Math.max(scale, 0.01));
   return (
     <svg className="heatmap-layer" width={width} height={height} viewBox={`0 0 ${width} ${height}`} aria-hidden="true" data-testid="click-spots">
       <defs>
@@ -27,7 +31,7 @@ export function ClickSpots({ spots, max, width, height }: { spots: readonly Clic
       </defs>
       {spots.map((spot, i) => {
         const weight = max > 0 ? Math.sqrt(spot.count / max) : 0;
-        return <circle key={i} cx={spot.x} cy={spot.y} r={MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * weight} fill="url(#heat-spot)" data-count={spot.count} />;
+        return <circle key={i} cx={spot.x} cy={spot.y} r={(MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * weight) * grow} fill="url(#heat-spot)" data-count={spot.count} />;
       })}
     </svg>
   );
