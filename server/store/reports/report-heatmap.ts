@@ -4,9 +4,10 @@ import { HEATMAP_GRID, SCROLL_DEPTH_EVENT, SCROLL_DEPTH_STEP, type HeatmapElemen
 /*
  * The heatmap report's SQL for SQLite and PostgreSQL (docs/protocol.md, "GET
  * /api/v1/reports/heatmap"): one page's `click` events by selector and by cell of the grid over the
- * element's box, and its `scroll_depth` events by depth. Both statements read the events of the
- * range through `events_by_time` and keep the page's rows (`path`): no rollup keeps a selector or
- * a position, and clicks and scroll depths are a share of a page's events.
+ * element's box, and its `scroll_depth` events by depth. Both statements read the page's clicks
+ * and scroll depths of the range through `events_by_heatmap` (project, path, time; only those two
+ * event types are in it), so their cost is the page's own heatmap events, not the project's: no
+ * rollup keeps a selector or a position.
  *
  * A cell is `floor(relative × GRID)` of the position, computed as an integer division of the
  * position in thousandths (`ROUND(relative × 1000)`: the client sends 3 decimals), so that every
@@ -14,6 +15,13 @@ import { HEATMAP_GRID, SCROLL_DEPTH_EVENT, SCROLL_DEPTH_STEP, type HeatmapElemen
  * floating-point product; 1 (the right or bottom edge, and what rounds to it) is in the last cell. Integer division
  * (`/`) and `CAST(... AS INTEGER)` of a whole number are the same in both databases.
  */
+
+/**
+ * The condition of the `events_by_heatmap` partial index (`sqlite-schema.ts`, `postgres-schema.ts`),
+ * written into both statements as it is: SQLite uses a partial index only for a query whose WHERE
+ * holds its condition term for term, and PostgreSQL only when it can prove it from constants.
+ */
+export const HEATMAP_EVENT_TYPES_SQL = `event_type IN ('click', '${SCROLL_DEPTH_EVENT}')`;
 
 /** Thousandths of a cell's side. */
 const PER_CELL = 1000 / HEATMAP_GRID;
@@ -31,7 +39,7 @@ export function heatmapClicksSql(dialect: Dialect, v: Values, where: string, lim
   return `WITH c AS MATERIALIZED (
       SELECT COALESCE(${dialect.textProperty('selector')}, '') AS selector,
         ${cellOf(dialect.numberProperty('relativeX'))} AS cx, ${cellOf(dialect.numberProperty('relativeY'))} AS cy
-      FROM events WHERE ${where} AND event_type = 'click'),
+      FROM events WHERE ${where} AND ${HEATMAP_EVENT_TYPES_SQL} AND event_type = 'click'),
     g AS (SELECT selector, COUNT(*) AS n FROM c GROUP BY selector),
     chosen AS (SELECT selector, n FROM g ORDER BY n DESC, ${by('selector')} LIMIT ${v.add(limit)}),
     cells AS (
@@ -48,7 +56,7 @@ export const SCROLL_STEPS: readonly number[] = Array.from({ length: 100 / SCROLL
 /** The scroll depths' statement: page views with a depth, and those reaching each step. */
 export function heatmapScrollSql(dialect: Dialect, where: string): string {
   return `SELECT COUNT(*) AS views, ${SCROLL_STEPS.map((step) => `COALESCE(SUM(CASE WHEN d >= ${step} THEN 1 ELSE 0 END), 0) AS r${step}`).join(', ')}
-    FROM (SELECT ${dialect.numberProperty('maxScrollDepth')} AS d FROM events WHERE ${where} AND event_type = '${SCROLL_DEPTH_EVENT}') s
+    FROM (SELECT ${dialect.numberProperty('maxScrollDepth')} AS d FROM events WHERE ${where} AND ${HEATMAP_EVENT_TYPES_SQL} AND event_type = '${SCROLL_DEPTH_EVENT}') s
     WHERE d IS NOT NULL`;
 }
 
