@@ -3,7 +3,8 @@
  * server), in Chromium at desktop (1280×800) and phone (390×844) widths: a page's clicks are drawn
  * on the elements clicked, over a recording's snapshot of the page rendered at the recorded width,
  * with the scroll map over it and the same numbers in tables; a page without a recording is drawn
- * over the live page. No page is wider than its viewport.
+ * over the live page (its site answered by the browser context itself: no request leaves the
+ * machine). No page is wider than its viewport, and no page breaks the Content-Security-Policy.
  *
  * Set SA_DASHBOARD_SCREENSHOTS=DIR to keep screenshots at both widths there.
  */
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../test-support/chromium.js';
 import { type TestServer, startTestServer } from '../../test-support/server/test-server.js';
 import { waitUntil } from '../../test-support/browser/harness.js';
+import { watchCspViolations } from '../../test-support/browser/csp-violations.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SHOTS = process.env.SA_DASHBOARD_SCREENSHOTS;
@@ -26,6 +28,12 @@ const SESSION = 'heatmap-page-recorded';
 let out: string;
 let server: TestServer;
 let browser: Browser;
+const cspViolations: string[] = [];
+
+/** The live page of `/about` as its site would serve it. */
+const ABOUT_HTML = `<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;font:20px sans-serif">
+<header style="background:#063;color:#fff;padding:24px">Shop · About us</header>
+<main style="padding:40px"><p id="team">Our team</p><div style="height:1800px;background:#f4f0e8">History</div></main></body></html>`;
 
 async function post(path: string, body: unknown): Promise<void> {
   const res = await fetch(`${server.url}${path}`, {
@@ -105,6 +113,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  expect(cspViolations).toEqual([]);
   await browser?.close();
   await server?.close();
   rmSync(out, { recursive: true, force: true });
@@ -112,6 +121,9 @@ afterAll(async () => {
 
 async function openHeatmaps(viewport: { width: number; height: number }, path: string): Promise<Page> {
   const context = await browser.newContext({ viewport });
+  await watchCspViolations(context, cspViolations);
+  // The recorded site, answered here: the live backdrop loads it without leaving the machine.
+  await context.route('https://shop.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: ABOUT_HTML }));
   const p = await context.newPage();
   await p.goto(`${server.url}/dashboard/`);
   await p.getByLabel('Project id').fill(server.project.id);
@@ -168,6 +180,7 @@ describe('the Heatmaps page', () => {
         const scroll = await rowsOf(p, 'heatmap-scroll');
         expect(scroll.map((r) => r[2])).toEqual(['100%', '90%', '70%', '60%', '40%', '40%', '30%', '30%', '20%', '20%']);
         expect(await p.getByTestId('scroll-bands').locator('.scroll-line').count()).toBe(10);
+        expect(await p.getByTestId('heatmap-summary').textContent()).toContain('25 clicks · 10 page views with a scroll depth · drawn over a recording');
         expect(await p.getByTestId('heatmap-summary').textContent()).toContain('at 1280 px');
         await shot(p, `heatmap-${viewport.width}`);
         expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
@@ -181,8 +194,11 @@ describe('the Heatmaps page', () => {
     const p = await openHeatmaps(DESKTOP, '/about');
     try {
       expect(await p.getByTestId('heatmap-map').getAttribute('data-backdrop')).toBe('live');
-      expect(await p.locator('iframe.heatmap-live').getAttribute('sandbox')).toBe('');
+      const live = p.locator('iframe.heatmap-live');
+      expect([await live.getAttribute('sandbox'), await live.getAttribute('src')]).toEqual(['', 'https://shop.example/about']);
+      await p.frameLocator('iframe.heatmap-live').locator('#team').waitFor();
       expect(await rowsOf(p, 'heatmap-clicks')).toEqual([['#team', '1', '100%', '—']]);
+      await shot(p, 'heatmap-live-1280');
       // The chooser offers the pages viewed, and choosing one is a new view.
       await p.getByTestId('heatmap-path').selectOption('/pricing');
       await waitUntil('the pricing page drawn', async () => (await p.getByTestId('heatmap-map').getAttribute('data-backdrop')) === 'snapshot', 20_000);

@@ -12,9 +12,12 @@ import { ClickSpots, ScrollBands } from './heatmap-overlays.js';
 import { type PlacedClicks, placeClicks } from './place-clicks.js';
 import { type RenderedPage, SnapshotBackdrop } from './snapshot-backdrop.js';
 
-/** The live page's frame, px: a desktop width, and a tall page. */
+/**
+ * The live page's frame, px: a desktop width, and two screens of it (its document's height cannot
+ * be read from another origin; the scroll map is drawn over the frame as if it were the page).
+ */
 const LIVE_WIDTH = 1280;
-const LIVE_HEIGHT = 2400;
+const LIVE_HEIGHT = 1600;
 
 interface HeatmapMapProps {
   answer: HeatmapAnswer;

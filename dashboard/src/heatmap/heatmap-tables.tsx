@@ -5,7 +5,7 @@
  */
 import type { ReactNode } from 'react';
 import { ScrollX } from '../components/scroll-x.js';
-import { formatCount, formatPercent } from '../lib/format.js';
+import { formatCount, formatCountOf, formatPercent } from '../lib/format.js';
 import type { HeatmapAnswer } from './heatmap-api.js';
 
 /** Clicks by element, with whether the map shows them. */
@@ -16,7 +16,7 @@ export function ClickTable({ answer, unplaced }: { answer: HeatmapAnswer; unplac
     <ScrollX label="Clicks by element">
       <table data-testid="click-table">
         <caption className="muted small">
-          {formatCount(total)} clicks on {answer.path}
+          {formatCountOf(total, 'click', 'clicks')} on {answer.path}
         </caption>
         <thead>
           <tr>
@@ -65,7 +65,7 @@ export function ScrollTable({ answer }: { answer: HeatmapAnswer }): ReactNode {
   return (
     <ScrollX label="Scroll depth">
       <table data-testid="scroll-table">
-        <caption className="muted small">{formatCount(views)} page views with a scroll depth</caption>
+        <caption className="muted small">{formatCountOf(views, 'page view', 'page views')} with a scroll depth</caption>
         <thead>
           <tr>
             <th scope="col">Reached</th>

@@ -13,7 +13,7 @@ import { heatmap } from '../heatmap/heatmap-api.js';
 import { HeatmapMap } from '../heatmap/heatmap-map.js';
 import { ClickTable, ScrollTable } from '../heatmap/heatmap-tables.js';
 import { useApi } from '../lib/api-context.js';
-import { formatCount } from '../lib/format.js';
+import { formatCountOf } from '../lib/format.js';
 import { useReportQuery } from '../lib/use-report-query.js';
 import { useResource } from '../lib/use-resource.js';
 import '../heatmap/heatmap.css';
@@ -74,7 +74,7 @@ export function HeatmapPage(): ReactNode {
           ) : (
             <>
               <p className="muted small" data-testid="heatmap-summary">
-                {formatCount(value.clicks.total)} clicks · {formatCount(value.scroll.page_views)} page views with a scroll depth ·{' '}
+                {formatCountOf(value.clicks.total, 'click', 'clicks')} · {formatCountOf(value.scroll.page_views, 'page view', 'page views')} with a scroll depth ·{' '}
                 {source.state === 'ready' && source.value !== null
                   ? source.value.kind === 'snapshot'
                     ? `drawn over a recording of session ${source.value.sessionId.slice(0, 8)}… at ${source.value.moment.width} px`
