@@ -190,6 +190,34 @@ describe('the Heatmaps page', () => {
     });
   }
 
+  it('shows a shared link the heatmap over the live page: it may not read recordings', async () => {
+    const res = await fetch(`${server.url}/api/v1/links`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `ApiKey ${server.project.adminKey}`, 'x-project-id': server.project.id },
+      body: JSON.stringify({ name: 'heatmap wall' }),
+    });
+    expect(res.status).toBe(201);
+    const { path } = (await res.json()) as { path: string };
+    const context = await browser.newContext({ viewport: DESKTOP });
+    await watchCspViolations(context, cspViolations);
+    await context.route('https://shop.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: ABOUT_HTML }));
+    const p = await context.newPage();
+    try {
+      await p.goto(`${server.url}${path}`);
+      await p.getByTestId('shared-view').waitFor();
+      await p.goto(`${server.url}/dashboard/?page=${encodeURIComponent('/pricing')}#/heatmaps`);
+      await p.getByTestId('heatmap-map').waitFor();
+      expect(await p.getByTestId('heatmap-map').getAttribute('data-backdrop')).toBe('live');
+      expect((await rowsOf(p, 'heatmap-clicks')).map((r) => r.slice(0, 2))).toEqual([
+        ['#buy', '16'],
+        ['a[data-testid="plan"]', '6'],
+        ['#gone', '3'],
+      ]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('draws a page without a recording over the live page, its clicks in the table', async () => {
     const p = await openHeatmaps(DESKTOP, '/about');
     try {

@@ -13,9 +13,9 @@ const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
   { route: { page: 'live' }, label: 'Live' },
   { route: { page: 'errors' }, label: 'Errors' },
   { route: { page: 'vitals' }, label: 'Web vitals' },
-  { route: { page: 'heatmaps' }, label: 'Heatmaps' },
   { route: { page: 'funnels' }, label: 'Funnels' },
   { route: { page: 'experiments' }, label: 'Experiments' },
+  { route: { page: 'heatmaps' }, label: 'Heatmaps' },
   { route: { page: 'sessions' }, label: 'Sessions' },
   { route: { page: 'admin' }, label: 'Admin' },
 ];

@@ -21,7 +21,7 @@ const LIVE_HEIGHT = 1600;
 
 interface HeatmapMapProps {
   answer: HeatmapAnswer;
-  source: BackdropSource;
+  source: Exclude<BackdropSource, { kind: 'none' }>;
   showClicks: boolean;
   showScroll: boolean;
   /** Told which selectors the backdrop lacks (null over the live page). */

@@ -78,10 +78,14 @@ export function HeatmapPage(): ReactNode {
                 {source.state === 'ready' && source.value !== null
                   ? source.value.kind === 'snapshot'
                     ? `drawn over a recording of session ${source.value.sessionId.slice(0, 8)}… at ${source.value.moment.width} px`
-                    : 'drawn over the live page (no recording of it in this range; clicks are listed below)'
-                  : 'finding a recording of the page…'}
+                    : source.value.kind === 'live'
+                      ? 'drawn over the live page (no recording of it in this range; clicks are listed below)'
+                      : 'no recording of this page in this range, and no address to show it live: the numbers are below'
+                  : source.state === 'error'
+                    ? source.message
+                    : 'finding a recording of the page…'}
               </p>
-              {source.state === 'ready' && source.value !== null && (
+              {source.state === 'ready' && source.value !== null && source.value.kind !== 'none' && (
                 <HeatmapMap
                   key={placedKey}
                   answer={value}
