@@ -62,7 +62,7 @@ export interface AnalyticsConfig {
   enablePerformanceTracking?: boolean;
   /**
    * Send clicks (and sampled hovers) with their coordinates, and the frustration signals of clicks:
-   * `rage_click`, `dead_click`, `error_click`. @default false
+   * `rage_click`, `dead_click`, `error_click`, and each page view's scroll depth (`scroll_depth`). @default false
    */
   enableHeatmapTracking?: boolean;
   /** Record the session with rrweb from start. @default false */

@@ -39,6 +39,7 @@ export type {
   PageProperties,
   PerformanceData,
   QueueStats,
+  ScrollDepthData,
   SessionData,
   TrafficChannel,
   UserProperties,

@@ -95,5 +95,26 @@ export interface HeatmapData {
   selector?: string;
   action: 'click' | 'move' | 'scroll';
   viewport: { width: number; height: number };
+  /**
+   * Where in the element's box the pointer was, as fractions of its width and height (0 at its
+   * left and top edge, 1 at its right and bottom, 3 decimals): a layout that reflows the page
+   * still places the point on the element. Absent when the element has no box.
+   */
+  relativeX?: number;
+  /** As {@link HeatmapData.relativeX}, of the height. */
+  relativeY?: number;
+}
+
+/**
+ * ScrollDepthData: how far down one page view's document was seen (`scroll_depth`, once per page
+ * view, with `enableHeatmapTracking`).
+ */
+export interface ScrollDepthData {
+  /** The deepest point seen, in percent of the document's height (0–100, as SessionData's). */
+  maxScrollDepth: number;
+  /** The document's height then, px. */
+  documentHeight: number;
+  action: 'scroll';
+  viewport: { width: number; height: number };
 }
 

@@ -35,6 +35,7 @@ import {
 } from './routes/reports.js';
 import { deleteUserRoute, exportRoute } from './routes/users-and-export.js';
 import { frustrationRoute } from './routes/frustration-report.js';
+import { heatmapRoute } from './routes/heatmap-report.js';
 import { createLinkRoute, listLinksRoute, revokeLinkRoute } from './routes/shared-links.js';
 import { changePasswordRoute, sessionRoute, signInRoute, signOutRoute } from './routes/sign-in.js';
 import type { RouteContext } from './routes/route-context.js';
@@ -238,6 +239,7 @@ export function createApp(options: AppOptions): AnalyticsApp {
   router.get('/api/v1/reports/vitals', limited, vitalsRoute(rc));
   router.get('/api/v1/reports/errors', limited, errorsRoute(rc));
   router.get('/api/v1/reports/frustration', limited, frustrationRoute(rc));
+  router.get('/api/v1/reports/heatmap', limited, heatmapRoute(rc));
   router.get('/api/v1/reports/funnel', limited, funnelRoute(rc));
   router.get('/api/v1/reports/experiments', limited, experimentsRoute(rc));
   router.get('/api/v1/reports/experiments/:experiment', limited, experimentRoute(rc));

@@ -197,7 +197,7 @@ describe('contentSecurityPolicy(connectSources)', () => {
   it('allows only the own origin, no inline script, no plugins, no framing', () => {
     expect(contentSecurityPolicy()).toBe(
       "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; font-src 'self' data: https:; media-src 'self' data: blob: https:; connect-src 'self'; " +
-        "worker-src 'self'; frame-src 'none'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+        "worker-src 'self'; frame-src https:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
     );
   });
 

@@ -98,8 +98,11 @@ export const REFERRER_POLICY = 'same-origin';
  * - `worker-src 'self'`: the example app starts the client's delivery worker from the file Vite
  *   ships beside it (`assets/worker-HASH.js`), so the client's `blob:` fallback is never tried
  *   (main/delivery/worker-start.ts); without any worker it would run in-process.
- * - `frame-src 'none'`: the replay's iframe has no `src` (`about:blank` is not fetched, so no
- *   source is needed), and a replayed page's own frames must load nothing.
+ * - `frame-src https:`: the dashboard's heatmap, for a page no recording shows, frames the page
+ *   itself, live, from its site (dashboard/src/heatmap/heatmap-map.tsx), in a sandbox without
+ *   scripts or the dashboard's origin. The replay's iframe has no `src` (`about:blank` is not
+ *   fetched), and a replayed page's own frames load nothing: the recorder drops their `src`
+ *   (rrweb-snapshot keeps an iframe's address only when told to).
  *
  * @param connectSources absolute http(s) URLs whose origins the page may also call
  * @throws Error for an entry that is not an absolute http(s) URL (it would end up in a header)
@@ -124,7 +127,7 @@ export function contentSecurityPolicy(connectSources: readonly string[] = []): s
     "media-src 'self' data: blob: https:",
     ['connect-src', "'self'", ...new Set(origins)].join(' '),
     "worker-src 'self'",
-    "frame-src 'none'",
+    'frame-src https:',
     "object-src 'none'",
     "base-uri 'self'",
     "form-action 'self'",

@@ -13,6 +13,7 @@ import { AdminPage } from './pages/admin-page.js';
 import { ErrorsPage } from './pages/errors-page.js';
 import { ExperimentsPage } from './pages/experiments-page.js';
 import { FunnelsPage } from './pages/funnels-page.js';
+import { HeatmapPage } from './pages/heatmap-page.js';
 import { LivePage } from './pages/live-page.js';
 import { OverviewPage } from './pages/overview-page.js';
 import { ReplayPage } from './pages/replay-page.js';
@@ -29,6 +30,8 @@ function PageOf({ route }: { route: Route }): ReactNode {
       return <ErrorsPage />;
     case 'vitals':
       return <VitalsPage />;
+    case 'heatmaps':
+      return <HeatmapPage />;
     case 'funnels':
       return <FunnelsPage />;
     case 'experiments':

@@ -530,7 +530,7 @@ describe('the dashboard in Chromium', () => {
     // Tab past its last link closes it; a tap outside too.
     await p.keyboard.press('Enter');
     await nav.waitFor({ state: 'visible' });
-    for (let i = 0; i < 7; i++) await p.keyboard.press('Tab');
+    for (let i = 0; i < 8; i++) await p.keyboard.press('Tab');
     await nav.waitFor({ state: 'hidden' });
     await menu.click();
     await nav.waitFor({ state: 'visible' });
@@ -589,7 +589,7 @@ describe('the dashboard in Chromium', () => {
     // On a desktop there is no menu button: the links are in the bar.
     const desktop = await signIn(DESKTOP);
     expect(await desktop.locator('.menu-button').isVisible()).toBe(false);
-    expect(await desktop.locator('nav[aria-label="Dashboard"] a').count()).toBe(7);
+    expect(await desktop.locator('nav[aria-label="Dashboard"] a').count()).toBe(8);
     expect(await desktop.getByRole('link', { name: 'Experiments' }).isVisible()).toBe(true);
     await desktop.context().close();
     await p.context().close();

@@ -152,7 +152,7 @@ describe('team access in the dashboard, in Chromium', () => {
     await expect.poll(async () => (await p.getByTestId('stat-visitors').textContent())?.trim()).toBe('1');
     expect(p.url()).not.toContain('sa_l_');
     const nav = p.getByRole('navigation', { name: 'Dashboard' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Errors', 'Web vitals', 'Funnels', 'Experiments']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Overview', 'Errors', 'Web vitals', 'Funnels', 'Experiments', 'Heatmaps']);
     await p.goto(`${server.url}/dashboard/#/sessions`);
     expect(await p.getByTestId('not-allowed').textContent()).toBe('A shared link shows the reports only.');
     // The server refuses what the view hides: the events list with the link's token.

@@ -3,7 +3,8 @@
  * are in docs/decisions.md, "Wire mapping of every client call"): uncaught errors and unhandled
  * rejections (`error`, `auto/error-tracking.ts`), clicks and resting hovers (`click`, `hover`,
  * `auto/heatmap.ts`) with the frustration signals of clicks (`rage_click`, `dead_click`,
- * `error_click`, `auto/frustration-signals.ts`), and page timings (`performance`, once per page, `auto/performance.ts`). This
+ * `error_click`, `auto/frustration-signals.ts`) and each page view's scroll depth (`scroll_depth`,
+ * `auto/scroll-depth.ts`), and page timings (`performance`, once per page, `auto/performance.ts`). This
  * module is the entry of a lazy chunk, imported only when a flag is on, so the facade's bundle
  * carries none of it. Errors in the moments before the chunk arrives are not seen; page timings are
  * (their observers are buffered).
@@ -17,6 +18,7 @@ import { trackHeatmap } from './heatmap.js';
 import { markInternal } from './internal-error.js';
 import { trackPerformance } from './performance.js';
 import { createRemovers } from './removers.js';
+import { trackScrollDepth } from './scroll-depth.js';
 
 export { MAX_ERRORS_PER_MINUTE, MAX_ERRORS_PER_PAGE, MAX_SAME_ERROR_PER_MINUTE } from './error-tracking.js';
 export { CLICK_WINDOW_MS, MAX_SIGNALS_PER_MINUTE, RAGE_CLICKS, RAGE_WINDOW_MS } from './frustration-signals.js';
@@ -57,6 +59,7 @@ export function startAutoTracking(
   };
   start(options.enableErrorTracking, 'error tracking', () => trackErrors(win, { send, now, log }));
   start(options.enableHeatmapTracking, 'heatmap tracking', () => trackHeatmap(win, { send, now, log }));
+  start(options.enableHeatmapTracking, 'scroll depth tracking', () => trackScrollDepth(win, { send, log }));
   start(options.enableHeatmapTracking, 'frustration signals', () => trackFrustration(win, { send, now, log, ownUrl: options.endpoint }));
   start(options.enablePerformanceTracking, 'performance tracking', () => trackPerformance(win, { send, log }));
   return r.stop;

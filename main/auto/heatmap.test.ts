@@ -38,6 +38,22 @@ describe('trackHeatmap(win)', () => {
     ]);
   });
 
+  it('sends where in the element the click fell, as fractions of its box, clamped and rounded', () => {
+    document.body.innerHTML = '<main><button id="buy">Buy</button><p id="bare">text</p></main>';
+    const button = document.getElementById('buy')!;
+    // happy-dom lays nothing out: the button's box is given.
+    button.getBoundingClientRect = () => ({ left: 100, top: 50, width: 200, height: 40, right: 300, bottom: 90, x: 100, y: 50, toJSON: () => ({}) }) as DOMRect;
+    button.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: 150, clientY: 60 }));
+    button.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: 333, clientY: 89.99 }));
+    document.getElementById('bare')!.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: 1, clientY: 1 }));
+    expect(sent.map((e) => [e.properties.relativeX, e.properties.relativeY])).toEqual([
+      [0.25, 0.25],
+      [1, 1],
+      // No box (nothing laid out): no fractions rather than wrong ones.
+      [undefined, undefined],
+    ]);
+  });
+
   it(`sends hover once the pointer rested ${HOVER_REST_MS} ms on an element, not per mousemove`, () => {
     document.body.innerHTML = '<p>Hello</p><h2>World</h2>';
     const p = document.querySelector('p')!;

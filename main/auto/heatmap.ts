@@ -1,7 +1,10 @@
 /**
  * `enableHeatmapTracking`: clicks (`click`) and resting-pointer hovers (`hover`) with the fields of
- * HeatmapData (`main/types.ts`): page coordinates, tag, a stable selector (`selector.ts`), action
- * and viewport.
+ * HeatmapData (`main/types.ts`): page coordinates, tag, a stable selector (`selector.ts`), action,
+ * viewport, and where in the element's box the pointer was (`relativeX`, `relativeY`: fractions of
+ * its width and height), so that the dashboard places a click on the element it hit however the
+ * page is laid out where it is shown (docs/protocol.md, "GET /api/v1/reports/heatmap"). Reading
+ * the box costs one layout read per click, never per `mousemove` (a hover reads it once, when sent).
  *
  * Hovers are sampled, not sent per `mousemove`: a move only stores the event; one timer at a
  * time checks whether the pointer has rested {@link HOVER_REST_MS} on an element, which is then
@@ -78,5 +81,15 @@ export function heatmapData(win: Window, event: MouseEvent, action: HeatmapData[
     action,
     viewport: { width: win.innerWidth, height: win.innerHeight },
   };
+  const box = element === undefined || typeof element.getBoundingClientRect !== 'function' ? undefined : element.getBoundingClientRect();
+  if (box !== undefined && box.width > 0 && box.height > 0) {
+    data.relativeX = fraction((event.clientX - box.left) / box.width);
+    data.relativeY = fraction((event.clientY - box.top) / box.height);
+  }
   return data as unknown as EventProperties;
+}
+
+/** A share clamped to 0–1 and rounded to 3 decimals (a pointer on the box's edge may fall a pixel out). */
+function fraction(value: number): number {
+  return Number.isFinite(value) ? Math.round(Math.min(1, Math.max(0, value)) * 1000) / 1000 : 0;
 }

@@ -6,6 +6,10 @@
 
 import { FRUSTRATION_SIGNALS, type FrustrationSignal } from '../../protocol/frustration-signals.js';
 import { FILTER_DIMENSIONS, type FilterDimension } from '../../protocol/report-dimensions.js';
+import { HEATMAP_GRID, SCROLL_DEPTH_EVENT, SCROLL_DEPTH_STEP } from '../../protocol/heatmap.js';
+
+/** The heatmap's event type and grids (defined with the wire contract). */
+export { HEATMAP_GRID, SCROLL_DEPTH_EVENT, SCROLL_DEPTH_STEP };
 
 /** The frustration signals' event types (defined with the wire contract). */
 export { FRUSTRATION_SIGNALS, type FrustrationSignal };
@@ -84,6 +88,7 @@ export const BUILT_IN_EVENT_TYPES: readonly string[] = [
   'click',
   'hover',
   ...FRUSTRATION_SIGNALS,
+  SCROLL_DEPTH_EVENT,
   'form_field_change',
   'form_submit',
 ];
@@ -182,6 +187,43 @@ export interface FrustrationRow {
   sessionIds: string[];
 }
 
+/** Clicks in one cell of the grid over an element's box (`HEATMAP_GRID` cells a side). */
+export interface HeatmapCell {
+  /** Column, 0 (left) to `HEATMAP_GRID - 1`. */
+  x: number;
+  /** Row, 0 (top) to `HEATMAP_GRID - 1`. */
+  y: number;
+  count: number;
+}
+
+/** The clicks on one element of a page. */
+export interface HeatmapElement {
+  /** `properties.selector` of the clicks; empty when they had none. */
+  selector: string;
+  /** Clicks on it. */
+  count: number;
+  /**
+   * Those of its clicks with a position in the element (`relativeX` and `relativeY` numbers from 0
+   * to 1), per cell; cells without clicks are absent. Rows then columns, ascending.
+   */
+  cells: HeatmapCell[];
+}
+
+/** A page's heatmap: its clicks by element, and how far down its page views were seen. */
+export interface HeatmapReport {
+  /** Every click on the page (those of elements past the limit too). */
+  clicks: number;
+  /** The elements with the most clicks, most first, ties by selector in byte order. */
+  elements: HeatmapElement[];
+  /** Page views with a scroll depth (`scroll_depth` events with a numeric `maxScrollDepth`). */
+  pageViews: number;
+  /**
+   * `reached[i]`: those of them whose depth is at least `(i + 1) × SCROLL_DEPTH_STEP` percent, for
+   * every step up to 100.
+   */
+  reached: number[];
+}
+
 /** A funnel step: an event type, or a page view of a path. */
 export interface FunnelStepSpec {
   kind: 'event' | 'page';
@@ -232,6 +274,11 @@ export interface ReportStore {
    * signals in byte order, then most events first, ties by selector and path in byte order.
    */
   frustration(query: ReportQuery, limit: number): Promise<FrustrationRow[]>;
+  /**
+   * The heatmap of the page that `query.filters.page` names (the events' `path`): `click` events
+   * by selector (the `limit` most clicked) and cell, `scroll_depth` events by depth.
+   */
+  heatmap(query: ReportQuery, limit: number): Promise<HeatmapReport>;
   /** Variants in byte order. */
   experiment(query: ReportQuery, experiment: string, conversion: string | null): Promise<VariantResult[]>;
 }

@@ -4,6 +4,7 @@ import type { EventDimensions, StoredEvent } from '../../server/store/event-stor
 import { T0 as UNALIGNED_T0, makeEvent } from './event-store.fixtures.js';
 import { FRUSTRATION_SESSION_IDS, type FrustrationRow, type ReportQuery } from '../../server/store/report-store.js';
 import { expectedFrustration, frustrationFixture } from './frustration-fixture.js';
+import { expectedHeatmap, heatmapFixture } from './heatmap-fixture.js';
 
 /*
  * The rules of the reports (`report-store.ts`) on hand-made rows, run against every store: edge
@@ -73,6 +74,7 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
       expect(await r.funnel(q, [{ kind: 'event', value: 'a' }, { kind: 'event', value: 'b' }])).toEqual([0, 0]);
       expect(await r.experiment(q, 'x', 'buy')).toEqual([]);
       expect(await r.experiments(q, 10)).toEqual([]);
+      expect(await r.heatmap(query({ filters: { page: '/' } }), 10)).toEqual({ clicks: 0, elements: [], pageViews: 0, reached: Array(10).fill(0) });
     });
 
     it('counts visitors by anonymous id, else the daily hash; by the hash alone on request; leaves bots out unless asked', async () => {
@@ -295,6 +297,85 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
           }
         }
       }
+    });
+    it('counts one page\'s clicks by element and cell of its box, and its page views by scroll depth', async () => {
+      const click = (selector: string | null, x: unknown, y: unknown, t: number, path: string | null = '/a', isBot = false) =>
+        event({
+          eventType: 'click',
+          timestamp: T0 + t,
+          isBot,
+          properties: { ...(selector === null ? {} : { selector }), ...(x === undefined ? {} : { relativeX: x as number, relativeY: y as number }) },
+          d: { path },
+        });
+      const depth = (value: unknown, t: number, path: string | null = '/a') =>
+        event({ eventType: 'scroll_depth', timestamp: T0 + t, properties: value === undefined ? {} : { maxScrollDepth: value as number }, d: { path } });
+      await write([
+        click('#buy', 0, 0, 1),
+        click('#buy', 0.099, 0.05, 2),
+        click('#buy', 0.1, 0.05, 3),
+        click('#buy', 1, 1, 4),
+        click('#buy', 0.9996, 0.95, 5),
+        click('#buy', 1.2, 0.5, 6),
+        click('#buy', '0.5', 0.5, 7),
+        click('#buy', undefined, undefined, 8),
+        click('a', 0.5, 0.5, 9),
+        click(null, 0.5, 0.5, 10),
+        click('a', 0.5, 0.5, 11),
+        click('#buy', 0.5, 0.5, 12, '/b'),
+        click('#buy', 0.5, 0.5, 13, '/a', true),
+        click('#buy', 0.5, 0.5, -1),
+        event({ eventType: 'hover', timestamp: T0 + 14, properties: { selector: '#buy', relativeX: 0.5, relativeY: 0.5 }, d: { path: '/a' } }),
+        depth(100, 20),
+        depth(10, 21),
+        depth(9.99, 22),
+        depth(55, 23),
+        depth('80', 24),
+        depth(undefined, 25),
+        depth(100, 26, '/b'),
+      ]);
+      expect(await ctx.store.reports.heatmap(query({ filters: { page: '/a' } }), 10)).toEqual({
+        clicks: 11,
+        elements: [
+          {
+            selector: '#buy',
+            count: 8,
+            cells: [
+              { x: 0, y: 0, count: 2 },
+              { x: 1, y: 0, count: 1 },
+              { x: 9, y: 9, count: 2 },
+            ],
+          },
+          { selector: 'a', count: 2, cells: [{ x: 5, y: 5, count: 2 }] },
+          { selector: '', count: 1, cells: [{ x: 5, y: 5, count: 1 }] },
+        ],
+        pageViews: 4,
+        reached: [3, 2, 2, 2, 2, 1, 1, 1, 1, 1],
+      });
+      const top = await ctx.store.reports.heatmap(query({ filters: { page: '/a' }, includeBots: true }), 1);
+      expect(top.clicks).toBe(12);
+      expect(top.elements.map((e) => [e.selector, e.count])).toEqual([['#buy', 9]]);
+    });
+
+    it('counts the heatmap of generated events as a direct count of the same rows does, over ranges, filters and limits', async () => {
+      const fixture = heatmapFixture(ctx.projectId, T0, 1500, 20260105);
+      await write(fixture);
+      let clicks = 0;
+      for (const range of [
+        { from: T0, to: T0 + DAY_MS },
+        { from: T0 + 3_600_000, to: T0 + 7 * 3_600_000 },
+      ]) {
+        for (const filters of [{ page: '/' }, { page: '/pricing', browser: 'Firefox' }]) {
+          for (const includeBots of [false, true]) {
+            for (const limit of [2, 100]) {
+              const q = query({ ...range, filters, includeBots });
+              const expected = expectedHeatmap(fixture, q, limit);
+              expect(await ctx.store.reports.heatmap(q, limit), JSON.stringify({ range, filters, includeBots, limit })).toEqual(expected);
+              clicks += expected.clicks;
+            }
+          }
+        }
+      }
+      expect(clicks).toBeGreaterThan(500);
     });
   });
 }

@@ -34,7 +34,7 @@ describe('Nav, by who looks', () => {
   const pages = () => screen.getAllByRole('link').map((a) => a.textContent);
   it('links a shared view to the reports only, a viewer to all but Admin, an admin to all', () => {
     const { unmount } = render(createElement(Nav, { current: { page: 'overview' }, access: 'link', identity: null }));
-    expect(pages()).toEqual(['Overview', 'Errors', 'Web vitals', 'Funnels', 'Experiments']);
+    expect(pages()).toEqual(['Overview', 'Errors', 'Web vitals', 'Funnels', 'Experiments', 'Heatmaps']);
     unmount();
     const viewer = render(createElement(Nav, { current: { page: 'overview' }, access: 'viewer', identity: null }));
     expect(pages()).not.toContain('Admin');

@@ -15,6 +15,7 @@ const LINKS: ReadonlyArray<{ route: Route; label: string }> = [
   { route: { page: 'vitals' }, label: 'Web vitals' },
   { route: { page: 'funnels' }, label: 'Funnels' },
   { route: { page: 'experiments' }, label: 'Experiments' },
+  { route: { page: 'heatmaps' }, label: 'Heatmaps' },
   { route: { page: 'sessions' }, label: 'Sessions' },
   { route: { page: 'admin' }, label: 'Admin' },
 ];

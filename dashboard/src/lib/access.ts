@@ -8,7 +8,7 @@ import type { Route } from './route.js';
 /** Who looks at the dashboard. */
 export type Access = 'link' | 'viewer' | 'admin';
 
-const REPORT_PAGES: ReadonlySet<Route['page']> = new Set(['overview', 'errors', 'vitals', 'funnels', 'experiments']);
+const REPORT_PAGES: ReadonlySet<Route['page']> = new Set(['overview', 'errors', 'vitals', 'heatmaps', 'funnels', 'experiments']);
 
 /** True when `access` may open `page`. */
 export function mayOpen(access: Access, page: Route['page']): boolean {

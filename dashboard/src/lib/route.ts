@@ -9,13 +9,14 @@ export type Route =
   | { page: 'live' }
   | { page: 'errors' }
   | { page: 'vitals' }
+  | { page: 'heatmaps' }
   | { page: 'funnels' }
   | { page: 'experiments' }
   | { page: 'sessions' }
   | { page: 'admin' }
   | { page: 'replay'; sessionId: string };
 
-const SIMPLE = ['overview', 'live', 'errors', 'vitals', 'funnels', 'experiments', 'sessions', 'admin'] as const;
+const SIMPLE = ['overview', 'live', 'errors', 'vitals', 'heatmaps', 'funnels', 'experiments', 'sessions', 'admin'] as const;
 
 /** The route of a hash; anything unknown is the overview. */
 export function parseRoute(hash: string): Route {

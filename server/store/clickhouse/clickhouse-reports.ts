@@ -4,6 +4,8 @@ import type {
   FrustrationRow,
   FrustrationSignal,
   FunnelStepSpec,
+  HeatmapElement,
+  HeatmapReport,
   PageVitals,
   ReportQuery,
   ReportStore,
@@ -18,7 +20,10 @@ import {
   DIMENSION_COLUMNS,
   FRUSTRATION_SESSION_IDS,
   FRUSTRATION_SIGNALS,
+  HEATMAP_GRID,
   PAGE_TOP_DIMENSIONS,
+  SCROLL_DEPTH_EVENT,
+  SCROLL_DEPTH_STEP,
   VITAL_PROPERTIES,
   filterColumns,
 } from '../report-store.js';
@@ -265,6 +270,48 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
         sessions: num(row.sessions),
         sessionIds: Array.isArray(row.ids) ? row.ids.map(String) : [],
       }));
+    },
+
+    async heatmap(q, limit): Promise<HeatmapReport> {
+      // The cells as report-heatmap.ts defines them: the position in thousandths, divided whole.
+      const cell = (name: string): string =>
+        `if(${numberProperty(name)} >= 0 AND ${numberProperty(name)} <= 1,
+           toInt32(least(intDiv(toInt32(round(${numberProperty(name)} * 1000)), ${1000 / HEATMAP_GRID}), ${HEATMAP_GRID - 1})), NULL)`;
+      const b = new Bind();
+      const clickRows = await run(
+        `SELECT selector, n, total, cells
+         FROM (
+           SELECT selector, sum(k) AS n, sum(sum(k)) OVER () AS total,
+             arrayMap(t -> [toInt64(t.1), toInt64(t.2), toInt64(t.3)],
+               arraySort(t -> (t.2, t.1), groupArrayIf((assumeNotNull(cx), assumeNotNull(cy), k), isNotNull(cx) AND isNotNull(cy)))) AS cells
+           FROM (
+             SELECT coalesce(${textProperty('selector')}, '') AS selector, ${cell('relativeX')} AS cx, ${cell('relativeY')} AS cy, count() AS k
+             FROM ${events} WHERE ${where(q, b)} AND event_type = 'click'
+             GROUP BY selector, cx, cy)
+           GROUP BY selector)
+         ORDER BY n DESC, selector LIMIT ${limitOf(limit)}`,
+        b,
+      );
+      const s = new Bind();
+      const steps = Array.from({ length: 100 / SCROLL_DEPTH_STEP }, (_, i) => (i + 1) * SCROLL_DEPTH_STEP);
+      const scrollRows = await run(
+        `SELECT count() AS views, ${steps.map((step) => `countIf(d >= ${step}) AS r${step}`).join(', ')}
+         FROM (SELECT ${numberProperty('maxScrollDepth')} AS d FROM ${events} WHERE ${where(q, s)} AND event_type = '${SCROLL_DEPTH_EVENT}')
+         WHERE isNotNull(d)`,
+        s,
+      );
+      const elements: HeatmapElement[] = clickRows.map((row) => ({
+        selector: String(row.selector),
+        count: num(row.n),
+        cells: (Array.isArray(row.cells) ? (row.cells as unknown[][]) : []).map(([x, y, count]) => ({ x: num(x), y: num(y), count: num(count) })),
+      }));
+      const scroll = scrollRows[0];
+      return {
+        clicks: num(clickRows[0]?.total),
+        elements,
+        pageViews: num(scroll?.views),
+        reached: steps.map((step) => num(scroll?.[`r${step}`])),
+      };
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {

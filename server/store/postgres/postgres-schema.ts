@@ -1,5 +1,6 @@
 import { DEFAULT_PARTITION, EVENT_PARTITIONS, ID_DAY_FUNCTION, type PartitionedTable, RECORDING_PARTITIONS } from './postgres-partition.js';
 import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/report-columns.js';
+import { HEATMAP_EVENT_TYPES_SQL } from '../reports/report-heatmap.js';
 
 /**
  * The PostgreSQL schema, the same shape as SQLite's (`sqlite-schema.ts`) so both stores answer
@@ -49,8 +50,10 @@ import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/r
  *   hashed like keys): new tables only. No NOTIFY triggers on them: sessions and links are read
  *   from the table on each request, never cached, so a sign-out or revocation reaches every
  *   process at once (`sqlite-schema.ts`, docs/decisions.md "Team access").
+ * - Version 12 adds `events_by_heatmap`, a partial index of the clicks and scroll depths by page and
+ *   time, which the heatmap report reads (`sqlite-schema.ts` says why only those).
  */
-export const POSTGRES_SCHEMA_VERSION = 11;
+export const POSTGRES_SCHEMA_VERSION = 12;
 
 /** Work a migration left for after the schema step: name, and where it stopped (report-backfill.ts). */
 const BACKFILLS_TABLE = `
@@ -127,6 +130,9 @@ CREATE INDEX IF NOT EXISTS shared_links_by_project ON shared_links (project_id, 
 /** Version 10's index of identified events, by which an erasure finds a user's events (`sqlite-schema.ts` says why it is partial). */
 const EVENTS_BY_USER = 'CREATE INDEX IF NOT EXISTS events_by_user ON events (project_id, user_id) WHERE user_id IS NOT NULL;';
 
+/** Version 12's index of clicks and scroll depths by page, which the heatmap report reads (`sqlite-schema.ts` says why it is partial). */
+const EVENTS_BY_HEATMAP = `CREATE INDEX IF NOT EXISTS events_by_heatmap ON events (project_id, path, timestamp) WHERE ${HEATMAP_EVENT_TYPES_SQL};`;
+
 /**
  * The events, partitioned by `id_day` (version 6). `id_day` defaults to 0, the day of ids that are
  * not UUIDv7; a row of a UUIDv7 id written by hand must set it to `service_analytics_id_day(event_id)`.
@@ -153,6 +159,7 @@ ${REPORT_COLUMNS.map((column) => `  ${reportColumn(column)},`).join('\n')}
 ) PARTITION BY RANGE (id_day);
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
 ${EVENTS_BY_USER}
+${EVENTS_BY_HEATMAP}
 CREATE TABLE IF NOT EXISTS ${DEFAULT_PARTITION} PARTITION OF events DEFAULT;`;
 
 /**
@@ -272,6 +279,8 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS ${reportColumn('country')};`,
   10: EVENTS_BY_USER,
   // New tables, nothing rewritten.
   11: ACCOUNT_TABLES,
+  // Built over every partition in the schema transaction: writes wait for it, once, at the upgrade.
+  12: EVENTS_BY_HEATMAP,
 };
 
 /**

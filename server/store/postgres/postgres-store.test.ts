@@ -545,6 +545,7 @@ describe('schema migration', () => {
           DROP TRIGGER api_keys_notify_credentials ON api_keys;
           DROP FUNCTION service_analytics_credentials_changed();
           DROP INDEX events_by_user;
+          DROP INDEX events_by_heatmap;
           CREATE INDEX events_by_type ON events (project_id, event_type, timestamp, event_id);
           CREATE INDEX events_by_user ON events (project_id, user_id, timestamp, event_id) WHERE user_id IS NOT NULL;
           CREATE INDEX events_by_session ON events (project_id, session_id, timestamp, event_id) WHERE session_id IS NOT NULL;
@@ -558,7 +559,15 @@ describe('schema migration', () => {
         const indexes = await admin.query("SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY indexname");
         // Declared on the partitioned table (version 6): the time index and the dedupe key with the id's day.
         // Version 10 brings back an index of identified events by user, without the time: for erasure only.
-        expect(indexes.rows.map((row: { indexname: string }) => row.indexname)).toEqual(['events_by_time', 'events_by_user', 'events_project_id_event_id_id_day_key']);
+        // Version 12 adds one of only the clicks and scroll depths, by page: for the heatmap report.
+        expect(indexes.rows.map((row: { indexname: string }) => row.indexname)).toEqual([
+          'events_by_heatmap',
+          'events_by_time',
+          'events_by_user',
+          'events_project_id_event_id_id_day_key',
+        ]);
+        const byPage = await admin.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'events' AND indexname = 'events_by_heatmap'");
+        expect(byPage.rows[0]?.indexdef).toMatch(/\(project_id, path, "?timestamp"?\) WHERE \(event_type = ANY \(ARRAY\['click'::text, 'scroll_depth'::text\]\)\)$/);
         const byUser = await admin.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'events' AND indexname = 'events_by_user'");
         expect(byUser.rows[0]?.indexdef).toMatch(/\(project_id, user_id\) WHERE \(user_id IS NOT NULL\)$/);
         // The daily rollups' marking triggers (rollup-schema.ts) are not part of the schema.

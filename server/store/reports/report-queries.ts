@@ -3,6 +3,7 @@ import type {
   ExperimentSummary,
   FilterDimension,
   FrustrationRow,
+  HeatmapReport,
   PageVitals,
   ReportQuery,
   ReportStore,
@@ -30,6 +31,7 @@ import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
+import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
 import { createAggregateReports } from '../aggregates/aggregate-queries.js';
@@ -333,6 +335,13 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     async frustration(q, limit): Promise<FrustrationRow[]> {
       const v = new Values(dialect);
       return frustrationRows(await run(frustrationSql(dialect, v, where(q, v), limit), v.list));
+    },
+
+    async heatmap(q, limit): Promise<HeatmapReport> {
+      const c = new Values(dialect);
+      const clicks = await run(heatmapClicksSql(dialect, c, where(q, c), limit), c.list);
+      const s = new Values(dialect);
+      return heatmapReport(clicks, await run(heatmapScrollSql(dialect, where(q, s)), s.list));
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {

@@ -1,4 +1,5 @@
 import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/report-columns.js';
+import { HEATMAP_EVENT_TYPES_SQL } from '../reports/report-heatmap.js';
 
 /**
  * The SQLite schema. Times are INTEGER milliseconds since the epoch; `properties` and recording
@@ -38,11 +39,22 @@ import { REPORT_BACKFILL, REPORT_COLUMNS, REPORT_COLUMNS_V5 } from '../reports/r
  * `auth_changes`: sessions and links are read from the table on each request, never cached, so
  * that a sign-out, a disabled account or a revoked link takes effect at once without a count to
  * keep (docs/decisions.md, "Team access").
+ * Version 10 adds `events_by_heatmap` ({@link EVENTS_BY_HEATMAP}), an index of only the clicks and
+ * scroll depths by page and time: the heatmap report reads one page's, which through
+ * `events_by_time` meant reading every event of the project's range. Only those two event types
+ * pay for it at ingest.
  */
-export const SQLITE_SCHEMA_VERSION = 9;
+export const SQLITE_SCHEMA_VERSION = 10;
 
 /** Version 8's index. */
 const EVENTS_BY_USER = 'CREATE INDEX IF NOT EXISTS events_by_user ON events (project_id, user_id) WHERE user_id IS NOT NULL;';
+
+/**
+ * Version 10's index (`reports/report-heatmap.ts` reads it): a query uses a partial index only when
+ * its WHERE holds the index's condition as written, so the report's statements repeat
+ * {@link HEATMAP_EVENT_TYPES_SQL}.
+ */
+export const EVENTS_BY_HEATMAP = `CREATE INDEX IF NOT EXISTS events_by_heatmap ON events (project_id, path, timestamp) WHERE ${HEATMAP_EVENT_TYPES_SQL};`;
 
 /** Version 9's tables: accounts, their sign-in sessions, and the shared links of projects. */
 export const SQLITE_ACCOUNT_TABLES = `CREATE TABLE IF NOT EXISTS accounts (
@@ -127,6 +139,7 @@ INSERT OR IGNORE INTO backfills (name, position) VALUES ('${REPORT_BACKFILL}', N
   5: SQLITE_V6_API_KEYS,
   7: EVENTS_BY_USER,
   8: SQLITE_ACCOUNT_TABLES,
+  9: EVENTS_BY_HEATMAP,
 };
 
 export const SQLITE_SCHEMA = `
@@ -172,6 +185,7 @@ ${REPORT_COLUMNS.map((column) => `  ${column} TEXT,`).join('\n')}
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events (project_id, timestamp, event_id);
 ${EVENTS_BY_USER}
+${EVENTS_BY_HEATMAP}
 
 CREATE TABLE IF NOT EXISTS recording_chunks (
   project_id TEXT NOT NULL,

@@ -84,6 +84,7 @@ describe('createSqliteStore({ path })', () => {
     // Make it the version 1 layout again.
     const raw = new Database(path);
     raw.exec(`DROP INDEX events_by_user;
+      DROP INDEX events_by_heatmap;
       CREATE INDEX events_by_type ON events (project_id, event_type, timestamp, event_id);
       CREATE INDEX events_by_user ON events (project_id, user_id, timestamp, event_id) WHERE user_id IS NOT NULL;
       CREATE INDEX events_by_session ON events (project_id, session_id, timestamp, event_id) WHERE session_id IS NOT NULL;`);
@@ -98,8 +99,12 @@ describe('createSqliteStore({ path })', () => {
     const check = new Database(path, { readonly: true });
     const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL").pluck().all() as string[]).sort();
     // Version 8 brings back an index of identified events by user, without the time: for erasure only.
-    expect(indexes).toEqual(['events_by_time', 'events_by_user']);
+    // Version 10 adds one of only the clicks and scroll depths, by page: for the heatmap report.
+    expect(indexes).toEqual(['events_by_heatmap', 'events_by_time', 'events_by_user']);
     expect(check.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_by_user'").pluck().get()).toMatch(/\(project_id, user_id\) WHERE user_id IS NOT NULL$/);
+    expect(check.prepare("SELECT sql FROM sqlite_master WHERE name = 'events_by_heatmap'").pluck().get()).toMatch(
+      /\(project_id, path, timestamp\) WHERE event_type IN \('click', 'scroll_depth'\)$/,
+    );
     expect(check.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
     check.close();
   });
