@@ -129,6 +129,33 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
             top.forEach((row, i) => expectEstimate(row.visitors, expected[i]?.visitors ?? -1, `${range}: top ${dimension} ${row.value}`));
           }
         }
+        for (const query of [q(), q({ visitorKey: 'hash', includeBots: true })]) {
+          // Errors: counts, the latest time and stack exact, visitors within the sketch's bound.
+          const values: unknown[] = [];
+          const rows = await loc.sql(
+            `SELECT properties, timestamp, event_id, ${visitor(query)} AS visitor FROM events WHERE ${where(query, values)} AND event_type = 'error'`,
+            values,
+          );
+          const groups = new Map<string, { count: number; visitors: Set<string>; last: Row }>();
+          for (const row of rows) {
+            // SQLite answers the JSON text, PostgreSQL the parsed object.
+            const properties = (typeof row.properties === 'string' ? JSON.parse(row.properties) : row.properties) as Record<string, unknown>;
+            row.stack = typeof properties.stack === 'string' ? properties.stack : null;
+            const key = typeof properties.message === 'string' ? properties.message : '';
+            let g = groups.get(key);
+            if (g === undefined) groups.set(key, (g = { count: 0, visitors: new Set(), last: row }));
+            g.count++;
+            if (row.visitor !== null) g.visitors.add(String(row.visitor));
+            if (n(row.timestamp) > n(g.last.timestamp) || (n(row.timestamp) === n(g.last.timestamp) && String(row.event_id) > String(g.last.event_id))) g.last = row;
+          }
+          const expected = [...groups.entries()].sort((a, b) => b[1].count - a[1].count || byteCompare(a[0], b[0])).slice(0, 5);
+          const errors = await r.errors(query, 5);
+          expect(
+            errors.map(({ message, count, lastSeen, lastStack }) => ({ message, count, lastSeen, lastStack })),
+            `${range}: errors`,
+          ).toEqual(expected.map(([message, g]) => ({ message, count: g.count, lastSeen: n(g.last.timestamp), lastStack: g.last.stack ?? null })));
+          errors.forEach((e, i) => expectEstimate(e.visitors, expected[i]?.[1].visitors.size ?? -1, `${range}: errors ${e.message}`));
+        }
         for (const includeBots of [false, true]) {
           const values: unknown[] = [];
           const [s] = await loc.sql(
@@ -245,6 +272,47 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
         expect(erased.events).toBe(2);
         await expectAsSql(store, loc, projectId);
         await store.deleteOlderThan(START + DAY + 12 * HOUR + 30 * MIN);
+        await expectAsSql(store, loc, projectId);
+      });
+    });
+
+    it('answers the errors report: the latest error of each message at either end of a range, errors without a message, ties, bots, after an erasure and retention', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const model = generated(projectId, 20, 'y', START, 1).find((e) => e.eventType === 'page_view' && !e.isBot) as StoredEvent;
+        let id = 0;
+        const error = (timestamp: number, properties: StoredEvent['properties'], over: Partial<StoredEvent> = {}): StoredEvent => ({
+          ...model,
+          eventId: `err-${String(id++).padStart(3, '0')}`,
+          eventType: 'error',
+          sessionId: `es-${id % 3}`,
+          timestamp,
+          receivedAt: timestamp,
+          userId: null,
+          isBot: false,
+          properties,
+          ...over,
+        });
+        const MIN = 60_000;
+        // 'ends inside hours' runs from START + 5 h 17 min to START + 1 day 7 h 3 min (RANGES).
+        await store.write({
+          events: [
+            error(START + 5 * HOUR + 18 * MIN, { message: 'A', stack: 'A at start' }),
+            error(START + 5 * HOUR + 19 * MIN, { message: 'B', stack: 'B at start' }),
+            error(START + 5 * HOUR + 20 * MIN, { message: 'B', stack: 'B later at start' }),
+            error(START + DAY + 3 * HOUR, { message: 'A', stack: 'A inside' }),
+            error(START + (DAYS - 1) * DAY + 7 * HOUR + MIN, { message: 'A', stack: 'A at the end' }, { userId: 'u-err' }),
+            error(START + (DAYS - 1) * DAY + 7 * HOUR + 2 * MIN, { message: 'A', stack: 'A by a bot' }, { isBot: true }),
+            error(START + DAY + 9 * HOUR, { stack: 'no message' }),
+            error(START + DAY + 9 * HOUR, { stack: 'no message, same time' }),
+            error(START + DAY + 11 * HOUR, { message: 'C' }),
+            error(START + DAY + 11 * HOUR, { message: 'D', stack: 'D' }),
+          ],
+          chunks: [],
+        });
+        await expectAsSql(store, loc, projectId);
+        await store.deleteUser(projectId, 'u-err');
+        await expectAsSql(store, loc, projectId);
+        await store.deleteOlderThan(START + 5 * HOUR + 19 * MIN + 30_000);
         await expectAsSql(store, loc, projectId);
       });
     });

@@ -2,6 +2,7 @@ import { type Dialect, type RunQuery, Values } from '../reports/dialect.js';
 import {
   BUILT_IN_EVENT_TYPES,
   DIMENSION_COLUMNS,
+  type ErrorGroup,
   type FilterDimension,
   type ReportQuery,
   type SeriesPoint,
@@ -10,7 +11,7 @@ import {
   type TopRow,
   type Totals,
 } from '../report-store.js';
-import { GRAIN_DAY, GRAIN_HOUR } from './aggregate-schema.js';
+import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, errorMessageSql } from './aggregate-schema.js';
 import { HOUR_MS } from './aggregate-batch.js';
 import { VisitorSketch, hashKey } from './visitor-sketch.js';
 
@@ -68,7 +69,7 @@ class Group {
 
 /** How a report picks its rows: the dimension, one value or all, and which visitor sketch it reads. */
 interface Selection {
-  dim: FilterDimension | '';
+  dim: AggregateDim;
   value: string | null;
   /** The `agg_values` sketch column of visitors. */
   visitorColumn: string;
@@ -80,6 +81,7 @@ export interface AggregateReports {
   series(q: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;
   top(q: ReportQuery, dimension: TopDimension, limit: number): Promise<TopRow[]>;
   sessions(q: ReportQuery): Promise<SessionStats>;
+  errors(q: ReportQuery, limit: number): Promise<ErrorGroup[]>;
 }
 
 /** Top-N dimensions counted over page views: they describe a page load. */
@@ -119,7 +121,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
    * UNION ALL with aggregate rows: one statement reads both, so one snapshot answers the report.
    */
   const rawParts = (q: ReportQuery, plan: RangePlan, sel: Selection, v: Values, before: string, between = ''): string[] => {
-    const column = sel.dim === '' ? "''" : DIMENSION_COLUMNS[sel.dim];
+    const column = sel.dim === '' ? "''" : sel.dim === ERROR_MESSAGE_DIM ? errorMessageSql(dialect.textProperty('message')) : DIMENSION_COLUMNS[sel.dim];
     const visitor = q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)';
     return plan.raw.map(([from, to]) => {
       let sql = `SELECT ${before}${column} AS value, ${between}event_type, session_id, ${visitor} AS visitor, timestamp FROM events
@@ -188,6 +190,50 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     return groups;
   };
 
+  /**
+   * The values of a dimension ranked by their count (page views for a page dimension, else
+   * events), ties in byte order, the first `limit` that `keep` keeps, each with its merged visitor
+   * sketch: the counts of every value and the raw pieces in one statement (one snapshot), the
+   * sketches of the values ranked first from a second one.
+   */
+  const rank = async (q: ReportQuery, sel: Selection, pages: boolean, keep: (value: string) => boolean, limit: number) => {
+    const plan = planRange(q.from, q.to, true);
+    const count = pages ? 'page_views' : 'events';
+    const v = new Values(dialect);
+    const stored = aggregateParts(q, plan, sel, `events, page_views`, v);
+    const parts = [
+      ...(stored.length === 0 ? [] : [`SELECT 0 AS raw, SUM(${count}) AS n, value, ${NO_RAW} FROM (${stored.join('\n UNION ALL ')}) s GROUP BY value`]),
+      ...rawParts(q, plan, sel, v, '1 AS raw, CAST(NULL AS BIGINT) AS n, '),
+    ];
+    const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
+    const counts = new Map<string, number>();
+    for (const row of rows) if (num(row.raw) === 0) counts.set(String(row.value), num(row.n));
+    const rawGroups = new Map<string, Group>();
+    for (const row of rows) {
+      if (num(row.raw) === 0) continue;
+      const value = String(row.value);
+      let g = rawGroups.get(value);
+      if (g === undefined) rawGroups.set(value, (g = new Group()));
+      addRaw(g, row, pages);
+    }
+    for (const [value, g] of rawGroups) counts.set(value, (counts.get(value) ?? 0) + g.events);
+    const ranked = [...counts.entries()]
+      .filter(([value, n]) => n > 0 && keep(value))
+      .sort((a, b) => b[1] - a[1] || byteCompare(a[0], b[0]))
+      .slice(0, limit);
+    if (ranked.length === 0) return [];
+    const chosen = ranked.map(([value]) => value);
+    const w = new Values(dialect);
+    const sketchParts = aggregateParts(q, plan, sel, sel.visitorColumn, w, chosen);
+    const sketchRows = sketchParts.length === 0 ? [] : await run(sketchParts.join('\n UNION ALL '), w.list);
+    const visitors = new Map<string, VisitorSketch>(chosen.map((value) => [value, rawGroups.get(value)?.visitors ?? VisitorSketch.empty()]));
+    for (const row of sketchRows) {
+      const bytes = bytesOf(row[sel.visitorColumn]);
+      if (bytes !== null) visitors.get(String(row.value))?.mergeBytes(bytes);
+    }
+    return ranked.map(([value, n]) => ({ value, n, visitors: visitors.get(value) ?? VisitorSketch.empty() }));
+  };
+
   return {
     async totals(q) {
       const groups = await grouped(q, planRange(q.from, q.to, true), () => 0, () => 0);
@@ -216,43 +262,61 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         value: null,
         visitorColumn: (pages ? 'page_' : '') + (q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors'),
       };
-      const plan = planRange(q.from, q.to, true);
-      const count = pages ? 'page_views' : 'events';
-      // The counts of every value and the raw pieces in one statement (one snapshot); the sketches
-      // of the values ranked first come from a second one.
-      const v = new Values(dialect);
-      const stored = aggregateParts(q, plan, sel, `events, page_views`, v);
-      const parts = [
-        ...(stored.length === 0 ? [] : [`SELECT 0 AS raw, SUM(${count}) AS n, value, ${NO_RAW} FROM (${stored.join('\n UNION ALL ')}) s GROUP BY value`]),
-        ...rawParts(q, plan, sel, v, '1 AS raw, CAST(NULL AS BIGINT) AS n, '),
-      ];
-      const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
-      const counts = new Map<string, number>();
-      for (const row of rows) if (num(row.raw) === 0) counts.set(String(row.value), num(row.n));
-      const rawGroups = new Map<string, Group>();
-      for (const row of rows) {
-        if (num(row.raw) === 0) continue;
-        const value = String(row.value);
-        let g = rawGroups.get(value);
-        if (g === undefined) rawGroups.set(value, (g = new Group()));
-        addRaw(g, row, pages);
-      }
-      for (const [value, g] of rawGroups) counts.set(value, (counts.get(value) ?? 0) + g.events);
-      const ranked = [...counts.entries()]
-        .filter(([value, n]) => n > 0 && (dimension !== 'custom_event' || !builtIns.has(value)))
-        .sort((a, b) => b[1] - a[1] || byteCompare(a[0], b[0]))
-        .slice(0, limit);
+      const ranked = await rank(q, sel, pages, (value) => dimension !== 'custom_event' || !builtIns.has(value), limit);
+      return ranked.map(({ value, n, visitors }) => ({ value, events: n, visitors: visitors.estimate() }));
+    },
+
+    async errors(q, limit) {
+      const sel: Selection = { dim: ERROR_MESSAGE_DIM, value: null, visitorColumn: q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors' };
+      const ranked = await rank(q, sel, false, () => true, limit);
       if (ranked.length === 0) return [];
-      const chosen = ranked.map(([value]) => value);
-      const w = new Values(dialect);
-      const sketchParts = aggregateParts(q, plan, sel, sel.visitorColumn, w, chosen);
-      const sketchRows = sketchParts.length === 0 ? [] : await run(sketchParts.join('\n UNION ALL '), w.list);
-      const visitors = new Map<string, VisitorSketch>(chosen.map((value) => [value, rawGroups.get(value)?.visitors ?? VisitorSketch.empty()]));
-      for (const row of sketchRows) {
-        const bytes = bytesOf(row[sel.visitorColumn]);
-        if (bytes !== null) visitors.get(String(row.value))?.mergeBytes(bytes);
+      // The latest error of each message: in the last piece of the range that holds one, found
+      // through the message's hour rows (the key index by value), so that it reads at most an
+      // hour of events whatever the range. The whole hours are [h0, h1), the rest at either end.
+      const h0 = Math.ceil(q.from / HOUR_MS);
+      const h1 = Math.floor(q.to / HOUR_MS);
+      const lastHours = new Map<string, number>();
+      if (h1 > h0) {
+        const v = new Values(dialect);
+        const rows = await run(
+          `SELECT value, MAX(bucket) AS hour FROM agg_values WHERE project_id = ${v.add(q.projectId)} AND dim = ${v.add(ERROR_MESSAGE_DIM)}
+           AND value IN (${ranked.map(({ value }) => v.add(value)).join(', ')}) AND grain = ${GRAIN_HOUR} AND bucket >= ${v.add(h0)} AND bucket < ${v.add(h1)}${bots(q)}
+           GROUP BY value`,
+          v.list,
+        );
+        for (const row of rows) lastHours.set(String(row.value), num(row.hour));
       }
-      return ranked.map(([value, n]) => ({ value, events: n, visitors: visitors.get(value)?.estimate() ?? 0 }));
+      const message = errorMessageSql(dialect.textProperty('message'));
+      const latestIn = async (value: string, from: number, to: number): Promise<Record<string, unknown> | undefined> => {
+        const v = new Values(dialect);
+        const rows = await run(
+          `SELECT timestamp, ${dialect.textProperty('stack')} AS stack FROM events
+           WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots(q)}
+             AND event_type = 'error' AND ${message} = ${v.add(value)}
+           ORDER BY timestamp DESC, event_id DESC LIMIT 1`,
+          v.list,
+        );
+        return rows[0];
+      };
+      const out: ErrorGroup[] = [];
+      for (const { value, n, visitors } of ranked) {
+        // Latest first: the piece after the whole hours, the message's last hour, the piece before them.
+        const hour = lastHours.get(value);
+        const windows: Array<[number, number]> =
+          h1 > h0
+            ? [[h1 * HOUR_MS, q.to], ...(hour === undefined ? [] : [[hour * HOUR_MS, (hour + 1) * HOUR_MS] as [number, number]]), [q.from, h0 * HOUR_MS]]
+            : [[q.from, q.to]];
+        let latest: Record<string, unknown> | undefined;
+        for (const [from, to] of windows) if (to > from && (latest = await latestIn(value, from, to)) !== undefined) break;
+        out.push({
+          message: value,
+          count: n,
+          visitors: visitors.estimate(),
+          lastSeen: num(latest?.timestamp),
+          lastStack: latest?.stack === null || latest?.stack === undefined ? null : String(latest.stack),
+        });
+      }
+      return out;
     },
 
     async sessions(q) {

@@ -22,16 +22,46 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
 export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: number) => void;
 
 /** Version of the aggregate tables' shape; a database with another one gets them dropped and built again. */
-export const AGGREGATE_SHAPE = 2;
+export const AGGREGATE_SHAPE = 3;
 
-/** The `dim` of each aggregate dimension, by index: '' (every event), then the filter dimensions. */
-export const AGGREGATE_DIMS: ReadonlyArray<FilterDimension | ''> = ['', ...FILTER_DIMENSIONS];
+/**
+ * The dimension of the errors report: an `error` event's `properties.message` ('' without one),
+ * no value for other events. Not a filter: it exists for the errors report's counts and visitors.
+ */
+export const ERROR_MESSAGE_DIM = 'error_message';
 
-/** The events column of each aggregate dimension after the first, in order. */
-export const AGGREGATE_COLUMNS: readonly string[] = FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]);
+/** An aggregate dimension: '' (every event), a filter dimension, or the errors' message. */
+export type AggregateDim = FilterDimension | '' | typeof ERROR_MESSAGE_DIM;
+
+/** The `dim` of each aggregate dimension, by index: '' (every event), the filter dimensions, the errors' message. */
+export const AGGREGATE_DIMS: readonly AggregateDim[] = ['', ...FILTER_DIMENSIONS, ERROR_MESSAGE_DIM];
+
+/** What each aggregate dimension after the first reads of an event, as the name of its column in a row of {@link aggregateColumnsSql}, in order. */
+export const AGGREGATE_COLUMNS: readonly string[] = [...FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]), ERROR_MESSAGE_DIM];
 
 /** Whether each aggregate dimension describes a page load (its top list counts page views). */
-export const AGGREGATE_PAGE_DIMS: readonly boolean[] = AGGREGATE_DIMS.map((d) => d !== '' && d !== 'event_type');
+export const AGGREGATE_PAGE_DIMS: readonly boolean[] = AGGREGATE_DIMS.map((d) => d !== '' && d !== 'event_type' && d !== ERROR_MESSAGE_DIM);
+
+/**
+ * The SQL of an error's message as the errors report groups it, given the store's expression of
+ * `properties.message` as text: the value of {@link ERROR_MESSAGE_DIM}.
+ */
+export const errorMessageSql = (message: string): string => `CASE WHEN event_type = 'error' THEN COALESCE(${message}, '') END`;
+
+/** The select list of {@link AGGREGATE_COLUMNS} over `events`, given the store's expression of `properties.message` as text. */
+export const aggregateColumnsSql = (message: string): string =>
+  [...FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]), `${errorMessageSql(message)} AS ${ERROR_MESSAGE_DIM}`].join(', ');
+
+/**
+ * An error's message as {@link errorMessageSql} reads it from the stored properties' JSON, for the
+ * commits that add events to the aggregates from their values rather than from SQL: a string as
+ * it is, none as '', any other JSON value as its text.
+ */
+export function errorMessageOf(properties: Readonly<Record<string, unknown>>): string {
+  const message = properties.message;
+  if (message === undefined || message === null) return '';
+  return typeof message === 'string' ? message : JSON.stringify(message);
+}
 
 /** The grain of an hour row: its bucket counts hours since the epoch. */
 export const GRAIN_HOUR = 0;

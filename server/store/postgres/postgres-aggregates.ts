@@ -3,6 +3,8 @@ import { type AggregateBatch, HOUR_MS, type SessionGroup, type ValueGroup, creat
 import {
   type AggregatesBuildListener,
   AGGREGATE_COLUMNS,
+  aggregateColumnsSql,
+  errorMessageOf,
   AGGREGATE_DIMS,
   AGGREGATE_PAGE_DIMS,
   AGGREGATE_SHAPE,
@@ -15,6 +17,7 @@ import {
 import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { StoredEvent } from '../event-store.js';
 import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
+import { POSTGRES_DIALECT } from '../reports/dialect.js';
 import { inTransaction } from './postgres-transaction.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { cleanText } from '../shared/sanitize.js';
@@ -277,10 +280,11 @@ export function batchOfStored(events: readonly StoredEvent[], inserted: readonly
     const e = events[i] as StoredEvent;
     const d = e.dimensions;
     const type = cleanText(e.eventType);
-    // `AGGREGATE_COLUMNS` order: the filter dimensions, the event type last.
+    // `AGGREGATE_COLUMNS` order: the filter dimensions, the event type, an error's message.
     const values = d === undefined ? [] : [d.path, d.host, d.referrerHost, d.channel, d.utmSource, d.utmMedium, d.utmCampaign, d.browser, d.os, d.device, d.screenClass, d.country];
     for (let k = 0; k < 12; k++) dimValues[k] = clean(values[k] ?? null);
     dimValues[12] = type;
+    dimValues[13] = type === 'error' ? cleanText(errorMessageOf(e.properties)) : null;
     batch.add(cleanText(e.projectId), type, clean(e.sessionId), Math.round(e.timestamp), e.isBot ? 1 : 0, clean(e.visitorId), clean(d?.anonymousId ?? null), dimValues);
   }
   return batch;
@@ -292,7 +296,7 @@ function newBatch(): AggregateBatch {
 }
 
 /** The columns an aggregate build reads of each event. */
-const READ_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
+const READ_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${aggregateColumnsSql(POSTGRES_DIALECT.textProperty('message'))}`;
 
 /** Adds rows of {@link READ_COLUMNS} to a batch. */
 function addRows(batch: AggregateBatch, rows: ReadonlyArray<Record<string, unknown>>, only?: ReadonlySet<string>): void {

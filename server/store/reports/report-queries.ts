@@ -64,7 +64,7 @@ export interface ReportStoreOptions {
   refreshNext?: RefreshNext;
   /**
    * The store keeps the aggregates of `aggregates/` at ingest: totals and series by hour or day
-   * (with at most one filter), top lists and sessions (without one) read them.
+   * (with at most one filter), top lists, sessions and errors (without one) read them.
    */
   aggregates?: boolean;
   /** With the aggregates, the store keeps the session summaries too: the sessions report reads whole days from them. */
@@ -276,6 +276,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     },
 
     async errors(q, limit): Promise<ErrorGroup[]> {
+      if (aggregates !== null && filterCount(q) === 0) return aggregates.errors(q, limit);
       const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
       // One row per error, or per rollup group of errors (n of them, the latest's time, id and stack).

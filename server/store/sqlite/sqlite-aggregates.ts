@@ -3,9 +3,10 @@ import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregate
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
 import { prepareSqliteSessionSummaries } from './sqlite-session-summaries.js';
+import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { type SessionMoves, createSessionMoves } from '../aggregates/session-moves.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
-import { type AggregatesBuildListener, AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
+import { type AggregatesBuildListener, aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
 
 /**
  * Prepares what writes a commit's aggregate groups (`aggregate-batch.ts`) into SQLite's aggregate
@@ -209,7 +210,7 @@ export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: Co
 }
 
 /** What a rebuild reads of each event. */
-const REBUILD_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
+const REBUILD_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${aggregateColumnsSql(SQLITE_DIALECT.textProperty('message'))}`;
 
 /** Adds events read as {@link REBUILD_COLUMNS} to a commit's groups. */
 function addRows(batch: AggregateBatch, rows: Iterable<Record<string, string | number | null>>): void {

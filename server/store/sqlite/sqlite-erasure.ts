@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
-import { AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS } from '../aggregates/aggregate-schema.js';
+import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS } from '../aggregates/aggregate-schema.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import type { DeletedUser } from '../event-store.js';
 import { erasureRollupSql } from '../reports/rollup-erasure.js';
+import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { DAY_MS } from '../reports/rollup-schema.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
 
@@ -56,7 +57,7 @@ export interface SqliteErasureSql {
 }
 
 /** What a commit's aggregates read of each event (`aggregate-batch.ts`'s `add`), with the dimension columns in their order. */
-const AGGREGATE_EVENT_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${AGGREGATE_COLUMNS.join(', ')}`;
+const AGGREGATE_EVENT_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${aggregateColumnsSql(SQLITE_DIALECT.textProperty('message'))}`;
 
 /** The statements of the erasure program for this build's schema. */
 export function sqliteErasureSql(): SqliteErasureSql {

@@ -47,12 +47,13 @@ function decoded(batch: ReturnType<typeof encodeBatch>, i: number): Array<string
 }
 
 describe('the group commit\'s aggregate values', () => {
-  it('are read in the aggregate dimensions\' order: the eleven filter columns, the country, the event type', () => {
+  it('are read in the aggregate dimensions\' order: the eleven filter columns, the country, the event type, an error\'s message', () => {
     // prepareEventWriter travels as source and cannot import this order, so it is written out
     // there: refs 8 to 19 hold REPORT_COLUMNS up to the anonymous id, ref 20 the country, and the
-    // aggregates read refs 8 to 18, ref 20, then the type. This holds the two together.
+    // aggregates read refs 8 to 18, ref 20, the type, then the message read from the properties.
+    // This holds the two together.
     expect([REPORT_COLUMNS[11], REPORT_COLUMNS[12]]).toEqual(['anonymous_id', 'country']);
-    expect(AGGREGATE_COLUMNS).toEqual([...REPORT_COLUMNS.slice(0, 11), REPORT_COLUMNS[12], 'event_type']);
+    expect(AGGREGATE_COLUMNS).toEqual([...REPORT_COLUMNS.slice(0, 11), REPORT_COLUMNS[12], 'event_type', 'error_message']);
   });
 });
 

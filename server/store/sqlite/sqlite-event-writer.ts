@@ -182,13 +182,14 @@ export function prepareEventWriter(
     let lastProject = -1;
     let lastDay = Number.NaN;
     const groups = aggregates === null ? null : aggregates.begin();
-    // The event's value of each aggregate dimension after '' (the filter dimensions, in order:
-    // `AGGREGATE_COLUMNS`, the eleven columns from path to screen class, the country, the event
-    // type), reused.
-    const dimValues = new Array<string | null>(13);
+    // The event's value of each aggregate dimension after '' (in order: `AGGREGATE_COLUMNS`, the
+    // eleven columns from path to screen class, the country, the event type, an error's message),
+    // reused.
+    const dimValues = new Array<string | null>(14);
     for (let i = 0, r = 0, t = 0, x = 0; i < eventInserted.length; i++, r += 21, t += 3, x += 2) {
       const timestamp = Math.round(times[t] as number);
       const clientTime = times[t + 1] as number;
+      const properties = cleanJson(texts[x + 1] as string);
       const stored =
         insertEvent.run(
           at(refs[r] as number),
@@ -199,7 +200,7 @@ export function prepareEventWriter(
           timestamp,
           Number.isNaN(clientTime) ? null : Math.round(clientTime),
           Math.round(times[t + 2] as number),
-          cleanJson(texts[x + 1] as string),
+          properties,
           at(refs[r + 4] as number),
           at(refs[r + 5] as number),
           refs[r + 6],
@@ -225,6 +226,11 @@ export function prepareEventWriter(
         dimValues[11] = at(refs[r + 20] as number);
         const type = at(refs[r + 1] as number) as string;
         dimValues[12] = type;
+        // As the errors report reads it from the stored JSON (`errorMessageOf` in aggregate-schema.ts).
+        if (type === 'error') {
+          const message = (JSON.parse(properties) as Record<string, unknown>).message;
+          dimValues[13] = message === undefined || message === null ? '' : typeof message === 'string' ? message : JSON.stringify(message);
+        } else dimValues[13] = null;
         groups.add(
           at(refs[r] as number) as string,
           type,
