@@ -3,6 +3,7 @@ import type { ApiClient, Params } from './api-client.js';
 import type { Filters } from '../lib/view-state.js';
 import type { FunnelStep } from '../lib/funnel-steps.js';
 import { stepParam } from '../lib/funnel-steps.js';
+import { withoutFrameSources } from '../replay/frame-sources.js';
 import type {
   ErrorsAnswer,
   ExperimentAnswer,
@@ -87,5 +88,8 @@ export const events = (
 
 export const recordedSessions = (api: ApiClient, signal?: AbortSignal) => api.get<SessionsAnswer>('sessions', { limit: 100 }, signal);
 
-export const recording = (api: ApiClient, sessionId: string, signal?: AbortSignal) =>
-  api.get<RecordingAnswer>(`sessions/${encodeURIComponent(sessionId)}/recording`, undefined, signal);
+/** A session's recording, its frames emptied for the player (`replay/frame-sources.ts`). */
+export const recording = (api: ApiClient, sessionId: string, signal?: AbortSignal): Promise<RecordingAnswer> =>
+  api
+    .get<RecordingAnswer>(`sessions/${encodeURIComponent(sessionId)}/recording`, undefined, signal)
+    .then((answer) => ({ ...answer, events: withoutFrameSources(answer.events) }));
