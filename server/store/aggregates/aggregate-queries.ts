@@ -13,7 +13,7 @@ import {
 } from '../report-store.js';
 import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, errorMessageSql } from './aggregate-schema.js';
 import { HOUR_MS } from './aggregate-batch.js';
-import { VisitorSketch, hashKey } from './visitor-sketch.js';
+import { VisitorSketch, estimateSketchBytes, hashKey } from './visitor-sketch.js';
 
 /*
  * The reports the aggregates answer (docs/decisions.md, "Aggregates at ingest"): a range is read
@@ -63,8 +63,53 @@ const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Ar
 class Group {
   events = 0;
   pageViews = 0;
-  readonly visitors = VisitorSketch.empty();
-  readonly sessions = VisitorSketch.empty();
+  #visitors: VisitorSketch | null = null;
+  #sessions: VisitorSketch | null = null;
+  /**
+   * The stored sketches of the group's only row so far. Most groups of a series are one row (an
+   * hour's or a day's, without bots): estimated from its bytes, it is never decoded into a sketch
+   * of its own, which was most of an hourly series' time over 90 days.
+   */
+  #only: [Uint8Array | null, Uint8Array | null] | null = null;
+
+  get visitors(): VisitorSketch {
+    return this.#merged()[0];
+  }
+
+  get sessions(): VisitorSketch {
+    return this.#merged()[1];
+  }
+
+  /** Adds a stored row's sketches (null: empty). */
+  addStored(visitors: Uint8Array | null, sessions: Uint8Array | null): void {
+    if (this.#visitors === null && this.#only === null) {
+      this.#only = [visitors, sessions];
+      return;
+    }
+    const [v, s] = this.#merged();
+    if (visitors !== null) v.mergeBytes(visitors);
+    if (sessions !== null) s.mergeBytes(sessions);
+  }
+
+  /** The estimates of the distinct visitors and sessions. */
+  estimates(): [number, number] {
+    if (this.#visitors === null && this.#only !== null) return [estimateSketchBytes(this.#only[0]), estimateSketchBytes(this.#only[1])];
+    const [v, s] = this.#merged();
+    return [v.estimate(), s.estimate()];
+  }
+
+  #merged(): [VisitorSketch, VisitorSketch] {
+    if (this.#visitors === null || this.#sessions === null) {
+      this.#visitors = VisitorSketch.empty();
+      this.#sessions = VisitorSketch.empty();
+      if (this.#only !== null) {
+        if (this.#only[0] !== null) this.#visitors.mergeBytes(this.#only[0]);
+        if (this.#only[1] !== null) this.#sessions.mergeBytes(this.#only[1]);
+        this.#only = null;
+      }
+    }
+    return [this.#visitors, this.#sessions];
+  }
 }
 
 /** How a report picks its rows: the dimension, one value or all, and which visitor sketch it reads. */
@@ -146,13 +191,13 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
   const addStored = (group: Group, row: Record<string, unknown>, visitorColumn: string): void => {
     group.events += num(row.events);
     group.pageViews += num(row.page_views);
-    const visitors = bytesOf(row[visitorColumn]);
-    if (visitors !== null) group.visitors.mergeBytes(visitors);
-    const sessions = bytesOf(row.sessions);
-    if (sessions !== null) group.sessions.mergeBytes(sessions);
+    group.addStored(bytesOf(row[visitorColumn]), bytesOf(row.sessions));
   };
 
-  const totalsOf = (g: Group): Totals => ({ events: g.events, pageViews: g.pageViews, visitors: g.visitors.estimate(), sessions: g.sessions.estimate() });
+  const totalsOf = (g: Group): Totals => {
+    const [visitors, sessions] = g.estimates();
+    return { events: g.events, pageViews: g.pageViews, visitors, sessions };
+  };
 
   /** The one filter of a report (at most one reaches the aggregates), or every event. */
   const selectionOf = (q: ReportQuery): Selection => {
