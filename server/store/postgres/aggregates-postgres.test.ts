@@ -4,6 +4,7 @@ import { generateProject, writeProject } from '../../../test-support/server/repo
 import { uuidV7 } from '../../ids.js';
 import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import type { ReportQuery } from '../report-store.js';
+import type { StoredEvent } from '../event-store.js';
 import { compactPostgresAggregates } from './postgres-aggregates.js';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
 import { describeAggregates } from '../../../test-support/store/aggregate.contract.js';
@@ -102,6 +103,36 @@ describe('postgres: session summaries from two processes', () => {
       }
     } finally {
       for (const store of stores) await store.close();
+      await pool.end();
+    }
+  });
+});
+
+describe('postgres: more sessions than the lock table holds', () => {
+  it('builds the aggregates at open, and retention counts the sessions again, past max_locks_per_transaction', async () => {
+    const projectId = newProjectId();
+    const start = Date.UTC(2026, 1, 2);
+    const first = createPostgresStore({ url: database.url, poolSize: 2, compactEveryMs: 3_600_000 });
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    // One event per session: 12,000 sessions, past the 64 × 100 locks a default server's table holds.
+    const model = [...generateProject({ projectId, start, days: 1, sessions: 1, seed: 24 })].find((e) => e.eventType === 'page_view') as StoredEvent;
+    const events = Array.from({ length: 12_000 }, (_, i): StoredEvent => ({ ...model, eventId: uuidV7(start + i), sessionId: `many-${i}`, timestamp: start + i * 1000, receivedAt: start + i * 1000 }));
+    try {
+      await first.init();
+      for (let i = 0; i < events.length; i += 2000) await first.write({ events: events.slice(i, i + 2000), chunks: [] });
+      await first.close();
+      await pool.query('DROP TABLE agg_meta');
+      const store = createPostgresStore({ url: database.url, poolSize: 2, compactEveryMs: 3_600_000 });
+      await store.init();
+      try {
+        const q: ReportQuery = { projectId, from: start, to: start + 86_400_000, filters: {}, includeBots: true, visitorKey: 'anonymous' };
+        expect((await store.reports.sessions(q)).sessions).toBe(12_000);
+        await store.deleteOlderThan(start + 6_000 * 1000);
+        expect((await store.reports.sessions(q)).sessions).toBe(6_000);
+      } finally {
+        await store.close();
+      }
+    } finally {
       await pool.end();
     }
   });

@@ -339,7 +339,10 @@ async function buildDay(client: pg.PoolClient, projectId: string, day: number): 
   ]);
   const batch = newBatch();
   addRows(batch, rows);
-  await applyPostgresAggregates(client, batch);
+  // The session summaries come after the last day, from the session rows (a state read and
+  // written per session, and its lock held to the end of this one transaction, would not fit in
+  // PostgreSQL's lock table at a few hundred thousand sessions).
+  await applyPostgresAggregates(client, batch, false);
 }
 
 /** The lowest day number the aggregates can hold a row of: where "everything before" starts. */
@@ -530,6 +533,7 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
         t = await next((day + 1) * DAY_MS);
       }
     }
+    await buildPostgresSessionSummaries(client);
     await client.query('INSERT INTO agg_meta (shape) VALUES ($1)', [AGGREGATE_SHAPE]);
     if (told) onBuild('built', performance.now() - started);
   });

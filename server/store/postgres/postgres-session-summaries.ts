@@ -102,14 +102,27 @@ export async function addPostgresSessionSummaries(client: pg.PoolClient, groups:
 
 /**
  * Counts the named sessions of a project again from their hour rows (`agg_sessions`, all their
- * parts), after an erasure or retention changed those: the day sums lose what the old states gave
- * them and get what the new ones give; a session with no hour row left is forgotten.
+ * parts), after an erasure or retention changed those, under the project's aggregate lock taken
+ * exclusive: the day sums lose what the old states gave them and get what the new ones give; a
+ * session with no hour row left is forgotten.
  */
 export async function recountPostgresSessions(client: pg.PoolClient, projectId: string, sessionIds: Iterable<string>): Promise<void> {
-  const sessions = [...new Set(sessionIds)];
+  const all = [...new Set(sessionIds)];
+  // In slices: retention's first cut of a large project may reach millions of sessions.
+  for (let i = 0; i < all.length; i += RECOUNT_SLICE) await recountSlice(client, projectId, all.slice(i, i + RECOUNT_SLICE));
+}
+
+/** Sessions counted again per statement. */
+const RECOUNT_SLICE = 10_000;
+
+/**
+ * One slice of {@link recountPostgresSessions}. No session lock: the caller holds the project's
+ * aggregate lock exclusive (`postgres-aggregates.ts`), which every commit takes shared before its
+ * sessions' locks, so no commit of the project runs meanwhile.
+ */
+async function recountSlice(client: pg.PoolClient, projectId: string, sessions: readonly string[]): Promise<void> {
   if (sessions.length === 0) return;
   const projects = sessions.map(() => projectId);
-  await lockSessions(client, projects, sessions);
   const before = await readStates(client, projects, sessions);
   const known = sessions.filter((s) => before.get(keyOf(projectId, s))?.[1] != null);
   if (known.length === 0) return;

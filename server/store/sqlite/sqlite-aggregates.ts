@@ -135,6 +135,8 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
         t = next.get(projectId, (day + 1) * DAY_MS) as number | null;
       }
     }
+    // From the session rows, once: cheaper than a state read and written per session and day.
+    buildSessionSummaries(db);
     db.prepare('INSERT INTO agg_meta (shape) VALUES (?)').run(AGGREGATE_SHAPE);
     if (told) onBuild('built', performance.now() - started);
     return aggregates;
@@ -197,7 +199,8 @@ function deleteDays(db: Database.Database, projectId: string, first: number, end
 
 /**
  * Builds the aggregates of some UTC days of a project from the events they hold, inside the
- * caller's transaction: what the first open of a database without aggregates does, day by day.
+ * caller's transaction: what the first open of a database without aggregates does, day by day,
+ * without the session summaries, which it builds after the last day.
  */
 export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
   const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
@@ -205,7 +208,8 @@ export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: Co
     deleteDays(db, projectId, day, day + 1);
     const batch = aggregates.begin();
     addRows(batch, read.iterate(projectId, day * DAY_MS, (day + 1) * DAY_MS) as Iterable<Record<string, string | number | null>>);
-    aggregates.apply(batch);
+    // The session summaries are built after the last day (`ensureSqliteAggregates`).
+    aggregates.apply(batch, false);
   }
 }
 
