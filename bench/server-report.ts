@@ -21,7 +21,7 @@ export const LABELS: Record<TargetName, string> = {
   postgres: 'our server, PostgreSQL',
   'postgres-late': 'our server, PostgreSQL, events of a day before',
   postgres2: 'our server, PostgreSQL, two processes',
-  clickhouse: 'ClickHouse (chDB), its store alone',
+  clickhouse: 'ClickHouse (chDB)',
 };
 /** Aims from the issue: share of the bare limit's events/s. Reported, not enforced. */
 const AIMS: Partial<Record<TargetName, number>> = { sqlite: 0.5, postgres: 0.35 };
