@@ -2,8 +2,14 @@
  * Canvas recording in Chromium against the real server (README "Session recording", canvas;
  * docs/decisions.md, "Canvas recording and its replay"): with `recordCanvas` a canvas the page
  * draws on reaches the server as rrweb canvas records (images of the canvas, WebP); without it,
- * the default, the same page's recording holds no canvas record and no image of the canvas.
+ * the default, the same page's recording holds no canvas record and no image of the canvas. The
+ * dashboard (built with Vite, served by the real server) replays such a recording with the canvas
+ * drawn, in the iframe rrweb lets run script for it, with no Content-Security-Policy violation.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'vite';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Analytics, AnalyticsConfig, DeliveryStats, RecordingStartOptions } from '../../main/index.js';
@@ -11,6 +17,8 @@ import type { Recording } from '../../server/store/event-store.js';
 import type { RecordedEvent } from '../../protocol/wire-types.js';
 import { type BrowserTestEnvironment, printPageLogOnFailure, startEnvironment } from '../../test-support/browser/environment.js';
 import { captureConsole, waitUntil } from '../../test-support/browser/harness.js';
+import { watchCspViolations } from '../../test-support/browser/csp-violations.js';
+import { startTestServer } from '../../test-support/server/test-server.js';
 
 let env: BrowserTestEnvironment;
 beforeAll(async () => {
@@ -129,11 +137,15 @@ async function recordDrawing(config: AnalyticsConfig, start: RecordingStartOptio
   }
 }
 
+/** The recording of the first test, replayed in the dashboard by the last. */
+let recordedWithCanvas: Recording | undefined;
+
 describe('canvas recording in Chromium', () => {
   it('with recordCanvas (a startRecording option), stores images of the drawn canvas as canvas records', async () => {
     const project = await env.server.createProject();
     const config: AnalyticsConfig = { apiKey: project.writeKey, projectId: project.id, endpoint: env.server.url, enableAutoPageTracking: false, debug: true };
-    const { events, gaps } = await recordDrawing(config, { recordCanvas: true, canvasFps: 5 }, true);
+    recordedWithCanvas = await recordDrawing(config, { recordCanvas: true, canvasFps: 5 }, true);
+    const { events, gaps } = recordedWithCanvas;
     expect(gaps).toEqual([]);
     const canvas = canvasNode(events);
     expect(canvas).toBeDefined();
@@ -173,5 +185,60 @@ describe('canvas recording in Chromium', () => {
     expect(canvas?.attributes).not.toHaveProperty('rr_dataURL');
     expect(canvasRecords(events)).toEqual([]);
     expect(JSON.stringify(events)).not.toContain('image/webp');
+  });
+
+  it('is replayed by the dashboard with the canvas drawn, under its policy, with no violation; without canvas records, in the script-less sandbox', async () => {
+    expect(recordedWithCanvas, 'the recording of the first test').toBeDefined();
+    const events = (recordedWithCanvas as Recording).events;
+    const out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
+    const root = resolve(import.meta.dirname, '../..');
+    await build({ configFile: join(root, 'dashboard/vite.config.ts'), mode: 'production', logLevel: 'warn', build: { outDir: out } });
+    const server = await startTestServer('sqlite', { dashboard: { root: out } });
+    const context = await env.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const violations: string[] = [];
+    try {
+      await watchCspViolations(context, violations);
+      const upload = async (session: string, stream: readonly RecordedEvent[]) => {
+        const res = await fetch(`${server.url}/api/v1/sessions/${session}/recordings`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `ApiKey ${server.project.writeKey}`, 'x-project-id': server.project.id },
+          body: JSON.stringify({ events: stream, duration: 10, event_offset: 0, is_final: true, start_url: 'https://shop.example/chart' }),
+        });
+        expect(res.status).toBe(200);
+      };
+      await upload('canvas-replay', events);
+      await upload('no-canvas-replay', events.filter((e) => !canvasRecords([e]).length));
+      const p = await context.newPage();
+      await p.goto(`${server.url}/dashboard/`);
+      await p.getByLabel('Project id').fill(server.project.id);
+      await p.getByLabel('Read key').fill(server.project.readKey);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByTestId('stat-visitors').waitFor();
+      const openReplay = async (session: string) => {
+        await p.evaluate((id) => (location.hash = `#/replay/${id}`), session);
+        await p.getByTestId('replay-time').waitFor();
+      };
+      await openReplay('canvas-replay');
+      // The replay's iframe may run script (UNSAFE_replayCanvas), and its canvas shows a drawing.
+      const state = () =>
+        p.evaluate(() => {
+          const frame = document.querySelector<HTMLIFrameElement>('.replayer-wrapper iframe');
+          const canvas = frame?.contentDocument?.querySelector('canvas');
+          const pixel = canvas?.getContext('2d')?.getImageData(80, 45, 1, 1).data;
+          return { sandbox: frame?.getAttribute('sandbox') ?? null, alpha: pixel?.[3] ?? 0 };
+        });
+      await waitUntil('the replayed canvas to show the drawing', async () => (await state()).alpha > 0, 30_000);
+      expect((await state()).sandbox?.split(' ').sort()).toEqual(['allow-same-origin', 'allow-scripts']);
+      // The same recording without its canvas records: rrweb's own sandbox, no script.
+      await p.evaluate(() => (location.hash = '#/'));
+      await p.getByTestId('stat-visitors').waitFor();
+      await openReplay('no-canvas-replay');
+      await waitUntil('the replay without canvas records', async () => (await state()).sandbox === 'allow-same-origin', 30_000);
+      expect(violations, 'Content-Security-Policy violations').toEqual([]);
+    } finally {
+      await context.close();
+      await server.close();
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
