@@ -18,24 +18,20 @@ import type { StoreAloneRow } from './server-report.js';
 const DAY_MS = 86_400_000;
 
 /**
- * The timing columns of the ClickHouse measurement: one call each as served (as the other stores
- * are timed), then the comparison of `FINAL`, each the median of {@link REPEATS} calls, with and
- * without it taken in turn so that a busy moment of the machine falls on both.
+ * The timing columns of the ClickHouse measurement. Each panel is read with `FINAL` (as the store
+ * serves it) and without it in turn, {@link ClickHouseOptions.repeats} times, so that a busy moment
+ * of the machine falls on both; the median of each is kept. After `OPTIMIZE … FINAL`, with `FINAL`
+ * again.
  */
 export const CLICKHOUSE_COLUMNS = [
   '30 d',
   '30 d CPU',
   '90 d',
-  'FINAL 30 d',
   'no FINAL 30 d',
-  'FINAL 90 d',
   'no FINAL 90 d',
   'OPTIMIZE 30 d',
   'OPTIMIZE 90 d',
 ] as const;
-
-/** Calls per panel and column of the comparison of `FINAL`, whose median is kept. */
-const REPEATS = 3;
 type Column = (typeof CLICKHOUSE_COLUMNS)[number];
 
 /** Active parts of `events` and its rows at a moment of the run. */
@@ -45,8 +41,16 @@ interface PartsCount {
   bytes: number;
 }
 
+/** Options of {@link measureClickHouse}. */
+export interface ClickHouseOptions {
+  /** Calls per panel and column, whose median is kept. @default 3 */
+  repeats?: number;
+}
+
 /** What the ClickHouse measurement found. */
 export interface ClickHouseResult {
+  /** Calls per panel and column whose median is each figure. */
+  repeats: number;
   events: number;
   /** Seconds of the bulk load; NaN for a directory filled before. */
   loadSeconds: number;
@@ -80,7 +84,8 @@ function withoutFinal(transport: ClickHouseTransport): ReportStore {
  * Measures the panels on the chDB directory of `location` (`chdb:DIRECTORY`): generates `events`
  * events into it unless it holds a project already (then measures that one, as `--panels-on` does).
  */
-export async function measureClickHouse(location: string, events: number, log: (line: string) => void): Promise<ClickHouseResult> {
+export async function measureClickHouse(location: string, events: number, log: (line: string) => void, options: ClickHouseOptions = {}): Promise<ClickHouseResult> {
+  const repeats = Math.max(1, Math.round(options.repeats ?? 3));
   const transport = chdbTransport(location);
   const started = performance.now();
   let project = await existingProject(transport).catch(() => null);
@@ -111,35 +116,31 @@ export async function measureClickHouse(location: string, events: number, log: (
     includeBots: false,
     visitorKey: 'anonymous',
   });
-  const time = async (reports: ReportStore, days: number, column: Column, cpuColumn?: Column): Promise<void> => {
-    for (const [name, run] of PANELS) {
-      const c0 = cpuMs();
-      const t0 = performance.now();
-      const answer = await run({ reports }, query(days));
-      const ms = performance.now() - t0;
-      const row = timings.get(name) ?? {};
-      row[column] = ms;
-      if (cpuColumn !== undefined) row[cpuColumn] = cpuMs() - c0;
-      timings.set(name, row);
-      answers.set(answerKey(name, days), answer);
-      log(`  ${name}, ${column}: ${ms.toFixed(0)} ms`);
-    }
-  };
-  /** Each panel over `days` on each of `variants` in turn, {@link REPEATS} times; the medians into their columns. */
-  const compare = async (days: number, variants: ReadonlyArray<readonly [Column, ReportStore]>): Promise<void> => {
+  /**
+   * Each panel over `days` on each of `variants` in turn, `repeats` times; the median of each into
+   * its column. The first variant's answer is kept, and with `cpuColumn` the median CPU of its calls.
+   */
+  const compare = async (days: number, variants: ReadonlyArray<readonly [Column, ReportStore]>, cpuColumn?: Column): Promise<void> => {
     for (const [name, run] of PANELS) {
       const samples = variants.map(() => [] as number[]);
-      for (let i = 0; i < REPEATS; i++) {
+      const cpu: number[] = [];
+      for (let i = 0; i < repeats; i++) {
         for (const [v, [, reports]] of variants.entries()) {
+          const c0 = cpuMs();
           const t0 = performance.now();
-          await run({ reports }, query(days));
+          const answer = await run({ reports }, query(days));
           samples[v]?.push(performance.now() - t0);
+          if (v === 0) {
+            cpu.push(cpuMs() - c0);
+            answers.set(answerKey(name, days), answer);
+          }
         }
       }
       const row = timings.get(name) ?? {};
       variants.forEach(([column], v) => {
         row[column] = median(samples[v] ?? []);
       });
+      if (cpuColumn !== undefined) row[cpuColumn] = median(cpu);
       timings.set(name, row);
       log(`  ${name}, ${days} d: ${variants.map(([column]) => `${column} ${row[column]?.toFixed(0)} ms`).join(', ')}`);
     }
@@ -147,11 +148,9 @@ export async function measureClickHouse(location: string, events: number, log: (
   try {
     // A warm-up of the whole set, as for the other stores.
     for (const [, run] of PANELS) await run(store, query(7));
-    await time(store.reports, 30, '30 d', '30 d CPU');
-    await time(store.reports, 90, '90 d');
     const plain = withoutFinal(transport);
-    await compare(30, [['FINAL 30 d', store.reports], ['no FINAL 30 d', plain]]);
-    await compare(90, [['FINAL 90 d', store.reports], ['no FINAL 90 d', plain]]);
+    await compare(30, [['30 d', store.reports], ['no FINAL 30 d', plain]], '30 d CPU');
+    await compare(90, [['90 d', store.reports], ['no FINAL 90 d', plain]]);
     const partsBeforeOptimize = await activeParts(location, 'events');
     const o0 = performance.now();
     await transport.command(`OPTIMIZE TABLE ${chdbTables().events} FINAL`);
@@ -160,7 +159,7 @@ export async function measureClickHouse(location: string, events: number, log: (
     log(`  OPTIMIZE FINAL in ${optimizeSeconds.toFixed(1)} s: ${partsBeforeOptimize.parts} → ${partsAfterOptimize.parts} active parts`);
     await compare(30, [['OPTIMIZE 30 d', store.reports]]);
     await compare(90, [['OPTIMIZE 90 d', store.reports]]);
-    return { events: project.events, loadSeconds, timings, partsAfterLoad, partsBeforeOptimize, partsAfterOptimize, optimizeSeconds, answers };
+    return { repeats, events: project.events, loadSeconds, timings, partsAfterLoad, partsBeforeOptimize, partsAfterOptimize, optimizeSeconds, answers };
   } finally {
     await store.close();
   }
@@ -172,6 +171,7 @@ const median = (values: readonly number[]): number => {
 };
 
 const fmt = (ms: number | undefined): string => (ms === undefined ? '—' : ms === Infinity ? 'over budget' : ms < 10 ? ms.toFixed(1) : ms.toFixed(0));
+const calls = (repeats: number): string => (repeats === 1 ? 'one call' : `the median of ${repeats} calls`);
 const fmtInt = (n: number): string => Math.round(n).toLocaleString('en');
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
 
@@ -185,6 +185,8 @@ export function clickhouseSection(options: {
   alone: readonly StoreAloneRow[];
   aloneLabels: Readonly<Record<string, string>>;
   started: Date;
+  /** Stores still to be measured in this run (an interim write, kept should the run not finish). */
+  pending?: readonly string[];
 }): string {
   const { sql, clickhouse: ch } = options;
   const names = [...sql.keys()];
@@ -201,15 +203,16 @@ export function clickhouseSection(options: {
   }
   const sqlCell = (name: string, panel: string, index: number): string => fmt(sql.get(name)?.timings.get(panel)?.[index]);
   // StoreResult timings: [7 d, 30 d, 30 d CPU, 90 d, 30 d from the events alone].
-  const header = `| panel | ${names.map((n) => `${n} 30 d`).join(' | ')} | ClickHouse 30 d | ClickHouse 30 d CPU | ${names.map((n) => `${n} 90 d`).join(' | ')} | ClickHouse 90 d |`;
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  const header = line(['panel', ...names.map((n) => `${n} 30 d`), 'ClickHouse 30 d', 'ClickHouse 30 d CPU', ...names.map((n) => `${n} 90 d`), 'ClickHouse 90 d']);
   const rule = `|---|${[...names, 'c', 'c', ...names, 'c'].map(() => '---:').join('|')}|`;
   const rows = PANELS.map(([panel]) => {
     const t = ch.timings.get(panel) ?? {};
-    return `| ${panel} | ${names.map((n) => sqlCell(n, panel, 1)).join(' | ')} | ${fmt(t['30 d'])} | ${fmt(t['30 d CPU'])} | ${names.map((n) => sqlCell(n, panel, 3)).join(' | ')} | ${fmt(t['90 d'])} |`;
+    return line([panel, ...names.map((n) => sqlCell(n, panel, 1)), fmt(t['30 d']), fmt(t['30 d CPU']), ...names.map((n) => sqlCell(n, panel, 3)), fmt(t['90 d'])]);
   });
   const finalRows = PANELS.map(([panel]) => {
     const t = ch.timings.get(panel) ?? {};
-    return `| ${panel} | ${fmt(t['FINAL 30 d'])} | ${fmt(t['no FINAL 30 d'])} | ${fmt(t['OPTIMIZE 30 d'])} | ${fmt(t['FINAL 90 d'])} | ${fmt(t['no FINAL 90 d'])} | ${fmt(t['OPTIMIZE 90 d'])} |`;
+    return `| ${panel} | ${fmt(t['30 d'])} | ${fmt(t['no FINAL 30 d'])} | ${fmt(t['OPTIMIZE 30 d'])} | ${fmt(t['90 d'])} | ${fmt(t['no FINAL 90 d'])} | ${fmt(t['OPTIMIZE 90 d'])} |`;
   });
   const loads = names.map((n) => {
     const r = sql.get(n) as StoreResult;
@@ -222,15 +225,16 @@ export function clickhouseSection(options: {
     return `| ${options.aloneLabels[target] ?? target} | ${fmtInt(result.groupSize)} | ${fmtInt(eps)} | ${fmtInt(result.commits)} | ${result.processCpu.toFixed(2)} | ${db === null ? '—' : db.toFixed(2)} | ${perEvent} |`;
   });
   return [
-    `${options.started.toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work at the time (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). One project of ${ch.events.toLocaleString('en')} events over 90 days, generated by bench/generate-project.ts with the same seed and end into each store: ${[...loads, `ClickHouse (chDB, in this process) ${ch.events.toLocaleString('en')} events ${chLoad}`].join('; ')}. Each panel is what its endpoint asks of the store, without HTTP, one call after a warm-up; SQLite and PostgreSQL read their aggregates and rollups, ClickHouse reads the events (docs/decisions.md, "ClickHouse"). ${reference === undefined ? '' : differing.length === 0 ? `Every exact number of every 30- and 90-day answer on ClickHouse equalled ${names[0]}'s` : `Answers whose exact numbers differed from ${names[0]}'s: ${differing.join(', ')}`}${reference === undefined ? '' : `; the largest relative difference of a unique count was ${(worst * 100).toFixed(2)}%.`}`,
+    ...(options.pending === undefined || options.pending.length === 0 ? [] : [`(Interim: ${options.pending.join(' and ')} still being measured when this was written.)`, '']),
+    `${options.started.toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work at the time (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). One project of ${ch.events.toLocaleString('en')} events over 90 days, generated by bench/generate-project.ts with the same seed and end into each store: ${[...loads, `ClickHouse (chDB, in this process) ${ch.events.toLocaleString('en')} events ${chLoad}`].join('; ')}. Each panel is what its endpoint asks of the store, without HTTP; SQLite and PostgreSQL read their aggregates and rollups, ClickHouse reads the events (docs/decisions.md, "ClickHouse"). ${reference === undefined ? '' : differing.length === 0 ? `Every exact number of every 30- and 90-day answer on ClickHouse equalled ${names[0]}'s` : `Answers whose exact numbers differed from ${names[0]}'s: ${differing.join(', ')}`}${reference === undefined ? '' : `; the largest relative difference of a unique count was ${(worst * 100).toFixed(2)}%.`}`,
     '',
-    'Milliseconds per panel (wall time; CPU of this process, where chDB runs):',
+    `Milliseconds per panel (wall time; CPU of this process, where chDB runs). SQLite and PostgreSQL: one call after a warm-up; ClickHouse: ${calls(ch.repeats)}, each beside the same read without \`FINAL\` (below):`,
     '',
     header,
     rule,
     ...rows,
     '',
-    `What \`FINAL\` costs on ClickHouse (milliseconds, the median of ${REPEATS} calls, with and without \`FINAL\` in turn): every read says \`FINAL\` so that a copy two processes stored at once counts once before its merge. ${ch.partsAfterLoad.parts} active parts of \`events\` after the load, ${ch.partsBeforeOptimize.parts} when the panels had run (background merges meanwhile), ${ch.partsAfterOptimize.parts} after \`OPTIMIZE TABLE events FINAL\` (${ch.optimizeSeconds.toFixed(0)} s; ${fmtInt(ch.partsAfterOptimize.rows)} rows, ${mb(ch.partsAfterOptimize.bytes)} on disk), after which each panel was read with \`FINAL\` again.`,
+    `What \`FINAL\` costs on ClickHouse (milliseconds, ${calls(ch.repeats)}, with and without \`FINAL\` in turn): every read says \`FINAL\` so that a copy two processes stored at once counts once before its merge. ${ch.partsAfterLoad.parts} active parts of \`events\` after the load, ${ch.partsBeforeOptimize.parts} when the panels had run (background merges meanwhile), ${ch.partsAfterOptimize.parts} after \`OPTIMIZE TABLE events FINAL\` (${ch.optimizeSeconds.toFixed(0)} s; ${fmtInt(ch.partsAfterOptimize.rows)} rows, ${mb(ch.partsAfterOptimize.bytes)} on disk), after which each panel was read with \`FINAL\` again.`,
     '',
     '| panel | 30 d, FINAL | 30 d, no FINAL | 30 d, FINAL after OPTIMIZE | 90 d, FINAL | 90 d, no FINAL | 90 d, FINAL after OPTIMIZE |',
     '|---|---:|---:|---:|---:|---:|---:|',

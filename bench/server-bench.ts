@@ -17,7 +17,8 @@
 //                                                # alone (bench/clickhouse-panels.ts); writes "## ClickHouse (chDB)
 //                                                # beside SQLite and PostgreSQL", a subsection per event count. The
 //                                                # chDB data goes to DIR and stays there (default: a temporary
-//                                                # directory, removed); a DIR that holds a project is measured as it is
+//                                                # directory, removed); a DIR that holds a project is measured as it is;
+//                                                # --repeats=N: calls per ClickHouse panel and column (median; default 3)
 //   npm run bench:server -- --reads[=N]          # instead of ingest: /healthz and ingest latency idle, under the
 //                                                # heaviest report, under an erasure (bench/reads-beside-writes.ts)
 //                                                # on N generated events (default 1,000,000)
@@ -114,9 +115,11 @@ interface Settings extends RunShape {
   panelsOn: string[];
   /** Where the panel benchmark keeps its chDB data (kept after the run); null for a temporary directory. */
   chdbDir: string | null;
+  /** Calls per ClickHouse panel and column, whose median is kept. */
+  repeats: number;
 }
 
-const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir'];
+const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir', 'repeats'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -159,6 +162,7 @@ function readSettings(argv: string[]): Settings {
     reads: args.has('reads') ? ((args.get('reads') ?? 'true') === 'true' ? 1_000_000 : num('reads', 'BENCH_READS', 1_000_000)) : null,
     readsOn: (args.get('reads-on') ?? '').split(',').filter(Boolean),
     chdbDir: args.get('chdb-dir') ?? null,
+    repeats: Math.round(num('repeats', 'BENCH_REPEATS', 3)),
   };
 }
 
@@ -608,13 +612,24 @@ async function runClickHousePanels(settings: Settings): Promise<void> {
   const events = settings.panels as number;
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
-  const sql = await measurePanels({ events, stores, log });
+  const storeNames = stores.map((t) => (t === 'sqlite' ? 'SQLite' : 'PostgreSQL'));
+  const names = [...storeNames, 'ClickHouse'];
+  const heading = `### ${events.toLocaleString('en')} events: ${names.slice(0, -1).join(', ')}${names.length > 1 ? ' and ' : ''}${names[names.length - 1]}`;
   const keep = settings.chdbDir !== null;
   const directory = keep ? (settings.chdbDir as string) : await mkdtemp(join(tmpdir(), 'panel-bench-chdb-'));
   if (!keep) chdbScratch = directory;
   const location = `chdb:${directory}`;
+  const write = (table: string): void => {
+    console.log(`\n${CLICKHOUSE_SECTION}\n\n${heading}\n\n${table}\n`);
+    if (!settings.write) return;
+    writeResultsSubsection(RESULTS_PATH, CLICKHOUSE_SECTION, heading, table);
+    console.log(`written to ${RESULTS_PATH}`);
+  };
+  // ClickHouse first, written at once, so that a long run of the other stores loses none of it.
   log('panel bench: ClickHouse (chDB)');
-  const clickhouse = await measureClickHouse(location, events, log);
+  const clickhouse = await measureClickHouse(location, events, log, { repeats: settings.repeats });
+  if (stores.length > 0) write(clickhouseSection({ sql: new Map(), clickhouse, alone: [], aloneLabels: ALONE_LABELS, started, pending: storeNames }));
+  const sql = await measurePanels({ events, stores, log });
   const alone: StoreAloneRow[] = [];
   // ClickHouse also with groups ten times larger: its commits are slower, and the server's write
   // queue gathers whatever arrived meanwhile into the next group.
@@ -625,14 +640,7 @@ async function runClickHousePanels(settings: Settings): Promise<void> {
     alone.push(await runStoreAlone(target, settings, location, groupSize));
     log(`  ${fmtInt(alone[alone.length - 1]?.result.eventsPerSecond ?? 0)} events/s`);
   }
-  const table = clickhouseSection({ sql, clickhouse, alone, aloneLabels: ALONE_LABELS, started });
-  const names = [...sql.keys(), 'ClickHouse'];
-  const heading = `### ${events.toLocaleString('en')} events: ${names.slice(0, -1).join(', ')}${names.length > 1 ? ' and ' : ''}${names[names.length - 1]}`;
-  console.log(`\n${CLICKHOUSE_SECTION}\n\n${heading}\n\n${table}\n`);
-  if (settings.write) {
-    writeResultsSubsection(RESULTS_PATH, CLICKHOUSE_SECTION, heading, table);
-    console.log(`written to ${RESULTS_PATH}`);
-  }
+  write(clickhouseSection({ sql, clickhouse, alone, aloneLabels: ALONE_LABELS, started }));
   if (keep) console.log(`chDB data kept in ${directory}`);
 }
 
