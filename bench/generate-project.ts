@@ -4,27 +4,31 @@
 //
 //   node scripts/run-ts.mjs bench/generate-project.ts --events=10000000 --store=data/big.db
 //   node scripts/run-ts.mjs bench/generate-project.ts --events=1000000 --store=postgres://…/db
+//   node scripts/run-ts.mjs bench/generate-project.ts --events=10000000 --store=chdb:/tmp/chdb-10m
 //
 // A bulk load, not ingest: the rows go straight into the store's tables (SQLite: one connection,
 // synchronous off, 50,000 rows a transaction; PostgreSQL: the store's own multi-row insert on two
-// connections), with no HTTP, validation, bot filter or visitor hashing; the report columns are
+// connections; ClickHouse on chDB, `chdb:DIRECTORY` (bench/chdb-location.ts): inserts of 100,000 rows,
+// one in flight while the next is generated), with no HTTP, validation, bot filter or visitor hashing; the report columns are
 // extracted as at ingest. Memory stays bounded: events are generated one at a time and written in
 // slices. The project (`bench_…`, with a read key printed at the end) is created first.
 import Database from 'better-sqlite3';
 import { generateKey } from '../server/api-keys.js';
 import type { EventStore, StoredEvent } from '../server/store/event-store.js';
-import { isPostgresUrl, openStore } from '../server/store/open-store.js';
+import { eventToRow } from '../server/store/clickhouse/clickhouse-rows.js';
+import { isPostgresUrl } from '../server/store/open-store.js';
 import { insertEvents } from '../server/store/postgres/postgres-write.js';
 import { dimensionValues } from '../server/store/reports/report-backfill.js';
 import { REPORT_COLUMNS } from '../server/store/reports/report-columns.js';
 import { generateProject } from '../test-support/server/report-fixtures.js';
 import pg from 'pg';
+import { chdbTables, chdbTransport, isChdbLocation, openBenchStore } from './chdb-location.js';
 
 const DAY_MS = 86_400_000;
 
 /** Options of {@link generateIntoStore}. */
 export interface GenerateOptions {
-  /** A SQLite path or a postgres:// URL, as for `openStore`. */
+  /** A SQLite path, a postgres:// URL (as for `openStore`) or `chdb:DIRECTORY` (bench/chdb-location.ts). */
   location: string;
   events: number;
   /** @default 90 */
@@ -44,7 +48,7 @@ export async function generateIntoStore(options: GenerateOptions): Promise<{ pro
   const end = options.end ?? Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const start = end - days * DAY_MS;
   const projectId = options.projectId ?? `bench_${Date.now().toString(36)}`;
-  const store: EventStore = openStore(options.location);
+  const store: EventStore = openBenchStore(options.location);
   await store.init();
   await store.createProject({ id: projectId, name: projectId, createdAt: start, fullIp: false, corsOrigins: [], bots: 'flag' });
   const read = generateKey(projectId, 'read', start);
@@ -58,9 +62,11 @@ export async function generateIntoStore(options: GenerateOptions): Promise<{ pro
       yield e;
     }
   };
-  const written = isPostgresUrl(options.location)
-    ? await loadPostgres(options.location, take(), options.onProgress)
-    : loadSqlite(options.location, take(), options.onProgress);
+  const written = isChdbLocation(options.location)
+    ? await loadClickHouse(options.location, take(), options.onProgress)
+    : isPostgresUrl(options.location)
+      ? await loadPostgres(options.location, take(), options.onProgress)
+      : loadSqlite(options.location, take(), options.onProgress);
   return { projectId, readKey: read.key, events: written, start, end };
 }
 
@@ -137,11 +143,42 @@ async function loadPostgres(url: string, events: Iterable<StoredEvent>, onProgre
   return n;
 }
 
+/**
+ * ClickHouse on chDB: the rows as the store writes them (`eventToRow`), 100,000 an INSERT (each a
+ * few parts, one per month it spans, merged in the background), one INSERT in flight while the
+ * next slice is generated. The insert-time dedupe check is left out: the generated ids are unique.
+ * `event_ids` is filled by its materialized view in the same INSERT, as at ingest.
+ */
+async function loadClickHouse(location: string, events: Iterable<StoredEvent>, onProgress?: (n: number) => void): Promise<number> {
+  const transport = chdbTransport(location);
+  const table = chdbTables().events;
+  let n = 0;
+  let inFlight: Promise<void> = Promise.resolve();
+  let rows: ReturnType<typeof eventToRow>[] = [];
+  const flush = async (slice: ReturnType<typeof eventToRow>[]) => {
+    await inFlight;
+    inFlight = transport.insert(table, slice).then(() => {
+      n += slice.length;
+      onProgress?.(n);
+    });
+  };
+  for (const e of events) {
+    rows.push(eventToRow(e, e.eventId));
+    if (rows.length === 100_000) {
+      await flush(rows);
+      rows = [];
+    }
+  }
+  if (rows.length > 0) await flush(rows);
+  await inFlight;
+  return n;
+}
+
 // Run as a script (run-ts names the bundle after the file), not when bundled into another bench.
 if (process.argv[1]?.endsWith('bench__generate-project.mjs')) {
   const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
   const location = args.get('store');
-  if (!location) throw new Error('--store=PATH or --store=postgres://… is required');
+  if (!location) throw new Error('--store=PATH, --store=postgres://… or --store=chdb:DIRECTORY is required');
   const started = performance.now();
   const result = await generateIntoStore({
     location,

@@ -66,7 +66,7 @@ export const PANELS: Panel[] = [
 type Timings = Map<string, number[]>;
 
 /** The measurements of one store. */
-interface StoreResult {
+export interface StoreResult {
   timings: Timings;
   events: number;
   loadSeconds: number;
@@ -79,7 +79,12 @@ interface StoreResult {
   mismatches: string[];
   /** The largest relative error of a unique count against the events' exact one, over the 30-day answers. */
   worstEstimateError: number;
+  /** Each panel's answer over 30 and 90 days, by `answerKey`, for a comparison with another store's. */
+  answers: Map<string, unknown>;
 }
+
+/** The key of a panel's answer over `days` in {@link StoreResult.answers}. */
+export const answerKey = (name: string, days: number): string => `${days} ${name}`;
 
 /**
  * The report SQL without rollups, on a connection of its own: what every panel cost before them;
@@ -196,6 +201,7 @@ async function measureStore(location: string, events: number, log: (line: string
   let worstEstimateError = 0;
   let refreshedDays = 0;
   let refreshSeconds = 0;
+  const kept = new Map<string, unknown>();
   const raw = rawReports(location);
   const cpu = cpuMeter(location);
   try {
@@ -228,6 +234,7 @@ async function measureStore(location: string, events: number, log: (line: string
         const ms = answer === OVER_BUDGET ? Infinity : performance.now() - t0;
         const cpuMs = (await cpu.read()) - c0;
         if (days === 30) answers.set(name, answer);
+        if (days !== 7) kept.set(answerKey(name, days), answer);
         timings.set(name, [...(timings.get(name) ?? []), ms, ...(days === 30 ? [cpuMs] : [])]);
         log(`  ${name}, ${days} days: ${ms.toFixed(0)} ms (CPU ${cpuMs.toFixed(0)} ms)`);
       }
@@ -249,7 +256,7 @@ async function measureStore(location: string, events: number, log: (line: string
     await raw.close();
     await store.close();
   }
-  return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, mismatches, worstEstimateError };
+  return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, mismatches, worstEstimateError, answers: kept };
 }
 
 /** A panel's answer when the store refused the read past its time budget. */
@@ -257,14 +264,22 @@ const OVER_BUDGET = Symbol('over budget');
 
 const fmt = (ms: number | undefined): string => (ms === undefined ? '—' : ms === Infinity ? 'over budget' : ms < 10 ? ms.toFixed(1) : ms.toFixed(0));
 
-/** Runs the panel benchmark on the given stores; returns the RESULTS.md section body. */
-export async function runPanelBench(options: {
+/** Options of {@link measurePanels}. */
+export interface PanelBenchOptions {
   events: number;
   stores: Array<'sqlite' | 'postgres'>;
   /** Databases already filled by bench/generate-project.ts (SQLite paths, postgres:// URLs), measured instead of generating. */
   existing?: string[];
   log: (line: string) => void;
-}): Promise<string> {
+}
+
+/** Runs the panel benchmark on the given stores; returns the RESULTS.md section body. */
+export async function runPanelBench(options: PanelBenchOptions): Promise<string> {
+  return panelTable(await measurePanels(options));
+}
+
+/** Measures every panel on the given stores (each generated, measured, then removed, one after the other); results by store name. */
+export async function measurePanels(options: PanelBenchOptions): Promise<Map<string, StoreResult>> {
   const results = new Map<string, StoreResult>();
   const dir = mkdtempSync(join(tmpdir(), 'panel-bench-'));
   let pgServer: PostgresServer | null = null;
@@ -279,6 +294,8 @@ export async function runPanelBench(options: {
     } else if (options.stores.includes('sqlite')) {
       options.log('panel bench: SQLite');
       results.set('SQLite', await measureStore(join(dir, 'panels.db'), options.events, options.log));
+      // A 10M-event file is about 12 GB: gone before the next store fills the disk.
+      for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `panels.db${suffix}`), { force: true });
     }
     if (options.stores.includes('postgres') && (options.existing ?? []).length === 0) {
       options.log('panel bench: PostgreSQL');
@@ -289,6 +306,11 @@ export async function runPanelBench(options: {
     rmSync(dir, { recursive: true, force: true });
     await pgServer?.stop().catch(() => {});
   }
+  return results;
+}
+
+/** The "## Report panels" section body of measured stores. */
+export function panelTable(results: ReadonlyMap<string, StoreResult>): string {
   const names = [...results.keys()];
   const columns = ['7 d', '30 d', '30 d CPU', '90 d', '30 d, events alone'];
   const header = `| panel | ${names.flatMap((n) => columns.map((c) => `${n} ${c}`)).join(' | ')} |`;

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { replaceSection, writeResultsSection } from './results-file.js';
+import { replaceSection, writeResultsSection, writeResultsSubsection } from './results-file.js';
 
 const FILE = '# Benchmark results\n\nintro\n\n## Server ingest\n\nold server\n\n### detail\n\nmore\n\n## Client main thread\n\nold client\n';
 
@@ -64,5 +64,26 @@ describe('writeResultsSection', () => {
     await writeFile(path, FILE);
     writeResultsSection(path, '## Client main thread', 'new client');
     expect(await readFile(path, 'utf8')).toBe(FILE.replace('old client', 'new client'));
+  });
+});
+
+describe('writeResultsSubsection', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'results-file-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('appends the section, then rewrites one ### subsection and keeps the others and the sections after it', async () => {
+    const path = join(dir, 'RESULTS.md');
+    await writeFile(path, FILE);
+    writeResultsSubsection(path, '## ClickHouse', '### 1M', 'small 1');
+    writeResultsSubsection(path, '## ClickHouse', '### 10M', 'big 1');
+    writeResultsSubsection(path, '## ClickHouse', '### 1M', 'small 2');
+    expect(await readFile(path, 'utf8')).toBe(`${FILE}\n## ClickHouse\n\n### 1M\n\nsmall 2\n\n### 10M\n\nbig 1\n`);
+    writeResultsSubsection(path, '## Server ingest', '### detail', 'less');
+    expect(await readFile(path, 'utf8')).toContain('## Server ingest\n\nold server\n\n### detail\n\nless\n\n## Client main thread\n');
   });
 });

@@ -11,6 +11,14 @@
 //   npm run bench:server -- --quick --no-write   # print only; bench/RESULTS.md is left as it is
 //   npm run bench:server -- --panels[=N]         # instead of ingest: every report panel over 7/30/90 days
 //   npm run bench:server -- --panels-on=data/big.db  # the same on a database bench/generate-project.ts filled
+//   npm run bench:server -- --panels=N --targets=sqlite,postgres,clickhouse [--chdb-dir=DIR]
+//                                                # the panels on ClickHouse (chDB) beside SQLite and PostgreSQL on
+//                                                # the same generated project, FINAL's cost, and each store's ingest
+//                                                # alone (bench/clickhouse-panels.ts); writes "## ClickHouse (chDB)
+//                                                # beside SQLite and PostgreSQL", a subsection per event count. The
+//                                                # chDB data goes to DIR and stays there (default: a temporary
+//                                                # directory, removed); a DIR that holds a project is measured as it is;
+//                                                # --repeats=N: calls per ClickHouse panel and column (median; default 3)
 //   npm run bench:server -- --reads[=N]          # instead of ingest: /healthz and ingest latency idle, under the
 //                                                # heaviest report, under an erasure (bench/reads-beside-writes.ts)
 //                                                # on N generated events (default 1,000,000)
@@ -23,7 +31,7 @@
 //
 // Targets: `bare` (the limit), `noop` (our server with a store whose writes go nowhere: a diagnostic
 // that separates HTTP + auth + validation from the database), `sqlite` (durability full, the
-// default), `sqlite-relaxed` (durability relaxed: no fsync per commit), `sqlite-late` and
+// default), `clickhouse` (measured as a store alone only: chDB runs inside the measuring process), `sqlite-relaxed` (durability relaxed: no fsync per commit), `sqlite-late` and
 // `postgres-late` (the same stores, the load's events stamped a day before: a backfill, an offline
 // queue; issue 36 asks that they cost what current ones cost), `postgres`, `postgres2` (two
 // server processes on one PostgreSQL database, the load shared between them). Each runs in
@@ -35,7 +43,7 @@
 // alone (no HTTP, bench/store-alone.ts): a ceiling that no server on that store can pass here. The table is printed and written to bench/RESULTS.md
 // under "## Server ingest" (other sections are kept). Aims are reported, never enforced.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,6 +53,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { type PostgresServer, startPostgres } from '../test-support/postgres-server.js';
+import { chdbDirectory, chdbTransport } from './chdb-location.js';
 import { type LoadResult, runLoad } from './load.js';
 import { writeResultsSection } from './results-file.js';
 import type { TargetMark, TargetReady } from './server-target.js';
@@ -63,13 +72,22 @@ import {
   summarise,
 } from './server-report.js';
 import { runReadsBesideWritesBench } from './reads-beside-writes.js';
-import { runPanelBench } from './panel-bench.js';
+import { measurePanels, runPanelBench } from './panel-bench.js';
 import { measureStoreAlone } from './store-alone.js';
+import { clickhouseSection, measureClickHouse } from './clickhouse-panels.js';
+import { writeResultsSubsection } from './results-file.js';
+import { ALONE_LABELS, STORE_ONLY_TARGETS } from './server-report.js';
 
 const execFileAsync = promisify(execFile);
 
-/** The project root: the nearest package.json above this file (which runs from a bundle in node_modules/.cache). */
+/**
+ * The project root: the working directory when it is a checkout (npm scripts run there), else the
+ * nearest package.json above this file. This file runs from a bundle in node_modules/.cache, which
+ * may be a link into another checkout: the working directory comes first so that the results go to
+ * the checkout the bench was started in.
+ */
 function findRoot(): string {
+  if (existsSync(join(process.cwd(), 'bench', 'server-bench.ts'))) return process.cwd();
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (!dir.includes('node_modules') && existsSync(join(dir, 'package.json'))) return dir;
     if (dirname(dir) === dir) return process.cwd();
@@ -80,6 +98,7 @@ const RESULTS_PATH = join(ROOT, 'bench', 'RESULTS.md');
 const SECTION = '## Server ingest';
 const PANELS_SECTION = '## Report panels';
 const READS_SECTION = '## Reads beside writes';
+const CLICKHOUSE_SECTION = '## ClickHouse (chDB) beside SQLite and PostgreSQL';
 
 interface Settings extends RunShape {
   targets: TargetName[];
@@ -94,9 +113,13 @@ interface Settings extends RunShape {
   readsOn: string[];
   /** Databases filled before, which the panel benchmark measures instead of generating. */
   panelsOn: string[];
+  /** Where the panel benchmark keeps its chDB data (kept after the run); null for a temporary directory. */
+  chdbDir: string | null;
+  /** Calls per ClickHouse panel and column, whose median is kept. */
+  repeats: number;
 }
 
-const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone'];
+const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir', 'repeats'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -138,6 +161,8 @@ function readSettings(argv: string[]): Settings {
     panelsOn: (args.get('panels-on') ?? '').split(',').filter(Boolean),
     reads: args.has('reads') ? ((args.get('reads') ?? 'true') === 'true' ? 1_000_000 : num('reads', 'BENCH_READS', 1_000_000)) : null,
     readsOn: (args.get('reads-on') ?? '').split(',').filter(Boolean),
+    chdbDir: args.get('chdb-dir') ?? null,
+    repeats: Math.round(num('repeats', 'BENCH_REPEATS', 3)),
   };
 }
 
@@ -348,6 +373,8 @@ async function postmasterPid(url: string): Promise<number | null> {
 
 let pgServer: PostgresServer | null = null;
 let databases = 0;
+/** The chDB directory of this process's ClickHouse measurements (removed at the end), or null. */
+let chdbScratch: string | null = null;
 
 async function adminQuery(sql: string): Promise<void> {
   pgServer ??= await startPostgres();
@@ -373,6 +400,11 @@ async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<v
 
 /** An empty database for a store: where it is, its postmaster (PostgreSQL, for CPU accounting), and its removal. */
 async function freshDatabase(target: StoreTarget): Promise<{ location: string; postmaster: number | null; cleanup(): Promise<void> }> {
+  if (target === 'clickhouse') {
+    // chDB binds one directory per process: the first ClickHouse measurement's stays for the run.
+    chdbScratch ??= await mkdtemp(join(tmpdir(), 'service-analytics-bench-chdb-'));
+    return { location: `chdb:${chdbScratch}`, postmaster: null, cleanup: async () => {} };
+  }
   if (target !== 'postgres') {
     const dir = await mkdtemp(join(tmpdir(), 'service-analytics-bench-'));
     return { location: join(dir, 'events.db'), postmaster: null, cleanup: () => rm(dir, { recursive: true, force: true }) };
@@ -467,8 +499,21 @@ async function runTarget(target: TargetName, settings: Settings, bundle: string,
   }
 }
 
-/** Measures a store alone (bench/store-alone.ts) on a fresh database, in this process. */
-async function runStoreAlone(target: StoreTarget, settings: Settings): Promise<StoreAloneRow> {
+/**
+ * Measures a store alone (bench/store-alone.ts) on a fresh database, in this process. ClickHouse
+ * writes to a database of its own in `chdbLocation` when given (the process's one chDB directory).
+ */
+async function runStoreAlone(target: StoreTarget, settings: Settings, chdbLocation?: string, groupSize?: number): Promise<StoreAloneRow> {
+  if (target === 'clickhouse' && chdbLocation !== undefined) {
+    const database = `bench_store_alone_${Date.now().toString(36)}`;
+    try {
+      const result = await measureStoreAlone({ location: chdbLocation, database, seconds: settings.durationSeconds, ...(groupSize === undefined ? {} : { groupSize }) });
+      return { target, result, db: null };
+    } finally {
+      await chdbTransport(chdbLocation).command(`DROP DATABASE IF EXISTS ${database} SYNC`);
+      rmSync(join(chdbDirectory(chdbLocation), `config-${database}.db`), { force: true });
+    }
+  }
   const { location, postmaster, cleanup } = await freshDatabase(target);
   try {
     let a = new Map<number, number>();
@@ -503,6 +548,10 @@ async function main(): Promise<void> {
     }
     return;
   }
+  if (settings.panels !== null && settings.targets.includes('clickhouse')) {
+    await runClickHousePanels(settings);
+    return;
+  }
   if (settings.panels !== null) {
     const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
     const table = await runPanelBench({ events: settings.panels, stores, existing: settings.panelsOn, log: (line) => process.stderr.write(`${line}\n`) });
@@ -524,6 +573,7 @@ async function main(): Promise<void> {
     // Alternate the order so that no target always runs first (or last) on a warming machine.
     const order = round % 2 === 0 ? settings.targets : [...settings.targets].reverse();
     for (const target of order) {
+      if (STORE_ONLY_TARGETS.includes(target)) continue;
       process.stderr.write(`server bench: ${LABELS[target]} (round ${round + 1}/${settings.rounds})… `);
       const result = await runTarget(target, settings, bundle, cpuProfDir);
       const eps = (result.load.windowOk / result.load.windowSeconds) * settings.batchSize;
@@ -531,11 +581,11 @@ async function main(): Promise<void> {
       runs.set(target, [...(runs.get(target) ?? []), result]);
     }
   }
-  const rows = settings.targets.map((t) => summarise(t, runs.get(t) ?? [], settings.batchSize));
+  const rows = settings.targets.filter((t) => !STORE_ONLY_TARGETS.includes(t)).map((t) => summarise(t, runs.get(t) ?? [], settings.batchSize));
   const alone: StoreAloneRow[] = [];
   if (settings.storeAlone) {
     for (const target of settings.targets) {
-      if (target !== 'sqlite' && target !== 'sqlite-relaxed' && target !== 'postgres') continue;
+      if (target !== 'sqlite' && target !== 'sqlite-relaxed' && target !== 'postgres' && target !== 'clickhouse') continue;
       process.stderr.write(`server bench: ${LABELS[target]}, its store alone… `);
       alone.push(await runStoreAlone(target, settings));
       process.stderr.write(`${fmtInt(alone[alone.length - 1]?.result.eventsPerSecond ?? 0)} events/s\n`);
@@ -552,7 +602,50 @@ async function main(): Promise<void> {
   if (cpuProfDir) console.log(`CPU profiles of the servers: ${cpuProfDir}`);
 }
 
+/**
+ * The panels on ClickHouse beside SQLite and PostgreSQL (bench/clickhouse-panels.ts), each store on
+ * the same generated project, then each store's ingest alone; writes the event count's subsection
+ * of the ClickHouse section.
+ */
+async function runClickHousePanels(settings: Settings): Promise<void> {
+  const started = new Date();
+  const events = settings.panels as number;
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
+  const storeNames = stores.map((t) => (t === 'sqlite' ? 'SQLite' : 'PostgreSQL'));
+  const names = [...storeNames, 'ClickHouse'];
+  const heading = `### ${events.toLocaleString('en')} events: ${names.slice(0, -1).join(', ')}${names.length > 1 ? ' and ' : ''}${names[names.length - 1]}`;
+  const keep = settings.chdbDir !== null;
+  const directory = keep ? (settings.chdbDir as string) : await mkdtemp(join(tmpdir(), 'panel-bench-chdb-'));
+  if (!keep) chdbScratch = directory;
+  const location = `chdb:${directory}`;
+  const write = (table: string): void => {
+    console.log(`\n${CLICKHOUSE_SECTION}\n\n${heading}\n\n${table}\n`);
+    if (!settings.write) return;
+    writeResultsSubsection(RESULTS_PATH, CLICKHOUSE_SECTION, heading, table);
+    console.log(`written to ${RESULTS_PATH}`);
+  };
+  // ClickHouse first, written at once, so that a long run of the other stores loses none of it.
+  log('panel bench: ClickHouse (chDB)');
+  const clickhouse = await measureClickHouse(location, events, log, { repeats: settings.repeats });
+  if (stores.length > 0) write(clickhouseSection({ sql: new Map(), clickhouse, alone: [], aloneLabels: ALONE_LABELS, started, pending: storeNames }));
+  const sql = await measurePanels({ events, stores, log });
+  const alone: StoreAloneRow[] = [];
+  // ClickHouse also with groups ten times larger: its commits are slower, and the server's write
+  // queue gathers whatever arrived meanwhile into the next group.
+  const runs: Array<[StoreTarget, number | undefined]> = [['sqlite', undefined], ['postgres', undefined], ['clickhouse', undefined], ['clickhouse', 2500]];
+  for (const [target, groupSize] of runs) {
+    if (!settings.targets.includes(target)) continue;
+    log(`store alone: ${ALONE_LABELS[target]}${groupSize === undefined ? '' : `, groups of ${groupSize}`}…`);
+    alone.push(await runStoreAlone(target, settings, location, groupSize));
+    log(`  ${fmtInt(alone[alone.length - 1]?.result.eventsPerSecond ?? 0)} events/s`);
+  }
+  write(clickhouseSection({ sql, clickhouse, alone, aloneLabels: ALONE_LABELS, started }));
+  if (keep) console.log(`chDB data kept in ${directory}`);
+}
+
 async function shutdown(): Promise<void> {
+  if (chdbScratch !== null) rmSync(chdbScratch, { recursive: true, force: true });
   for (const child of children) child.kill('SIGKILL');
   if (pgServer) await pgServer.stop().catch(() => {});
 }

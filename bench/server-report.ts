@@ -5,8 +5,13 @@ import { cpus } from 'node:os';
 import { type ClientKind, type LoadResult, quantile } from './load.js';
 import type { StoreAloneResult } from './store-alone.js';
 
-export type TargetName = 'bare' | 'noop' | 'sqlite' | 'sqlite-relaxed' | 'sqlite-late' | 'postgres' | 'postgres-late' | 'postgres2';
-export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'sqlite-relaxed', 'sqlite-late', 'postgres', 'postgres-late', 'postgres2'];
+export type TargetName = 'bare' | 'noop' | 'sqlite' | 'sqlite-relaxed' | 'sqlite-late' | 'postgres' | 'postgres-late' | 'postgres2' | 'clickhouse';
+export const ALL_TARGETS: readonly TargetName[] = ['bare', 'noop', 'sqlite', 'sqlite-relaxed', 'sqlite-late', 'postgres', 'postgres-late', 'postgres2', 'clickhouse'];
+/**
+ * Targets measured as a store alone only, never behind a server: ClickHouse runs here on chDB,
+ * inside the measuring process (bench/chdb-location.ts), not as a server a target could reach.
+ */
+export const STORE_ONLY_TARGETS: readonly TargetName[] = ['clickhouse'];
 export const LABELS: Record<TargetName, string> = {
   bare: 'bare node:http (parse + answer)',
   noop: 'our server, no-op store (diagnostic)',
@@ -16,6 +21,7 @@ export const LABELS: Record<TargetName, string> = {
   postgres: 'our server, PostgreSQL',
   'postgres-late': 'our server, PostgreSQL, events of a day before',
   postgres2: 'our server, PostgreSQL, two processes',
+  clickhouse: 'ClickHouse (chDB)',
 };
 /** Aims from the issue: share of the bare limit's events/s. Reported, not enforced. */
 const AIMS: Partial<Record<TargetName, number>> = { sqlite: 0.5, postgres: 0.35 };
@@ -26,7 +32,7 @@ export function eventAgeOf(target: TargetName): number {
 }
 
 /** The targets with a store of their own, which can also be measured alone. */
-export type StoreTarget = Extract<TargetName, 'sqlite' | 'sqlite-relaxed' | 'postgres'>;
+export type StoreTarget = Extract<TargetName, 'sqlite' | 'sqlite-relaxed' | 'postgres' | 'clickhouse'>;
 
 /** The settings of a run that its report describes. */
 export interface RunShape {
@@ -283,10 +289,11 @@ function cpuBudgets(rows: readonly Row[], bare: Row | undefined): string[] {
   return out;
 }
 
-const ALONE_LABELS: Record<StoreTarget, string> = {
+export const ALONE_LABELS: Record<StoreTarget, string> = {
   sqlite: 'SQLite, durability full (writer thread + checkpointer)',
   'sqlite-relaxed': 'SQLite, durability relaxed (writer thread + checkpointer)',
   postgres: 'PostgreSQL (pool)',
+  clickhouse: 'ClickHouse on chDB (insert-time dedupe check + synchronous INSERT, engine in the process)',
 };
 
 /**

@@ -7,7 +7,7 @@ import type { BackendEvent } from '../protocol/index.js';
 import type { Durability } from '../server/store/durability.js';
 import type { EventStore, StoredEvent } from '../server/store/event-store.js';
 import { createDimensionExtractor } from '../server/reports/dimensions.js';
-import { openStore } from '../server/store/open-store.js';
+import { openBenchStore } from './chdb-location.js';
 import { sampleBodies } from './load.js';
 
 /** What one store-alone measurement found. */
@@ -22,8 +22,10 @@ export interface StoreAloneResult {
 
 /** Options of {@link measureStoreAlone}. */
 export interface StoreAloneOptions {
-  /** A SQLite file or a `postgres://` URL, as for `openStore`. */
+  /** A SQLite file, a `postgres://` URL (as for `openStore`) or `chdb:DIRECTORY` (bench/chdb-location.ts). */
   location: string;
+  /** The ClickHouse database, for a chDB location. @default the store's own */
+  database?: string;
   /** As for `openStore`; PostgreSQL ignores it. @default 'full' */
   durability?: Durability;
   seconds: number;
@@ -85,7 +87,10 @@ export async function measureStoreAlone(options: StoreAloneOptions): Promise<Sto
     return events;
   };
 
-  const store: EventStore = openStore(options.location, { durability: options.durability });
+  const store: EventStore = openBenchStore(options.location, {
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
+    ...(options.database === undefined ? {} : { database: options.database }),
+  });
   await store.init();
   try {
     let events = 0;

@@ -36,7 +36,18 @@ export const RECORDING_DEFAULTS: ResolvedRecordingConfig = {
   maxMutationsPerSecond: 10_000,
   console: false,
   network: false,
+  recordCanvas: false,
+  canvasFps: 2,
 };
+
+/** The most canvas images per second `canvasFps` can ask for: each is an encode and a few KB to upload. */
+export const CANVAS_FPS_MAX = 10;
+
+/**
+ * How canvas images are encoded: WebP at this quality (the browser encodes PNG where it cannot
+ * encode WebP); a screen's worth is tens of KB rather than hundreds as PNG.
+ */
+export const CANVAS_IMAGE = { type: 'image/webp', quality: 0.6 } as const;
 
 /**
  * Applies the defaults. A value of the wrong type (or a number that is not positive) falls back to
@@ -66,6 +77,8 @@ export function resolveRecordingConfig(config: RecordingConfig | undefined): Res
     maxMutationsPerSecond: pick(given, 'maxMutationsPerSecond', d.maxMutationsPerSecond, positive),
     console: pick(given, 'console', d.console, captureChoice),
     network: pick(given, 'network', d.network, captureChoice),
+    recordCanvas: pick(given, 'recordCanvas', d.recordCanvas, boolean),
+    canvasFps: Math.min(CANVAS_FPS_MAX, pick(given, 'canvasFps', d.canvasFps, positive)),
     sampling: {
       mousemove: pick(sampling, 'mousemove', d.sampling.mousemove, (v) => boolean(v) || positive(v)),
       mouseInteraction: pick(sampling, 'mouseInteraction', d.sampling.mouseInteraction, (v) => boolean(v) || (typeof v === 'object' && v !== null)),
@@ -108,7 +121,11 @@ export function captureOptions(
     maskInputFn: masking.maskInputFn,
     inlineStylesheet: config.inlineStylesheet,
     collectFonts: config.collectFonts,
-    sampling: { ...config.sampling },
+    // Explicit either way: off unless asked for, and then at most canvasFps images a second (rrweb's
+    // other mode, every drawing call, would cost the page a record per call).
+    recordCanvas: config.recordCanvas,
+    sampling: config.recordCanvas ? { ...config.sampling, canvas: config.canvasFps } : { ...config.sampling },
+    ...(config.recordCanvas ? { dataURLOptions: { ...CANVAS_IMAGE } } : {}),
     errorHandler(error) {
       onError(error);
       return true;

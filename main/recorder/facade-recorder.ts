@@ -13,9 +13,9 @@ import type { RecorderDeps, RecordingStartOptions } from './types.js';
 export interface RecorderOperations {
   /**
    * Starts recording the current session (the states: {@link SessionRecorder}).
-   * @param options - console and network capture for the recording this call starts, over
-   *   `recording.console` and `recording.network` of the configuration (without them, the
-   *   configuration's). A recording in progress goes on as it is; a paused one resumes when the
+   * @param options - console, network and canvas capture for the recording this call starts,
+   *   over `recording.console`, `recording.network`, `recording.recordCanvas` and
+   *   `recording.canvasFps` of the configuration (without them, the configuration's). A recording in progress goes on as it is; a paused one resumes when the
    *   options are those it was started with, else it is stopped and a new one starts.
    */
   startRecording(options?: RecordingStartOptions): void;

@@ -94,6 +94,22 @@ export interface RecordingConfig {
    * @default false
    */
   network?: boolean | NetworkCaptureOptions;
+  /**
+   * Record what `<canvas>` elements show, as images taken at most `canvasFps` times a second
+   * (WebP; PNG where the browser cannot encode WebP), only when a canvas changed. Pixels are
+   * not text: the masking options do not apply to them, so a canvas that may show something
+   * personal needs `blockClass`. Taking the images needs a worker started from a `blob:` URL: on
+   * a page whose Content-Security-Policy does not allow `worker-src blob:` no canvas image is
+   * recorded (the rest of the recording goes on). README "Session recording", canvas.
+   * @default false
+   */
+  recordCanvas?: boolean;
+  /**
+   * With `recordCanvas`, the most images of each canvas per second (a fraction is fine: `0.5` is
+   * one image every two seconds). Not a positive number: the default; more than 10: 10.
+   * @default 2
+   */
+  canvasFps?: number;
 }
 
 /** How console calls are recorded ({@link RecordingConfig.console}). */
@@ -135,8 +151,8 @@ export interface NetworkCaptureOptions {
   maxEntriesPerSecond?: number;
 }
 
-/** What `startRecording()` takes: console and network capture for the recording it starts. */
-export type RecordingStartOptions = Pick<RecordingConfig, 'console' | 'network'>;
+/** What `startRecording()` takes: console, network and canvas capture for the recording it starts. */
+export type RecordingStartOptions = Pick<RecordingConfig, 'console' | 'network' | 'recordCanvas' | 'canvasFps'>;
 
 /** The recorder's data-plane messages (`protocol/worker/worker-contract.ts`). */
 export type RecorderMessage = Extract<
@@ -167,7 +183,12 @@ export interface CaptureOptions {
   maskInputFn(text: string, element: HTMLElement): string;
   inlineStylesheet: boolean;
   collectFonts: boolean;
-  sampling: RecordingSampling;
+  /** `canvas`: images per second of each canvas, with `recordCanvas`. */
+  sampling: RecordingSampling & { canvas?: number };
+  /** Record canvas contents (`RecordingConfig.recordCanvas`). */
+  recordCanvas: boolean;
+  /** How canvas images are encoded, with `recordCanvas`. */
+  dataURLOptions?: { type: string; quality: number };
   /** rrweb's own errors; answering true tells rrweb they were handled. */
   errorHandler(error: unknown): boolean;
 }

@@ -6,7 +6,7 @@
  * made of the dashboard does not record the replay.
  */
 import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
-import type { RecordingAnswer, WireEvent } from '../api/wire-types.js';
+import type { RecordedEvent, RecordingAnswer, WireEvent } from '../api/wire-types.js';
 import { formatClock, messageOf } from '../lib/format.js';
 import { errorMarks } from './error-marks.js';
 import { TimelineMarks, createMarksBox } from './timeline-marks.js';
@@ -14,6 +14,18 @@ import { TimelineMarks, createMarksBox } from './timeline-marks.js';
 /** rrweb's event types the player needs before it can show anything. */
 const FULL_SNAPSHOT = 2;
 const META = 4;
+/** rrweb's `EventType.IncrementalSnapshot` and `IncrementalSource.CanvasMutation`: a recorded canvas image. */
+const INCREMENTAL_SNAPSHOT = 3;
+const CANVAS_MUTATION = 9;
+
+/**
+ * The recording holds canvas images (recorded with `recordCanvas`). Only then is the replay built
+ * with rrweb's `UNSAFE_replayCanvas`, whose iframe may run script (docs/decisions.md, "Canvas
+ * recording and its replay"); every other replay keeps rrweb's script-less sandbox.
+ */
+function hasCanvasImages(events: readonly RecordedEvent[]): boolean {
+  return events.some((e) => e.type === INCREMENTAL_SNAPSHOT && (e.data as { source?: unknown } | null)?.source === CANVAS_MUTATION);
+}
 
 /** What the parent can ask of the player. */
 export interface PlayerHandle {
@@ -111,6 +123,7 @@ export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents
             mouseTail: false,
             showWarning: false,
             blockClass: 'sa-block',
+            UNSAFE_replayCanvas: hasCanvasImages(events),
           },
         });
         const p = player;
