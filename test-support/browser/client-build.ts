@@ -11,10 +11,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SizeRow } from '../../scripts/build-client.mjs';
 
 /**
- * The checkout's root: the nearest directory above this file holding `scripts/build-client.mjs`
- * (`scripts/run-ts.mjs` runs a bundle of this file from node_modules/.cache).
+ * The checkout's root: the working directory when it is one (npm scripts run there), else the
+ * nearest directory above this file holding `scripts/build-client.mjs`. The working directory
+ * first, because `scripts/run-ts.mjs` runs a bundle of this file from node_modules/.cache, and a
+ * second checkout whose node_modules is a link to the first's would otherwise build the first's client.
  */
 export function projectRoot(): string {
+  if (existsSync(join(process.cwd(), 'scripts', 'build-client.mjs'))) return process.cwd();
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'scripts', 'build-client.mjs'))) return dir;
     if (dirname(dir) === dir) return process.cwd();
