@@ -8,7 +8,7 @@
  * the end of the current task regardless. Delaying acks only delays trimming the facade's
  * unacknowledged mirror (a beacon may resend them; the server dedupes by event_id).
  */
-import { toRanges } from './seq-ranges.js';
+import { toRanges } from './number-ranges.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { Timers } from '../protocol/worker/timers.js';
 
