@@ -173,6 +173,20 @@ describe('a worker that dies', () => {
     expect((await analytics.getDeliveryStats()).unacknowledged).toBe(0);
   });
 
+  it('flushes on the next worker though none of its events were left to replay', async () => {
+    const { analytics, fetches, workers } = setup(['ok', 'ok'], { workerUrl: '/w.js' });
+    analytics.track('acked');
+    await analytics.flush();
+    await vi.waitFor(async () => expect((await analytics.getDeliveryStats()).unacknowledged).toBe(0));
+    workers.created[0]!.fail('uncaught');
+    // The new core was given nothing: flush() waits for no event it never gets.
+    await analytics.flush();
+    analytics.track('next');
+    await analytics.flush();
+    expect(receivedEvents(fetches[1]!).map((e) => e.event_type)).toEqual(['next']);
+    expect(await analytics.getDeliveryStats()).toMatchObject({ restarts: 1, unacknowledged: 0 });
+  });
+
   it('counts as dead when a control call times out', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { analytics, workers } = setup(['ok', 'ok'], { workerUrl: '/w.js' });
