@@ -1,5 +1,5 @@
 /**
- * Worker start, fallback order, restart with replay and the mirror, with a fake Worker that runs
+ * Worker start, fallback order, restart with replay and the log of unacknowledged events, with a fake Worker that runs
  * the real worker API over a MessageChannel (the boundary exercised in one realm, as comlink's own
  * tests do).
  */
@@ -240,7 +240,7 @@ describe('an event the worker cannot be given', () => {
 });
 
 describe('getQueueSize() with a worker', () => {
-  it('mirrors the worker: buffered, in flight, then 0 after the acks', async () => {
+  it('counts buffered and in-flight events, then 0 after the acks', async () => {
     const { analytics, fetches } = setup(['ok'], { workerUrl: '/w.js' });
     await analytics.getDeliveryStats();
     fetches[0]!.state.hold = true;
