@@ -9,7 +9,7 @@ import { SourceMap } from 'node:module';
 import { runInNewContext } from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
-import { createFakeFetch, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
+import { createFakeFetch, postOf, testConfig, uuidEvents } from '../test-support/worker/delivery-fakes.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { WorkerLike } from './delivery/transport-options.js';
 import { startWorkerLink } from './delivery/worker-link.js';
@@ -135,8 +135,8 @@ describe('the built worker (worker.js)', () => {
       flushTimeoutMs: 5000,
     });
     expect(link.mode).toBe('worker');
-    link.post({ t: 'events', seq: 3, events: makeEvents(3) });
-    expect(await link.flush(3)).toEqual({ ok: true, sent: 3 });
+    link.post(postOf(uuidEvents(3)));
+    expect(await link.flush(2)).toEqual({ ok: true, sent: 3 });
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]!.url).toBe('http://analytics.test/api/v1/events/batch');
     expect((server.requests[0]!.body as unknown[]).length).toBe(3);

@@ -202,11 +202,9 @@ describe('the import graph of the product code', () => {
         'main/analytics.ts <-> main/operation-fallbacks.ts <-> main/session/session-state.ts',
         [
           'main/config.ts',
-          'main/delivery/core-mirror.ts',
           'main/delivery/core-supervisor.ts',
           'main/delivery/delivery-client.ts',
           'main/delivery/delivery-options.ts',
-          'main/delivery/post-buffer.ts',
           'main/delivery/worker-start.ts',
           'main/recorder/types.ts',
           'main/unload/beacon.ts',

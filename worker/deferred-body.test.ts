@@ -4,7 +4,7 @@ import { LIMITS } from '../protocol/limits.js';
 import type { BackendEvent } from '../protocol/wire-types.js';
 import { type DeferredItem, type DeferredMessage, REBUILD_INTERVAL_MS, SENT_AT_REFRESH_MS, createDeferredBody } from './deferred-body.js';
 import { createDeliveryCore } from './delivery-core.js';
-import { createFakeFetch, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
+import { createFakeFetch, postOf, testConfig, uuidEvents as makeEvents } from '../test-support/worker/delivery-fakes.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
@@ -311,8 +311,7 @@ describe('createDeliveryCore with deferredUnload', () => {
     const c = createDeliveryCore(testConfig({ deferredUnload, batchSize: 5 }), { fetch: fake.fetch, random: () => 0, compress: gzip });
     const messages: FromWorkerMessage[] = [];
     c.onMessage((message) => messages.push(message));
-    let seq = 0;
-    const post = (events: AnalyticsEvent[]) => c.receive({ t: 'events', seq: (seq += events.length), events });
+    const post = (events: AnalyticsEvent[]) => c.receive(postOf(events));
     const deferred = () => messages.filter((m): m is DeferredMessage => m.t === 'deferred-arm' || m.t === 'deferred-disarm');
     return { core: c, fake, post, deferred };
   }
@@ -352,7 +351,7 @@ describe('createDeliveryCore with deferredUnload', () => {
     const messages: FromWorkerMessage[] = [];
     c.onMessage((message) => messages.push(message));
     const arms = () => messages.filter((m) => m.t === 'deferred-arm');
-    c.receive({ t: 'events', seq: 12, events: makeEvents(12) });
+    c.receive(postOf(makeEvents(12)));
     await vi.advanceTimersByTimeAsync(0);
     // Held: the first body is being built (its gzip not done), so no batch is being made.
     expect(waiting).toHaveLength(1);
@@ -362,7 +361,7 @@ describe('createDeliveryCore with deferredUnload', () => {
     expect(arms()).toEqual([expect.objectContaining({ covered: [0, 12] })]);
     expect(fake.requests).toHaveLength(2); // two full batches of 5; 2 events wait for more
     // A body is armed: new events are sent without waiting for the next rebuild.
-    c.receive({ t: 'events', seq: 17, events: makeEvents(5, 12) });
+    c.receive(postOf(makeEvents(5, 12)));
     await releaseAll();
     expect(fake.requests).toHaveLength(3);
     expect(arms()).toHaveLength(1);

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDeliveryCore } from './delivery-core.js';
-import { type Reply, type ServerRequest, type TestServer, makeEvents, startTestServer, testConfig } from '../test-support/worker/delivery-fakes.js';
+import { type Reply, type ServerRequest, type TestServer, postOf, uuidEvents, startTestServer, testConfig } from '../test-support/worker/delivery-fakes.js';
 import type { DeliveryCore } from '../protocol/worker/worker-contract.js';
 
 let server: TestServer | undefined;
@@ -39,13 +39,13 @@ describe('createDeliveryCore against a flaky node:http server', () => {
     );
     // Stamped with the real clock these tests run on: a 429 gives up on events older than a day
     // (MAX_DEFERRAL_AGE_MS), which the fixed fixture date soon is.
-    const events = makeEvents(2_000).map((e) => ({ ...e, timestamp: Date.now() }));
-    for (let i = 0; i < events.length; i += 100) core.receive({ t: 'events', seq: i + 100, events: events.slice(i, i + 100) });
+    const events = uuidEvents(2_000).map((e) => ({ ...e, timestamp: Date.now() }));
+    for (let i = 0; i < events.length; i += 100) core.receive(postOf(events.slice(i, i + 100)));
 
     // Retry flush until it succeeds: a failed flush leaves its events queued (README, "Using the
     // client library").
-    let result = await core.flush(events.length);
-    while (!result.ok) result = await core.flush(events.length);
+    let result = await core.flush(events.length - 1);
+    while (!result.ok) result = await core.flush(events.length - 1);
 
     expect(accepted).toHaveLength(events.length);
     expect(new Set(accepted).size).toBe(events.length);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MAX_IN_FLIGHT, createDeliveryCore } from './delivery-core.js';
-import { type Reply, createFakeFetch, idsOf, makeEvents, rangeCount, testConfig } from '../test-support/worker/delivery-fakes.js';
+import { type Reply, createFakeFetch, idsOf, postOf, rangeCount, testConfig, uuidEvents as makeEvents } from '../test-support/worker/delivery-fakes.js';
 import type { DeliveryConfig, FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
@@ -17,11 +17,10 @@ function setup(overrides: Partial<DeliveryConfig> = {}, script: Reply[] = []) {
   const core = createDeliveryCore(testConfig(overrides), { fetch: fake.fetch, random: () => 0 });
   const messages: FromWorkerMessage[] = [];
   core.onMessage((message) => messages.push(message));
-  let seq = 0;
+  /** Posts `events` as the facade does; returns the number of the last, for `flush(upTo)`. */
   const post = (events: AnalyticsEvent[]) => {
-    seq += events.length;
-    core.receive({ t: 'events', seq, events });
-    return seq;
+    core.receive(postOf(events));
+    return postOf(events).columns.idCounters.at(-1) ?? -1;
   };
   const of = <T extends FromWorkerMessage['t']>(t: T) => messages.filter((m): m is Extract<FromWorkerMessage, { t: T }> => m.t === t);
   return { core, fake, messages, post, of };
@@ -56,7 +55,7 @@ describe('createDeliveryCore: config defaults it uses', () => {
     const { core, fake, post, of } = setup();
     fake.state.hold = true;
     post(makeEvents(1001));
-    expect(of('discarded')).toEqual([expect.objectContaining({ ids: ['evt-000000'], reason: 'overflow' })]);
+    expect(of('discarded')).toEqual([expect.objectContaining({ ids: [makeEvents(1)[0]!.id], reason: 'overflow' })]);
     expect(core.stats()).toMatchObject({ queueSize: 1000, discarded: 1 });
   });
 
@@ -147,7 +146,7 @@ describe('createDeliveryCore: server answers', () => {
     expect(fake.requests).toHaveLength(1);
     // Events are reported by the numbers of their post: the first post's 20 events are 0 … 19.
     expect(of('discarded')).toEqual([
-      expect.objectContaining({ reason: 'rejected', ids: ['evt-000001', 'evt-000005'], ranges: [1, 2, 5, 6] }),
+      expect.objectContaining({ reason: 'rejected', ids: [1, 5].map((n) => makeEvents(1, n)[0]!.id), ranges: [1, 2, 5, 6] }),
     ]);
     expect(of('status').flatMap((s) => s.acked)).toEqual([0, 1, 2, 5, 6, 20]);
   });
@@ -160,23 +159,23 @@ describe('createDeliveryCore: server answers', () => {
   });
 });
 
-describe('createDeliveryCore.flush(seq)', () => {
+describe('createDeliveryCore.flush(upTo)', () => {
   it('resolves with the number sent once everything queued at the call is accepted', async () => {
     const { core, fake, post } = setup();
-    const seq = post(makeEvents(45));
-    const result = core.flush(seq);
+    const upTo = post(makeEvents(45));
+    const result = core.flush(upTo);
     await advance();
     expect(await result).toEqual({ ok: true, sent: 45 });
     expect(fake.requests.map((r) => idsOf(r).length).sort()).toEqual([20, 20, 5]);
   });
 
-  it('waits for the data-plane post that carries `seq` before snapshotting', async () => {
+  it('waits for the data-plane post that carries event `upTo` before snapshotting', async () => {
     const { core, fake } = setup();
     let settled = false;
-    const result = core.flush(3).then((r) => ((settled = true), r));
+    const result = core.flush(2).then((r) => ((settled = true), r));
     await advance();
     expect(settled).toBe(false);
-    core.receive({ t: 'events', seq: 3, events: makeEvents(3) });
+    core.receive(postOf(makeEvents(3)));
     await advance();
     expect(await result).toEqual({ ok: true, sent: 3 });
     expect(fake.requests).toHaveLength(1);
@@ -184,18 +183,18 @@ describe('createDeliveryCore.flush(seq)', () => {
 
   it('resolves at once with nothing queued', async () => {
     const { core } = setup();
-    expect(await core.flush(0)).toEqual({ ok: true, sent: 0 });
+    expect(await core.flush(-1)).toEqual({ ok: true, sent: 0 });
   });
 
   it('fails as soon as one request fails, keeps the events queued, and a later flush sends them', async () => {
     const { core, fake, post } = setup({}, [{ status: 503, body: { error: 'busy', code: 'STORAGE_UNAVAILABLE' } }]);
-    const seq = post(makeEvents(5));
-    const failed = core.flush(seq);
+    const upTo = post(makeEvents(5));
+    const failed = core.flush(upTo);
     await advance();
     expect(await failed).toMatchObject({ ok: false, code: 'HTTP_ERROR', status: 503, queued: 5 });
     expect(core.stats().queueSize).toBe(5);
     // The next attempt does not wait out the backoff.
-    const retried = core.flush(seq);
+    const retried = core.flush(upTo);
     await advance();
     expect(await retried).toEqual({ ok: true, sent: 5 });
     expect(fake.requests).toHaveLength(2);
@@ -203,11 +202,11 @@ describe('createDeliveryCore.flush(seq)', () => {
 
   it('reports network failures and 401 with their codes', async () => {
     const { core, post } = setup({}, ['network-error', { status: 401, body: { error: 'bad key', code: 'AUTH_ERROR' } }]);
-    const seq = post(makeEvents(1));
-    const network = core.flush(seq);
+    const upTo = post(makeEvents(1));
+    const network = core.flush(upTo);
     await advance();
     expect(await network).toMatchObject({ ok: false, code: 'NETWORK_ERROR', queued: 1 });
-    const auth = core.flush(seq);
+    const auth = core.flush(upTo);
     await advance();
     // A 401 is final: the events were discarded as rejected, nothing is left queued.
     expect(await auth).toMatchObject({ ok: false, code: 'AUTH_ERROR', status: 401, queued: 0 });
@@ -250,7 +249,7 @@ describe('createDeliveryCore: driving', () => {
     fake.state.hold = false;
     fake.release();
     await advance(0);
-    expect(of('status').at(-1)).toMatchObject({ queueSize: 0 });
+    // Every ack is posted at once when the queue becomes empty: the facade counts its queue from them.
     expect(of('status').reduce((n, s) => n + rangeCount(s.acked), 0)).toBe(2_000);
   });
 
@@ -265,20 +264,20 @@ describe('createDeliveryCore: driving', () => {
     expect(of('status').flatMap((s) => s.acked)).toEqual([20, 40, 0, 20]);
   });
 
-  it('numbers the events of a post from its seq: seq − length … seq − 1', async () => {
+  it('reports events by their ids\' counters', async () => {
     const { core, of } = setup();
-    core.receive({ t: 'events', seq: 107, events: makeEvents(7) });
-    await core.flush(107);
+    core.receive(postOf(makeEvents(7, 100)));
+    await core.flush(106);
     await advance(0);
     expect(of('status').flatMap((s) => s.acked)).toEqual([100, 107]);
   });
 
-  it('posts one status per received message with the received seq and queue size', async () => {
+  it('posts one status for the messages of one task', async () => {
     const { post, of } = setup();
     post(makeEvents(3));
     post(makeEvents(2, 3));
     await advance();
-    expect(of('status')).toEqual([{ t: 'status', queueSize: 5, receivedSeq: 5, recordingQueued: 0, acked: [] }]);
+    expect(of('status')).toEqual([{ t: 'status', recordingQueued: 0, restored: 0, acked: [] }]);
   });
 
   it('adds its time zone to events whose context has none, reading it once, when events are first queued', async () => {
@@ -287,7 +286,7 @@ describe('createDeliveryCore: driving', () => {
     const core = createDeliveryCore(testConfig({ batchSize: 2 }), { fetch: fake.fetch, random: () => 0, timezone });
     const [plain, zoned] = makeEvents(2);
     expect(timezone).not.toHaveBeenCalled();
-    core.receive({ t: 'events', seq: 2, events: [plain!, { ...zoned!, context: { ...zoned!.context, timezone: 'Asia/Tokyo' } }] });
+    core.receive(postOf([plain!, { ...zoned!, context: { ...zoned!.context, timezone: 'Asia/Tokyo' } }]));
     await advance();
     const sent = fake.requests[0]!.body as Array<{ properties: Record<string, unknown> }>;
     expect(sent.map((e) => e.properties.timezone)).toEqual(['Europe/Paris', 'Asia/Tokyo']);
@@ -359,7 +358,7 @@ describe('createDeliveryCore: driving', () => {
     post([...makeEvents(19), broken]);
     await advance();
     // Mapped once, on arrival: the broken one never enters the queue, and 19 wait for a batch.
-    expect(of('discarded')).toEqual([expect.objectContaining({ reason: 'rejected', ids: ['evt-000099'] })]);
+    expect(of('discarded')).toEqual([expect.objectContaining({ reason: 'rejected', ids: [makeEvents(1, 99)[0]!.id] })]);
     expect(fake.requests).toHaveLength(0);
     await advance(10_000);
     expect(idsOf(fake.requests[0]!)).toHaveLength(19);
@@ -395,7 +394,7 @@ describe('createDeliveryCore: offline and kept events', () => {
   it('spends no retry on failures while the browser says it is offline, and sends as soon as it is back', async () => {
     // retryAttempts 0: one failure counted as an attempt would discard the batch at once.
     const { core, fake, messages, goOnline } = offlineSetup({ retryAttempts: 0 }, ['network-error', 'network-error']);
-    core.receive({ t: 'events', seq: 20, events: makeEvents(20) });
+    core.receive(postOf(makeEvents(20)));
     await advance(60_000);
     expect(fake.requests).toHaveLength(1);
     expect(messages.filter((m) => m.t === 'discarded')).toEqual([]);
@@ -413,7 +412,7 @@ describe('createDeliveryCore: offline and kept events', () => {
     const core = createDeliveryCore(testConfig({ retryAttempts: 1, discardAfterRetries: false }), { fetch: fake.fetch, random: () => 0 });
     const messages: FromWorkerMessage[] = [];
     core.onMessage((message) => messages.push(message));
-    core.receive({ t: 'events', seq: 20, events: makeEvents(20) });
+    core.receive(postOf(makeEvents(20)));
     await advance(120_000);
     expect(messages.filter((m) => m.t === 'discarded')).toEqual([]);
     expect(fake.requests).toHaveLength(6);

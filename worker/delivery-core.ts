@@ -7,7 +7,7 @@
  * client uses the protocol"):
  * - as soon as `batchSize` events are ready;
  * - every `flushInterval`, everything ready (armed only while the queue is not empty);
- * - on `flush(seq)` and `page-hidden`, everything queued, without waiting out backoff;
+ * - on `flush(upTo)` and `page-hidden`, everything queued, without waiting out backoff;
  * - a retried event when its wait is over.
  * At most {@link MAX_IN_FLIGHT} requests run at once: a 10,000-event burst drains as fast as the
  * server answers without opening hundreds of connections. A 429/503 with `Retry-After` pauses all
@@ -31,7 +31,7 @@ import { createRecordingUploader } from './recording-uploader.js';
 import { MAX_DEFERRAL_AGE_MS, judge, nextDeferral, nextDelay } from './retry-policy.js';
 import { createSendSchedule } from './send-schedule.js';
 import { REQUEST_TIMEOUT_MS, type SendOutcome, type SenderDeps, sendBatch, sendRecordingChunk } from './sender.js';
-import { toRanges } from './seq-ranges.js';
+import { toRanges } from './number-ranges.js';
 import type { DeliveryConfig, DeliveryCore, DiscardReason, DroppedIds, FlushResult } from '../protocol/worker/worker-contract.js';
 
 
@@ -46,9 +46,9 @@ export const JOURNAL_LOAD_TIMEOUT_MS = 5_000;
 
 /**
  * What the queue holds of one event: its wire form, mapped once when the event is queued and sent
- * as it is on every attempt, and the facade's number for it, by which acknowledgements and
- * discards are reported (protocol/worker/worker-contract.ts `ToWorkerMessage`). Journal-restored events have no
- * number: the facade does not hold them.
+ * as it is on every attempt, and its number (its id's counter), by which acknowledgements and
+ * discards are reported (protocol/worker/worker-contract.ts `ToWorkerMessage`). Journal-restored
+ * events have none: this facade did not make them.
  */
 interface QueuedItem {
   id: string;
@@ -57,10 +57,10 @@ interface QueuedItem {
   wire: BackendEvent;
 }
 
-/** A batch that arrived while the journal was loading: the events and the number of the first. */
+/** A batch that arrived while the journal was loading: the events and their numbers. */
 interface HeldPost {
   events: AnalyticsEvent[];
-  first: number | undefined;
+  numbers: readonly number[];
 }
 
 /**
@@ -85,16 +85,18 @@ export function createDeliveryCore(
     timeoutMs: d.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
   };
   // A replay after a worker restart re-sends events this core may still hold (journalled): they
-  // are reported under the number of the replay.
+  // are reported under their number from then on.
   const queue = createEventQueue<QueuedItem>(config.maxQueueSize, (kept, again) => {
-    if (again.number !== undefined) kept.number = again.number;
+    if (again.number === undefined) return;
+    if (kept.number === undefined) restored--;
+    kept.number = again.number;
   });
   // Status posts are spaced out while a burst drains (outbox.ts); a settled flush, an empty queue
   // and a discard are reported at once.
   const flushes = createFlushTracker(() => outbox.statusChanged(undefined, true));
   const outbox = createOutbox(
     config.debug,
-    () => ({ queueSize: queue.size, receivedSeq, recordingQueued: uploader.queued }),
+    () => ({ recordingQueued: uploader.queued, restored }),
     d,
   );
   const log = outbox.log;
@@ -139,14 +141,22 @@ export function createDeliveryCore(
       if (restored.length > 0) {
         log('debug', `${restored.length} event(s) restored from the queue journal`);
         enqueue(restored, undefined, true);
+        statusChanged(undefined, true);
       }
-      for (const post of held) enqueue(post.events, post.first, false);
+      for (const post of held) enqueue(post.events, post.numbers, false);
       startFlushes();
       pump();
     },
   });
 
-  let receivedSeq = 0;
+  /** Events received from the facade (`QueueStats.receivedSeq`), and the highest number among them. */
+  let received = 0;
+  let highest = -1;
+  /**
+   * Queued events without a number: restored from the journal, which the facade does not hold; its
+   * queue size adds them (`status`).
+   */
+  let restored = 0;
   let sent = 0;
   let discarded = 0;
   let inFlight = 0;
@@ -167,30 +177,37 @@ export function createDeliveryCore(
     deferred?.changed();
     if (reason !== 'cleared') journal?.remove(ids);
     flushes.left(ids);
-    outbox.post({ t: 'discarded', ids, ranges: toRanges(numbersOf(items)), reason, detail });
+    const numbers = numbersOf(items);
+    restored -= items.length - numbers.length;
+    outbox.post({ t: 'discarded', ids, ranges: toRanges(numbers), reason, detail });
     log(reason === 'overflow' || reason === 'cleared' ? 'debug' : 'warn', `${ids.length} event(s) discarded (${reason}): ${detail}`);
     statusChanged(undefined, true);
   }
 
   /**
-   * Queues `events`, numbered from `first` by the facade (undefined: restored from the journal).
+   * Queues `events` under `numbers`, their ids' counters (undefined: restored from the journal).
    * Each is mapped to its wire form here, once; an event that cannot be mapped (only a malformed
    * post has one) is discarded rather than left to wedge a batch.
    */
-  function enqueue(events: readonly AnalyticsEvent[], first: number | undefined, journalled: boolean): void {
+  function enqueue(events: readonly AnalyticsEvent[], numbers: readonly number[] | undefined, journalled: boolean): void {
     const items: QueuedItem[] = [];
     let broken: Array<{ id: string; number: number | undefined }> | undefined;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
-      const number = first === undefined ? undefined : first + i;
+      const number = numbers?.[i];
       try {
         items.push({ id: event.id, timestamp: event.timestamp, number, wire: toBackendEvent(event, d.timezone()) });
       } catch {
         (broken ??= []).push({ id: event.id, number });
       }
     }
-    if (broken !== undefined) discard(broken, 'rejected', 'malformed event: it cannot be mapped to a backend event');
+    if (broken !== undefined) {
+      // Counted in, as they are counted out by the discard.
+      for (const item of broken) if (item.number === undefined) restored++;
+      discard(broken, 'rejected', 'malformed event: it cannot be mapped to a backend event');
+    }
     const { added, dropped } = queue.enqueue(items);
+    for (const item of added) if (item.number === undefined) restored++;
     if (added.length > 0) deferred?.changed();
     if (!journalled && added.length > 0 && journal !== undefined) {
       journal.append(added.length === events.length ? events : journalledOnly(events, added));
@@ -257,7 +274,9 @@ export function createDeliveryCore(
     const ackedIds = acked.map((item) => item.id);
     journal?.remove(ackedIds);
     flushes.accepted(ackedIds);
-    outbox.statusChanged(numbersOf(acked), queue.size === 0);
+    const numbers = numbersOf(acked);
+    restored -= acked.length - numbers.length;
+    outbox.statusChanged(numbers, queue.size === 0);
   }
 
   function failed(ids: string[], outcome: Exclude<SendOutcome, { kind: 'ok' }>): void {
@@ -319,7 +338,7 @@ export function createDeliveryCore(
 
   function startFlushes(): void {
     if (gate.loading) return;
-    const ids = flushes.start(receivedSeq, () => queue.ids());
+    const ids = flushes.start(highest, () => queue.ids());
     if (ids.length === 0) return;
     queue.expedite(ids);
     schedule.drain();
@@ -340,15 +359,14 @@ export function createDeliveryCore(
         return;
       }
       switch (message.t) {
-        case 'events':
         case 'event-columns': {
-          const events = message.t === 'events' ? message.events : expandColumns(message.columns);
-          const first = message.seq - events.length;
-          receivedSeq = Math.max(receivedSeq, message.seq);
-          if (message.t === 'event-columns' && message.dropped !== undefined) {
-            discard(droppedItems(message.dropped, message.columns.idTail, first), 'overflow', overflowDetail);
-          }
-          if (!gate.hold({ events, first })) enqueue(events, first, false);
+          const { columns, dropped } = message;
+          const events = expandColumns(columns);
+          const numbers = columns.idCounters;
+          received += events.length + (dropped?.idCounters.length ?? 0);
+          highest = Math.max(highest, numbers[numbers.length - 1] ?? -1, dropped?.idCounters[dropped.idCounters.length - 1] ?? -1);
+          if (dropped !== undefined) discard(droppedItems(dropped, columns.idTail), 'overflow', overflowDetail);
+          if (!gate.hold({ events, numbers })) enqueue(events, numbers, false);
           startFlushes();
           statusChanged();
           break;
@@ -366,9 +384,9 @@ export function createDeliveryCore(
 
     onMessage: outbox.subscribe,
 
-    flush(seq) {
+    flush(upTo) {
       if (closed) return Promise.resolve(shutDownResult());
-      const result = flushes.add(seq);
+      const result = flushes.add(upTo);
       startFlushes();
       return result;
     },
@@ -376,7 +394,7 @@ export function createDeliveryCore(
     async clear() {
       const items: Array<{ id: string; number: number | undefined }> = queue.clear();
       for (const post of gate.clear()) {
-        post.events.forEach((event, i) => items.push({ id: event.id, number: post.first === undefined ? undefined : post.first + i }));
+        post.events.forEach((event, i) => items.push({ id: event.id, number: post.numbers[i] }));
       }
       journal?.clear();
       deferred?.cleared();
@@ -385,7 +403,7 @@ export function createDeliveryCore(
     },
 
     stats() {
-      return { queueSize: queue.size, receivedSeq, recordingQueued: uploader.queued, sent, discarded, mode };
+      return { queueSize: queue.size, receivedSeq: received, recordingQueued: uploader.queued, sent, discarded, mode };
     },
 
     timezone: () => d.timezone(),
@@ -424,13 +442,12 @@ export function createDeliveryCore(
 }
 
 /**
- * The events a facade dropped unposted (`DroppedIds`), numbered up to `before`, as the items a
- * discard reports: their ids are made here, off the page's main thread.
+ * The events a facade dropped unposted (`DroppedIds`), as the items a discard reports: their ids
+ * are made here, off the page's main thread.
  */
-function droppedItems(dropped: DroppedIds, idTail: string, before: number): Array<{ id: string; number: number }> {
+function droppedItems(dropped: DroppedIds, idTail: string): Array<{ id: string; number: number }> {
   const format = createEventIdFormatter();
-  const first = before - dropped.idMs.length;
-  return dropped.idMs.map((ms, i) => ({ id: format(ms, dropped.idCounters[i]!, idTail), number: first + i }));
+  return dropped.idMs.map((ms, i) => ({ id: format(ms, dropped.idCounters[i]!, idTail), number: dropped.idCounters[i]! }));
 }
 
 /** The facade's numbers of `items`; restored events have none. */

@@ -1,8 +1,8 @@
 /**
- * Bookkeeping of pending `flush(seq)` calls (docs/architecture.md, "Acknowledgements back to the
+ * Bookkeeping of pending `flush(upTo)` calls (docs/architecture.md, "Acknowledgements back to the
  * facade"; a failed flush keeps the events: docs/decisions.md, "Offline handling"). A flush first
- * waits until the core has received every event posted up to `seq` (the comlink call and the
- * data-plane post travel on different channels), then takes a snapshot of the ids queued at that
+ * waits until the core has received the event numbered `upTo` (the comlink call and the data-plane
+ * post travel on different channels), then takes a snapshot of the ids queued at that
  * moment. It resolves `ok` once none of them is waiting any more, and fails as soon as a request
  * carrying one of them fails; the events stay queued either way.
  */
@@ -14,13 +14,14 @@ export type FlushFailure = Omit<Extract<FlushResult, { ok: false }>, 'ok' | 'que
 
 /** The tracker; create one with {@link createFlushTracker}. */
 export interface FlushTracker {
-  /** Registers `flush(seq)`; the promise never rejects. */
-  add(seq: number): Promise<FlushResult>;
+  /** Registers `flush(upTo)`; the promise never rejects. */
+  add(upTo: number): Promise<FlushResult>;
   /**
-   * Starts every flush whose events have all arrived (`seq ≤ receivedSeq`), snapshotting `queuedIds()`.
-   * Returns the ids of flushes started now, for the core to send without backoff.
+   * Starts every flush whose events have all arrived (`upTo ≤ highest`, the highest number
+   * received), snapshotting `queuedIds()`. Returns the ids of flushes started now, for the core to
+   * send without backoff.
    */
-  start(receivedSeq: number, queuedIds: () => string[]): string[];
+  start(highest: number, queuedIds: () => string[]): string[];
   /** Events the server accepted. */
   accepted(ids: readonly string[]): void;
   /** Events that left the queue without a request failing for them (overflow, clear, rejected by index). */
@@ -38,7 +39,7 @@ export interface FlushTracker {
 }
 
 interface PendingFlush {
-  seq: number;
+  upTo: number;
   /** Ids still waiting; `undefined` until the flush starts. */
   ids: Set<string> | undefined;
   sent: number;
@@ -68,13 +69,13 @@ export function createFlushTracker(onSettle: () => void = () => undefined): Flus
   }
 
   return {
-    add(seq) {
-      return new Promise((resolve) => pending.push({ seq, ids: undefined, sent: 0, resolve }));
+    add(upTo) {
+      return new Promise((resolve) => pending.push({ upTo, ids: undefined, sent: 0, resolve }));
     },
-    start(receivedSeq, queuedIds) {
+    start(highest, queuedIds) {
       let started: string[] = [];
       for (const flush of pending) {
-        if (flush.ids !== undefined || flush.seq > receivedSeq) continue;
+        if (flush.ids !== undefined || flush.upTo > highest) continue;
         const ids = queuedIds();
         if (ids.length === 0) settle(flush, { ok: true, sent: 0 });
         else {

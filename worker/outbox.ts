@@ -5,10 +5,11 @@
  * (acks while a burst drains, events received) go out at most once per {@link STATUS_INTERVAL_MS}:
  * a 10,000-event burst acked in 500 batches costs the main thread a handful of status messages,
  * not 500. An `immediate` change (the queue became empty, a flush settled, a discard) is posted at
- * the end of the current task regardless. Delaying acks only delays trimming the facade's
- * unacknowledged mirror (a beacon may resend them; the server dedupes by event_id).
+ * the end of the current task regardless. Delaying acks only delays settling the facade's log of
+ * unacknowledged events, and the queue size it counts from it (a beacon may resend them; the server
+ * dedupes by event_id).
  */
-import { toRanges } from './seq-ranges.js';
+import { toRanges } from './number-ranges.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { Timers } from '../protocol/worker/timers.js';
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeliveryCore } from './delivery-core.js';
 import { createIndexedDbJournal } from './queue-journal.js';
 import type { QueueJournal } from '../protocol/worker/core-deps.js';
-import { type Reply, createFakeFetch, idsOf, makeEvents, testConfig } from '../test-support/worker/delivery-fakes.js';
+import { type Reply, createFakeFetch, idsOf, postOf, testConfig, uuidEvents as makeEvents } from '../test-support/worker/delivery-fakes.js';
 import type { AnalyticsEvent } from '../protocol/event-model/analytics-event.js';
 
 beforeEach(() => {
@@ -36,11 +36,27 @@ describe('delivery core with a queue journal (persistQueue)', () => {
   it('loads the journal on start and sends its events before newer ones', async () => {
     const { journal } = memoryJournal(makeEvents(2, 100));
     const { core, fake } = setup(journal);
-    core.receive({ t: 'events', seq: 1, events: makeEvents(1) });
-    const result = core.flush(1);
+    core.receive(postOf(makeEvents(1)));
+    const result = core.flush(0);
     await vi.advanceTimersByTimeAsync(0);
     expect(await result).toEqual({ ok: true, sent: 3 });
-    expect(idsOf(fake.requests[0]!)).toEqual(['evt-000100', 'evt-000101', 'evt-000000']);
+    expect(idsOf(fake.requests[0]!)).toEqual([...makeEvents(2, 100), ...makeEvents(1)].map((e) => e.id));
+  });
+
+  it('counts the restored events, which the facade does not hold, in its status until they are sent', async () => {
+    const { journal } = memoryJournal(makeEvents(2, 100));
+    const { core, fake } = setup(journal);
+    const restored: number[] = [];
+    core.onMessage((message) => void (message.t === 'status' && restored.push(message.restored)));
+    fake.state.hold = true;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(restored.at(-1)).toBe(2);
+    core.receive(postOf(makeEvents(1)));
+    fake.state.hold = false;
+    fake.release();
+    expect(await core.flush(0)).toEqual({ ok: true, sent: 3 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(restored.at(-1)).toBe(0);
   });
 
   it('appends enqueued events and removes them when acknowledged', async () => {
@@ -48,9 +64,9 @@ describe('delivery core with a queue journal (persistQueue)', () => {
     const { core, fake } = setup(journal);
     fake.state.hold = true;
     await vi.advanceTimersByTimeAsync(0);
-    core.receive({ t: 'events', seq: 3, events: makeEvents(3) });
-    expect([...stored.keys()]).toEqual(['evt-000000', 'evt-000001', 'evt-000002']);
-    const result = core.flush(3);
+    core.receive(postOf(makeEvents(3)));
+    expect([...stored.keys()]).toEqual(makeEvents(3).map((e) => e.id));
+    const result = core.flush(2);
     await vi.advanceTimersByTimeAsync(0);
     fake.state.hold = false;
     fake.release();
@@ -62,10 +78,10 @@ describe('delivery core with a queue journal (persistQueue)', () => {
     const { journal, stored } = memoryJournal();
     const { core } = setup(journal, [{ status: 400, body: { error: 'bad', code: 'INVALID_BATCH' } }]);
     await vi.advanceTimersByTimeAsync(0);
-    core.receive({ t: 'events', seq: 20, events: makeEvents(20) });
+    core.receive(postOf(makeEvents(20)));
     await vi.advanceTimersByTimeAsync(0);
     expect(stored.size).toBe(0);
-    core.receive({ t: 'events', seq: 21, events: makeEvents(1, 20) });
+    core.receive(postOf(makeEvents(1, 20)));
     expect(stored.size).toBe(1);
     await core.clear();
     expect(stored.size).toBe(0);
@@ -75,7 +91,7 @@ describe('delivery core with a queue journal (persistQueue)', () => {
     const { journal, stored, state } = memoryJournal();
     const { core } = setup(journal, Array<Reply>(10).fill('network-error'));
     await vi.advanceTimersByTimeAsync(0);
-    core.receive({ t: 'events', seq: 2, events: makeEvents(2) });
+    core.receive(postOf(makeEvents(2)));
     const done = core.shutdown(1_000);
     await vi.advanceTimersByTimeAsync(1_000);
     await done;
@@ -86,7 +102,7 @@ describe('delivery core with a queue journal (persistQueue)', () => {
   it('starts sending without the journal when loading hangs', async () => {
     const hanging: QueueJournal = { ...memoryJournal().journal, load: () => new Promise(() => {}) };
     const { core, fake } = setup(hanging);
-    core.receive({ t: 'events', seq: 20, events: makeEvents(20) });
+    core.receive(postOf(makeEvents(20)));
     await vi.advanceTimersByTimeAsync(4_999);
     expect(fake.requests).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(1);

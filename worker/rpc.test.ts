@@ -5,15 +5,15 @@
  */
 import { type Endpoint, type Remote, releaseProxy, transfer, wrap } from 'comlink';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { toRanges } from './seq-ranges.js';
+import { toRanges } from './number-ranges.js';
 import {
   type ServerRequest,
   type TestServer,
   columnsOf,
+  postOf,
   uuidEvents,
   defaultReply,
   idsOf,
-  makeEvents,
   rangeCount,
   startTestServer,
   testConfig,
@@ -72,21 +72,21 @@ async function ackedCount(count: number): Promise<number[][]> {
 }
 
 describe('WorkerApi over MessageChannel (comlink)', () => {
-  it('init answers the handshake and replays unacknowledged events first, numbered before the first post', async () => {
-    const [replayed, posted] = [uuidEvents(2, 100), uuidEvents(1)];
+  it('init answers the handshake and replays unacknowledged events first, under their own numbers', async () => {
+    const [replayed, posted] = [uuidEvents(2), uuidEvents(1, 2)];
     expect(await init(columnsOf(replayed))).toEqual({ protocol: WORKER_PROTOCOL_VERSION, mode: 'worker', timezone: Intl.DateTimeFormat().resolvedOptions().timeZone });
-    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(posted) });
-    expect(await api.flush(3)).toEqual({ ok: true, sent: 3 });
+    data.port2.postMessage(postOf(posted));
+    expect(await api.flush(2)).toEqual({ ok: true, sent: 3 });
     expect(server.requests.flatMap(idsOf)).toEqual([...replayed, ...posted].map((e) => e.id));
     expect(toRanges((await ackedCount(3)).flatMap((r) => expandRanges(r)))).toEqual([0, 3]);
   });
 
   it('carries events over the data port, flushes them to the server and posts acks back', async () => {
     await init();
-    const events = makeEvents(45);
-    data.port2.postMessage({ t: 'events', seq: 25, events: events.slice(0, 25) });
-    data.port2.postMessage({ t: 'events', seq: 45, events: events.slice(25) });
-    expect(await api.flush(45)).toEqual({ ok: true, sent: 45 });
+    const events = uuidEvents(45);
+    data.port2.postMessage(postOf(events.slice(0, 25)));
+    data.port2.postMessage(postOf(events.slice(25)));
+    expect(await api.flush(44)).toEqual({ ok: true, sent: 45 });
     expect(server.requests.flatMap(idsOf).sort()).toEqual(events.map((e) => e.id));
     expect(server.requests.every((r) => r.headers.authorization === 'ApiKey test-key')).toBe(true);
     expect(server.requests.some((r) => r.gzipped)).toBe(true);
@@ -99,14 +99,14 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
   it('returns a failed flush as data and keeps the events queued', async () => {
     await init();
     failNext = 1;
-    data.port2.postMessage({ t: 'events', seq: 3, events: makeEvents(3) });
-    expect(await api.flush(3)).toMatchObject({ ok: false, code: 'HTTP_ERROR', status: 500, queued: 3 });
-    expect(await api.flush(3)).toEqual({ ok: true, sent: 3 });
+    data.port2.postMessage(postOf(uuidEvents(3)));
+    expect(await api.flush(2)).toMatchObject({ ok: false, code: 'HTTP_ERROR', status: 500, queued: 3 });
+    expect(await api.flush(2)).toEqual({ ok: true, sent: 3 });
   });
 
   it('clear() discards and reports; stats() mirrors it', async () => {
     await init(null, { batchSize: 100 });
-    data.port2.postMessage({ t: 'events', seq: 3, events: makeEvents(3) });
+    data.port2.postMessage(postOf(uuidEvents(3)));
     while ((await api.stats()).receivedSeq < 3) await new Promise((resolve) => setTimeout(resolve, 5));
     await api.clear();
     expect(await api.stats()).toMatchObject({ queueSize: 0, discarded: 3 });
@@ -132,10 +132,10 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
   it('refuses a malformed post with a log message, and goes on with the next posts', async () => {
     await init();
     const [bad, good] = [uuidEvents(2, 10), uuidEvents(1, 20)];
-    data.port2.postMessage({ t: 'event-columns', seq: 2, columns: { ...columnsOf(bad), runs: [{ ...columnsOf(bad).runs[0], start: Number.NaN }] } });
+    data.port2.postMessage({ t: 'event-columns', columns: { ...columnsOf(bad), runs: [{ ...columnsOf(bad).runs[0], start: Number.NaN }] } });
     data.port2.postMessage({ t: 'no-such-message' });
-    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(good) });
-    expect(await api.flush(3)).toMatchObject({ sent: 1 });
+    data.port2.postMessage(postOf(good));
+    expect(await api.flush(20)).toMatchObject({ sent: 1 });
     expect(server.requests.flatMap(idsOf)).toEqual(good.map((e) => e.id));
     const logs = received.flatMap((m) => (m.t === 'log' ? [m.message] : []));
     expect(logs).toEqual([
@@ -144,16 +144,16 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
     ]);
   });
 
-  it('reports the ids a post dropped unposted as overflow, numbered just before its events, and sends the rest', async () => {
+  it('reports the ids a post dropped unposted as overflow, by their numbers, and sends the rest', async () => {
     await init();
     const events = uuidEvents(3, 40);
     const all = columnsOf(events);
     const dropped = { idMs: all.idMs.slice(0, 2), idCounters: all.idCounters.slice(0, 2) };
-    data.port2.postMessage({ t: 'event-columns', seq: 3, columns: columnsOf(events.slice(2)), dropped });
-    expect(await api.flush(3)).toMatchObject({ sent: 1 });
+    data.port2.postMessage({ t: 'event-columns', columns: columnsOf(events.slice(2)), dropped });
+    expect(await api.flush(42)).toMatchObject({ sent: 1 });
     expect(server.requests.flatMap(idsOf)).toEqual([events[2]!.id]);
     const discards = received.filter((m) => m.t === 'discarded');
-    expect(discards).toEqual([expect.objectContaining({ ids: [events[0]!.id, events[1]!.id], ranges: [0, 2], reason: 'overflow' })]);
+    expect(discards).toEqual([expect.objectContaining({ ids: [events[0]!.id, events[1]!.id], ranges: [40, 42], reason: 'overflow' })]);
     expect(await api.stats()).toMatchObject({ receivedSeq: 3, discarded: 2 });
   });
 
@@ -161,8 +161,8 @@ describe('WorkerApi over MessageChannel (comlink)', () => {
     await init();
     const events = uuidEvents(2, 50);
     const columns = columnsOf(events.slice(1));
-    data.port2.postMessage({ t: 'event-columns', seq: 2, columns, dropped: { idMs: [events[0]!.timestamp], idCounters: [2 ** 42] } });
-    data.port2.postMessage({ t: 'event-columns', seq: 2, columns, dropped: { idMs: [1, 2], idCounters: [1] } });
+    data.port2.postMessage({ t: 'event-columns', columns, dropped: { idMs: [events[0]!.timestamp], idCounters: [2 ** 42] } });
+    data.port2.postMessage({ t: 'event-columns', columns, dropped: { idMs: [1, 2], idCounters: [1] } });
     await waitFor(() => received.filter((m) => m.t === 'log').length === 2);
     expect(received.filter((m) => m.t === 'discarded')).toEqual([]);
     expect(await api.stats()).toMatchObject({ queueSize: 0, receivedSeq: 0 });

@@ -35,15 +35,14 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
       port = dataPort;
       // A deferred request's body is transferred, not copied.
       current.onMessage((message) => dataPort.postMessage(message, message.t === 'deferred-arm' ? [message.body] : []));
-      // Unacknowledged events of a worker that died go first, numbered 0 … n − 1: the facade
-      // numbers its next post after them.
+      // Unacknowledged events of a worker that died go first, under their own numbers.
       // Reported as data: a throw would surface as the worker's `error` event, or fail the handshake.
       const report = (message: string): void => dataPort.postMessage({ t: 'log', level: 'error', message });
       if (replay !== null) {
         if (!isEventColumns(replay)) report('the worker refused the replayed events: malformed columns');
         else if (replay.timestamps.length > 0) {
           try {
-            current.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
+            current.receive({ t: 'event-columns', columns: replay });
           } catch (error) {
             report(`delivery core failed on the replayed events: ${String(error)}`);
           }
@@ -65,9 +64,9 @@ export function createWorkerApi(deps: Partial<CoreDeps> = {}): WorkerApi {
       return { protocol: WORKER_PROTOCOL_VERSION, mode: 'worker', timezone: current.timezone() };
     },
 
-    async flush(seq: number): Promise<FlushResult> {
+    async flush(upTo: number): Promise<FlushResult> {
       if (core === undefined) return { ok: false, code: 'WORKER_UNAVAILABLE', message: 'flush() before init()', queued: 0 };
-      return core.flush(seq);
+      return core.flush(upTo);
     },
 
     async clear(): Promise<void> {
@@ -97,7 +96,6 @@ export function exposeWorkerApi(endpoint: Endpoint, deps: Partial<CoreDeps> = {}
 }
 
 const MESSAGE_TYPES: ReadonlySet<string> = new Set([
-  'events',
   'event-columns',
   'recording',
   'recording-stop',
@@ -111,7 +109,7 @@ function isToWorkerMessage(data: unknown): data is ToWorkerMessage {
   if (typeof data !== 'object' || data === null) return false;
   const t = (data as { t?: unknown }).t;
   if (typeof t !== 'string' || !MESSAGE_TYPES.has(t)) return false;
-  if (t === 'events' || t === 'recording') return Array.isArray((data as { events?: unknown }).events);
+  if (t === 'recording') return Array.isArray((data as { events?: unknown }).events);
   if (t === 'event-columns') {
     const { columns, dropped } = data as { columns?: unknown; dropped?: unknown };
     return isEventColumns(columns) && (dropped === undefined || isDroppedIds(dropped));

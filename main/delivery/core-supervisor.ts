@@ -1,14 +1,14 @@
 /**
- * Supervision of the delivery core (docs/architecture.md, "The worker boundary"): starts it in the
- * task after the one that created the client, through the strategies in order (`worker-start.ts`,
- * a chunk of its own); a worker that dies is restarted once with its unacknowledged events
- * replayed, and after that the core runs in-process. Each start is a generation: whatever a
- * replaced core still says or does is ignored. The host app never sees any of it.
+ * The client's connection to a delivery core (docs/architecture.md, "The worker boundary"): starts
+ * it in the task after the one that created the client, through the strategies in order
+ * (`worker-start.ts`, a chunk of its own); a worker that dies is restarted once with its
+ * unacknowledged events replayed under their own numbers, and after that the core runs
+ * in-process. Each start is a generation: whatever a replaced core still says or does is ignored.
+ * The host app never sees any of it.
  */
 import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
-import type { MirrorChunk } from './ack-mirror.js';
-import type { CoreMirror } from './core-mirror.js';
+import type { LogChunk } from './unacked-log.js';
 import type { DeliveryClient, DeliveryClientOptions, DeliveryMode } from './delivery-client.js';
 import type { DeliveryLink } from './delivery-link.js';
 import type { StartStrategy } from './transport-options.js';
@@ -32,20 +32,28 @@ export interface CoreSupervisor extends Pick<DeliveryClient, 'mode' | 'started'>
   shutdown(timeoutMs: number): Promise<void>;
 }
 
+/** What the supervisor tells the client. */
+export interface CoreHooks {
+  /** A data-plane message of the running core. */
+  receive(message: FromWorkerMessage): void;
+  /** The core died: the posted events still unsettled, for the next core to replay. */
+  restarting(): readonly LogChunk[];
+  /** The next core is given `columns` first (the replay, read out of those chunks). */
+  replaying(columns: EventColumns): void;
+  /**
+   * A start is over, never called before {@link createCoreSupervisor} returns: with true once a
+   * core runs (what waited for it is posted then), with false when none could start (nothing will
+   * take the buffer and drop its oldest then).
+   */
+  started(running: boolean): void;
+}
+
 /**
- * Creates the supervisor and starts the core at once, or, with `options.held`, at `release()`: a
- * held client starts no worker and sends nothing (consent pending), and its first start counts as
- * over at once, so that work waiting for it (`started()`) does not wait for consent.
- * @param mirror takes the core's messages, and gives the events to replay after a death.
- * @param onStarted called when a start is over, never before this returns: with true once a core
- *   runs (what waited for it is posted then), with false when none could start (nothing will take
- *   the buffer and drop its oldest then).
+ * Creates the supervisor and starts the core in the next task, or, with `options.held`, at
+ * `release()`: a held client starts no worker and sends nothing (consent pending), and its first
+ * start counts as over at once, so that work waiting for it (`started()`) does not wait for consent.
  */
-export function createCoreSupervisor(
-  options: DeliveryClientOptions,
-  mirror: CoreMirror,
-  onStarted: (running: boolean) => void,
-): CoreSupervisor {
+export function createCoreSupervisor(options: DeliveryClientOptions, hooks: CoreHooks): CoreSupervisor {
   const { context, logger } = options;
   let link: DeliveryLink | undefined;
   let strategy: StartStrategy | null = null;
@@ -68,12 +76,12 @@ export function createCoreSupervisor(
   );
 
   /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
-  async function start(strategies: readonly StartStrategy[], replay: readonly MirrorChunk[]): Promise<DeliveryLink | undefined> {
+  async function start(strategies: readonly StartStrategy[], replay: readonly LogChunk[]): Promise<DeliveryLink | undefined> {
     const gen = generation;
     const current = (): boolean => !closed && gen === generation;
     const handlers = {
-      // A core that was replaced says nothing more to the mirror.
-      onMessage: (message: FromWorkerMessage) => gen === generation && mirror.receive(message),
+      // A core that was replaced says nothing more to the client.
+      onMessage: (message: FromWorkerMessage) => gen === generation && hooks.receive(message),
       onDeath: (reason: string) => onDeath(gen, reason),
     };
     let started: Awaited<ReturnType<typeof import('./worker-start.js').startFirst>>;
@@ -83,10 +91,9 @@ export function createCoreSupervisor(
       const { startFirst, liveColumns } = await import('./worker-start.js');
       let columns: EventColumns | null = null;
       if (replay.length > 0 && current()) {
-        // The next core numbers the replay 0 … n − 1 and the next post after it (protocol/worker/worker-contract.ts).
-        // Nothing was posted since the death (no link), so the mirror is renumbered as a whole.
+        // Nothing was posted since the death (no link): the replay is every posted event unsettled.
         columns = liveColumns(replay);
-        mirror.replayed(columns);
+        hooks.replaying(columns);
       }
       started = await startFirst(strategies, context, columns, handlers, current, logger);
     } catch (error) {
@@ -98,14 +105,14 @@ export function createCoreSupervisor(
     }
     if (started === undefined) {
       state = 'off';
-      onStarted(false);
+      hooks.started(false);
       return undefined;
     }
     link = started.link;
     timezone = link.timezone ?? timezone;
     strategy = started.strategy;
     state = link.mode;
-    onStarted(true);
+    hooks.started(true);
     return link;
   }
 
@@ -116,9 +123,9 @@ export function createCoreSupervisor(
     link = undefined;
     restarts++;
     state = 'starting';
-    const replay = mirror.restart();
+    const replay = hooks.restarting();
     const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
-    logger.debug(`${reason}; restarting (${next.join(' → ')}) with ${mirror.seq} unacknowledged event(s)`);
+    logger.debug(`${reason}; restarting (${next.join(' → ')}) and its unacknowledged events`);
     starting = start(next, replay);
   }
 

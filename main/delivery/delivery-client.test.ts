@@ -1,5 +1,5 @@
 /**
- * Worker start, fallback order, restart with replay and the mirror, with a fake Worker that runs
+ * Worker start, fallback order, restart with replay and the log of unacknowledged events, with a fake Worker that runs
  * the real worker API over a MessageChannel (the boundary exercised in one realm, as comlink's own
  * tests do).
  */
@@ -42,7 +42,7 @@ afterEach(async () => {
 });
 
 describe('worker start', () => {
-  it('uses the workerUrl option first and posts one array per task with seq = events posted', async () => {
+  it('uses the workerUrl option first and posts one set of columns per task, numbered by the ids\' counters', async () => {
     const { analytics, fetches, workers } = setup(['ok'], { workerUrl: '/assets/analytics-worker.js' });
     for (let i = 0; i < 5; i++) analytics.track('burst', { i });
     await analytics.flush();
@@ -51,12 +51,15 @@ describe('worker start', () => {
     expect(workers.created[0]!.url).toBe('/assets/analytics-worker.js');
     const posts = workers.created[0]!.received.filter((m) => m.t === 'event-columns');
     expect(posts).toHaveLength(1);
-    expect(posts[0]).toMatchObject({ seq: 5 });
-    expect(posts[0]!.t === 'event-columns' && posts[0]!.columns.properties.map((p) => p?.i)).toEqual([0, 1, 2, 3, 4]);
+    const first = posts[0]!.t === 'event-columns' ? posts[0]!.columns : undefined;
+    expect(first?.properties.map((p) => p?.i)).toEqual([0, 1, 2, 3, 4]);
+    // One number per event, the id's counter: ascending, one apart within a task.
+    expect(first?.idCounters.map((n) => n - first.idCounters[0]!)).toEqual([0, 1, 2, 3, 4]);
     expect(receivedEvents(fetches[0]!)).toHaveLength(5);
     analytics.track('next');
     await analytics.flush();
-    expect(workers.created[0]!.received.filter((m) => m.t === 'event-columns').at(-1)).toMatchObject({ seq: 6 });
+    const next = workers.created[0]!.received.filter((m) => m.t === 'event-columns').at(-1);
+    expect(next?.t === 'event-columns' && next.columns.idCounters[0]! > first!.idCounters[4]!).toBe(true);
   });
 
   it('tries the worker file beside the library next, as a module worker', async () => {
@@ -147,7 +150,7 @@ describe('a worker that dies', () => {
     expect(workers.created).toHaveLength(2);
   });
 
-  it('replays exactly the unacknowledged events, and numbers the next posts after them', async () => {
+  it('replays exactly the unacknowledged events under their own numbers, and posts the next events as before', async () => {
     const { analytics, fetches, workers } = setup(['ok', 'ok'], { workerUrl: '/w.js' });
     analytics.track('acked');
     await analytics.flush();
@@ -163,10 +166,25 @@ describe('a worker that dies', () => {
     analytics.track('z');
     expect(analytics.getQueueSize()).toBe(1);
     await analytics.flush();
-    // The replay was events 0 and 1 of the new worker; the next post is event 2.
-    expect(workers.created[1]!.received.filter((m) => m.t === 'event-columns')).toEqual([expect.objectContaining({ seq: 3 })]);
+    // The replay went with init; the next post carries only the new event.
+    const posts = workers.created[1]!.received.filter((m) => m.t === 'event-columns');
+    expect(posts.map((m) => m.t === 'event-columns' && m.columns.names)).toEqual([['z']]);
     await vi.waitFor(() => expect(analytics.getQueueSize()).toBe(0));
     expect((await analytics.getDeliveryStats()).unacknowledged).toBe(0);
+  });
+
+  it('flushes on the next worker though none of its events were left to replay', async () => {
+    const { analytics, fetches, workers } = setup(['ok', 'ok'], { workerUrl: '/w.js' });
+    analytics.track('acked');
+    await analytics.flush();
+    await vi.waitFor(async () => expect((await analytics.getDeliveryStats()).unacknowledged).toBe(0));
+    workers.created[0]!.fail('uncaught');
+    // The new core was given nothing: flush() waits for no event it never gets.
+    await analytics.flush();
+    analytics.track('next');
+    await analytics.flush();
+    expect(receivedEvents(fetches[1]!).map((e) => e.event_type)).toEqual(['next']);
+    expect(await analytics.getDeliveryStats()).toMatchObject({ restarts: 1, unacknowledged: 0 });
   });
 
   it('counts as dead when a control call times out', async () => {
@@ -196,8 +214,33 @@ describe('a worker that dies', () => {
   });
 });
 
+describe('an event the worker cannot be given', () => {
+  it('goes to onDiscard as rejected; the task\'s other events are posted in parts and sent', async () => {
+    const discarded: Array<{ ids: string[]; reason: string; detail: string }> = [];
+    const fetches = [createFakeFetch()];
+    const workers = fakeWorkers(['ok'], fetches);
+    const analytics = createAnalytics({
+      apiKey: 'key_1',
+      projectId: 'proj_1',
+      endpoint: 'https://analytics.test',
+      enableAutoPageTracking: false,
+      onDiscard: (info) => discarded.push(info),
+      // A function in the context: structured clone refuses the post that carries it.
+      beforeSend: (event) => (event.event === 'bad' ? { ...event, context: { ...event.context, page: (() => {}) as never } } : event),
+      transport: { createWorker: workers.createWorker },
+    });
+    clients.push(analytics);
+    await analytics.getDeliveryStats(); // the core runs
+    for (const name of ['a', 'b', 'bad', 'c']) analytics.track(name);
+    await analytics.flush();
+    expect(receivedEvents(fetches[0]!).map((e) => e.event_type)).toEqual(['a', 'b', 'c']);
+    expect(discarded).toEqual([expect.objectContaining({ reason: 'rejected', ids: [expect.any(String)], detail: 'the event could not be posted to the delivery core' })]);
+    expect(analytics.getQueueSize()).toBe(0);
+  });
+});
+
 describe('getQueueSize() with a worker', () => {
-  it('mirrors the worker: buffered, in flight, then 0 after the acks', async () => {
+  it('counts buffered and in-flight events, then 0 after the acks', async () => {
     const { analytics, fetches } = setup(['ok'], { workerUrl: '/w.js' });
     await analytics.getDeliveryStats();
     fetches[0]!.state.hold = true;
@@ -276,7 +319,7 @@ describe('a burst above maxQueueSize with a running core', () => {
     await endOfTask();
     const posts = workers.created[0]!.received.filter((m) => m.t === 'event-columns');
     // The dropped part first, as numbers only (no event objects copied), then the newest 10.
-    expect(posts.map((m) => [m.seq, m.columns.timestamps.length, m.dropped?.idMs.length])).toEqual([[15, 0, 15], [25, 10, undefined]]);
+    expect(posts.map((m) => [m.columns.timestamps.length, m.dropped?.idMs.length])).toEqual([[0, 15], [10, undefined]]);
     expect(posts[1]!.columns.properties.map((p) => p?.i)).toEqual(Array.from({ length: 10 }, (_, k) => 15 + k));
     await client.flush();
     const sent = receivedEvents(fetches[0]!);

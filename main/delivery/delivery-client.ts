@@ -1,30 +1,27 @@
 /**
- * The facade's side of the delivery core (docs/architecture.md, "The worker boundary"): the types
- * other modules use, and the composition of one module per concern:
+ * The delivery client: the facade's side of the delivery core (docs/architecture.md, "The worker
+ * boundary"). Every event is appended to the open chunk of the client's log of unacknowledged
+ * events (`unacked-log.ts`), the buffer of the task; what one task produces is posted as one
+ * message at the end of the task, in columns (far cheaper to structured-clone than event objects;
+ * figures in bench/RESULTS.md, "Client main thread"), then the task's other data-plane messages.
+ * The core answers in the events' own numbers (their ids' counters): acknowledgements and discards
+ * settle the log, so the queue size is counted, not estimated, and the pagehide beacon and a
+ * restart's replay read the same log. While no core takes posts the log is kept within
+ * maxQueueSize; while a clear() waits for the core, posts are held so that new events are not
+ * cleared with it. The core is started and restarted by `core-supervisor.ts`.
  *
- * - `post-buffer.ts`: capture starts at once into a main-thread buffer; what one task produces is
- *   posted as one message at the end of the task, in columns, with `seq` = running count of events
- *   posted to this core; clear() and flush() are sequenced with those posts. The buffer is the
- *   client's front: every call lands there, and what is not its own it hands on.
- * - `core-supervisor.ts`: the core is started by the strategies in order, and nothing captured
- *   before the handshake is lost; a worker that dies is restarted once with its unacknowledged
- *   events replayed, after that the core runs in-process. The host app never sees any of it.
- * - `core-mirror.ts`: status posts keep a mirror for the synchronous `getQueueSize()`, and a bounded
- *   mirror of events not yet acknowledged by the server, which the unload path sends by beacon
- *   (`ack-mirror.ts`): the posted columns themselves, numbered by `seq`, settled by the core's
- *   ranges of numbers, so neither remembering a post nor settling an ack costs the main thread
- *   anything per event.
+ * Built as one closure, so that draining, trimming and settling stay private to it: every member
+ * one module exposes to another costs the facade's bundle bytes.
  */
-import type { QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
+import type { DroppedIds, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
-import type { MirrorChunk } from './ack-mirror.js';
 import type { DiscardInfo } from '../config.js';
-import { createCoreMirror } from './core-mirror.js';
-import { createPostBuffer } from './post-buffer.js';
-import { createCoreSupervisor } from './core-supervisor.js';
-import type { appendEvent } from './event-buffer.js';
+import { AnalyticsError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { createCoreSupervisor } from './core-supervisor.js';
+import type { DeliveryLink } from './delivery-link.js';
 import type { StartStrategy } from './transport-options.js';
+import { type LogChunk, appendEvent, createColumns, createUnackedLog, idOf } from './unacked-log.js';
 import type { StartContext } from './worker-start.js';
 
 /**
@@ -45,6 +42,9 @@ export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
   unacknowledged: number;
 }
 
+/** A data-plane message other than events: recorder output, page-hidden. */
+export type DataMessage = Exclude<ToWorkerMessage, { t: 'event-columns' }>;
+
 /** The delivery side of the facade. */
 export interface DeliveryClient {
   /**
@@ -53,12 +53,15 @@ export interface DeliveryClient {
    */
   push(...event: EventFields): void;
   /** Posts a non-event data-plane message after the buffered events (dropped while no core runs). */
-  send(message: Exclude<ToWorkerMessage, { t: 'events' }>): void;
+  send(message: DataMessage): void;
   /** Resolves when everything queued now is accepted; rejects with an AnalyticsError otherwise. */
   flush(): Promise<void>;
   /** Discards the buffer and the core's queue. */
   clear(): Promise<void>;
-  /** Events waiting: the core's queue, posts not yet received, and the buffer. */
+  /**
+   * Events waiting: the unacknowledged log, the buffer included, and what the core restored from
+   * its journal; at most maxQueueSize.
+   */
   queueSize(): number;
   /**
    * Recorded events waiting for upload: the core's count from its last status, plus those posted
@@ -72,16 +75,15 @@ export interface DeliveryClient {
   /** Settles once the first start of the core is over, whether a core started or none could. */
   started(): Promise<void>;
   /**
-   * Unacknowledged and buffered events (for beacons), as held: the lazily loaded beacon chunk
-   * reads them out (`beacon.ts`), so the facade's bundle does not carry that code.
+   * Unacknowledged events (for beacons), as held: the lazily loaded beacon chunk reads them out
+   * (`beacon.ts`), so the facade's bundle does not carry that code.
    */
   pending(): PendingEvents;
   /**
-   * Forgets events sent by other means (a beacon): posted ones by their numbers (`ranges`, flat
-   * `[from, to, …]`), buffered ones by id counter (they are still posted to the core, not beaconed
-   * again).
+   * Forgets events sent by other means (a beacon), by their numbers (`ranges`, flat `[from, to, …]`);
+   * those not posted yet are still posted to the core, but not beaconed again.
    */
-  forget(ranges: readonly number[], buffered: readonly number[]): void;
+  forget(ranges: readonly number[]): void;
   /**
    * Runs `hook` at the end of each task that buffered events or messages, before they are posted
    * (`undefined` removes it). The unload path sets it from `pagehide` to `pageshow`: an event made
@@ -100,16 +102,12 @@ export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, 
 
 /** What {@link DeliveryClient.pending} returns. */
 export interface PendingEvents {
-  /** Posted events and which of them are settled, oldest first. */
-  posted: readonly MirrorChunk[];
-  /** Events not posted yet. */
-  buffer: EventColumns;
-  /** Id counters of buffered events already sent by beacon. */
-  beaconed: ReadonlySet<number>;
+  /** The log's chunks, oldest first: posted ones, then the buffer; with which events are settled. */
+  chunks: readonly LogChunk[];
   /** The time zone to add to the events (the core's; undefined before one started). */
   timezone: string | undefined;
   /**
-   * Numbers of posted events that the armed deferred request (`fetchLater`) carries, as ascending
+   * Numbers of the events that the armed deferred request (`fetchLater`) carries, as ascending
    * ranges (`[from, to, …]`): the browser sends them, the pagehide beacon need not.
    */
   covered: readonly number[];
@@ -132,12 +130,258 @@ export interface DeliveryClientOptions {
   held?: boolean;
 }
 
-/** Creates the client and starts the core at once. */
+/** Creates the client and starts the core in the next task. */
 export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
-  const { logger } = options;
+  const { logger, onDiscard, idTail } = options;
   const cap = options.context.config.maxQueueSize;
-  const mirror = createCoreMirror(cap, logger, options.onDiscard);
-  // The buffer starts the supervisor itself, so that what a finished start calls back (posting what
-  // waited, or trimming it) stays private to the buffer.
-  return createPostBuffer(options.idTail, cap, logger, mirror, (onStarted) => createCoreSupervisor(options, mirror, onStarted));
+  const log = createUnackedLog(idTail);
+  let messages: DataMessage[] = [];
+  let scheduled = false;
+  let closed = false;
+  /** While a clear() waits for the core, posts are held so new events are not cleared with it. */
+  let holds = 0;
+  /** clear() calls in progress; a flush() waits for them, so it also sends what they held. */
+  const clearing = new Set<Promise<void>>();
+  let taskEnd: (() => void) | undefined;
+  /** The number of the last event the current core was given (−1: none), for `flush(upTo)`. */
+  let lastPosted = -1;
+  /** The core's `recordingQueued`, plus the recorded events posted since its last status. */
+  let recording = 0;
+  /** Events the core restored from its journal, which the log does not hold (its last status). */
+  let restored = 0;
+  /** Numbers of the events the armed deferred request carries (`deferred-request.ts`), as ranges. */
+  let covered: readonly number[] = [];
+  /** The body of the covered events, where the page holds it for the pagehide beacon (no `fetchLater`). */
+  let held: PendingEvents['held'];
+
+  const core = createCoreSupervisor(options, {
+    receive,
+    restarting() {
+      recording = restored = 0;
+      lastPosted = -1;
+      // The next core builds its own body; what the dead one armed may be aborted (worker-start.ts).
+      covered = [];
+      held = undefined;
+      return log.chunks().slice(0, -1);
+    },
+    replaying(columns) {
+      lastPosted = columns.idCounters[columns.idCounters.length - 1] ?? -1;
+    },
+    // A core that runs takes what waited for it; when none could start, none will take the buffer:
+    // it is kept within maxQueueSize here.
+    started: (running) => (running ? drain() : trim()),
+  });
+
+  function receive(message: FromWorkerMessage): void {
+    switch (message.t) {
+      case 'status':
+        recording = message.recordingQueued;
+        restored = message.restored;
+        log.settle(message.acked);
+        break;
+      case 'discarded':
+        log.settle(message.ranges);
+        discard(message.ids, message.reason, message.detail);
+        break;
+      case 'log':
+        logger[message.level](`core: ${message.message}`);
+        break;
+      case 'deferred-arm':
+        covered = message.covered;
+        held = message.held && message;
+        break;
+      case 'deferred-disarm':
+        covered = [];
+        held = undefined;
+    }
+  }
+
+  /** Tells `onDiscard` of dropped events (none: nothing); an `onDiscard` that throws is logged. */
+  function discard(ids: string[], reason: DiscardInfo['reason'], detail: string): void {
+    if (ids.length === 0 || onDiscard === undefined) return;
+    try {
+      onDiscard({ ids, reason, detail });
+    } catch (error) {
+      logger.error('onDiscard threw', error);
+    }
+  }
+
+  /**
+   * Posts events to the current core, `dropped` the task's oldest it is told of only by number.
+   * Events that cannot be posted (structured clone refuses one of their properties) are discarded.
+   */
+  function post(current: DeliveryLink, columns: EventColumns, dropped?: DroppedIds): void {
+    const failed = current.post({ t: 'event-columns', columns, dropped });
+    const numbers = dropped?.idCounters ?? columns.idCounters;
+    for (const i of failed) log.settle([numbers[i]!, numbers[i]! + 1]);
+    if (failed.length > 0) {
+      logger.error('events could not be posted to the delivery core');
+      discard(failed.map((i) => idOf(columns, i)), 'rejected', 'the event could not be posted to the delivery core');
+    }
+    // The last event the core has: what `flush(upTo)` waits for.
+    for (let i = numbers.length - 1; i >= 0; i--) if (!failed.includes(i)) return void (lastPosted = Math.max(lastPosted, numbers[i]!));
+  }
+
+  function drain(): void {
+    scheduled = false;
+    taskEnd?.();
+    const current = core.link();
+    if (current === undefined || holds > 0) return;
+    const over = log.open.columns.timestamps.length - cap;
+    // The core would drop this task's oldest at once: they are not copied to it, only their ids'
+    // numbers, which it reports as overflow (its own oldest it drops as before).
+    if (over > 0) post(current, createColumns(idTail), log.drop(over));
+    const { columns } = log.open;
+    if (columns.timestamps.length > 0) {
+      log.seal();
+      post(current, columns);
+      // Bounded like the core's queue: the core drops its oldest too, and says so.
+      if (log.size > cap) log.trim(cap, false);
+    }
+    if (messages.length > 0) {
+      const queued = messages;
+      messages = [];
+      for (const message of queued) {
+        try {
+          current.post(message);
+          if (message.t === 'recording') recording += message.events.length;
+          else if (message.t === 'recording-clear') recording = 0;
+        } catch (error) {
+          logger.error(`cannot post ${message.t}`, error);
+        }
+      }
+    }
+  }
+
+  function trim(): void {
+    discard(log.trim(cap, true), 'overflow', `the queue holds at most ${cap} events (maxQueueSize); the oldest were dropped`);
+  }
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    queueMicrotask(drain);
+  }
+
+  return {
+    // Parameters spelled out: a rest parameter would allocate an array per event.
+    push(idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
+      if (closed) return;
+      const { columns } = log.open;
+      appendEvent(columns, idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
+      // A running core gets the task's buffer in one post at its end, its newest maxQueueSize
+      // events at most, and reports the rest as discards, so a burst costs each call the same below
+      // and above the limit. Only while no core takes posts does the buffer outlive its task: then
+      // it is trimmed to maxQueueSize once it doubles, a copy per maxQueueSize events, not per call.
+      if (columns.timestamps.length > 2 * cap && (core.link() === undefined || holds > 0)) trim();
+      schedule();
+    },
+
+    send(message) {
+      if (closed) return;
+      // One page-hidden pending is enough; before the core runs it is posted right after start.
+      if (message.t === 'page-hidden' && messages.some((m) => m.t === 'page-hidden')) return schedule();
+      messages.push(message);
+      if (messages.length > cap) messages.splice(0, messages.length - cap);
+      schedule();
+    },
+
+    async flush() {
+      for (let attempt = 0; ; attempt++) {
+        if (clearing.size > 0) await Promise.allSettled([...clearing]);
+        const current = await core.ready();
+        if (current === undefined) {
+          throw new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', 'flush(): the delivery core is not running; the events are kept', {
+            queued: log.size,
+          });
+        }
+        drain();
+        let result;
+        try {
+          result = await current.flush(lastPosted);
+        } catch (error) {
+          // The core died during the flush: its events were replayed to the next one; flush there.
+          if (attempt < 2 && !closed) continue;
+          throw new AnalyticsError('WORKER_UNAVAILABLE', 'flush(): the delivery core stopped; the events are kept', {
+            cause: error,
+          });
+        }
+        if (result.ok) return;
+        throw new AnalyticsError(result.code, `flush() failed: ${result.message}`, {
+          status: result.status,
+          queued: result.queued,
+        });
+      }
+    },
+
+    clear() {
+      const { columns } = log.open;
+      const dropped = columns.idCounters.map((_, i) => idOf(columns, i));
+      log.clear();
+      covered = [];
+      held = undefined;
+      discard(dropped, 'cleared', 'clearQueue()');
+      holds++;
+      const done = (async () => {
+        try {
+          const current = await core.ready();
+          await current?.clear();
+        } finally {
+          holds--;
+          drain();
+        }
+      })();
+      clearing.add(done);
+      void done.finally(() => clearing.delete(done)).catch(() => undefined);
+      return done;
+    },
+
+    atTaskEnd(hook) {
+      taskEnd = hook;
+    },
+
+    // Above maxQueueSize the core drops the oldest: what waits is never more than that.
+    queueSize: () => Math.min(cap, log.size + restored),
+
+    recordingQueued() {
+      let count = recording;
+      for (const message of messages) if (message.t === 'recording') count += message.events.length;
+      return count;
+    },
+
+    pending() {
+      // A beacon carries at most what the queue would hold.
+      if (core.link() === undefined) trim();
+      return { chunks: log.chunks(), timezone: core.timezone(), covered, held };
+    },
+
+    forget(ranges) {
+      // Only the pagehide beacon forgets, and it has sent the held body or its events by then.
+      held = undefined;
+      log.settle(ranges);
+    },
+
+    async stats() {
+      const current = await core.ready();
+      // While no core runs (held, none could start, or shut down), what waits is the log.
+      const base: Omit<QueueStats, 'mode'> & { mode: DeliveryMode } =
+        current === undefined
+          ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: core.mode() }
+          : await current.stats();
+      return { ...base, strategy: core.strategy(), restarts: core.restarts(), unacknowledged: log.size };
+    },
+
+    mode: core.mode,
+    started: core.started,
+    release: core.release,
+
+    async shutdown(timeoutMs) {
+      // What this task buffered goes to the running core first, which then has `timeoutMs` to send it.
+      if (!closed) {
+        drain();
+        closed = true;
+      }
+      await core.shutdown(timeoutMs);
+    },
+  };
 }

@@ -8,13 +8,17 @@ import type { Timers } from '../../protocol/worker/timers.js';
 /** A running delivery core. */
 export interface DeliveryLink {
   readonly mode: 'worker' | 'in-process';
-  /** Posts one data-plane message (one structured clone for a worker). */
-  post(message: ToWorkerMessage): void;
   /**
-   * `flush(seq)` of the core. Rejects only when the core is gone (the facade then replays and
+   * Posts one data-plane message (one structured clone for a worker). For events, returns the
+   * indices of those that could not be posted (a property structured clone refuses): the rest went
+   * in parts.
+   */
+  post(message: ToWorkerMessage): number[];
+  /**
+   * `flush(upTo)` of the core. Rejects only when the core is gone (the facade then replays and
    * retries); a slow but live worker answers `{ ok: false, code: 'TIMEOUT' }`.
    */
-  flush(seq: number): Promise<FlushResult>;
+  flush(upTo: number): Promise<FlushResult>;
   clear(): Promise<void>;
   stats(): Promise<QueueStats>;
   /** Lets the core send what it can within `timeoutMs`, then stops it. */

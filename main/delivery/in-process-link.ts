@@ -22,12 +22,21 @@ export async function startInProcessLink(
   // Nor are bodies built for a deferred request here: the pagehide beacon serves (decisions.md, "Unload").
   const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
-  // Numbered 0 … n − 1: the facade numbers its next post after them (protocol/worker/worker-contract.ts).
-  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', seq: replay.timestamps.length, columns: replay });
+  // Under their own numbers, as every post (protocol/worker/worker-contract.ts).
+  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', columns: replay });
   return {
     mode: 'in-process',
-    post: (message) => core.receive(message),
-    flush: (seq) => core.flush(seq),
+    post(message) {
+      try {
+        core.receive(message);
+      } catch (error) {
+        // Nothing is cloned here: a post that fails fails whole, and its events are reported as not posted.
+        if (message.t !== 'event-columns') throw error;
+        return message.columns.idCounters.map((_, i) => i);
+      }
+      return [];
+    },
+    flush: (upTo) => core.flush(upTo),
     clear: () => core.clear(),
     stats: () => Promise.resolve(core.stats()),
     shutdown: (timeoutMs) => core.shutdown(timeoutMs),

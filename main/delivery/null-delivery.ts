@@ -1,5 +1,4 @@
 /** Delivery outside a browser: accepts everything, sends and keeps nothing. */
-import { createColumns } from './event-buffer.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryClient } from './delivery-client.js';
 
@@ -35,7 +34,7 @@ export function createNullDelivery(logger: Logger): DeliveryClient {
         unacknowledged: 0,
       }),
     started: () => Promise.resolve(),
-    pending: () => ({ posted: [], buffer: createColumns(''), beaconed: new Set(), timezone: undefined, covered: [] }),
+    pending: () => ({ chunks: [], timezone: undefined, covered: [] }),
     forget: () => {},
     atTaskEnd: () => {},
     release: () => {},

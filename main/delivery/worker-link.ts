@@ -6,9 +6,10 @@
  */
 import { type Endpoint, transfer, wrap } from 'comlink';
 import { WORKER_PROTOCOL_VERSION } from '../../protocol/worker/protocol-version.js';
-import type { DeliveryConfig, FlushResult, FromWorkerMessage, WorkerApi } from '../../protocol/worker/worker-contract.js';
+import type { DeliveryConfig, FlushResult, FromWorkerMessage, ToWorkerMessage, WorkerApi } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { DeliveryLink, LinkHandlers } from './delivery-link.js';
+import { liveColumns } from './log-columns.js';
 import type { Timers } from '../../protocol/worker/timers.js';
 import { AnalyticsError } from '../errors.js';
 import type { WorkerLike } from './transport-options.js';
@@ -19,7 +20,7 @@ export interface WorkerLinkOptions {
   /** Constructs the worker; may throw (CSP, no Worker, bad URL). */
   create: () => WorkerLike;
   config: DeliveryConfig;
-  /** Unacknowledged events of a worker that died, queued first (numbered 0 … n − 1). */
+  /** Unacknowledged events of a worker that died, queued first under their own numbers. */
   replay: EventColumns | null;
   handlers: LinkHandlers;
   timers: Timers;
@@ -58,7 +59,7 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   channel.port1.onmessage = (event: MessageEvent<FromWorkerMessage>) => {
     if (!alive) return;
     const message = event.data;
-    // The deferred request is armed here; the mirror hears which events it carries, if any.
+    // The deferred request is armed here; the client hears which events it carries, if any.
     if (message.t === 'deferred-arm' || message.t === 'deferred-disarm') {
       if (options.deferred === undefined) handlers.onMessage({ t: 'deferred-disarm' });
       else {
@@ -67,6 +68,28 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
       }
     } else handlers.onMessage(message);
   };
+
+  /**
+   * Events `from` … `to − 1` of a post that threw (DataCloneError), in halves, and their halves,
+   * down to the events that cannot be posted, whose indices go to `failed`. O(n log n) even for one
+   * bad event in a large burst.
+   */
+  function postInParts(columns: EventColumns, from: number, to: number, failed: number[]): void {
+    if (to - from === 1) return void failed.push(from);
+    const half = (from + to) >> 1;
+    for (const [a, b] of [
+      [from, half],
+      [half, to],
+    ] as const) {
+      try {
+        // Events a … b − 1: the others count as settled.
+        const part = liveColumns([{ columns, settled: [0, a, b, to], done: 0 }]);
+        channel.port1.postMessage({ t: 'event-columns', columns: part } satisfies ToWorkerMessage);
+      } catch {
+        postInParts(columns, a, b, failed);
+      }
+    }
+  }
 
   function stop(): void {
     alive = false;
@@ -164,11 +187,19 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   return {
     mode: 'worker',
     post(message) {
-      if (alive) channel.port1.postMessage(message);
+      const failed: number[] = [];
+      if (!alive) return failed;
+      try {
+        channel.port1.postMessage(message);
+      } catch (error) {
+        if (message.t !== 'event-columns') throw error;
+        postInParts(message.columns, 0, message.columns.timestamps.length, failed);
+      }
+      return failed;
     },
-    async flush(seq): Promise<FlushResult> {
+    async flush(upTo): Promise<FlushResult> {
       // comlink distributes the union into a union of promises; it is one promise of a FlushResult.
-      const result = await call(() => api.flush(seq) as Promise<FlushResult>, options.flushTimeoutMs);
+      const result = await call(() => api.flush(upTo) as Promise<FlushResult>, options.flushTimeoutMs);
       if (result !== TIMED_OUT) return result;
       // Slow is not dead: a flush may wait out retries. Only a missed probe means death.
       const stats = await control('stats', () => api.stats());

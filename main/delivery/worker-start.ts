@@ -15,9 +15,9 @@ import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-
 import type { StartStrategy, WorkerFactory } from './transport-options.js';
 import { startWorkerLink } from './worker-link.js';
 
-// A restart replays the facade's unacknowledged events: read out of its mirror here, so the code
+// A restart replays the client's unacknowledged events: read out of its log here, so the code
 // that does it stays out of the facade's bundle.
-export { liveColumns } from './mirror-columns.js';
+export { liveColumns } from './log-columns.js';
 // The unload path's sender comes in this chunk too (unload-path.ts): a client whose core has
 // started has its beacon sender, whatever order the browser loads chunks in (docs/decisions.md,
 // "Start-up").

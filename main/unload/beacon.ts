@@ -9,7 +9,7 @@
 import { toBackendEvent } from '../../protocol/event-model/event-mapping.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../../protocol/event-model/event-columns.js';
-import { filterColumns, liveColumns, rangesOfCounters } from '../delivery/mirror-columns.js';
+import { liveColumns, rangesOf } from '../delivery/log-columns.js';
 import { gzip } from './gzip.js';
 import { createJsonArrayBytes } from '../../protocol/json-array-bytes.js';
 import type { Logger } from '../logger.js';
@@ -239,45 +239,40 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
 
 /**
  * The pagehide beacon of one client (`unload-path.ts`): the events `delivery` holds unacknowledged
- * (its mirror) and buffered, less those already beaconed and those the armed deferred request
- * carries (`deferred-request.ts`: the browser sends it), sent by {@link sendByBeacon}. Where the
+ * (its log, the buffer included), less those the armed deferred request carries
+ * (`deferred-request.ts`: the browser sends it), sent by {@link sendByBeacon}. Where the
  * page holds the core's body instead of arming it (no `fetchLater`), that body goes first, as it
  * is, and its events are not encoded again here. What went out is forgotten, so a later pagehide
  * (a page restored from the bfcache) does not send it again. The facade keeps these events in
  * columns; objects are made only here, so that code stays out of its bundle. Never throws.
  */
 export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
-  const { posted, buffer, beaconed, timezone, covered, held } = delivery.pending();
+  const { chunks, timezone, covered, held } = delivery.pending();
   const send = sendBeacon ?? platformSendBeacon(win);
   // What the armed deferred request carries, the browser sends: not twice in one unload, since
   // both share the browsers' in-flight budget (deferred-request.ts).
-  let live = liveColumns(posted, covered);
+  let live = liveColumns(chunks, covered);
   if (held !== undefined && send !== undefined) {
     // The core built this body off the main thread: one beacon here instead of the JSON and gzip
     // of its events. Only while most of them still wait for the server: a body of mostly stored
     // events would take from the in-flight budget what the rest needs, and a few are cheap to
     // encode here. Refused (that budget), its events go below like the rest.
-    const all = liveColumns(posted);
+    const all = liveColumns(chunks);
     const waiting = all.timestamps.length - live.timestamps.length;
     if (waiting * 2 > countOf(held.covered) && sendHeld(send, held)) {
-      delivery.forget(held.covered, []);
+      delivery.forget(held.covered);
       log.debug(`pagehide: ${waiting} event(s) sent in the body the core built`);
     } else live = all;
   }
-  const fresh = filterColumns([buffer], (counter) => !beaconed.has(counter));
-  const events = [...expandColumns(live), ...expandColumns(fresh)];
+  const events = expandColumns(live);
   if (events.length === 0) return;
   if (send === undefined) return log.debug(`no keepalive fetch or sendBeacon here; ${events.length} unacknowledged event(s) may be lost`);
   const result = sendByBeacon(events, { endpoint: config.endpoint, apiKey: config.apiKey, projectId: config.projectId, sendBeacon: send, now, timezone });
   const sentIds = new Set(result.sent);
-  // The events are in the columns' order: event k's id counter is the k-th of live, then fresh.
-  const counters = [...live.idCounters, ...fresh.idCounters];
-  const sent = new Set(counters.filter((_, k) => sentIds.has(events[k]!.id)));
-  delivery.forget(
-    rangesOfCounters(posted, sent),
-    buffer.idCounters.filter((counter) => sent.has(counter)),
-  );
-  log.debug(`pagehide: ${sent.size} event(s) sent by beacon${result.unsent.length > 0 ? `, ${result.unsent.length} could not be` : ''}`);
+  // The events are in the columns' order: event k's number is the k-th of live.
+  const sent = live.idCounters.filter((_, k) => sentIds.has(events[k]!.id));
+  delivery.forget(rangesOf(sent));
+  log.debug(`pagehide: ${sent.length} event(s) sent by beacon${result.unsent.length > 0 ? `, ${result.unsent.length} could not be` : ''}`);
 }
 
 /** Sends a held body as it is; false when the browser refused it. */

@@ -11,7 +11,7 @@
  * After `pageshow` the next body from the core replaces it as usual.
  *
  * Where the page has no `fetchLater` (Firefox, Safari, insecure contexts) the body is held instead
- * of armed: the facade's mirror keeps it, and the pagehide beacon sends it as it is, so that
+ * of armed: the delivery client keeps it, and the pagehide beacon sends it as it is, so that
  * `pagehide` costs the main thread one `sendBeacon` for those events instead of their JSON and
  * gzip (`beacon.ts`; docs/decisions.md, "Unload").
  *
@@ -29,7 +29,7 @@ export type FetchLater = (url: string, init: RequestInit & { activateAfter?: num
 export interface DeferredRequest {
   /**
    * Aborts what is armed and arms the core's new body, or only aborts on a disarm. Returns what
-   * the facade's mirror is to hear: the message when its body is armed, the message marked `held`
+   * the delivery client is to hear: the message when its body is armed, the message marked `held`
    * where there is no `fetchLater`, a disarm when it is not armed (`fetchLater` refused it:
    * quota), so that the pagehide beacon then sends those events itself; undefined when nothing
    * changed (the page is between `pagehide` and `pageshow`).

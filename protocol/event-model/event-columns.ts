@@ -1,6 +1,6 @@
 /**
  * The events of one task as columns: the form in which the facade posts events to the delivery
- * core and keeps its mirror of unacknowledged ones, and their expansion back into
+ * core and keeps its log of unacknowledged ones, and their expansion back into
  * {@link AnalyticsEvent} objects. The core expands every post (in the worker, not on the page's
  * main thread); the facade expands only on its rare paths (a beacon at pagehide).
  */
@@ -26,7 +26,7 @@ export interface EventRun {
  * The events of one task, column by column: the form the facade posts them in. Structured clone
  * writes every key of every object it copies, so posting event objects costs several times what
  * these columns cost (figures in bench/RESULTS.md); the facade also
- * keeps these arrays as they are (no copy per event) for its mirror of unacknowledged events.
+ * keeps these arrays as they are (no copy per event) for its log of unacknowledged events.
  * Event `i` is `timestamps[i]`, `names[i]`, `properties[i]` plus the fields of the run that holds
  * `i`; its id is the UUIDv7 of `idMs[i]`, `idCounters[i]` and `idTail` (`formatEventId` in
  * `event-id.ts`): numbers, so that making and posting an id allocates nothing on the main thread.

@@ -11,5 +11,8 @@
  *    the facade's deferred request (`fetchLater`); a version-5 worker would never post one.
  * 7: `dropped` on `event-columns`: a task's events above maxQueueSize are not posted, only their
  *    ids' numbers; a version-6 worker would never report them to `onDiscard`.
+ * 8: an event's number is its id's counter: posts carry no `seq`, a replay is not renumbered,
+ *    `flush(upTo)` names the last event, and a status carries no queue size (the facade computes
+ *    it); the `events` post of event objects is gone.
  */
-export const WORKER_PROTOCOL_VERSION = 7;
+export const WORKER_PROTOCOL_VERSION = 8;

@@ -8,7 +8,6 @@
  * into the worker; {@link FromWorkerMessage} carries status (queue size, acks, discards) back.
  */
 import type { RecordedEvent } from '../wire-types.js';
-import type { AnalyticsEvent } from '../event-model/analytics-event.js';
 import type { EventColumns } from '../event-model/event-columns.js';
 
 /** The part of AnalyticsConfig the delivery core needs, with every default already applied. */
@@ -68,7 +67,7 @@ export type FlushResult =
 export interface QueueStats {
   /** Events waiting or in flight. */
   queueSize: number;
-  /** Highest data-plane sequence number the core has received. */
+  /** Events the core has received from the facade (posted, dropped unposted, or replayed at `init`). */
   receivedSeq: number;
   /** Recorded events waiting for upload. */
   recordingQueued: number;
@@ -96,19 +95,17 @@ export interface RecordingMeta {
 /**
  * Data-plane messages from the facade to the core.
  *
- * Events are numbered by the facade: the events of a post with `seq` S and L events are numbers
- * S − L … S − 1 of this core (a replay at `init` is numbers 0 … its length − 1). The core reports
- * events that left its queue by these numbers, as ranges ({@link FromWorkerMessage}).
+ * An event's number, for its whole life, is its id's counter (`idCounters` of {@link EventColumns}):
+ * unique and ascending among one client's events, the same in every post, replay and report. The
+ * core reports events that left its queue by these numbers, as ranges ({@link FromWorkerMessage}).
  */
 export type ToWorkerMessage =
-  /** Events made in one task; `seq` is the running count of events posted so far, this post included. */
-  | { t: 'events'; seq: number; events: AnalyticsEvent[] }
   /**
-   * The same as `events`, in the compact form the facade posts ({@link EventColumns}). With
+   * Events made in one task, in the compact form the facade posts ({@link EventColumns}). With
    * `dropped`, the task made more than maxQueueSize events: the oldest were not posted, only their
-   * ids' numbers (same `idTail`), numbered just before `columns`, for the core to report as overflow.
+   * ids' numbers (same `idTail`), for the core to report as overflow.
    */
-  | { t: 'event-columns'; seq: number; columns: EventColumns; dropped?: DroppedIds }
+  | { t: 'event-columns'; columns: EventColumns; dropped?: DroppedIds }
   | { t: 'recording'; sessionId: string; meta: RecordingMeta; events: RecordedEvent[] }
   /** Recording stopped: upload the rest with `is_final: true`. */
   | { t: 'recording-stop'; sessionId: string }
@@ -129,13 +126,16 @@ export interface DroppedIds {
 export type FromWorkerMessage =
   | {
       t: 'status';
-      queueSize: number;
-      receivedSeq: number;
       recordingQueued: number;
       /**
-       * Numbers of the events the server accepted since the last status, as ascending half-open
-       * ranges, flat: `[from0, to0, from1, to1, …]` (worker/seq-ranges.ts). Events the facade did
-       * not number (restored from the journal) are left out.
+       * Events the core holds that the facade does not: restored from the journal (`persistQueue`),
+       * counted into the facade's queue size.
+       */
+      restored: number;
+      /**
+       * Numbers (id counters) of the events the server accepted since the last status, as
+       * ascending half-open ranges, flat: `[from0, to0, from1, to1, …]` (worker/number-ranges.ts).
+       * Events restored from the journal, which this facade did not make, are left out.
        */
       acked: number[];
     }
@@ -193,15 +193,16 @@ export interface WorkerApi {
   /**
    * Starts the core. `port` (transferred) is the data plane: the core reads
    * {@link ToWorkerMessage}s from it and posts {@link FromWorkerMessage}s to it.
-   * `replay` are events to enqueue first (unacknowledged events of a worker that died), numbered
-   * 0 … their count − 1; the port's first post continues the numbering after them.
+   * `replay` are events to enqueue first (unacknowledged events of a worker that died), under
+   * their own numbers: nothing is renumbered.
    */
   init(config: DeliveryConfig, port: MessagePort, replay: EventColumns | null): Promise<WorkerHello>;
   /**
-   * Sends everything posted up to data-plane sequence `seq` (waiting for those posts to arrive),
-   * resolving when the server accepted it or with the failure; failed events stay queued.
+   * Sends everything posted up to the event numbered `upTo` (waiting for that post to arrive; −1:
+   * nothing posted), resolving when the server accepted it or with the failure; failed events stay
+   * queued.
    */
-  flush(seq: number): Promise<FlushResult>;
+  flush(upTo: number): Promise<FlushResult>;
   /** Discards every queued event (`clearQueue()`). */
   clear(): Promise<void>;
   stats(): Promise<QueueStats>;
@@ -218,7 +219,7 @@ export interface DeliveryCore {
   receive(message: ToWorkerMessage): void;
   /** Listens for data-plane messages from the core; returns the remover. */
   onMessage(listener: (message: FromWorkerMessage) => void): () => void;
-  flush(seq: number): Promise<FlushResult>;
+  flush(upTo: number): Promise<FlushResult>;
   clear(): Promise<void>;
   stats(): QueueStats;
   shutdown(timeoutMs: number): Promise<void>;

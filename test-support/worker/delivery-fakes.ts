@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { formatEventId } from '../../protocol/event-model/event-id.js';
 import type { FetchFn } from '../../protocol/worker/core-deps.js';
-import type { DeliveryConfig } from '../../protocol/worker/worker-contract.js';
+import type { DeliveryConfig, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import { resolveConfig, toDeliveryConfig } from '../../main/config.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
@@ -53,6 +53,11 @@ export function columnsOf(events: readonly AnalyticsEvent[]): EventColumns {
     columns.properties.push(properties);
   }
   return columns;
+}
+
+/** The post of `events` (UUIDv7 ids of one tail, as {@link uuidEvents} makes) as the facade posts them. */
+export function postOf(events: readonly AnalyticsEvent[]): Extract<ToWorkerMessage, { t: 'event-columns' }> {
+  return { t: 'event-columns', columns: columnsOf(events) };
 }
 
 /** How many numbers flat `[from, to, …]` ranges cover. */

@@ -1,6 +1,6 @@
 /**
- * Event numbers as ranges, the form acknowledgements cross the boundary in. The facade numbers the
- * events it posts to a core (`seq`, protocol/worker/worker-contract.ts); the core reports the numbers of the events
+ * Event numbers as ranges, the form acknowledgements cross the boundary in. An event's number is
+ * its id's counter (protocol/worker/worker-contract.ts); the core reports the numbers of the events
  * that left its queue as ranges, so a 10,000-event burst is acknowledged to the main thread in a
  * handful of numbers instead of 10,000 id strings, and the facade settles them in O(ranges), not
  * O(events) (docs/architecture.md, "The worker boundary": the main thread's share stays small).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toRanges } from './seq-ranges.js';
+import { toRanges } from './number-ranges.js';
 
 describe('toRanges(numbers)', () => {
   it('merges numbers in any order, duplicates included, into ascending half-open ranges', () => {
