@@ -113,6 +113,8 @@ interface Settings extends RunShape {
   readsOn: string[];
   /** Databases filled before, which the panel benchmark measures instead of generating. */
   panelsOn: string[];
+  /** `clickhouse` was named in `--targets` (or BENCH_TARGETS), not only there by default. */
+  clickhouseAsked: boolean;
   /** Where the panel benchmark keeps its chDB data (kept after the run); null for a temporary directory. */
   chdbDir: string | null;
   /** Calls per ClickHouse panel and column, whose median is kept. */
@@ -152,6 +154,7 @@ function readSettings(argv: string[]): Settings {
     batchSize: Math.round(num('batch', 'BENCH_BATCH', 20)),
     rounds: Math.round(num('rounds', 'BENCH_ROUNDS', quick ? 1 : 2)),
     targets: ALL_TARGETS.filter((t) => targets.includes(t)),
+    clickhouseAsked: get('targets', 'BENCH_TARGETS', '').split(',').map((t) => t.trim()).includes('clickhouse'),
     client,
     cpuProf: get('cpu-prof', 'BENCH_CPU_PROF', 'false') === 'true' || process.env.BENCH_CPU_PROF === '1',
     write: get('write', 'BENCH_WRITE', 'true') !== 'false' && process.env.BENCH_WRITE !== '0',
@@ -548,7 +551,9 @@ async function main(): Promise<void> {
     }
     return;
   }
-  if (settings.panels !== null && settings.targets.includes('clickhouse')) {
+  // ClickHouse's panels only when asked for by name: every target is the default of an ingest run,
+  // and `--panels=N` alone (or `--panels-on`) is the SQLite and PostgreSQL table.
+  if (settings.panels !== null && settings.panelsOn.length === 0 && settings.clickhouseAsked) {
     await runClickHousePanels(settings);
     return;
   }
