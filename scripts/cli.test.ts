@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../test-support/server/cli-process.js';
-import { ROOT } from './build-plan.mjs';
+import { BUILDS, ROOT, planBuilds } from './build-plan.mjs';
 
 const run = promisify(execFile);
 
@@ -15,7 +15,8 @@ const run = promisify(execFile);
  * package's own `bin` (scripts/cli.mjs) answers. The clone here is the repository's root files that
  * take part (package.json, scripts/cli.mjs, scripts/build-plan.mjs), the server built as `npm run
  * build` builds it, and node_modules as `npm ci` leaves it: every installed package, no
- * node_modules/.bin entry for the command.
+ * node_modules/.bin entry for the command. (That the command rebuilds a clone whose sources
+ * changed is the build plan's own test, scripts/build-plan.test.ts.)
  */
 describe('npx service-analytics-server in a clone (the root package.json bin)', () => {
   let clone: string;
@@ -28,6 +29,17 @@ describe('npx service-analytics-server in a clone (the root package.json bin)', 
     const dist = join(clone, 'packages', 'service-analytics-server', 'dist');
     mkdirSync(dist, { recursive: true });
     copyFileSync(await buildCli(), join(dist, 'cli.js'));
+    // Stamped as built from what this clone holds, as the last `npm start` would leave it: the
+    // command rebuilds only when the sources changed since.
+    mkdirSync(join(clone, 'dist', '.build-stamps'), { recursive: true });
+    // (The commands run here read no other output of those builds: the rest stand empty.)
+    for (const { build, inputsHash } of planBuilds(clone, BUILDS)) {
+      writeFileSync(join(clone, 'dist', '.build-stamps', build.name), inputsHash);
+      for (const output of build.outputs) {
+        mkdirSync(dirname(join(clone, output)), { recursive: true });
+        if (!existsSync(join(clone, output))) writeFileSync(join(clone, output), '');
+      }
+    }
     mkdirSync(join(clone, 'node_modules'));
     for (const name of readdirSync(join(ROOT, 'node_modules'))) {
       if (name === '.bin' || name === '.cache' || name.startsWith('service-analytics')) continue;
