@@ -12,7 +12,7 @@
 //   npm run bench:client -- --startup-table --rounds=9  # only the start-up rows, medians of 9 loads per page
 //   npm run bench:client -- --recorder-only  # only the recorder with and without console and network capture
 //   npm run bench:client -- --no-recorder    # without the recorder scenario
-//   npm run bench:client -- --recorder-profile  # where the task issuing the recorder scenario's requests spends its time
+//   npm run bench:client -- --recorder-profile  # where the task issuing the recorder scenario's requests spends its time, and fetch()'s cost wrapped and not
 //
 // Per target, on a fresh page (cross-origin isolated, so performance.now() ticks in 5 µs steps):
 // 1,000 warm-up calls; per-call cost = median over 20 tasks of 100 track() calls, timed around the
@@ -34,7 +34,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test-support/chromium.js';
 import { type BenchServer, startBenchServer } from './client/analytics-server.js';
 import { type CdpBrowser, type CdpPage, launchCdpBrowser } from './client/cdp.js';
 import { runDeliveryScenarios, scenarioTable } from './client/delivery-scenarios.js';
-import { answerBenchApi, profileRequestTask, runRecorderCapture } from './client/recorder-capture.js';
+import { answerBenchApi, fetchWrapperCost, profileRequestTask, runRecorderCapture } from './client/recorder-capture.js';
 import { STARTUP_PAGES, measureStartup, runStartup, startupRows } from './client/startup.js';
 import { FLOOR_WORKER, FLOOR_WORKER_SILENT, FLOOR_WORKER_STARTUP, floorPage } from './client/floor.js';
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
@@ -527,6 +527,13 @@ async function main(): Promise<void> {
       for (const variant of ['recorder', 'capture'] as const) {
         const profile = await profileRequestTask({ browser, web, server, headers: ISOLATION }, variant, resolve);
         console.log(`\n${spotTable(`the task issuing 200 fetch() calls, ${variant === 'capture' ? 'recorder + console + network' : 'recorder'}, summed over 10 profiles`, profile, 20).join('\n')}`);
+      }
+      for (const variant of ['recorder', 'capture'] as const) {
+        const cost = await fetchWrapperCost({ browser, web, server, headers: ISOLATION }, variant);
+        console.log(
+          `fetch() on a page with the ${variant === 'capture' ? 'recorder + console + network' : 'recorder'}: ${fmt(cost.wrappedMicros, 2)} µs per call; ` +
+            `the fetch saved before recording started, same page: ${fmt(cost.bareMicros, 2)} µs (median task of 200 calls, 41 tasks each way, alternating)`,
+        );
       }
       return;
     }

@@ -96,6 +96,8 @@ interface WorkloadWindow {
     consoleBurst(): number;
     /** Stops recording (the final upload); returns the session id. */
     stop(): string;
+    /** Wall times (ms) of tasks of the requests through the page's fetch and the one saved before recording, alternating (our pages only). */
+    compareFetch(rounds: number): Promise<{ wrapped: number[]; bare: number[] }>;
   };
   bench: { longTasks: Array<{ start: number; duration: number }> };
 }
@@ -138,6 +140,23 @@ window.recorderBench = {
     return performance.now() - t;
   },
   stop: () => client.stop(),
+  async compareFetch(rounds) {
+    // Tasks of ${REQUESTS} calls through the page's fetch as it is now and through the one saved
+    // before recording started, alternating; each task's wall time, answers awaited in between.
+    const wrapped = [];
+    const bare = [];
+    for (let k = 0; k < rounds; k++) {
+      for (const [f, times] of k % 2 === 0 ? [[window.fetch, wrapped], [nativeFetch, bare]] : [[nativeFetch, bare], [window.fetch, wrapped]]) {
+        await tick();
+        const pending = [];
+        const t = performance.now();
+        for (let i = 0; i < ${REQUESTS}; i++) pending.push(f('${BENCH_API_PATH}?i=' + i));
+        times.push(performance.now() - t);
+        await Promise.all(pending.map((p) => p.then((r) => r.text())));
+      }
+    }
+    return { wrapped, bare };
+  },
 };
 bench.started = true;
 `;
@@ -147,6 +166,8 @@ function ourPage(config: Record<string, unknown>): string {
   return benchDocument(`<div id="box"></div>
 <script type="module">
 import { createAnalytics } from '/dist/client/index.js';
+// The page's own fetch, before the recorder can wrap it (for compareFetch).
+const nativeFetch = window.fetch;
 const analytics = createAnalytics(${JSON.stringify(config)});
 const client = {
   async start(variant) {
@@ -403,6 +424,26 @@ export async function profileRequestTask(rig: RecorderRig, variant: Variant, res
     }
     const spots = [...self].map(([where, selfMs]) => ({ where, selfMs })).sort((a, b) => b.selfMs - a.selfMs);
     return { spots, busyMs: spots.reduce((sum, spot) => sum + spot.selfMs, 0) };
+  } finally {
+    await p.close();
+  }
+}
+
+/**
+ * What the page's fetch costs per call on a page of our `variant` over the fetch saved before
+ * recording started: the median of `rounds` tasks of {@link REQUESTS} calls each way, alternating,
+ * on one page (the machine's noise falls on both alike), µs per call.
+ */
+export async function fetchWrapperCost(rig: RecorderRig, variant: 'recorder' | 'capture', rounds = 41): Promise<{ wrappedMicros: number; bareMicros: number }> {
+  const path = `/recorder-${variant}-compare.html`;
+  await setUpPage(rig, variant, path);
+  const p = await rig.browser.newPage(`${rig.web.url}${path}`);
+  try {
+    await p.waitFor(() => 'recorderBench' in window, 30_000);
+    await p.evaluate((v) => (window as unknown as WorkloadWindow).recorderBench.start(v), variant);
+    await sleep(1_000);
+    const { wrapped, bare } = await p.evaluate((n) => (window as unknown as WorkloadWindow).recorderBench.compareFetch(n), rounds);
+    return { wrappedMicros: (median(wrapped) / REQUESTS) * 1000, bareMicros: (median(bare) / REQUESTS) * 1000 };
   } finally {
     await p.close();
   }
