@@ -12,12 +12,12 @@
 // formatting, the hand-over to the worker or the upload), less the same page's idle time over as
 // long; then what each recording holds once uploaded, the proof that it ran. A posthog-js column
 // whose recording never started or holds nothing is left out with the reason.
-// Printed as a table; aims are not enforced.
+// The pages are bench/client/recorder-pages.ts. Printed as a table; aims are not enforced.
 import type { BenchServer } from './analytics-server.js';
 import type { CdpBrowser, CdpPage } from './cdp.js';
-import { benchDocument } from './pages.js';
-import { type CaptureEndpoint, POSTHOG_TOKEN, posthogRecordingOptions } from './posthog.js';
+import { type CaptureEndpoint, posthogRecordingOptions } from './posthog.js';
 import { type HotSpot, type Resolver, hotSpots, startProfile } from './profile.js';
+import { BENCH_API_PATH, CONSOLE_CALLS, MUTATIONS_PER_TASK, MUTATION_TASKS, REQUESTS, type WorkloadWindow, ourPage, posthogPage } from './recorder-pages.js';
 import type { StaticServer } from '../../test-support/browser/static-server.js';
 
 /** What the scenario runs on: the benchmark's rig. */
@@ -34,9 +34,6 @@ export interface RecorderRig {
   posthog?: { scriptUrl: string; capture: CaptureEndpoint };
 }
 
-/** The path the workload's requests go to; the benchmark's static server answers it (`answerBenchApi`). */
-export const BENCH_API_PATH = '/bench/api';
-
 export type Variant = 'none' | 'recorder' | 'capture' | 'posthog-recorder' | 'posthog-capture';
 const OUR_VARIANTS: readonly Variant[] = ['none', 'recorder', 'capture'];
 const POSTHOG_VARIANTS: readonly Variant[] = ['posthog-recorder', 'posthog-capture'];
@@ -49,10 +46,6 @@ const LABELS: Record<Variant, string> = {
 };
 const isPosthog = (variant: Variant) => POSTHOG_VARIANTS.includes(variant);
 const RUNS = 3;
-const REQUESTS = 200;
-const CONSOLE_CALLS = 500;
-const MUTATION_TASKS = 10;
-const MUTATIONS_PER_TASK = 100;
 const IDLE_MS = 5_000;
 const SETTLE_MS = 3_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -84,135 +77,6 @@ interface Recorded {
 }
 
 const NOTHING_RECORDED: Recorded = { rrwebEvents: 0, consoleEntries: 0, networkEntries: 0 };
-
-interface WorkloadWindow {
-  recorderBench: {
-    start(variant: Variant): Promise<void>;
-    mutate(): Promise<number>;
-    /** Issues the requests in this task; returns its wall time (the answers are awaited by `settle`). */
-    issueRequests(): number;
-    settle(): Promise<void>;
-    /** The console burst in this task; returns its wall time. */
-    consoleBurst(): number;
-    /** Stops recording (the final upload); returns the session id. */
-    stop(): string;
-    /** Wall times (ms) of tasks of the requests through the page's fetch and the one saved before recording, alternating (our pages only). */
-    compareFetch(rounds: number): Promise<{ wrapped: number[]; bare: number[] }>;
-  };
-  bench: { longTasks: Array<{ start: number; duration: number }> };
-}
-
-/**
- * The workload, the same on every page; `client` (defined before it) starts and stops recording:
- * `client.start(variant)` resolves once capture has begun, `client.stop()` returns the session id.
- */
-const WORKLOAD = `
-const tick = () => new Promise((resolve) => setTimeout(resolve));
-window.recorderBench = {
-  start: (variant) => client.start(variant),
-  async mutate() {
-    const start = performance.now();
-    const box = document.getElementById('box');
-    for (let k = 0; k < ${MUTATION_TASKS}; k++) {
-      await tick();
-      for (let i = 0; i < ${MUTATIONS_PER_TASK}; i++) {
-        const p = document.createElement('p');
-        p.textContent = 'row ' + k + '-' + i;
-        box.appendChild(p);
-      }
-    }
-    await tick();
-    return start;
-  },
-  issueRequests() {
-    const t = performance.now();
-    window.pendingRequests = [];
-    for (let i = 0; i < ${REQUESTS}; i++) window.pendingRequests.push(fetch('${BENCH_API_PATH}?i=' + i).then((r) => r.text()));
-    return performance.now() - t;
-  },
-  async settle() {
-    await Promise.all(window.pendingRequests);
-    await tick();
-  },
-  consoleBurst() {
-    const t = performance.now();
-    for (let i = 0; i < ${CONSOLE_CALLS}; i++) console.log('bench line', i, { i });
-    return performance.now() - t;
-  },
-  stop: () => client.stop(),
-  async compareFetch(rounds) {
-    // Tasks of ${REQUESTS} calls through the page's fetch as it is now and through the one saved
-    // before recording started, alternating; each task's wall time, answers awaited in between.
-    const wrapped = [];
-    const bare = [];
-    for (let k = 0; k < rounds; k++) {
-      for (const [f, times] of k % 2 === 0 ? [[window.fetch, wrapped], [nativeFetch, bare]] : [[nativeFetch, bare], [window.fetch, wrapped]]) {
-        await tick();
-        const pending = [];
-        const t = performance.now();
-        for (let i = 0; i < ${REQUESTS}; i++) pending.push(f('${BENCH_API_PATH}?i=' + i));
-        times.push(performance.now() - t);
-        await Promise.all(pending.map((p) => p.then((r) => r.text())));
-      }
-    }
-    return { wrapped, bare };
-  },
-};
-bench.started = true;
-`;
-
-/** Our client's page (`none` does not start the recorder). */
-function ourPage(config: Record<string, unknown>): string {
-  return benchDocument(`<div id="box"></div>
-<script type="module">
-import { createAnalytics } from '/dist/client/index.js';
-// The page's own fetch, before the recorder can wrap it (for compareFetch).
-const nativeFetch = window.fetch;
-const analytics = createAnalytics(${JSON.stringify(config)});
-const client = {
-  async start(variant) {
-    if (variant === 'none') return;
-    analytics.startRecording(variant === 'capture' ? { console: true, network: true } : undefined);
-    // Capture has begun once the core holds the full snapshot.
-    while ((await analytics.getDeliveryStats()).recordingQueued === 0) await new Promise((r) => setTimeout(r, 50));
-  },
-  stop() {
-    analytics.stopRecording();
-    return analytics.getSessionId();
-  },
-};
-${WORKLOAD}
-</script>`);
-}
-
-/**
- * posthog-js's page: recording starts when its remote config arrives from the stand-in. posthog-js
- * leaves network capture off on localhost and 127.0.0.1 unless `_forceAllowLocalhostNetworkCapture`
- * is set on its session recording (its switch for developing on localhost), which the capture
- * column sets: the benchmark's pages are served from 127.0.0.1.
- */
-function posthogPage(scriptUrl: string, options: Record<string, unknown>, capture: boolean): string {
-  return benchDocument(`<div id="box"></div>
-<script src="${scriptUrl}"></script>
-<script>
-posthog.init('${POSTHOG_TOKEN}', ${JSON.stringify(options)});
-if (${capture}) posthog.sessionRecording._forceAllowLocalhostNetworkCapture = true;
-const client = {
-  async start() {
-    const deadline = performance.now() + 20000;
-    while (posthog.sessionRecording?.started !== true) {
-      if (performance.now() > deadline) throw new Error('posthog-js did not start recording (status ' + posthog.sessionRecording?.status + ')');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  },
-  stop() {
-    posthog.stopSessionRecording();
-    return posthog.get_session_id();
-  },
-};
-${WORKLOAD}
-</script>`);
-}
 
 async function taskDurationMs(p: CdpPage): Promise<number> {
   const { metrics } = await p.send<{ metrics: Array<{ name: string; value: number }> }>('Performance.getMetrics');
