@@ -12,6 +12,7 @@
 //   npm run bench:client -- --startup-table --rounds=9  # only the start-up rows, medians of 9 loads per page
 //   npm run bench:client -- --recorder-only  # only the recorder with and without console and network capture
 //   npm run bench:client -- --no-recorder    # without the recorder scenario
+//   npm run bench:client -- --recorder-profile  # where the task issuing the recorder scenario's requests spends its time, and fetch()'s cost wrapped and not
 //
 // Per target, on a fresh page (cross-origin isolated, so performance.now() ticks in 5 µs steps):
 // 1,000 warm-up calls; per-call cost = median over 20 tasks of 100 track() calls, timed around the
@@ -33,11 +34,11 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../test-support/chromium.js';
 import { type BenchServer, startBenchServer } from './client/analytics-server.js';
 import { type CdpBrowser, type CdpPage, launchCdpBrowser } from './client/cdp.js';
 import { runDeliveryScenarios, scenarioTable } from './client/delivery-scenarios.js';
-import { answerBenchApi, runRecorderCapture } from './client/recorder-capture.js';
+import { answerBenchApi, fetchWrapperCost, profileRequestTask, runRecorderCapture } from './client/recorder-capture.js';
 import { STARTUP_PAGES, measureStartup, runStartup, startupRows } from './client/startup.js';
 import { FLOOR_WORKER, FLOOR_WORKER_SILENT, FLOOR_WORKER_STARTUP, floorPage } from './client/floor.js';
 import { type BenchWindow, benchDocument, ourPage, posthogPage } from './client/pages.js';
-import { type CaptureEndpoint, bundlePosthog, posthogOptions, startCaptureEndpoint } from './client/posthog.js';
+import { type CaptureEndpoint, bundlePosthog, posthogOptions, posthogRecordingOptions, startCaptureEndpoint } from './client/posthog.js';
 import { type HotSpot, hotSpots, sourceMapResolver, startProfile } from './client/profile.js';
 import { writeResultsSection } from './results-file.js';
 
@@ -87,6 +88,8 @@ interface Settings {
   /** Run the recorder scenario (bench/client/recorder-capture.ts), and whether only it. */
   recorder: boolean;
   recorderOnly: boolean;
+  /** Only CPU profiles of the recorder scenario's request task, recorder alone and with capture. */
+  recorderProfile: boolean;
 }
 
 function readSettings(argv: string[]): Settings {
@@ -109,6 +112,7 @@ function readSettings(argv: string[]): Settings {
     startupTable: args.get('startup-table') === 'true',
     recorder: args.get('no-recorder') !== 'true',
     recorderOnly: args.get('recorder-only') === 'true',
+    recorderProfile: args.get('recorder-profile') === 'true',
   };
 }
 
@@ -464,6 +468,8 @@ async function main(): Promise<void> {
   const clientDir = await mkdtemp(join(tmpdir(), 'sa-client-bench-build-'));
   const rows = await writeClientBuild(clientDir);
   const posthogJs = await bundlePosthog(ROOT);
+  // posthog-js with its recorder bundled in, for the recorder scenario's columns.
+  const posthogRecorderJs = settings.recorder || settings.recorderOnly ? await bundlePosthog(ROOT, { recorder: true }) : undefined;
   const server = await startBenchServer();
   const capture = await startCaptureEndpoint();
   const web = await startStaticServer({
@@ -476,7 +482,9 @@ async function main(): Promise<void> {
       const script =
         path === '/bench/posthog.js'
           ? posthogJs
-          : path === '/bench/floor-worker.js'
+          : path === POSTHOG_RECORDER_PATH
+            ? posthogRecorderJs
+            : path === '/bench/floor-worker.js'
             ? FLOOR_WORKER
             : path === '/bench/floor-worker-silent.js'
               ? FLOOR_WORKER_SILENT
@@ -514,12 +522,34 @@ async function main(): Promise<void> {
       }
       return;
     }
+    if (settings.recorderProfile) {
+      const resolve = sourceMapResolver(clientDir);
+      for (const variant of ['recorder', 'capture'] as const) {
+        const profile = await profileRequestTask({ browser, web, server, headers: ISOLATION }, variant, resolve);
+        console.log(`\n${spotTable(`the task issuing 200 fetch() calls, ${variant === 'capture' ? 'recorder + console + network' : 'recorder'}, summed over 10 profiles`, profile, 20).join('\n')}`);
+      }
+      for (const variant of ['recorder', 'capture'] as const) {
+        const cost = await fetchWrapperCost({ browser, web, server, headers: ISOLATION }, variant);
+        console.log(
+          `fetch() on a page with the ${variant === 'capture' ? 'recorder + console + network' : 'recorder'}: ${fmt(cost.wrappedMicros, 2)} µs per call; ` +
+            `the fetch saved before recording started, same page: ${fmt(cost.bareMicros, 2)} µs (median task of 200 calls, 41 tasks each way, alternating)`,
+        );
+      }
+      return;
+    }
     if (settings.recorder || settings.recorderOnly) {
-      const table = await runRecorderCapture({ browser, web, server, headers: ISOLATION });
+      const posthog = posthogRecorderJs === undefined ? undefined : { scriptUrl: POSTHOG_RECORDER_PATH, capture };
+      const { table, notes } = await runRecorderCapture({ browser, web, server, headers: ISOLATION, posthog });
       const body = [
         `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}, ${browser.version} (headless), ` +
           `${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC; load average at start ${load}.`,
-        'Settings: our client with default settings, automatic page views off; the recorder with its defaults, capture with `{ console: true, network: true }` (defaults: no headers or bodies). One run of three pages each: compare columns, not runs.',
+        'Settings: our client with default settings, automatic page views off; the recorder with its defaults, capture with `{ console: true, network: true }` (defaults: no headers or bodies). ' +
+          `posthog-js ${posthogVersion()} with \`posthog-js/dist/posthog-recorder\` bundled into the page (no script loaded from elsewhere), the options of the main-thread table but session recording on: ` +
+          `${recordingOptionsText(capture.url)}; its remote config, answered by a local stand-in that also takes its uploads, turns on session replay with console logs and network timing, ` +
+          'no sampling, minimum duration or triggers (bench/client/posthog.ts REMOTE_CONFIG); on its capture column, `posthog.sessionRecording._forceAllowLocalhostNetworkCapture = true` ' +
+          '(posthog-js records no network on 127.0.0.1 without it). Without headers or bodies, posthog-js records network from resource timing entries (a PerformanceObserver) and does not wrap fetch; ' +
+          'ours wraps fetch and XHR (method and status). posthog-js compresses and uploads on the main thread; ours hands its recording to the worker. One run of three pages each: compare columns, not runs.',
+        ...notes,
         '',
         table,
       ].join('\n');
@@ -672,6 +702,21 @@ async function main(): Promise<void> {
     await Promise.allSettled([web.close(), capture.close(), server.close()]);
     await rm(clientDir, { recursive: true, force: true });
   }
+}
+
+/** Where the benchmark's static server serves posthog-js with its recorder. */
+const POSTHOG_RECORDER_PATH = '/bench/posthog-recorder.js';
+
+/** posthog-js's options of the recorder columns that differ from the main-thread table's, as text. */
+function recordingOptionsText(apiHost: string): string {
+  const base = posthogOptions(apiHost);
+  const differing = (capture: boolean) => {
+    const options = posthogRecordingOptions(apiHost, capture);
+    const keys = Object.keys(options).filter((key) => JSON.stringify(options[key]) !== JSON.stringify(base[key]));
+    const removed = Object.keys(base).filter((key) => !(key in options));
+    return [...keys.map((key) => `${key}: ${JSON.stringify(options[key])}`), ...removed.map((key) => `${key} unset`)].join(', ');
+  };
+  return `recorder \`{ ${differing(false)} }\`, + console + network \`{ ${differing(true)} }\``;
 }
 
 function posthogVersion(): string {

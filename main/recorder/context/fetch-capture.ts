@@ -19,8 +19,9 @@ export function wrapFetch(win: Window, hooks: RequestHooks): () => void {
     let request: RawRequest | null = null;
     let bodyCopy: Request | undefined;
     try {
-      const isRequest = typeof RequestClass === 'function' && input instanceof RequestClass;
-      request = hooks.begin('fetch', init?.method ?? (isRequest ? input.method : 'GET'), isRequest ? input.url : String(input));
+      // Most calls pass a string: no Request check or conversion for them.
+      const isRequest = typeof input !== 'string' && typeof RequestClass === 'function' && input instanceof RequestClass;
+      request = hooks.begin('fetch', init?.method ?? (isRequest ? input.method : 'GET'), typeof input === 'string' ? input : isRequest ? input.url : String(input));
       if (request !== null) {
         request.body = init?.body ?? undefined;
         if (request.allowed && hooks.recordHeaders) request.requestHeaders = headerPairs(init?.headers ?? (isRequest ? input.headers : undefined));

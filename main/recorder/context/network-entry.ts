@@ -9,7 +9,7 @@ import type { ResolvedNetworkOptions } from './context-options.js';
 import { bodySize, requestBodyText } from './network-body.js';
 import { captureHeaders, headerPairs, parseRawHeaders } from './network-headers.js';
 import type { RawRequest } from './network-request.js';
-import { redactUrl } from './network-url.js';
+import { redactParsedUrl, redactUrl } from './network-url.js';
 
 /** What making an entry needs besides the request. */
 export interface NetworkEntryContext {
@@ -20,6 +20,11 @@ export interface NetworkEntryContext {
   mask(text: string): string;
   /** The browser's timing of this request, when it has it. */
   timing?: PerformanceResourceTiming | undefined;
+  /**
+   * The request's URL resolved against `base` (`absoluteUrl`), when the caller has parsed it
+   * already (null: not a URL); the entry's redaction changes it.
+   */
+  parsed?: URL | null;
 }
 
 /** The entry of `request`. */
@@ -29,7 +34,11 @@ export function networkEntry(request: RawRequest, context: NetworkEntryContext):
   const entry: NetworkEntry = {
     initiator: request.initiator,
     method: request.method.toUpperCase(),
-    url: mask(redactUrl(request.url, context.base, options.allowQueryParams)),
+    url: mask(
+      context.parsed === undefined
+        ? redactUrl(request.url, context.base, options.allowQueryParams)
+        : redactParsedUrl(context.parsed, request.url, options.allowQueryParams),
+    ),
     status: request.status,
     duration: Math.max(0, Math.round(measured)),
   };

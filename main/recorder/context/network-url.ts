@@ -19,7 +19,14 @@ export function absoluteUrl(raw: string, base: string): URL | null {
 
 /** The URL as recorded. A value that is not a URL is kept up to its first `?` or `#`. */
 export function redactUrl(raw: string, base: string, allowQueryParams: ReadonlySet<string>): string {
-  const url = absoluteUrl(raw, base);
+  return redactParsedUrl(absoluteUrl(raw, base), raw, allowQueryParams);
+}
+
+/**
+ * {@link redactUrl} of a URL already resolved (`absoluteUrl(raw, base)`), which it changes: for a
+ * caller that needs the parse for something else too, so that a request's URL is parsed once.
+ */
+export function redactParsedUrl(url: URL | null, raw: string, allowQueryParams: ReadonlySet<string>): string {
   if (url === null) return raw.split(/[?#]/, 1)[0] ?? '';
   url.username = '';
   url.password = '';

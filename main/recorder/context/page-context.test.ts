@@ -18,8 +18,11 @@ interface StandIn {
   originals: { log: unknown; fetch: unknown; sendBeacon: unknown };
 }
 
-/** A page with a console, fetch and sendBeacon that only note their calls, and no idle callbacks. */
-function standIn(): StandIn {
+/**
+ * A page with a console, fetch and sendBeacon that only note their calls, and no idle callbacks;
+ * its resource timings are `timings` (its clock, `performance.now()`, moves 5 ms a reading).
+ */
+function standIn(timings: Array<Partial<PerformanceResourceTiming>> = []): StandIn {
   const logged: unknown[][] = [];
   const fetched: string[] = [];
   const beacons: string[] = [];
@@ -41,7 +44,7 @@ function standIn(): StandIn {
     fetch,
     navigator,
     location: { href: 'https://shop.example/checkout' },
-    performance: { now: () => (t += 5), getEntriesByName: () => [] },
+    performance: { now: () => (t += 5), getEntriesByType: (type: string) => (type === 'resource' ? timings : []) },
     addEventListener: () => undefined,
     removeEventListener: () => undefined,
     document,
@@ -135,5 +138,25 @@ describe('startPageContext(settings)', () => {
     context.stop();
     expect(w.fetch).toBe(page.originals.fetch);
     expect(w.navigator.sendBeacon).toBe(page.originals.sendBeacon);
+  });
+
+  it("takes a request's duration and response size from the browser's timing of its URL that started closest after it", async () => {
+    // The request starts at 5 and is answered at 10 on the page's clock.
+    const url = 'https://shop.example/api/cart?id=1';
+    const timing = (name: string, startTime: number, responseEnd: number, encodedBodySize: number) => ({ name, startTime, responseEnd, encodedBodySize });
+    const page = standIn([
+      timing(url, -50, -10, 1),
+      timing('https://shop.example/api/other', 5, 80, 2),
+      timing(url, 8, 90, 3),
+      timing(url, 4.5, 41.5, 123),
+    ]);
+    const { settings: s, events } = settings(page);
+    const context = startPageContext(s);
+    await (page.win as unknown as { fetch: (url: string) => Promise<Response> }).fetch('/api/cart?id=1');
+    await new Promise((resolve) => setTimeout(resolve));
+    context.drain();
+    const [entry] = payloads<NetworkEntry>(events, 'service-analytics:network');
+    expect([entry!.url, entry!.duration, entry!.responseSize]).toEqual(['https://shop.example/api/cart?id=[redacted]', 37, 123]);
+    context.stop();
   });
 });

@@ -115,9 +115,16 @@ export function startPageContext(settings: PageContextSettings): PageContext {
         const payload = consoleEntry(call, consoleOptions!.maxEntryLength, masking);
         settings.emit({ type: CUSTOM_EVENT, data: { tag: CONSOLE_ENTRY_TAG, payload }, timestamp: call.at });
       }
-      for (const request of takenRequests) {
-        const payload = networkEntry(request, { base: base(), options: networkOptions!, mask: masked.redact, timing: timingOf(request) });
-        settings.emit({ type: CUSTOM_EVENT, data: { tag: NETWORK_ENTRY_TAG, payload }, timestamp: request.at });
+      if (takenRequests.length > 0) {
+        // Read once per drain: the page's address, and the browser's resource timings by URL.
+        const pageUrl = base();
+        const timings = resourceTimings(takenRequests);
+        for (const request of takenRequests) {
+          const parsed = absoluteUrl(request.url, pageUrl);
+          const timing = timingOf(request, parsed, timings);
+          const payload = networkEntry(request, { base: pageUrl, options: networkOptions!, mask: masked.redact, timing, parsed });
+          settings.emit({ type: CUSTOM_EVENT, data: { tag: NETWORK_ENTRY_TAG, payload }, timestamp: request.at });
+        }
       }
     } catch (error) {
       log.error('the recorder could not record console or network entries', error);
@@ -126,13 +133,27 @@ export function startPageContext(settings: PageContextSettings): PageContext {
     }
   }
 
-  /** The browser's resource timing of `request`: the entry for its URL that started closest after it. */
-  function timingOf(request: RawRequest): PerformanceResourceTiming | undefined {
-    if (request.initiator === 'beacon' || typeof perf.getEntriesByName !== 'function') return undefined;
-    const url = absoluteUrl(request.url, base());
-    if (url === null) return undefined;
+  /**
+   * The browser's resource timings by URL, read in one call for every request of a drain (a lookup
+   * by name per request scanned the whole timing buffer each time); undefined without requests
+   * that have them, or without the API.
+   */
+  function resourceTimings(taken: readonly RawRequest[]): Map<string, PerformanceResourceTiming[]> | undefined {
+    if (!taken.some((request) => request.initiator !== 'beacon') || typeof perf.getEntriesByType !== 'function') return undefined;
+    const byName = new Map<string, PerformanceResourceTiming[]>();
+    for (const entry of perf.getEntriesByType('resource') as PerformanceResourceTiming[]) {
+      const list = byName.get(entry.name);
+      if (list === undefined) byName.set(entry.name, [entry]);
+      else list.push(entry);
+    }
+    return byName;
+  }
+
+  /** The browser's resource timing of `request` (its URL `parsed`): the entry for its URL that started closest after it. */
+  function timingOf(request: RawRequest, parsed: URL | null, timings: Map<string, PerformanceResourceTiming[]> | undefined): PerformanceResourceTiming | undefined {
+    if (request.initiator === 'beacon' || timings === undefined || parsed === null) return undefined;
     let best: PerformanceResourceTiming | undefined;
-    for (const entry of perf.getEntriesByName(url.href, 'resource') as PerformanceResourceTiming[]) {
+    for (const entry of timings.get(parsed.href) ?? []) {
       if (entry.startTime < request.t0 - 1 || entry.startTime > request.t1) continue;
       if (best === undefined || entry.startTime < best.startTime) best = entry;
     }
@@ -164,11 +185,14 @@ export function startPageContext(settings: PageContextSettings): PageContext {
       maxBodyLength: networkOptions.maxBodyLength,
       perfNow,
       begin(initiator, method, url) {
-        if (!active || own(url) || !cap.take()) return null;
+        if (!active || own(url)) return null;
+        // One read of the clock for the cap and the entry's time.
+        const at = now();
+        if (!cap.take(at)) return null;
         // Resolving the URL costs a parse: only when headers or bodies may be recorded at all.
         const isAllowed = mayAllow && allowed(absoluteUrl(url, base())?.href ?? url);
         const t0 = perfNow();
-        return { initiator, method: String(method), url, at: now(), t0, t1: t0, status: 0, allowed: isAllowed };
+        return { initiator, method: String(method), url, at, t0, t1: t0, status: 0, allowed: isAllowed };
       },
       done(request) {
         if (!active) return;

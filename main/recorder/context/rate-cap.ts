@@ -6,8 +6,11 @@
 
 /** The cap of one kind of entry. */
 export interface RateCap {
-  /** True when one more entry fits in the current second; otherwise counts it as dropped. */
-  take(): boolean;
+  /**
+   * True when one more entry fits in the current second; otherwise counts it as dropped. `at` is
+   * the time (ms of `now()`) when the caller has already read the clock.
+   */
+  take(at?: number): boolean;
   /** Entries dropped since the last call; resets the count. */
   takeDropped(): number;
 }
@@ -18,8 +21,8 @@ export function createRateCap(limit: number, now: () => number): RateCap {
   let count = 0;
   let dropped = 0;
   return {
-    take() {
-      const at = now();
+    take(given) {
+      const at = given ?? now();
       if (at - windowStart >= 1000) {
         windowStart = at;
         count = 0;
