@@ -220,7 +220,10 @@ async function measureStore(location: string, events: number, log: (line: string
       includeBots: false,
       visitorKey: 'anonymous',
     });
-    for (const [, run] of PANELS) await run(store, query(7));
+    // A warm-up read past the budget (a cold cache) is no result either: the measured calls follow.
+    for (const [, run] of PANELS) await run(store, query(7)).catch((error: unknown) => {
+      if (!(isStoreError(error) && error.code === 'BUSY')) throw error;
+    });
     const answers = new Map<string, unknown>();
     for (const days of RANGES) {
       for (const [name, run] of PANELS) {
