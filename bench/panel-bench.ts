@@ -64,6 +64,20 @@ export const PANELS: Panel[] = [
   ['top pages, device filter', (s, q) => s.reports.top({ ...q, filters: { device: 'mobile' } }, 'page', 10)],
 ];
 
+/** Waits until the store's reader has finished what it was reading: a five-minute total, queued behind it, retried while it is itself past the budget. */
+async function settle(store: { reports: ReportStore }, q: ReportQuery): Promise<void> {
+  for (;;) {
+    const done = await store.reports.totals({ ...q, from: q.to - 300_000 }).then(
+      () => true,
+      (error: unknown) => {
+        if (isStoreError(error) && error.code === 'BUSY') return false;
+        throw error;
+      },
+    );
+    if (done) return;
+  }
+}
+
 /** Milliseconds per panel of one store: 7 days, 30 days, its CPU, 90 days, 30 days from the events alone. */
 type Timings = Map<string, number[]>;
 
@@ -223,9 +237,12 @@ async function measureStore(location: string, events: number, log: (line: string
       visitorKey: 'anonymous',
     });
     // A warm-up read past the budget (a cold cache) is no result either: the measured calls follow.
-    for (const [, run] of PANELS) await run(store, query(7)).catch((error: unknown) => {
-      if (!(isStoreError(error) && error.code === 'BUSY')) throw error;
-    });
+    for (const [, run] of PANELS) {
+      await run(store, query(7)).catch(async (error: unknown) => {
+        if (!(isStoreError(error) && error.code === 'BUSY')) throw error;
+        await settle(store, query(7));
+      });
+    }
     const answers = new Map<string, unknown>();
     for (const days of RANGES) {
       for (const [name, run] of PANELS) {
@@ -237,6 +254,9 @@ async function measureStore(location: string, events: number, log: (line: string
           throw error;
         });
         const ms = answer === OVER_BUDGET ? Infinity : performance.now() - t0;
+        // The reader finishes a read it answered BUSY for before it takes the next: a cheap read
+        // queued behind it waits for that, so that the next panel times itself, not the backlog.
+        if (answer === OVER_BUDGET) await settle(store, query(days));
         const cpuMs = (await cpu.read()) - c0;
         if (days === 30) answers.set(name, answer);
         if (days !== 7) kept.set(answerKey(name, days), answer);
