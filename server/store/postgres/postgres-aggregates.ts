@@ -114,12 +114,8 @@ export async function applyPostgresAggregates(client: pg.PoolClient, batch: Aggr
   if (summaries) await addPostgresSessionSummaries(client, batch.sessions());
 }
 
-/** Inserts rows and session rows as parts, with their projects' aggregate locks taken shared in the same statement. */
-async function insertParts(client: pg.PoolClient, deltas: readonly RowDelta[], sessions: readonly SessionGroup[]): Promise<void> {
-  const projects = [...new Set([...deltas.map((d) => d.project), ...sessions.map((s) => s.project)])].sort();
-  if (projects.length === 0) return;
-  await client.query(
-    `WITH locked AS (SELECT count(pg_advisory_xact_lock_shared(${LOCK_KEY('p')})) AS n FROM unnest($1::text[]) AS p),
+/** Named where it runs (each connection then parses and plans it once): every group commit runs it. */
+const PARTS_SQL = `WITH locked AS (SELECT count(pg_advisory_xact_lock_shared(${LOCK_KEY('p')})) AS n FROM unnest($1::text[]) AS p),
      v AS (
        INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
        SELECT u.* FROM unnest($2::text[], $3::text[], $4::int2[], $5::bigint[], $6::text[], $7::bool[], $8::bigint[], $9::bigint[],
@@ -127,8 +123,16 @@ async function insertParts(client: pg.PoolClient, deltas: readonly RowDelta[], s
      s AS (
        INSERT INTO agg_sessions (project_id, hour, session_id, is_bot, first_ts, last_ts, events, page_views)
        SELECT u.* FROM unnest($15::text[], $16::bigint[], $17::text[], $18::bool[], $19::bigint[], $20::bigint[], $21::bigint[], $22::bigint[]) AS u, locked)
-     SELECT n FROM locked`,
-    [
+     SELECT n FROM locked`;
+
+/** Inserts rows and session rows as parts, with their projects' aggregate locks taken shared in the same statement. */
+async function insertParts(client: pg.PoolClient, deltas: readonly RowDelta[], sessions: readonly SessionGroup[]): Promise<void> {
+  const projects = [...new Set([...deltas.map((d) => d.project), ...sessions.map((s) => s.project)])].sort();
+  if (projects.length === 0) return;
+  await client.query({
+    name: 'agg-parts',
+    text: PARTS_SQL,
+    values: [
       projects,
       deltas.map((d) => d.project),
       deltas.map((d) => d.dim),
@@ -148,7 +152,7 @@ async function insertParts(client: pg.PoolClient, deltas: readonly RowDelta[], s
       sessions.map((s) => s.events),
       sessions.map((s) => s.pageViews),
     ],
-  );
+  });
 }
 
 /** Takes the aggregate locks of `projects` shared, in one order: what a compaction holds while it merges their parts. */

@@ -12,6 +12,8 @@ import { type DayMove, type SessionSpan, type SessionState, createSessionMoves }
  * A state is a read, a move and a write: two processes storing events of one session at once must
  * not both read the old state. Each session's advisory lock is taken first, in one order (its
  * key's), for the rest of the transaction; a new session has no row to lock with `FOR UPDATE`.
+ * Every group commit runs the three statements, so they are named: each connection parses and
+ * plans them once.
  */
 
 const MOVES = createSessionMoves();
@@ -19,23 +21,21 @@ const MOVES = createSessionMoves();
 /** The advisory lock of each session, as SQL over the project and session expressions. */
 const SESSION_LOCK_KEY = (project: string, session: string) => `hashtextextended('agg-session:' || ${project} || chr(1) || ${session}, 0)`;
 
+const LOCK_SQL = `SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT ${SESSION_LOCK_KEY('p', 's')} AS k FROM unnest($1::text[], $2::text[]) AS u(p, s) ORDER BY k) x`;
+
 /** Takes the locks of sessions (`projects[i]`, `sessions[i]`), in the order of their keys. */
 async function lockSessions(client: pg.PoolClient, projects: readonly string[], sessions: readonly string[]): Promise<void> {
-  await client.query(
-    `SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT ${SESSION_LOCK_KEY('p', 's')} AS k FROM unnest($1::text[], $2::text[]) AS u(p, s) ORDER BY k) x`,
-    [projects, sessions],
-  );
+  await client.query({ name: 'agg-session-lock', text: LOCK_SQL, values: [projects, sessions] });
 }
 
 const keyOf = (projectId: string, session: string) => `${projectId}\u0000${session}`;
 
+const READ_SQL = `SELECT s.project_id, s.session_id, s.h_first, s.h_last, s.h_events, s.h_page_views, s.first_ts, s.last_ts, s.events, s.page_views
+  FROM agg_session_state s JOIN unnest($1::text[], $2::text[]) AS u(p, sid) ON s.project_id = u.p AND s.session_id = u.sid`;
+
 /** The states of sessions, by {@link keyOf}. */
 async function readStates(client: pg.PoolClient, projects: readonly string[], sessions: readonly string[]): Promise<Map<string, SessionState>> {
-  const { rows } = await client.query<Record<string, string | null>>(
-    `SELECT s.project_id, s.session_id, s.h_first, s.h_last, s.h_events, s.h_page_views, s.first_ts, s.last_ts, s.events, s.page_views
-     FROM agg_session_state s JOIN unnest($1::text[], $2::text[]) AS u(p, sid) ON s.project_id = u.p AND s.session_id = u.sid`,
-    [projects, sessions],
-  );
+  const { rows } = await client.query<Record<string, string | null>>({ name: 'agg-session-read', text: READ_SQL, values: [projects, sessions] });
   const states = new Map<string, SessionState>();
   for (const r of rows) {
     const human: SessionSpan = r.h_first === null ? null : { first: Number(r.h_first), last: Number(r.h_last), events: Number(r.h_events), pageViews: Number(r.h_page_views) };
@@ -44,21 +44,24 @@ async function readStates(client: pg.PoolClient, projects: readonly string[], se
   return states;
 }
 
-/** Writes new states (null: forgotten) and the day sums' moves, in one statement. */
-async function writeStates(client: pg.PoolClient, changed: ReadonlyArray<{ projectId: string; session: string; after: SessionState | null }>, days: Map<string, DayMove>): Promise<void> {
-  const kept = changed.filter((c) => c.after !== null && c.after[1] !== null) as Array<{ projectId: string; session: string; after: [SessionSpan, NonNullable<SessionSpan>] }>;
-  const gone = changed.filter((c) => c.after === null || c.after[1] === null);
-  const moves = [...days.values()].filter((m) => m.sessions !== 0 || m.bounces !== 0 || m.duration !== 0 || m.pageViews !== 0);
-  await client.query(
-    `WITH up AS (
+const WRITE_SQL = `WITH up AS (
        INSERT INTO agg_session_state (project_id, session_id, h_first, h_last, h_events, h_page_views, first_ts, last_ts, events, page_views)
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
        ON CONFLICT (project_id, session_id) DO UPDATE SET h_first = excluded.h_first, h_last = excluded.h_last, h_events = excluded.h_events,
          h_page_views = excluded.h_page_views, first_ts = excluded.first_ts, last_ts = excluded.last_ts, events = excluded.events, page_views = excluded.page_views),
      gone AS (DELETE FROM agg_session_state a USING unnest($11::text[], $12::text[]) AS k(p, s) WHERE a.project_id = k.p AND a.session_id = k.s)
      INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
-     SELECT * FROM unnest($13::text[], $14::bigint[], $15::int2[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])`,
-    [
+     SELECT * FROM unnest($13::text[], $14::bigint[], $15::int2[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])`;
+
+/** Writes new states (null: forgotten) and the day sums' moves, in one statement. */
+async function writeStates(client: pg.PoolClient, changed: ReadonlyArray<{ projectId: string; session: string; after: SessionState | null }>, days: Map<string, DayMove>): Promise<void> {
+  const kept = changed.filter((c) => c.after !== null && c.after[1] !== null) as Array<{ projectId: string; session: string; after: [SessionSpan, NonNullable<SessionSpan>] }>;
+  const gone = changed.filter((c) => c.after === null || c.after[1] === null);
+  const moves = [...days.values()].filter((m) => m.sessions !== 0 || m.bounces !== 0 || m.duration !== 0 || m.pageViews !== 0);
+  await client.query({
+    name: 'agg-session-write',
+    text: WRITE_SQL,
+    values: [
       kept.map((c) => c.projectId),
       kept.map((c) => c.session),
       kept.map((c) => c.after[0]?.first ?? null),
@@ -79,7 +82,7 @@ async function writeStates(client: pg.PoolClient, changed: ReadonlyArray<{ proje
       moves.map((m) => m.duration),
       moves.map((m) => m.pageViews),
     ],
-  );
+  });
 }
 
 /** Adds a commit's session groups (per hour and bot flag) to the states and the day sums. */
