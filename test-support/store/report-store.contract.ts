@@ -196,6 +196,14 @@ function describeReports(title: string, makeStore: MakeStore, T0: number, rollup
       ]);
     });
 
+    it('rounds each vital at its third significant digit to a step of 5 before taking the p75', async () => {
+      const perf = (lcp: number, cls: number) =>
+        event({ eventType: 'performance', timestamp: T0 + ++n, properties: { largestContentfulPaint: lcp, cumulativeLayoutShift: cls }, d: { path: '/r' } });
+      // Ranks: the 3rd of 4 is 1276 (rounded 1300) and 0.0613 (rounded 0.0615).
+      await write([perf(1234, 0.0613), perf(1249, 0.001), perf(1276, 0.0001), perf(2490, 0.3)]);
+      expect(await ctx.store.reports.vitals(query(), 10)).toEqual([{ path: '/r', samples: 4, lcp: 1300, inp: null, cls: 0.0615, fcp: null }]);
+    });
+
     it('groups errors by message, the latest stack winning', async () => {
       await write([
         event({ eventType: 'error', timestamp: T0 + 1, properties: { message: 'boom', stack: 'old' } }),

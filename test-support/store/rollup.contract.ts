@@ -501,5 +501,34 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         await second.close();
       }
     });
+
+    it('rounds the vitals counts of the shape before rounded vitals in place, without reading the events again', async () => {
+      const loc = await location();
+      const projectId = newProjectId();
+      const first = loc.open();
+      await first.init();
+      await first.write({ events: generated(projectId, 13, 'v'), chunks: [] });
+      await settle(first, loc, projectId);
+      const rolled = await panels(first, projectId);
+      await first.close();
+      // As the shape before: counts of unrounded values (each rounded value moved off its step,
+      // so that the conversion must round and merge them back) under shape 6.
+      const moved = await loc.sql("UPDATE rollup_vitals SET value = value + 1 WHERE metric = 'lcp' AND value >= 1000 AND project_id = ?", [projectId]);
+      expect(moved).toBeDefined();
+      const offStep = async () =>
+        Number((await loc.sql("SELECT COUNT(*) AS n FROM rollup_vitals WHERE metric = 'lcp' AND value >= 1000 AND value <> floor(value / 50) * 50 AND project_id = ?", [projectId]))[0]?.n);
+      expect(await offStep()).toBeGreaterThan(0);
+      await loc.sql('UPDATE rollup_meta SET shape = 6');
+      const second = loc.open();
+      await second.init();
+      try {
+        expect(await offStep()).toBe(0);
+        // Converted, not rebuilt: no day was marked for a refresh from the events.
+        expect(await dirtyDays(loc, projectId)).toEqual([]);
+        expect(await panels(second, projectId)).toEqual(rolled);
+      } finally {
+        await second.close();
+      }
+    });
   });
 }

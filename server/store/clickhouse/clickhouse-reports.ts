@@ -30,6 +30,7 @@ import {
 import { timeBound } from '../shared/cursor.js';
 import type { ClickHouseTables } from './clickhouse-schema.js';
 import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transport.js';
+import { cleanVital, vitalStepSql } from '../reports/vital-steps.js';
 
 /*
  * The reports on ClickHouse (docs/decisions.md, "ClickHouse"), read straight from `events`, as
@@ -68,7 +69,7 @@ const numberProperty = (name: string): string =>
 const limitOf = (limit: number): number => (Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0);
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
-const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+const vitalOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : cleanVital(Number(value)));
 
 /** The values of one statement, each bound to a `{vN:Type}` placeholder. */
 class Bind {
@@ -168,7 +169,7 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
       const p75 = (key: string) => `if(count(s_${key}) = 0, NULL, arraySort(groupArray(s_${key}))[intDiv(3 * count(s_${key}) + 3, 4)]) AS ${key}`;
       const rows = await run(
         `SELECT assumeNotNull(path) AS page, count() AS samples, ${metrics.map(([key]) => p75(key)).join(', ')} FROM (
-           SELECT path, ${metrics.map(([key, name]) => `${numberProperty(name)} AS s_${key}`).join(', ')}
+           SELECT path, ${metrics.map(([key, name]) => `${vitalStepSql(numberProperty(name))} AS s_${key}`).join(', ')}
            FROM ${events} WHERE ${where(q, b)} AND event_type = 'performance' AND path IS NOT NULL)
          GROUP BY page ORDER BY samples DESC, page LIMIT ${limitOf(limit)}`,
         b,
@@ -176,10 +177,10 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
       return rows.map((row) => ({
         path: String(row.page),
         samples: num(row.samples),
-        lcp: numOrNull(row.lcp),
-        inp: numOrNull(row.inp),
-        cls: numOrNull(row.cls),
-        fcp: numOrNull(row.fcp),
+        lcp: vitalOrNull(row.lcp),
+        inp: vitalOrNull(row.inp),
+        cls: vitalOrNull(row.cls),
+        fcp: vitalOrNull(row.fcp),
       }));
     },
 

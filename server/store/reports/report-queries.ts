@@ -36,6 +36,7 @@ import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
 import { createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
+import { cleanVital, vitalStepSql } from './vital-steps.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -56,7 +57,6 @@ import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
-const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
 /** Options of {@link createReportStore}. */
 export interface ReportStoreOptions {
@@ -245,7 +245,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
             )
           : await run(
               `WITH perf AS MATERIALIZED (
-                 SELECT path, ${metrics.map(([key, name]) => `${dialect.numberProperty(name)} AS ${key}`).join(', ')}
+                 SELECT path, ${metrics.map(([key, name]) => `${vitalStepSql(dialect.numberProperty(name))} AS ${key}`).join(', ')}
                  FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
                pages AS (
                  SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
@@ -270,7 +270,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
           byPath.set(path, page);
         }
         const metric = row.metric as keyof typeof VITAL_PROPERTIES | null;
-        if (metric !== null) page[metric] = numOrNull(row.value);
+        if (metric !== null) page[metric] = row.value === null || row.value === undefined ? null : cleanVital(Number(row.value));
       }
       return [...byPath.values()];
     },

@@ -1,6 +1,7 @@
 import type { Dialect, RunQuery } from './dialect.js';
 import type { FilterDimension, FunnelStepSpec, ReportQuery } from '../report-store.js';
 import { DAY_MS, daySql } from './rollup-schema.js';
+import { vitalStepSql } from './vital-steps.js';
 
 /*
  * The rows a report aggregates when it is served from the daily rollups (docs/decisions.md,
@@ -156,7 +157,7 @@ export function errorsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): s
  */
 export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, properties: Readonly<Record<string, string>>): string {
   const metrics = Object.entries(properties);
-  const value = `CASE m.metric WHEN '' THEN 0 ${metrics.map(([key, name]) => `WHEN '${key}' THEN ${s.dialect.numberProperty(name)}`).join(' ')} END`;
+  const value = `CASE m.metric WHEN '' THEN 0 ${metrics.map(([key, name]) => `WHEN '${key}' THEN ${vitalStepSql(s.dialect.numberProperty(name))}`).join(' ')} END`;
   const metricRows = ["SELECT '' AS metric", ...metrics.map(([key]) => `SELECT '${key}'`)].join(' UNION ALL ');
   return union(
     plan,

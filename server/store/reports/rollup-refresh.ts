@@ -4,6 +4,7 @@ import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { Dialect } from './dialect.js';
 import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
 import { DAY_MS, markLockSql } from './rollup-schema.js';
+import { vitalStepSql } from './vital-steps.js';
 
 /*
  * Recomputing one marked (project, day) from its raw events (docs/decisions.md, "Daily rollups"):
@@ -52,10 +53,10 @@ function dayColumns(dialect: Dialect): string {
   return `event_id, event_type, session_id, timestamp, is_bot, COALESCE(anonymous_id, visitor_id) AS visitor, visitor_id AS visitor_hash,
     ${Object.values(DIMENSION_COLUMNS).filter((c) => c !== 'event_type').join(', ')},
     ${prop('error', `COALESCE(${dialect.textProperty('message')}, '')`)} AS message, ${prop('error', dialect.textProperty('stack'))} AS stack,
-    ${prop('performance', dialect.numberProperty('largestContentfulPaint'))} AS lcp,
-    ${prop('performance', dialect.numberProperty('interactionToNextPaint'))} AS inp,
-    ${prop('performance', dialect.numberProperty('cumulativeLayoutShift'))} AS cls,
-    ${prop('performance', dialect.numberProperty('firstContentfulPaint'))} AS fcp,
+    ${prop('performance', vitalStepSql(dialect.numberProperty('largestContentfulPaint')))} AS lcp,
+    ${prop('performance', vitalStepSql(dialect.numberProperty('interactionToNextPaint')))} AS inp,
+    ${prop('performance', vitalStepSql(dialect.numberProperty('cumulativeLayoutShift')))} AS cls,
+    ${prop('performance', vitalStepSql(dialect.numberProperty('firstContentfulPaint')))} AS fcp,
     ${prop('experiment_exposure', dialect.textProperty('experiment'))} AS experiment,
     ${prop('experiment_exposure', `COALESCE(${dialect.textProperty('variant')}, '')`)} AS variant`;
 }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { SCHEMA_LOCK_SQL } from '../postgres/postgres-schema.js';
 import { PROJECT_SPANS_SQL, type Span, spanDays } from '../shared/project-spans.js';
+import { vitalStepSql } from './vital-steps.js';
 
 /*
  * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
@@ -15,8 +16,26 @@ import { PROJECT_SPANS_SQL, type Span, spanDays } from '../shared/project-spans.
  * removes the mark.
  */
 
-/** Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt. */
-export const ROLLUP_SHAPE = 6;
+/**
+ * Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt,
+ * except from {@link VITALS_ROUNDED_FROM}, whose rollups are converted in place.
+ */
+export const ROLLUP_SHAPE = 7;
+
+/**
+ * The shape before `rollup_vitals` counted rounded values (`vital-steps.ts`): its counts are
+ * rounded and merged in place, which needs no event read, rather than rebuilt from the events.
+ */
+const VITALS_ROUNDED_FROM = 6;
+
+/** The statements that round the counts of `rollup_vitals` of {@link VITALS_ROUNDED_FROM} in place. */
+const ROUND_VITALS_SQL = [
+  `CREATE TEMP TABLE rounded_vitals AS SELECT project_id, day, is_bot, path, metric, ${vitalStepSql('value')} AS value, SUM(n) AS n
+   FROM rollup_vitals GROUP BY project_id, day, is_bot, path, metric, ${vitalStepSql('value')}`,
+  'DELETE FROM rollup_vitals',
+  'INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, value, n) SELECT project_id, day, is_bot, path, metric, value, n FROM rounded_vitals',
+  'DROP TABLE rounded_vitals',
+];
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -193,7 +212,11 @@ export function ensureSqliteRollups(db: Database.Database): void {
   db.transaction(() => {
     const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollup_meta'").get();
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM rollup_meta').pluck().get() as number | undefined);
-    if (shape === ROLLUP_SHAPE) {
+    if (shape === VITALS_ROUNDED_FROM) {
+      for (const sql of ROUND_VITALS_SQL) db.exec(sql);
+      db.prepare('UPDATE rollup_meta SET shape = ?').run(ROLLUP_SHAPE);
+    }
+    if (shape === ROLLUP_SHAPE || shape === VITALS_ROUNDED_FROM) {
       db.exec(SQLITE_ROLLUP_DDL);
       return;
     }
@@ -213,7 +236,12 @@ export async function ensurePostgresRollups(pool: pg.Pool): Promise<void> {
     await client.query('BEGIN');
     await client.query(SCHEMA_LOCK_SQL);
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('rollup_meta') IS NOT NULL AS found");
-    const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
+    let shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
+    if (shape === VITALS_ROUNDED_FROM) {
+      for (const sql of ROUND_VITALS_SQL) await client.query(sql);
+      await client.query('UPDATE rollup_meta SET shape = $1', [ROLLUP_SHAPE]);
+      shape = ROLLUP_SHAPE;
+    }
     if (shape !== ROLLUP_SHAPE) {
       for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) await client.query(`DROP TRIGGER IF EXISTS ${trigger} ON events`);
       await client.query(`DROP TABLE IF EXISTS ${ROLLUP_TABLES.join(', ')}`);
