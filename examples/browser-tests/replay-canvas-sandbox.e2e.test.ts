@@ -98,8 +98,8 @@ function canvasRecord(dataUrl: string, timestamp: number): RecordedEvent {
 
 /**
  * A page with a heading and a 160×90 canvas (red in the snapshot, green and blue later), the mouse
- * moving every 400 ms; with `crafted`, the payloads too, and a canvas record whose image is an SVG
- * document with a script.
+ * moving every 400 ms; with `crafted`, the payloads too, a canvas record whose image is an SVG
+ * document with a script, and one whose bytes are no image.
  */
 function canvasRecording(start: number, images: Record<Colour, string>, crafted: boolean): RecordedEvent[] {
   let id = 100;
@@ -128,7 +128,13 @@ function canvasRecording(start: number, images: Record<Colour, string>, crafted:
     { type: 2, data: snapshot, timestamp: start + 10 },
     ...Array.from({ length: LENGTH_MS / 400 - 1 }, (_, i) => ({ type: 3, data: { source: 1, positions: [{ x: 20 + i, y: 40, id: CANVAS_ID, timeOffset: 0 }] }, timestamp: start + 400 * (i + 1) })),
     canvasRecord(images.green, start + GREEN_AT),
-    ...(crafted ? [canvasRecord(`data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`, start + GREEN_AT + 100)] : []),
+    ...(crafted
+      ? [
+          canvasRecord(`data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`, start + GREEN_AT + 100),
+          // Bytes that are no image: not drawn, and counted beside the player's clock.
+          canvasRecord('data:image/webp;base64,bm90IGFuIGltYWdl', start + GREEN_AT + 200),
+        ]
+      : []),
     canvasRecord(images.blue, start + BLUE_AT),
     { type: 5, data: { tag: 'service-analytics:stop', payload: { reason: 'stop' } }, timestamp: start + LENGTH_MS },
   ].sort((a, b) => a.timestamp - b.timestamp);
@@ -266,6 +272,8 @@ describe('canvas images in the replay, in the sandbox where no script runs', () 
       expect(markers).toEqual({ top: null, frame: null, title: dashboardTitle, scripts: 0, srcdoc: false });
       expect(pinged).toEqual([]);
       expect((await replayState(p)).colour).toBe('blue');
+      // The SVG is never decoded; the bytes that are no image fail to, and the player says so.
+      expect(await p.getByTestId('replay-time').textContent()).toContain('1 canvas image not shown');
     } finally {
       await context.close();
     }
