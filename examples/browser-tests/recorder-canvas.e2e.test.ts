@@ -4,7 +4,8 @@
  * draws on reaches the server as rrweb canvas records (images of the canvas, WebP); without it,
  * the default, the same page's recording holds no canvas record and no image of the canvas. The
  * dashboard (built with Vite, served by the real server) replays such a recording with the canvas
- * drawn, in the iframe rrweb lets run script for it, with no Content-Security-Policy violation.
+ * drawn, in rrweb's sandbox where no script runs, with no Content-Security-Policy violation
+ * (`replay-canvas-sandbox.e2e.test.ts` plays crafted recordings).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -187,7 +188,7 @@ describe('canvas recording in Chromium', () => {
     expect(JSON.stringify(events)).not.toContain('image/webp');
   });
 
-  it('is replayed by the dashboard with the canvas drawn, under its policy, with no violation; without canvas records, in the script-less sandbox', async () => {
+  it('is replayed by the dashboard with the canvas drawn in the script-less sandbox, under its policy, with no violation; without canvas records, from the snapshot’s image', async () => {
     expect(recordedWithCanvas, 'the recording of the first test').toBeDefined();
     const events = (recordedWithCanvas as Recording).events;
     const out = mkdtempSync(join(tmpdir(), 'sa-dashboard-build-'));
@@ -219,7 +220,7 @@ describe('canvas recording in Chromium', () => {
         await p.getByTestId('replay-time').waitFor();
       };
       await openReplay('canvas-replay');
-      // The replay's iframe may run script (UNSAFE_replayCanvas), and its canvas shows a drawing.
+      // The replay's iframe runs no script, and its canvas shows a drawing (the dashboard draws it).
       const state = () =>
         p.evaluate(() => {
           const frame = document.querySelector<HTMLIFrameElement>('.replayer-wrapper iframe');
@@ -228,12 +229,13 @@ describe('canvas recording in Chromium', () => {
           return { sandbox: frame?.getAttribute('sandbox') ?? null, alpha: pixel?.[3] ?? 0 };
         });
       await waitUntil('the replayed canvas to show the drawing', async () => (await state()).alpha > 0, 30_000);
-      expect((await state()).sandbox?.split(' ').sort()).toEqual(['allow-same-origin', 'allow-scripts']);
-      // The same recording without its canvas records: rrweb's own sandbox, no script.
+      expect((await state()).sandbox).toBe('allow-same-origin');
+      // The same recording without its canvas records: the canvas as the full snapshot holds it.
       await p.evaluate(() => (location.hash = '#/'));
       await p.getByTestId('stat-visitors').waitFor();
       await openReplay('no-canvas-replay');
-      await waitUntil('the replay without canvas records', async () => (await state()).sandbox === 'allow-same-origin', 30_000);
+      await waitUntil('the replay without canvas records to show the snapshot’s drawing', async () => (await state()).alpha > 0, 30_000);
+      expect((await state()).sandbox).toBe('allow-same-origin');
       expect(violations, 'Content-Security-Policy violations').toEqual([]);
     } finally {
       await context.close();

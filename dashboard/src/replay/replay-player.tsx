@@ -3,10 +3,12 @@
  * speed (1×–8×) and skip-inactivity, from the player's own controller. `seekTo` moves it from
  * outside (an event chosen beside the player); the session's errors are marks on the timeline
  * (`timeline-marks.tsx`) that jump there. The box has the recorder's block class, so a recording
- * made of the dashboard does not record the replay.
+ * made of the dashboard does not record the replay. The replay's frame keeps rrweb's sandbox, in
+ * which no script runs, also for canvas images: the dashboard draws those itself
+ * (`canvas-painter.ts`; docs/decisions.md, "Canvas recording and its replay").
  */
 import { type ReactNode, useEffect, useMemo, useRef, useState } from 'react';
-import type { RecordedEvent, RecordingAnswer, WireEvent } from '../api/wire-types.js';
+import type { RecordingAnswer, WireEvent } from '../api/wire-types.js';
 import { formatClock, messageOf } from '../lib/format.js';
 import { errorMarks } from './error-marks.js';
 import { TimelineMarks, createMarksBox } from './timeline-marks.js';
@@ -14,18 +16,6 @@ import { TimelineMarks, createMarksBox } from './timeline-marks.js';
 /** rrweb's event types the player needs before it can show anything. */
 const FULL_SNAPSHOT = 2;
 const META = 4;
-/** rrweb's `EventType.IncrementalSnapshot` and `IncrementalSource.CanvasMutation`: a recorded canvas image. */
-const INCREMENTAL_SNAPSHOT = 3;
-const CANVAS_MUTATION = 9;
-
-/**
- * The recording holds canvas images (recorded with `recordCanvas`). Only then is the replay built
- * with rrweb's `UNSAFE_replayCanvas`, whose iframe may run script (docs/decisions.md, "Canvas
- * recording and its replay"); every other replay keeps rrweb's script-less sandbox.
- */
-function hasCanvasImages(events: readonly RecordedEvent[]): boolean {
-  return events.some((e) => e.type === INCREMENTAL_SNAPSHOT && (e.data as { source?: unknown } | null)?.source === CANVAS_MUTATION);
-}
 
 /** What the parent can ask of the player. */
 export interface PlayerHandle {
@@ -82,6 +72,8 @@ export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents
   const [error, setError] = useState<string | null>(null);
   const [time, setTime] = useState<{ now: number; total: number } | null>(null);
   const [marksBox, setMarksBox] = useState<{ box: HTMLElement; total: number } | null>(null);
+  /** Canvas images of this recording that could not be drawn (undecodable bytes). */
+  const [canvasFailures, setCanvasFailures] = useState(0);
   const total = marksBox?.total;
   const marks = useMemo(() => {
     if (sessionEvents === undefined || total === undefined) return [];
@@ -101,19 +93,24 @@ export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents
     let cancelled = false;
     let ticker: ReturnType<typeof setInterval> | undefined;
     let removeMarks: (() => void) | undefined;
+    let stopPainting: (() => void) | undefined;
+    setCanvasFailures(0);
     const meta = events.find((e) => e.type === META)?.data as { width?: number; height?: number } | undefined;
     import('./load-player.js')
-      .then(({ RrwebPlayer }) => {
+      .then(({ RrwebPlayer, canvasFrames, createCanvasPainter }) => {
         const target = box.current;
         if (cancelled || target === null) return;
         target.replaceChildren();
+        const canvas = canvasFrames(events);
+        const painter = createCanvasPainter(canvas, { onError: () => setCanvasFailures((n) => n + 1) });
+        stopPainting = painter.stop;
         const width = Math.max(280, target.clientWidth);
         const ratio = meta?.width && meta.height ? meta.height / meta.width : 0.625;
         player = new RrwebPlayer({
           target,
           props: {
-            // The recorder's events, as the server stored them.
-            events: events as unknown as ConstructorParameters<typeof RrwebPlayer>[0]['props']['events'],
+            // The recorder's events, as the server stored them, less the canvas images the painter draws.
+            events: canvas.events as unknown as ConstructorParameters<typeof RrwebPlayer>[0]['props']['events'],
             width,
             height: Math.round(Math.min(width * ratio, window.innerHeight * 0.6)),
             autoPlay: true,
@@ -123,10 +120,15 @@ export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents
             mouseTail: false,
             showWarning: false,
             blockClass: 'sa-block',
-            UNSAFE_replayCanvas: hasCanvasImages(events),
+            // Not `UNSAFE_replayCanvas`: that would let the frame run script.
+            plugins: [painter.plugin],
           },
         });
         const p = player;
+        // After rrweb's own handler, which builds the page a jump made; and once now, for a jump
+        // made while the player was being built.
+        p.getReplayer().on('flush', painter.caughtUp);
+        painter.caughtUp();
         const total = p.getMetaData().totalTime;
         const timeline = nameControls(target, total);
         ticker = setInterval(() => {
@@ -149,6 +151,7 @@ export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents
       });
     return () => {
       cancelled = true;
+      stopPainting?.();
       clearInterval(ticker);
       setMarksBox(null);
       removeMarks?.();
@@ -171,6 +174,7 @@ export function ReplayPlayer({ recording, onReady, onTime, events: sessionEvents
         <p className="muted small" data-testid="replay-time" data-ms={Math.round(time.now)} data-total-ms={Math.round(time.total)}>
           {formatClock(time.now)} / {formatClock(time.total)}
           {recording.gaps.length > 0 ? ` · ${recording.gaps.length} missing chunk${recording.gaps.length === 1 ? '' : 's'}` : ''}
+          {canvasFailures > 0 ? ` · ${canvasFailures} canvas image${canvasFailures === 1 ? '' : 's'} not shown` : ''}
         </p>
       )}
     </div>
