@@ -274,7 +274,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   }
 
   function mode(): DeliveryMode {
-    return connection?.mode() ?? (closed || loadFailed ? 'off' : waiting ? 'held' : 'starting');
+    // Held stays held when the connection could not load: nothing may leave before consent.
+    return connection?.mode() ?? (closed ? 'off' : waiting ? 'held' : loadFailed ? 'off' : 'starting');
   }
 
   function trim(): void {

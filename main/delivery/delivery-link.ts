@@ -69,18 +69,11 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   const channel = new MessageChannel();
   let started = false;
   let alive = true;
-  let failStart: (error: Error) => void = () => {};
-  const startFailed = new Promise<never>((_, reject) => {
-    failStart = reject;
-  });
-  startFailed.catch(() => undefined);
+  /** The calls waiting for an answer, `init` included: each is rejected when the worker dies. */
   const deathListeners = new Set<(error: Error) => void>();
 
-  const onError = (event: Event): void => {
-    const message = (event as Partial<ErrorEvent>).message || 'the worker script failed to load or threw';
-    if (!started) failStart(new Error(`worker error event: ${message}`));
-    else die(`worker error event: ${message}`);
-  };
+  const onError = (event: Event): void =>
+    die(`worker error event: ${(event as Partial<ErrorEvent>).message || 'the worker script failed to load or threw'}`);
   worker.addEventListener('error', onError);
   channel.port1.onmessage = (event: MessageEvent<FromWorkerMessage>) => {
     if (!alive) return;
@@ -125,13 +118,14 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
     }
   }
 
+  /** Stops the worker; after its start, that is a death the client hears of, before it, a failed start. */
   function die(reason: string): void {
     if (!alive) return;
     stop();
-    const error = new AnalyticsError('WORKER_UNAVAILABLE', `The analytics worker stopped: ${reason}.`);
+    const error = started ? new AnalyticsError('WORKER_UNAVAILABLE', `The analytics worker stopped: ${reason}.`) : new Error(reason);
     for (const listener of deathListeners) listener(error);
     deathListeners.clear();
-    handlers.onDeath(reason);
+    if (started) handlers.onDeath(reason);
   }
 
   /** Runs a control call, settling with TIMED_OUT after `ms` or rejecting when the worker dies. */
@@ -175,22 +169,11 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   }
 
   const api = wrap<WorkerApi>(worker as unknown as Endpoint);
-  let handshakeTimer: unknown;
+  const port = channel.port2;
   let timezone: string | undefined;
   try {
-    const port = channel.port2;
-    const init = api.init(options.config, transfer(port, [port]), options.replay);
-    init.catch(() => undefined); // It may settle after the race is lost; nobody waits for it then.
-    const hello = await Promise.race([
-      init,
-      startFailed,
-      new Promise<never>((_, reject) => {
-        handshakeTimer = timers.setTimeout(
-          () => reject(new Error(`no handshake within ${options.startTimeoutMs} ms`)),
-          options.startTimeoutMs,
-        );
-      }),
-    ]);
+    const hello = await call(() => api.init(options.config, transfer(port, [port]), options.replay), options.startTimeoutMs);
+    if (hello === TIMED_OUT) throw new Error(`no handshake within ${options.startTimeoutMs} ms`);
     if (hello?.protocol !== WORKER_PROTOCOL_VERSION) {
       throw new Error(
         `the worker speaks protocol ${String(hello?.protocol)}, this library ${WORKER_PROTOCOL_VERSION} (a stale worker file?)`,
@@ -201,8 +184,6 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   } catch (error) {
     stop();
     throw error;
-  } finally {
-    timers.clearTimeout(handshakeTimer);
   }
 
   return {
