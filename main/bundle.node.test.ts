@@ -11,9 +11,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
 import { createFakeFetch, postOf, testConfig, uuidEvents } from '../test-support/worker/delivery-fakes.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
-import type { WorkerLike } from './delivery/transport-options.js';
-import { startWorkerLink } from './delivery/worker-link.js';
-import { globalTimers } from './delivery/delivery-link.js';
+import { type WorkerLike, globalTimers } from './delivery/delivery-options.js';
+import { startWorkerLink } from './delivery/delivery-link.js';
+import { createDeferredRequest } from './unload/deferred-request.js';
 
 let built: Awaited<ReturnType<typeof buildClient>>;
 beforeAll(async () => {
@@ -130,6 +130,7 @@ describe('the built worker (worker.js)', () => {
       replay: null,
       handlers: { onMessage: (message) => messages.push(message), onDeath: () => {} },
       timers: globalTimers,
+      deferred: createDeferredRequest(undefined, () => {}),
       startTimeoutMs: 5000,
       controlTimeoutMs: 5000,
       flushTimeoutMs: 5000,

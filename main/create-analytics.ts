@@ -8,7 +8,6 @@
 import type { AnalyticsEventType, EventContext, EventProperties } from '../protocol/event-model/analytics-event.js';
 import type { Analytics } from './analytics.js';
 import { type AnalyticsConfig, resolveConfig } from './config.js';
-import { globalTimers } from './delivery/delivery-link.js';
 import { createBusinessOperations } from './business/business-operations.js';
 import { AnalyticsError } from './errors.js';
 import { createExperimentOperations } from './experiments/experiment-operations.js';
@@ -16,7 +15,6 @@ import { guardAll } from './guard.js';
 import { type SyncOperations, fallbackOf } from './operation-fallbacks.js';
 import { createIdentity } from './session/identity.js';
 import { createLogger } from './logger.js';
-import { createNullDelivery } from './delivery/null-delivery.js';
 import { createPageContext } from './session/page-context.js';
 import { watchNavigation } from './auto/page-tracking.js';
 import { cleanProperties } from '../protocol/event-model/properties.js';
@@ -32,7 +30,7 @@ import { inSample } from './privacy/sampling.js';
 import { startUnloadPath } from './unload/unload-path.js';
 import { createUuidV7Clock, createUuidV7Generator } from './delivery/uuid-v7.js';
 import { type DeliveryClient, createDeliveryClient } from './delivery/delivery-client.js';
-import { deliveryOptions } from './delivery/delivery-options.js';
+import { deliveryOptions, globalTimers } from './delivery/delivery-options.js';
 import { whenIdle } from './when-idle.js';
 
 /**
@@ -87,10 +85,13 @@ function build(input: AnalyticsConfig, win: Window | undefined): Analytics {
     onChange: sessionState.changed,
   });
 
-  const delivery: DeliveryClient =
-    win === undefined
-      ? createNullDelivery(log)
-      : createDeliveryClient({ ...deliveryOptions(config, globalTimers, log, ids.tail, config.onDiscard), held: consent !== 'granted' });
+  // Outside a browser the client keeps and sends nothing (`off`), so a server process does not
+  // accumulate events or start timers.
+  const delivery: DeliveryClient = createDeliveryClient({
+    ...deliveryOptions(config, globalTimers, log, ids.tail, config.onDiscard),
+    held: consent !== 'granted',
+    off: win === undefined,
+  });
   const { beforeSend, sampleRate } = config;
   // The sampling decision of the last session asked about: computed once per session, not per event.
   let sampleId = '';

@@ -108,7 +108,7 @@ describe('the import graph of the product code', () => {
   });
 
   it('lets main/ import worker/ once, the delivery core, dynamically: no other import, not even a type', () => {
-    expect(show(across('main', 'worker'))).toEqual(['main/delivery/in-process-link.ts -> worker/delivery-core.js (dynamic)']);
+    expect(show(across('main', 'worker'))).toEqual(['main/delivery/delivery-link.ts -> worker/delivery-core.js (dynamic)']);
   });
 
   it('keeps worker/ free of main/ and server/, and protocol/ free of all three', () => {
@@ -202,10 +202,10 @@ describe('the import graph of the product code', () => {
         'main/analytics.ts <-> main/operation-fallbacks.ts <-> main/session/session-state.ts',
         [
           'main/config.ts',
-          'main/delivery/core-supervisor.ts',
+          'main/delivery/core-connection.ts',
           'main/delivery/delivery-client.ts',
+          'main/delivery/delivery-link.ts',
           'main/delivery/delivery-options.ts',
-          'main/delivery/worker-start.ts',
           'main/recorder/types.ts',
           'main/unload/beacon.ts',
         ].join(' <-> '),

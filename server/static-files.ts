@@ -97,7 +97,7 @@ export const REFERRER_POLICY = 'same-origin';
  *   visitor's browser did.
  * - `worker-src 'self'`: the example app starts the client's delivery worker from the file Vite
  *   ships beside it (`assets/worker-HASH.js`), so the client's `blob:` fallback is never tried
- *   (main/delivery/worker-start.ts); without any worker it would run in-process.
+ *   (main/delivery/core-connection.ts); without any worker it would run in-process.
  * - `frame-src https:`: the dashboard's heatmap, for a page no recording shows, frames the page
  *   itself, live, from its site (dashboard/src/heatmap/heatmap-map.tsx), in a sandbox without
  *   scripts or the dashboard's origin. The replay's iframe has no `src` (`about:blank` is not

@@ -78,7 +78,7 @@ describe('worker start', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { analytics, workers } = setup(['silent', 'ok'], { workerUrl: '/w.js' });
     const stats = analytics.getDeliveryStats();
-    // The core starts in the task after createAnalytics() (core-supervisor.ts): then the handshake's timer runs.
+    // The core starts in the task after createAnalytics() (delivery-client.ts): then the handshake's timer runs.
     await vi.waitFor(() => expect(workers.created).toHaveLength(1));
     await vi.advanceTimersByTimeAsync(3000);
     expect(await stats).toMatchObject({ mode: 'worker', strategy: 'shipped-worker' });

@@ -8,7 +8,9 @@
  * settle the log, so the queue size is counted, not estimated, and the pagehide beacon and a
  * restart's replay read the same log. While no core takes posts the log is kept within
  * maxQueueSize; while a clear() waits for the core, posts are held so that new events are not
- * cleared with it. The core is started and restarted by `core-supervisor.ts`.
+ * cleared with it. The core is started and restarted by the connection (`core-connection.ts`), a
+ * chunk loaded in the task after the client's creation; outside a browser none is, and the client
+ * keeps and sends nothing.
  *
  * Built as one closure, so that draining, trimming and settling stay private to it: every member
  * one module exposes to another costs the facade's bundle bytes.
@@ -17,18 +19,13 @@ import type { DroppedIds, FromWorkerMessage, QueueStats, ToWorkerMessage } from 
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { DiscardInfo } from '../config.js';
 import { AnalyticsError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { createCoreSupervisor } from './core-supervisor.js';
+import { nextTask } from '../next-task.js';
+import type { CoreConnection, CoreHooks, DeliveryMode } from './core-connection.js';
 import type { DeliveryLink } from './delivery-link.js';
-import type { StartStrategy } from './transport-options.js';
+import type { DeliveryClientOptions, StartStrategy } from './delivery-options.js';
 import { type LogChunk, appendEvent, createColumns, createUnackedLog, idOf } from './unacked-log.js';
-import type { StartContext } from './worker-start.js';
 
-/**
- * How the core runs now: `starting` until a strategy succeeded, `off` when none did; `held` while
- * consent is pending or denied (no core started, nothing sent).
- */
-export type DeliveryMode = 'held' | 'starting' | 'worker' | 'in-process' | 'off';
+export type { DeliveryMode };
 
 /** QueueStats of the running core plus how it was started. */
 export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
@@ -118,26 +115,28 @@ export interface PendingEvents {
   held?: { url: string; body: ArrayBuffer; covered: readonly number[] } | undefined;
 }
 
-/** Options of {@link createDeliveryClient}. */
-export interface DeliveryClientOptions {
-  context: StartContext;
-  strategies: readonly StartStrategy[];
-  logger: Logger;
-  onDiscard: ((info: DiscardInfo) => void) | undefined;
-  /** The random end of the page's event ids (`uuid-v7.ts`), carried by every post's columns. */
-  idTail: string;
-  /** Start no core until `release()` (consent pending): events wait in the buffer, at most maxQueueSize. */
-  held?: boolean;
-}
-
-/** Creates the client and starts the core in the next task. */
+/**
+ * Creates the client, and loads the connection that starts the core in the next task: its
+ * synchronous part (the page's first dynamic import, `new Worker`) costs the main thread
+ * milliseconds that do not belong in the task that called createAnalytics(), where the app is
+ * starting too (docs/decisions.md, "Start-up").
+ */
 export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
-  const { logger, onDiscard, idTail } = options;
+  const { logger, onDiscard, idTail, off = false } = options;
   const cap = options.context.config.maxQueueSize;
   const log = createUnackedLog(idTail);
   let messages: DataMessage[] = [];
   let scheduled = false;
-  let closed = false;
+  /** Shut down, or outside a browser (`off`): nothing is taken any more. */
+  let closed = off;
+  let offNoticed = false;
+  /** Consent pending: no core is started until `release()`. */
+  let waiting = options.held === true;
+  /** The running core: undefined while one starts, when none could, and after shutdown. */
+  let link: DeliveryLink | undefined;
+  let connection: CoreConnection | undefined;
+  /** The connection's chunk could not be loaded: no core will start. */
+  let loadFailed = false;
   /** While a clear() waits for the core, posts are held so new events are not cleared with it. */
   let holds = 0;
   /** clear() calls in progress; a flush() waits for them, so it also sends what they held. */
@@ -154,12 +153,13 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   /** The body of the covered events, where the page holds it for the pagehide beacon (no `fetchLater`). */
   let held: PendingEvents['held'];
 
-  const core = createCoreSupervisor(options, {
+  const hooks: CoreHooks = {
     receive,
     restarting() {
+      link = undefined;
       recording = restored = 0;
       lastPosted = -1;
-      // The next core builds its own body; what the dead one armed may be aborted (worker-start.ts).
+      // The next core builds its own body; what the dead one armed may be aborted (core-connection.ts).
       covered = [];
       held = undefined;
       return log.chunks().slice(0, -1);
@@ -169,8 +169,28 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
     // A core that runs takes what waited for it; when none could start, none will take the buffer:
     // it is kept within maxQueueSize here.
-    started: (running) => (running ? drain() : trim()),
-  });
+    started(running) {
+      link = running;
+      if (running === undefined) trim();
+      else drain();
+    },
+  };
+  const connecting: Promise<CoreConnection | undefined> = off
+    ? Promise.resolve(undefined)
+    : nextTask((resolve) => options.context.timers.setTimeout(resolve, 0))
+        .then(() => import('./core-connection.js'))
+        .then(
+          (module) => (closed ? undefined : (connection = module.connect({ ...options, held: waiting }, hooks))),
+          (error: unknown) => {
+            logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
+            loadFailed = true;
+            trim();
+            return undefined;
+          },
+        );
+  // A held client's first start counts as over at once: work waiting for it does not wait for consent.
+  const firstStart = waiting ? Promise.resolve() : connecting.then((c) => c?.started());
+  const ready = (): Promise<DeliveryLink | undefined> => connection?.ready() ?? connecting.then((c) => c?.ready());
 
   function receive(message: FromWorkerMessage): void {
     switch (message.t) {
@@ -225,7 +245,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   function drain(): void {
     scheduled = false;
     taskEnd?.();
-    const current = core.link();
+    const current = link;
     if (current === undefined || holds > 0) return;
     const over = log.open.columns.timestamps.length - cap;
     // The core would drop this task's oldest at once: they are not copied to it, only their ids'
@@ -253,6 +273,11 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     }
   }
 
+  function mode(): DeliveryMode {
+    // Held stays held when the connection could not load: nothing may leave before consent.
+    return connection?.mode() ?? (closed ? 'off' : waiting ? 'held' : loadFailed ? 'off' : 'starting');
+  }
+
   function trim(): void {
     discard(log.trim(cap, true), 'overflow', `the queue holds at most ${cap} events (maxQueueSize); the oldest were dropped`);
   }
@@ -266,14 +291,18 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   return {
     // Parameters spelled out: a rest parameter would allocate an array per event.
     push(idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId) {
-      if (closed) return;
+      if (closed) {
+        if (off && !offNoticed) logger.debug('not in a browser: events are not sent');
+        offNoticed = true;
+        return;
+      }
       const { columns } = log.open;
       appendEvent(columns, idMs, idCounter, timestamp, type, name, properties, userId, anonymousId, sessionId, context, previousId);
       // A running core gets the task's buffer in one post at its end, its newest maxQueueSize
       // events at most, and reports the rest as discards, so a burst costs each call the same below
       // and above the limit. Only while no core takes posts does the buffer outlive its task: then
       // it is trimmed to maxQueueSize once it doubles, a copy per maxQueueSize events, not per call.
-      if (columns.timestamps.length > 2 * cap && (core.link() === undefined || holds > 0)) trim();
+      if (columns.timestamps.length > 2 * cap && (link === undefined || holds > 0)) trim();
       schedule();
     },
 
@@ -287,9 +316,11 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     async flush() {
+      // Outside a browser nothing is kept, so nothing waits.
+      if (off) return;
       for (let attempt = 0; ; attempt++) {
         if (clearing.size > 0) await Promise.allSettled([...clearing]);
-        const current = await core.ready();
+        const current = await ready();
         if (current === undefined) {
           throw new AnalyticsError(closed ? 'SHUT_DOWN' : 'WORKER_UNAVAILABLE', 'flush(): the delivery core is not running; the events are kept', {
             queued: log.size,
@@ -324,7 +355,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       holds++;
       const done = (async () => {
         try {
-          const current = await core.ready();
+          const current = await ready();
           await current?.clear();
         } finally {
           holds--;
@@ -351,8 +382,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
 
     pending() {
       // A beacon carries at most what the queue would hold.
-      if (core.link() === undefined) trim();
-      return { chunks: log.chunks(), timezone: core.timezone(), covered, held };
+      if (link === undefined) trim();
+      return { chunks: log.chunks(), timezone: connection?.timezone(), covered, held };
     },
 
     forget(ranges) {
@@ -362,18 +393,23 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     },
 
     async stats() {
-      const current = await core.ready();
+      const current = await ready();
       // While no core runs (held, none could start, or shut down), what waits is the log.
       const base: Omit<QueueStats, 'mode'> & { mode: DeliveryMode } =
         current === undefined
-          ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: core.mode() }
+          ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: mode() }
           : await current.stats();
-      return { ...base, strategy: core.strategy(), restarts: core.restarts(), unacknowledged: log.size };
+      return { ...base, strategy: connection?.strategy() ?? null, restarts: connection?.restarts() ?? 0, unacknowledged: log.size };
     },
 
-    mode: core.mode,
-    started: core.started,
-    release: core.release,
+    mode,
+    started: () => firstStart,
+
+    release() {
+      if (!waiting || closed) return;
+      waiting = false;
+      connection?.release();
+    },
 
     async shutdown(timeoutMs) {
       // What this task buffered goes to the running core first, which then has `timeoutMs` to send it.
@@ -381,7 +417,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
         drain();
         closed = true;
       }
-      await core.shutdown(timeoutMs);
+      link = undefined;
+      await connection?.shutdown(timeoutMs);
     },
   };
 }

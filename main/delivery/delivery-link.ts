@@ -1,9 +1,21 @@
 /**
- * One started delivery core as the facade talks to it: a worker behind comlink and a
- * `MessagePort` (`worker-link.ts`), or the same core in-process (`in-process-link.ts`).
+ * One started delivery core as the facade talks to it (docs/architecture.md, "The worker
+ * boundary"): a Web Worker, control plane through comlink (`WorkerApi`), data plane through a
+ * transferred `MessagePort`; or the same core on the main thread, the fallback when no worker can
+ * start (CSP, old browsers, a worker that died twice) and the path of tests. A worker's start fails
+ * on a synchronous throw, an `error` event, a rejected `init`, a protocol mismatch or no handshake
+ * within the timeout; later, an `error` event or a control call that times out counts as death.
+ * Both are in the lazily loaded chunk that starts the core (`core-connection.ts`).
  */
-import type { FlushResult, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
-import type { Timers } from '../../protocol/worker/timers.js';
+import { type Endpoint, transfer, wrap } from 'comlink';
+import { WORKER_PROTOCOL_VERSION } from '../../protocol/worker/protocol-version.js';
+import type { CoreDeps } from '../../protocol/worker/core-deps.js';
+import type { DeliveryConfig, FlushResult, FromWorkerMessage, QueueStats, ToWorkerMessage, WorkerApi } from '../../protocol/worker/worker-contract.js';
+import type { EventColumns } from '../../protocol/event-model/event-columns.js';
+import { AnalyticsError } from '../errors.js';
+import type { DeferredRequest } from '../unload/deferred-request.js';
+import type { StartContext, WorkerLike } from './delivery-options.js';
+import { liveColumns } from './log-columns.js';
 
 /** A running delivery core. */
 export interface DeliveryLink {
@@ -37,8 +49,225 @@ export interface LinkHandlers {
   onDeath(reason: string): void;
 }
 
-/** The platform's timers, looked up when called, never captured at import (docs/architecture.md, "Conventions"). */
-export const globalTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+/** Options of {@link startWorkerLink}: the start's timeouts and timers, and what this start is given. */
+export interface WorkerLinkOptions extends Pick<StartContext, 'config' | 'timers' | 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'> {
+  /** Constructs the worker; may throw (CSP, no Worker, bad URL). */
+  create: () => WorkerLike;
+  /** Unacknowledged events of a worker that died, queued first under their own numbers. */
+  replay: EventColumns | null;
+  handlers: LinkHandlers;
+  /** Arms the bodies the core posts for the deferred request (`config.deferredUnload`). */
+  deferred: DeferredRequest;
+}
+
+const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/** Starts a worker and resolves once it answered `init`; rejects with the reason it could not. */
+export async function startWorkerLink(options: WorkerLinkOptions): Promise<DeliveryLink> {
+  const { handlers, timers } = options;
+  const worker = options.create();
+  const channel = new MessageChannel();
+  let started = false;
+  let alive = true;
+  /** The calls waiting for an answer, `init` included: each is rejected when the worker dies. */
+  const deathListeners = new Set<(error: Error) => void>();
+
+  const onError = (event: Event): void =>
+    die(`worker error event: ${(event as Partial<ErrorEvent>).message || 'the worker script failed to load or threw'}`);
+  worker.addEventListener('error', onError);
+  channel.port1.onmessage = (event: MessageEvent<FromWorkerMessage>) => {
+    if (!alive) return;
+    const message = event.data;
+    // The deferred request is armed here; the client hears which events it carries, if any.
+    const heard = message.t === 'deferred-arm' || message.t === 'deferred-disarm' ? options.deferred.receive(message) : message;
+    if (heard !== undefined) handlers.onMessage(heard);
+  };
+
+  /**
+   * Events `from` … `to − 1` of a post that threw (DataCloneError), in halves, and their halves,
+   * down to the events that cannot be posted, whose indices go to `failed`. O(n log n) even for one
+   * bad event in a large burst.
+   */
+  function postInParts(columns: EventColumns, from: number, to: number, failed: number[]): void {
+    if (to - from === 1) return void failed.push(from);
+    const half = (from + to) >> 1;
+    for (const [a, b] of [
+      [from, half],
+      [half, to],
+    ] as const) {
+      try {
+        // Events a … b − 1: the others count as settled.
+        const part = liveColumns([{ columns, settled: [0, a, b, to], done: 0 }]);
+        channel.port1.postMessage({ t: 'event-columns', columns: part } satisfies ToWorkerMessage);
+      } catch {
+        postInParts(columns, a, b, failed);
+      }
+    }
+  }
+
+  function stop(): void {
+    alive = false;
+    worker.removeEventListener('error', onError);
+    channel.port1.onmessage = null;
+    for (const close of [() => channel.port1.close(), () => worker.terminate()]) {
+      try {
+        close();
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  /** Stops the worker; after its start, that is a death the client hears of, before it, a failed start. */
+  function die(reason: string): void {
+    if (!alive) return;
+    stop();
+    const error = started ? new AnalyticsError('WORKER_UNAVAILABLE', `The analytics worker stopped: ${reason}.`) : new Error(reason);
+    for (const listener of deathListeners) listener(error);
+    deathListeners.clear();
+    if (started) handlers.onDeath(reason);
+  }
+
+  /** Runs a control call, settling with TIMED_OUT after `ms` or rejecting when the worker dies. */
+  function call<T>(invoke: () => Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+    if (!alive) return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'The analytics worker is not running.'));
+    return new Promise((resolve, reject) => {
+      const done = (): void => {
+        timers.clearTimeout(timer);
+        deathListeners.delete(onDeath);
+      };
+      const onDeath = (error: Error): void => {
+        done();
+        reject(error);
+      };
+      const timer = timers.setTimeout(() => {
+        done();
+        resolve(TIMED_OUT);
+      }, ms);
+      deathListeners.add(onDeath);
+      invoke().then(
+        (value) => {
+          done();
+          resolve(value);
+        },
+        (error: unknown) => {
+          done();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** A control call whose timeout means the worker is dead. */
+  async function control<T>(what: string, invoke: () => Promise<T>): Promise<T> {
+    const result = await call(invoke, options.controlTimeoutMs);
+    if (result === TIMED_OUT) {
+      die(`${what}() got no answer within ${options.controlTimeoutMs} ms`);
+      throw new AnalyticsError('WORKER_UNAVAILABLE', `The analytics worker did not answer ${what}().`);
+    }
+    return result;
+  }
+
+  const api = wrap<WorkerApi>(worker as unknown as Endpoint);
+  const port = channel.port2;
+  let timezone: string | undefined;
+  try {
+    const hello = await call(() => api.init(options.config, transfer(port, [port]), options.replay), options.startTimeoutMs);
+    if (hello === TIMED_OUT) throw new Error(`no handshake within ${options.startTimeoutMs} ms`);
+    if (hello?.protocol !== WORKER_PROTOCOL_VERSION) {
+      throw new Error(
+        `the worker speaks protocol ${String(hello?.protocol)}, this library ${WORKER_PROTOCOL_VERSION} (a stale worker file?)`,
+      );
+    }
+    timezone = typeof hello.timezone === 'string' ? hello.timezone : undefined;
+    started = true;
+  } catch (error) {
+    stop();
+    throw error;
+  }
+
+  return {
+    mode: 'worker',
+    post(message) {
+      const failed: number[] = [];
+      if (!alive) return failed;
+      try {
+        channel.port1.postMessage(message);
+      } catch (error) {
+        if (message.t !== 'event-columns') throw error;
+        postInParts(message.columns, 0, message.columns.timestamps.length, failed);
+      }
+      return failed;
+    },
+    async flush(upTo): Promise<FlushResult> {
+      // comlink distributes the union into a union of promises; it is one promise of a FlushResult.
+      const result = await call(() => api.flush(upTo) as Promise<FlushResult>, options.flushTimeoutMs);
+      if (result !== TIMED_OUT) return result;
+      // Slow is not dead: a flush may wait out retries. Only a missed probe means death.
+      const stats = await control('stats', () => api.stats());
+      return {
+        ok: false,
+        code: 'TIMEOUT',
+        message: `flush() did not finish within ${options.flushTimeoutMs} ms; the events stay queued`,
+        queued: stats.queueSize,
+      };
+    },
+    clear() {
+      // Dropped events must not leave with the page later.
+      options.deferred.disarm();
+      return control('clear', () => api.clear());
+    },
+    stats: () => control('stats', () => api.stats()),
+    async shutdown(timeoutMs) {
+      try {
+        await call(() => api.shutdown(timeoutMs), timeoutMs + options.controlTimeoutMs);
+      } finally {
+        stop();
+        // A client shut down sends nothing later, as without a deferred request.
+        options.deferred.disarm();
+      }
+    },
+    close: stop,
+    timezone,
+  };
+}
+
+/** Loads the core and starts it with `replay` queued first. */
+export async function startInProcessLink(
+  config: DeliveryConfig,
+  deps: Partial<CoreDeps> | undefined,
+  replay: EventColumns | null,
+  handlers: LinkHandlers,
+): Promise<DeliveryLink> {
+  const { createDeliveryCore } = await import('../../worker/delivery-core.js');
+  // Never gzip here: compression belongs in the worker, never on the main thread
+  // (docs/decisions.md, "Compression"); in-process it cost the page more main-thread time than it
+  // saved.
+  // Nor are bodies built for a deferred request here: the pagehide beacon serves (decisions.md, "Unload").
+  const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
+  core.onMessage((message) => handlers.onMessage(message));
+  // Under their own numbers, as every post (protocol/worker/worker-contract.ts).
+  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', columns: replay });
+  return {
+    mode: 'in-process',
+    post(message) {
+      try {
+        core.receive(message);
+      } catch (error) {
+        // Nothing is cloned here: a post that fails fails whole, and its events are reported as not posted.
+        if (message.t !== 'event-columns') throw error;
+        return message.columns.idCounters.map((_, i) => i);
+      }
+      return [];
+    },
+    flush: (upTo) => core.flush(upTo),
+    clear: () => core.clear(),
+    stats: () => Promise.resolve(core.stats()),
+    shutdown: (timeoutMs) => core.shutdown(timeoutMs),
+    close: () => void core.shutdown(0).catch(() => undefined),
+    // Read by the core when it queued the first events (on this thread: the in-process cost).
+    get timezone() {
+      return core.timezone();
+    },
+  };
+}

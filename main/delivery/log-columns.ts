@@ -1,6 +1,6 @@
 /**
  * Reading the client's log of unacknowledged events (`unacked-log.ts`) back out, for the rare
- * paths: the pagehide beacon (`beacon.ts`) and a worker restart's replay (`core-supervisor.ts`).
+ * paths: the pagehide beacon (`beacon.ts`) and a worker restart's replay (`core-connection.ts`).
  * Imported only by lazily loaded chunks, so that this code stays out of the facade's bundle.
  */
 import type { EventColumns, EventRun } from '../../protocol/event-model/event-columns.js';

@@ -12,7 +12,7 @@ import { assembled, createFakeRrweb, createMemoryLogger, recorderFixture, settle
 
 beforeAll(async () => {
   // Loaded for real before the fake timers: the lazily imported chunks resolve at once afterwards.
-  await Promise.all([import('./engine.js'), import('../delivery/worker-start.js'), import('../delivery/in-process-link.js'), import('../../worker/delivery-core.js')]);
+  await Promise.all([import('./engine.js'), import('../delivery/core-connection.js'), import('../delivery/delivery-link.js'), import('../../worker/delivery-core.js')]);
 });
 beforeEach(() => {
   vi.useFakeTimers({ now: Date.UTC(2026, 10, 22, 10, 0, 0) });

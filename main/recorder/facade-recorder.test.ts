@@ -17,7 +17,7 @@ let fake: ReturnType<typeof createFakeRrweb>;
 const clients: Analytics[] = [];
 
 beforeAll(async () => {
-  await Promise.all([import('./engine.js'), import('./context/page-context.js'), import('../delivery/worker-start.js'), import('../delivery/in-process-link.js'), import('../../worker/delivery-core.js')]);
+  await Promise.all([import('./engine.js'), import('./context/page-context.js'), import('../delivery/core-connection.js'), import('../delivery/delivery-link.js'), import('../../worker/delivery-core.js')]);
 });
 beforeEach(() => {
   localStorage.clear();

@@ -20,11 +20,10 @@
  * | recording | rrweb not there | inactive  | a debug message saying why; kept events get their final upload |
  */
 import { type AnalyticsConfig, resolveConfig } from '../config.js';
-import { globalTimers } from '../delivery/delivery-link.js';
 import { createLogger } from '../logger.js';
 import { browserLocalStorage, createSafeStorage } from '../session/storage.js';
 import { createDeliveryClient } from '../delivery/delivery-client.js';
-import { deliveryOptions } from '../delivery/delivery-options.js';
+import { deliveryOptions, globalTimers } from '../delivery/delivery-options.js';
 import type { RecorderDeps, RecorderEngine, RecordingConfig, StopReason } from './types.js';
 
 /** A recorder's state (the table at the top of this file). */

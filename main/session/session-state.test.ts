@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { globalTimers } from '../delivery/delivery-link.js';
+import { globalTimers } from '../delivery/delivery-options.js';
 import { SILENT } from '../logger.js';
 import { createSessionManager } from './session.js';
 import { createSessionState } from './session-state.js';

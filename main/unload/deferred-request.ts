@@ -15,7 +15,7 @@
  * `pagehide` costs the main thread one `sendBeacon` for those events instead of their JSON and
  * gzip (`beacon.ts`; docs/decisions.md, "Unload").
  *
- * In the chunk that starts the core (`worker-start.ts`), not in the facade's entry.
+ * In the chunk that starts the core (`core-connection.ts`), not in the facade's entry.
  */
 import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
 

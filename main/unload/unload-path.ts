@@ -5,7 +5,7 @@
  * later in the unload (by listeners that run after this one) until the page is shown again.
  *
  * The beacon sender (with the wire mapping and gzip it needs) is lazily loaded, so the facade's
- * bundle does not carry it, in the chunk that starts the delivery core (`worker-start.ts`): a page
+ * bundle does not carry it, in the chunk that starts the delivery core (`core-connection.ts`): a page
  * that tracks and goes away right after the client is ready finds it loaded (docs/decisions.md,
  * "Start-up"). A page closed in the moments before the core starts relies on the worker's send.
  */
@@ -27,10 +27,10 @@ export function startUnloadPath(
   log: Logger,
 ): () => void {
   let beaconSender: Pick<typeof import('./beacon.js'), 'beaconFromPageHide'> | undefined;
-  // In the next task, as the core's start (core-supervisor.ts): the page's first dynamic import
+  // In the next task, as the core's start (delivery-client.ts): the page's first dynamic import
   // costs the main thread milliseconds that do not belong in the task that created the client.
   nextTask()
-    .then(() => import('../delivery/worker-start.js'))
+    .then(() => import('../delivery/core-connection.js'))
     .then(
       (module) => (beaconSender = module),
       (error: unknown) => log.debug('the beacon sender could not be loaded; unacknowledged events may be lost at unload', error),

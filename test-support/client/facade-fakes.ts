@@ -11,7 +11,7 @@ import { createWorkerApi } from '../../worker/worker-api.js';
 import type { Analytics } from '../../main/analytics.js';
 import type { AnalyticsConfig } from '../../main/config.js';
 import { createAnalytics } from '../../main/create-analytics.js';
-import type { TransportOptions, WorkerLike } from '../../main/delivery/transport-options.js';
+import type { TransportOptions, WorkerLike } from '../../main/delivery/delivery-options.js';
 import { gunzipSync, strFromU8 } from 'fflate';
 
 /** How a fake worker behaves. */
@@ -175,7 +175,7 @@ export async function pageObserversReady(): Promise<void> {
 /** Waits until a client made before the call has its beacon sender (it comes with the chunk that starts the core). */
 export async function beaconSenderReady(): Promise<void> {
   await afterStartSettled();
-  await import('../../main/delivery/worker-start.js');
+  await import('../../main/delivery/core-connection.js');
   await endOfTask();
 }
 

@@ -13,7 +13,7 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.shutdown(0)));
 });
 
-describe("startWith('inline-worker')", () => {
+describe('the inline-worker start', () => {
   it('starts a classic worker from a Blob URL of the inline source and revokes the URL', async () => {
     const revoke = vi.spyOn(URL, 'revokeObjectURL');
     const workers = fakeWorkers(['ok'], [createFakeFetch()]);

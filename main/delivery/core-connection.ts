@@ -1,0 +1,262 @@
+/**
+ * The client's connection to a delivery core (docs/architecture.md, "The worker boundary"): starts
+ * it through the strategies in order (docs/decisions.md, "In-process fallback when a worker cannot
+ * start": the `workerUrl` option, the worker file shipped beside the library, an inline worker from
+ * a Blob URL, the same core in-process); a worker that dies is restarted once with its
+ * unacknowledged events replayed under their own numbers, and after that the core runs in-process.
+ * Each start is a generation: whatever a replaced core still says or does is ignored. The host app
+ * never sees any of it.
+ *
+ * A chunk of its own, with the links, comlink and the deferred request: the client loads it in the
+ * task after the one that created it (`delivery-client.ts`), so the facade's bundle stays small and
+ * capture does not wait for it (events are buffered meanwhile).
+ */
+import type { EventColumns } from '../../protocol/event-model/event-columns.js';
+import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
+import type { Logger } from '../logger.js';
+import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';
+import { type DeliveryLink, type LinkHandlers, startInProcessLink, startWorkerLink } from './delivery-link.js';
+import type { DeliveryClientOptions, StartContext, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
+import { liveColumns } from './log-columns.js';
+import type { LogChunk } from './unacked-log.js';
+
+// The unload path's sender comes in this chunk too (unload-path.ts): a client whose core has
+// started has its beacon sender, whatever order the browser loads chunks in (docs/decisions.md,
+// "Start-up").
+export { beaconFromPageHide } from '../unload/beacon.js';
+
+/**
+ * How the core runs now: `starting` until a strategy succeeded, `off` when none did; `held` while
+ * consent is pending or denied (no core started, nothing sent).
+ */
+export type DeliveryMode = 'held' | 'starting' | 'worker' | 'in-process' | 'off';
+
+/** What the connection tells the client. */
+export interface CoreHooks {
+  /** A data-plane message of the running core. */
+  receive(message: FromWorkerMessage): void;
+  /** The core died: the posted events still unsettled, for the next core to replay. */
+  restarting(): readonly LogChunk[];
+  /** The next core is given `columns` first (the replay, read out of those chunks). */
+  replaying(columns: EventColumns): void;
+  /**
+   * A start is over, never called before {@link connect} returns: with the running core (what
+   * waited for it is posted then), or undefined when none could start (nothing will take the
+   * buffer, which drops its oldest then).
+   */
+  started(link: DeliveryLink | undefined): void;
+}
+
+/** The connection; create one with {@link connect}. */
+export interface CoreConnection {
+  mode(): DeliveryMode;
+  /** The running core, after any start or restart in progress; undefined when none runs. */
+  ready(): Promise<DeliveryLink | undefined>;
+  /** Settles once the first start is over, whether a core started or none could. */
+  started(): Promise<void>;
+  /** The strategy that started the running core. */
+  strategy(): StartStrategy | null;
+  /** Restarts after a worker died. */
+  restarts(): number;
+  /** The device's time zone as a core read it (the facade reads none: page-context.ts). */
+  timezone(): string | undefined;
+  /** Starts the core of a client created held (consent pending); does nothing otherwise. */
+  release(): void;
+  /** Starts no core any more, and lets the running one send what it can within `timeoutMs`, then stops it. */
+  shutdown(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Connects a client and starts its core at once, or, with `options.held`, at `release()`: a held
+ * client starts no worker and sends nothing (consent pending), and its first start counts as over
+ * at once, so that work waiting for it (`started()`) does not wait for consent.
+ */
+export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreConnection {
+  const { context, logger } = options;
+  let link: DeliveryLink | undefined;
+  let strategy: StartStrategy | null = null;
+  let timezone: string | undefined;
+  let state: DeliveryMode = options.held === true ? 'held' : 'starting';
+  let generation = 0;
+  let restarts = 0;
+  let closed = false;
+  let deferred: DeferredRequest | undefined;
+  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, []);
+  const firstStart = starting.then(
+    () => undefined,
+    () => undefined,
+  );
+
+  /**
+   * The client's deferred request (`fetchLater`, or a body held for the pagehide beacon where the
+   * page has none), shared by its successive workers so that a restarted worker's first body
+   * replaces what the one before armed.
+   */
+  function deferredRequest(): DeferredRequest {
+    const scope = globalThis as { fetchLater?: (url: string, init: RequestInit) => unknown };
+    return (deferred ??= createDeferredRequest(
+      typeof scope.fetchLater === 'function' ? (url, init) => scope.fetchLater!(url, init) : undefined,
+      (message, detail) => logger.debug(message, detail),
+      typeof window === 'undefined' ? undefined : window,
+    ));
+  }
+
+  /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
+  async function start(strategies: readonly StartStrategy[], replay: readonly LogChunk[]): Promise<DeliveryLink | undefined> {
+    const gen = generation;
+    const current = (): boolean => !closed && gen === generation;
+    const handlers: LinkHandlers = {
+      // A core that was replaced says nothing more to the client.
+      onMessage: (message) => void (gen === generation && hooks.receive(message)),
+      onDeath: (reason) => onDeath(gen, reason),
+    };
+    // Nothing was posted since the death (no link): the replay is every posted event unsettled.
+    const columns = replay.length > 0 ? liveColumns(replay) : null;
+    if (columns !== null) hooks.replaying(columns);
+    const attempt = (s: StartStrategy): Promise<DeliveryLink> => {
+      if (s !== 'in-process') return startWorker(s, context, columns, handlers, deferredRequest());
+      // After a worker's death the core runs here: what that worker armed is aborted, so that a
+      // later clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those
+      // events). The in-process core builds no body: that would be main-thread work.
+      deferred?.disarm();
+      return startInProcessLink(context.config, context.coreDeps, columns, handlers);
+    };
+    const started = await startFirst(strategies, attempt, current, logger);
+    if (!current()) return void started?.link.close();
+    if (started !== undefined) {
+      link = started.link;
+      timezone = link.timezone ?? timezone;
+      strategy = started.strategy;
+    }
+    state = link?.mode ?? 'off';
+    hooks.started(link);
+    return link;
+  }
+
+  function onDeath(gen: number, reason: string): void {
+    if (gen !== generation || closed) return;
+    generation++;
+    link?.close();
+    link = undefined;
+    restarts++;
+    state = 'starting';
+    const replay = hooks.restarting();
+    const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
+    logger.debug(`${reason}; restarting (${next.join(' → ')}) and its unacknowledged events`);
+    starting = start(next, replay);
+  }
+
+  return {
+    async ready() {
+      while (link === undefined && !closed) {
+        const pending = starting;
+        const started = await pending;
+        if (started !== undefined || pending === starting) return started ?? link;
+      }
+      return link;
+    },
+
+    release() {
+      if (state !== 'held' || closed) return;
+      state = 'starting';
+      starting = start(options.strategies, []);
+    },
+
+    mode: () => state,
+    started: () => firstStart,
+    strategy: () => strategy,
+    restarts: () => restarts,
+    timezone: () => timezone,
+
+    async shutdown(timeoutMs) {
+      if (closed) return;
+      const current = link;
+      closed = true;
+      generation++;
+      link = undefined;
+      state = 'off';
+      if (current !== undefined) await current.shutdown(timeoutMs).catch(() => undefined);
+    },
+  };
+}
+
+/** `new Worker(url, options)`, looked up when called; throws where there is no Worker. */
+const defaultCreateWorker: WorkerFactory = (url, options) => {
+  if (typeof Worker === 'undefined') throw new Error('this environment has no Web Worker');
+  return new Worker(url, options);
+};
+
+/**
+ * Starts the core in a worker with one strategy; rejects with the reason it could not. The worker
+ * is told to build bodies for the deferred request (`deferredUnload`), armed with `fetchLater` or
+ * held for the pagehide beacon.
+ */
+async function startWorker(
+  strategy: Exclude<StartStrategy, 'in-process'>,
+  context: StartContext,
+  replay: EventColumns | null,
+  handlers: LinkHandlers,
+  deferred: DeferredRequest,
+): Promise<DeliveryLink> {
+  const createWorker = context.createWorker ?? defaultCreateWorker;
+  const start = (create: () => WorkerLike) =>
+    startWorkerLink({ ...context, config: { ...context.config, deferredUnload: true }, create, replay, handlers, deferred });
+  switch (strategy) {
+    case 'worker-url': {
+      const url = context.workerUrl;
+      if (url === undefined || url === '') throw new Error('no workerUrl option');
+      return start(() => createWorker(url, { type: 'module' }));
+    }
+    case 'shipped-worker':
+      // The build puts worker.js beside the facade's files; bundlers that understand
+      // `new URL(…, import.meta.url)` copy it. The worker is a self-contained script, so it runs
+      // as a module or a classic worker.
+      return start(() => createWorker(new URL('./worker.js', import.meta.url), { type: 'module' }));
+    case 'inline-worker': {
+      const { WORKER_SOURCE } = await import('./inline-worker-source.js');
+      if (WORKER_SOURCE === null) throw new Error('this build carries no inline worker');
+      const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+      try {
+        return await start(() => createWorker(url, {}));
+      } finally {
+        // The worker has fetched its script once it answered (or failed); the URL is not needed.
+        URL.revokeObjectURL(url);
+      }
+    }
+  }
+}
+
+/**
+ * Tries `strategies` in order and resolves the first that starts, or undefined when none did.
+ * Failures are invisible to the host app: one debug message names them, and the CSP directive
+ * when the core ends up in-process.
+ * @param current false once the caller no longer wants a core (shut down, or replaced).
+ */
+async function startFirst(
+  strategies: readonly StartStrategy[],
+  attempt: (strategy: StartStrategy) => Promise<DeliveryLink>,
+  current: () => boolean,
+  logger: Logger,
+): Promise<{ link: DeliveryLink; strategy: StartStrategy } | undefined> {
+  const failures: string[] = [];
+  for (const strategy of strategies) {
+    if (!current()) return undefined;
+    try {
+      const link = await attempt(strategy);
+      if (failures.length > 0) {
+        logger.debug(
+          strategy === 'in-process'
+            ? `No Web Worker could start (${failures.join('; ')}), so analytics runs on the main thread. ` +
+                "If a Content-Security-Policy blocks it, allow the worker in `worker-src` (e.g. `worker-src 'self' blob:`), or set `workerUrl`."
+            : `started with ${strategy} after: ${failures.join('; ')}`,
+        );
+      }
+      logger.debug(`delivery core started (${strategy})`);
+      return { link, strategy };
+    } catch (error) {
+      failures.push(`${strategy}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  logger.warn(`the delivery core could not start (${failures.join('; ')}); events are kept in memory and sent by beacon when the page is hidden`);
+  return undefined;
+}
