@@ -4,8 +4,8 @@
  */
 import type { DeliveryConfig, DiscardReason } from '../protocol/worker/worker-contract.js';
 import type { ABTestConfig } from './experiments/experiment-types.js';
-import type { RecordingConfig } from './recorder/types.js';
-import type { TransportOptions } from './delivery/delivery-options.js';
+import type { RecordingConfig } from './recorder/recording-config.js';
+import type { TransportOptions } from './delivery/transport-options.js';
 import type { BeforeSend } from './privacy/before-send.js';
 import type { ConsentState } from './privacy/consent.js';
 

@@ -19,7 +19,7 @@ import { createPageContext } from './session/page-context.js';
 import { watchNavigation } from './auto/page-tracking.js';
 import { cleanProperties } from '../protocol/event-model/properties.js';
 import { createFacadeRecorder } from './recorder/facade-recorder.js';
-import type { RecordingStartOptions } from './recorder/types.js';
+import type { RecordingStartOptions } from './recorder/recording-config.js';
 import { createSessionManager } from './session/session.js';
 import { createSessionState } from './session/session-state.js';
 import { browserLocalStorage, createSafeStorage } from './session/storage.js';

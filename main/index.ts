@@ -17,7 +17,7 @@ export type { ExperimentOperations } from './experiments/experiments.js';
 export type { FunnelOperations } from './business/funnels.js';
 export type { RecorderOperations } from './recorder/facade-recorder.js';
 export type { RecorderState } from './recorder/session-recorder.js';
-export type { ConsoleCaptureOptions, NetworkCaptureOptions, RecordingConfig, RecordingSampling, RecordingStartOptions } from './recorder/types.js';
+export type { ConsoleCaptureOptions, NetworkCaptureOptions, RecordingConfig, RecordingSampling, RecordingStartOptions } from './recorder/recording-config.js';
 export type { ConsoleEntry, ConsoleLevel, NetworkEntry, NetworkInitiator, CapturedHeaders } from '../protocol/replay-entries.js';
 export type { SubscriptionOperations } from './business/subscriptions.js';
 export type { DeliveryMode, DeliveryStats } from './delivery/delivery-client.js';

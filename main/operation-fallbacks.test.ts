@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { guardAll } from './guard.js';
 import { SILENT } from './logger.js';
-import { EMPTY_SESSION, OPERATION_FALLBACKS, fallbackOf, fallbacksOf } from './operation-fallbacks.js';
+import { EMPTY_SESSION } from './session/empty-session.js';
+import { OPERATION_FALLBACKS, fallbackOf, fallbacksOf } from './operation-fallbacks.js';
 
 describe('the one fallback table', () => {
   it('answers a fresh copy of an object, so an app changing one changes no later answer', () => {

@@ -6,24 +6,10 @@
  * {@link fallbacksOf}, never by copying a value out of it.
  */
 import type { Analytics } from './analytics.js';
-import type { SessionData } from './types.js';
+import { EMPTY_SESSION } from './session/empty-session.js';
 
 /** The operations that answer synchronously. */
 export type SyncOperations = Omit<Analytics, 'config' | 'session' | 'track' | 'flush' | 'getDeliveryStats' | 'shutdown'>;
-
-/**
- * A session with nothing in it, frozen: what the session store's snapshot is when there is no
- * session to show (on the server, before the client exists, or when the session cannot be read).
- */
-export const EMPTY_SESSION: Readonly<SessionData> = Object.freeze({
-  startTime: 0,
-  pageViews: 0,
-  clicks: 0,
-  scrollDepth: 0,
-  maxScrollDepth: 0,
-  isActive: false,
-  events: Object.freeze([]) as unknown as string[],
-});
 
 /**
  * The fallback answers (operations not listed answer undefined). Never handed out as they are:

@@ -23,7 +23,7 @@ import { nextTask } from '../next-task.js';
 import type { CoreConnection, CoreHooks, DeliveryMode } from './core-connection.js';
 import type { DeliveryLink } from './delivery-link.js';
 import type { DeliveryClientOptions, StartStrategy } from './delivery-options.js';
-import { type LogChunk, appendEvent, createColumns, createUnackedLog, idOf } from './unacked-log.js';
+import { type PendingEvents, appendEvent, createColumns, createUnackedLog, idOf } from './unacked-log.js';
 
 export type { DeliveryMode };
 
@@ -97,23 +97,6 @@ export interface DeliveryClient {
 /** The fields of one event, in {@link appendEvent}'s order after its columns. */
 export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, ...infer Rest] ? Rest : never;
 
-/** What {@link DeliveryClient.pending} returns. */
-export interface PendingEvents {
-  /** The log's chunks, oldest first: posted ones, then the buffer; with which events are settled. */
-  chunks: readonly LogChunk[];
-  /** The time zone to add to the events (the core's; undefined before one started). */
-  timezone: string | undefined;
-  /**
-   * Numbers of the events that the armed deferred request (`fetchLater`) carries, as ascending
-   * ranges (`[from, to, …]`): the browser sends them, the pagehide beacon need not.
-   */
-  covered: readonly number[];
-  /**
-   * Where the page has no `fetchLater`: the core's body of the covered events (gzip, beacon form),
-   * held for the pagehide beacon to send as it is.
-   */
-  held?: { url: string; body: ArrayBuffer; covered: readonly number[] } | undefined;
-}
 
 /**
  * Creates the client, and loads the connection that starts the core in the next task: its

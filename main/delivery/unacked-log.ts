@@ -236,3 +236,21 @@ export function sliceColumns(columns: EventColumns, from: number, to: number): E
       .map((run) => ({ ...run, start: Math.max(run.start, from) - from })),
   };
 }
+
+/** What the client holds unacknowledged, for the pagehide beacon (`DeliveryClient.pending()` in `delivery-client.ts`). */
+export interface PendingEvents {
+  /** The log's chunks, oldest first: posted ones, then the buffer; with which events are settled. */
+  chunks: readonly LogChunk[];
+  /** The time zone to add to the events (the core's; undefined before one started). */
+  timezone: string | undefined;
+  /**
+   * Numbers of the events that the armed deferred request (`fetchLater`) carries, as ascending
+   * ranges (`[from, to, …]`): the browser sends them, the pagehide beacon need not.
+   */
+  covered: readonly number[];
+  /**
+   * Where the page has no `fetchLater`: the core's body of the covered events (gzip, beacon form),
+   * held for the pagehide beacon to send as it is.
+   */
+  held?: { url: string; body: ArrayBuffer; covered: readonly number[] } | undefined;
+}

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Analytics } from '../analytics.js';
-import { EMPTY_SESSION } from '../operation-fallbacks.js';
+import { EMPTY_SESSION } from '../session/empty-session.js';
 import { inProcessClient } from '../../test-support/client/facade-fakes.js';
 import { createDeferredAnalytics } from './deferred-analytics.js';
 

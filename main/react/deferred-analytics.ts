@@ -7,7 +7,8 @@
  * comes, and are told once, since the snapshot changed.
  */
 import type { Analytics } from '../analytics.js';
-import { EMPTY_SESSION, OPERATION_FALLBACKS, fallbackOf } from '../operation-fallbacks.js';
+import { EMPTY_SESSION } from '../session/empty-session.js';
+import { OPERATION_FALLBACKS, fallbackOf } from '../operation-fallbacks.js';
 import type { SessionStore } from '../session/session-state.js';
 
 /** Operations that answer a promise: they wait for the client. */

@@ -10,7 +10,7 @@
  * last listener leaves. A new snapshot is handed out only when one of its fields changed, so a
  * scroll frame at the same depth re-renders nothing.
  */
-import { EMPTY_SESSION } from '../operation-fallbacks.js';
+import { EMPTY_SESSION } from '../session/empty-session.js';
 import type { SessionStore } from '../session/session-state.js';
 import type { SessionData } from '../types.js';
 

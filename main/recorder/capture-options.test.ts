@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CANVAS_FPS_MAX, CANVAS_IMAGE, RECORDING_DEFAULTS, captureOptions, resolveRecordingConfig } from './capture-options.js';
-import type { RecordingConfig } from './types.js';
+import type { RecordingConfig } from './recording-config.js';
 
 const noop = (): void => {};
 const optionsOf = (config: RecordingConfig | undefined) => captureOptions(resolveRecordingConfig(config), noop, noop);

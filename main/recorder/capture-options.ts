@@ -7,7 +7,8 @@
 import type { RecordedEvent } from '../../protocol/wire-types.js';
 import type { MaskedValues } from './masked-values.js';
 import { createInputMasking, createTextMasking } from './privacy.js';
-import type { CaptureOptions, ConsoleCaptureOptions, NetworkCaptureOptions, RecordingConfig, RecordingSampling } from './types.js';
+import type { ConsoleCaptureOptions, NetworkCaptureOptions, RecordingConfig, RecordingSampling } from './recording-config.js';
+import type { CaptureOptions } from './types.js';
 
 /**
  * RecordingConfig with every default applied. `console` and `network` are kept as given (false

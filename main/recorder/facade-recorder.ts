@@ -7,7 +7,8 @@
  */
 import type { ResolvedConfig } from '../config.js';
 import { SessionRecorder } from './session-recorder.js';
-import type { RecorderDeps, RecordingStartOptions } from './types.js';
+import type { RecordingStartOptions } from './recording-config.js';
+import type { RecorderDeps } from './types.js';
 
 /** Recorder operations of the client. */
 export interface RecorderOperations {

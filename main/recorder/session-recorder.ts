@@ -24,7 +24,8 @@ import { createLogger } from '../logger.js';
 import { browserLocalStorage, createSafeStorage } from '../session/storage.js';
 import { createDeliveryClient } from '../delivery/delivery-client.js';
 import { deliveryOptions, globalTimers } from '../delivery/delivery-options.js';
-import type { RecorderDeps, RecorderEngine, RecordingConfig, StopReason } from './types.js';
+import type { RecordingConfig } from './recording-config.js';
+import type { RecorderDeps, RecorderEngine, StopReason } from './types.js';
 
 /** A recorder's state (the table at the top of this file). */
 export type RecorderState = 'inactive' | 'recording' | 'paused';

@@ -14,7 +14,7 @@
  */
 import type { Timers } from '../../protocol/worker/timers.js';
 import type { Logger } from '../logger.js';
-import { EMPTY_SESSION } from '../operation-fallbacks.js';
+import { EMPTY_SESSION } from './empty-session.js';
 import type { SessionData } from '../types.js';
 
 /** The session as a store: what `analytics.session` is. */

@@ -13,7 +13,7 @@ import { liveColumns, rangesOf } from '../delivery/log-columns.js';
 import { gzip } from './gzip.js';
 import { createJsonArrayBytes } from '../../protocol/json-array-bytes.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryClient, PendingEvents } from '../delivery/delivery-client.js';
+import type { PendingEvents } from '../delivery/unacked-log.js';
 
 /**
  * Largest beacon body: LIMITS.maxBeaconBytes of protocol/limits.ts (a test keeps them equal). A
@@ -207,6 +207,16 @@ export function sendByBeacon(events: readonly AnalyticsEvent[], target: BeaconTa
   return result;
 }
 
+/**
+ * What the beacon reads of the client's delivery (`DeliveryClient` of `delivery-client.ts`, which
+ * this module does not import: it comes in the lazy chunk of the client's connection).
+ */
+export interface BeaconSource {
+  pending(): PendingEvents;
+  forget(ranges: readonly number[]): void;
+  atTaskEnd(hook: (() => void) | undefined): void;
+}
+
 /** What {@link beaconPending} needs besides the client's delivery. */
 export interface PagehideBeacon {
   win: Window;
@@ -223,7 +233,7 @@ export interface PagehideBeacon {
  * or `visibilitychange` listener added after the client's (performance tracking's, the app's) may
  * still make events, and the worker may be stopped at any moment.
  */
-export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBeacon): void {
+export function beaconFromPageHide(delivery: BeaconSource, target: PagehideBeacon): void {
   const beacon = (): void => {
     try {
       beaconPending(delivery, target);
@@ -246,7 +256,7 @@ export function beaconFromPageHide(delivery: DeliveryClient, target: PagehideBea
  * (a page restored from the bfcache) does not send it again. The facade keeps these events in
  * columns; objects are made only here, so that code stays out of its bundle. Never throws.
  */
-export function beaconPending(delivery: DeliveryClient, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
+export function beaconPending(delivery: BeaconSource, { win, config, sendBeacon, now, log }: PagehideBeacon): void {
   const { chunks, timezone, covered, held } = delivery.pending();
   const send = sendBeacon ?? platformSendBeacon(win);
   // What the armed deferred request carries, the browser sends: not twice in one unload, since

@@ -5,7 +5,7 @@ import { writeProject } from '../../test-support/server/report-fixtures.js';
 import { STORE_KINDS, type TestProject, type TestServer, makeEvent, startTestServer } from '../../test-support/server/test-server.js';
 import { isPostgresUrl } from '../store/open-store.js';
 import { expectEstimate } from '../../test-support/store/estimates.js';
-import { vitalStep } from '../store/reports/vital-steps.js';
+import { vitalStep } from '../store/shared/vital-steps.js';
 
 /*
  * Every report endpoint, over HTTP on a real server, against numbers computed independently: the

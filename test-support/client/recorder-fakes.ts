@@ -10,7 +10,8 @@ import { createFakeFetch, testConfig } from '../worker/delivery-fakes.js';
 import type { Logger } from '../../main/logger.js';
 import { createSafeStorage } from '../../main/session/storage.js';
 import { SessionRecorder } from '../../main/recorder/session-recorder.js';
-import type { CaptureOptions, RecordFunction, RecorderDeps, RecorderMessage, RecordingConfig, RecordingSink } from '../../main/recorder/types.js';
+import type { CaptureOptions, RecordFunction, RecorderDeps, RecorderMessage, RecordingSink } from '../../main/recorder/types.js';
+import type { RecordingConfig } from '../../main/recorder/recording-config.js';
 
 /** A fake rrweb: each `record()` call is a capture the test drives with `emit`. */
 export function createFakeRrweb() {

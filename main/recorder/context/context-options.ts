@@ -4,7 +4,7 @@
  * back to its default, as everywhere in the recorder's configuration (`capture-options.ts`).
  */
 import type { ConsoleLevel } from '../../../protocol/replay-entries.js';
-import type { ConsoleCaptureOptions, NetworkCaptureOptions } from '../types.js';
+import type { ConsoleCaptureOptions, NetworkCaptureOptions } from '../recording-config.js';
 
 /** Console options with every default applied. */
 export interface ResolvedConsoleOptions {

@@ -15,7 +15,7 @@ import type { Timers } from '../../../protocol/worker/timers.js';
 import type { Logger } from '../../logger.js';
 import type { MaskedValues } from '../masked-values.js';
 import { maskText } from '../privacy.js';
-import type { ConsoleCaptureOptions, NetworkCaptureOptions } from '../types.js';
+import type { ConsoleCaptureOptions, NetworkCaptureOptions } from '../recording-config.js';
 import { wrapBeacon } from './beacon-capture.js';
 import { type RawConsoleCall, startConsoleCapture } from './console-capture.js';
 import { type EntryMasking, consoleEntry } from './console-entry.js';

@@ -30,7 +30,7 @@ import {
 import { timeBound } from '../shared/cursor.js';
 import type { ClickHouseTables } from './clickhouse-schema.js';
 import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transport.js';
-import { cleanVital, vitalStepSql } from '../reports/vital-steps.js';
+import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 
 /*
  * The reports on ClickHouse (docs/decisions.md, "ClickHouse"), read straight from `events`, as

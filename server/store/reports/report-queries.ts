@@ -36,7 +36,7 @@ import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
 import { createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
-import { cleanVital, vitalStepSql } from './vital-steps.js';
+import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and

@@ -1,7 +1,7 @@
 import type { Dialect, RunQuery } from './dialect.js';
 import type { FilterDimension, FunnelStepSpec, ReportQuery } from '../report-store.js';
 import { DAY_MS, daySql } from './rollup-schema.js';
-import { vitalStepSql } from './vital-steps.js';
+import { vitalStepSql } from '../shared/vital-steps.js';
 
 /*
  * The rows a report aggregates when it is served from the daily rollups (docs/decisions.md,

@@ -4,7 +4,7 @@ import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { Dialect } from './dialect.js';
 import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
 import { DAY_MS, markLockSql } from './rollup-schema.js';
-import { vitalStepSql } from './vital-steps.js';
+import { vitalStepSql } from '../shared/vital-steps.js';
 
 /*
  * Recomputing one marked (project, day) from its raw events (docs/decisions.md, "Daily rollups"):

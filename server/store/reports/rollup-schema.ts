@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { SCHEMA_LOCK_SQL } from '../postgres/postgres-schema.js';
 import { PROJECT_SPANS_SQL, type Span, spanDays } from '../shared/project-spans.js';
-import { vitalStepSql } from './vital-steps.js';
+import { vitalStepSql } from '../shared/vital-steps.js';
 
 /*
  * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
