@@ -44,15 +44,20 @@ export function SnapshotBackdrop({ events, moment, onPage }: SnapshotBackdropPro
     let cancelled = false;
     let observer: ResizeObserver | undefined;
     let frame = 0;
+    let stopPainting: (() => void) | undefined;
     import('../replay/load-player.js')
-      .then(({ RrwebPlayer }) => {
+      .then(({ RrwebPlayer, canvasFrames, createCanvasPainter }) => {
         const target = box.current;
         if (cancelled || target === null) return;
         target.replaceChildren();
+        // Canvas images drawn by the dashboard, as in the replay (frame without scripts).
+        const canvas = canvasFrames(events);
+        const painter = createCanvasPainter(canvas);
+        stopPainting = painter.stop;
         player = new RrwebPlayer({
           target,
           props: {
-            events: events as unknown as ConstructorParameters<typeof RrwebPlayer>[0]['props']['events'],
+            events: canvas.events as unknown as ConstructorParameters<typeof RrwebPlayer>[0]['props']['events'],
             width: moment.width,
             height: moment.height,
             maxScale: 1,
@@ -61,9 +66,12 @@ export function SnapshotBackdrop({ events, moment, onPage }: SnapshotBackdropPro
             mouseTail: false,
             showWarning: false,
             blockClass: 'sa-block',
+            plugins: [painter.plugin],
           },
         });
+        player.getReplayer().on('flush', painter.caughtUp);
         player.goto(moment.offsetMs, false);
+        painter.caughtUp();
         const iframe = player.getReplayer().iframe;
         const fit = (): void => {
           const doc = iframe.contentDocument;
@@ -90,6 +98,7 @@ export function SnapshotBackdrop({ events, moment, onPage }: SnapshotBackdropPro
       });
     return () => {
       cancelled = true;
+      stopPainting?.();
       cancelAnimationFrame(frame);
       observer?.disconnect();
       (player as { $destroy?: () => void } | null)?.$destroy?.();
