@@ -369,6 +369,17 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       const plan = planRange(q.from, q.to, summaries);
       const v = new Values(dialect);
       const parts: string[] = [];
+      // The few sessions that span days and touch the range's whole days, read once through their
+      // partial index (first in the text: its placeholder comes first).
+      let spanningCte = '';
+      const [f, l, pv] = q.includeBots ? ['first_ts', 'last_ts', 'page_views'] : ['h_first', 'h_last', 'h_page_views'];
+      if (plan.days !== null) {
+        const start = plan.days[0] * DAY_MS;
+        const end = plan.days[1] * DAY_MS;
+        spanningCte = `sp AS MATERIALIZED (SELECT s.project_id, s.session_id, s.${f} AS f, s.${l} AS l, s.${pv} AS pv FROM agg_session_state s
+          WHERE s.project_id = ${v.add(q.projectId)} AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS} AND s.first_ts < ${end} AND s.last_ts >= ${start}
+          AND s.${f} IS NOT NULL AND s.${f} / ${DAY_MS} <> s.${l} / ${DAY_MS} AND s.${f} < ${end} AND s.${l} >= ${start}), `;
+      }
       for (const [first, end] of plan.hours) {
         parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM agg_sessions
           WHERE project_id = ${v.add(q.projectId)} AND hour >= ${v.add(first)} AND hour < ${v.add(end)}${bots(q)}`);
@@ -384,28 +395,28 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         // and the few sessions that span days: whole when the range holds them, else their hour
         // rows inside the range's days, merged below with the same session's rows at the ends.
         const [d0, d1] = plan.days;
-        const [f, l, pv] = q.includeBots ? ['first_ts', 'last_ts', 'page_views'] : ['h_first', 'h_last', 'h_page_views'];
         // Whole numbers this function computed, written into the text: placeholders must follow it in order.
         const start = d0 * DAY_MS;
         const end = d1 * DAY_MS;
-        const spanning = (join: string, on = '') => `FROM agg_session_state s${join} WHERE s.project_id = ${v.add(q.projectId)}${on}
-          AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS} AND s.first_ts < ${end} AND s.last_ts >= ${start}
-          AND s.${f} IS NOT NULL AND s.${f} / ${DAY_MS} <> s.${l} / ${DAY_MS} AND s.${f} < ${end} AND s.${l} >= ${start}`;
-        parts.push(`SELECT s.session_id, s.${f} AS first_ts, s.${l} AS last_ts, s.${pv} AS page_views ${spanning('')} AND s.${f} >= ${start} AND s.${l} < ${end}`);
-        // CROSS JOIN keeps SQLite's join order (the few spanning sessions outside, each one's hours
-        // inside): joined the other way, it read every session hour of the range. One bound each
-        // way per session, so that the hour range searched is that session's own.
-        parts.push(`SELECT a.session_id, a.first_ts, a.last_ts, a.page_views
-          ${spanning(' CROSS JOIN agg_sessions a', ' AND a.project_id = s.project_id AND a.session_id = s.session_id')}
-          AND (s.${f} < ${start} OR s.${l} >= ${end})
-          AND a.hour >= CASE WHEN s.${f} < ${start} THEN ${d0 * 24} ELSE s.${f} / ${HOUR_MS} END
-          AND a.hour <= CASE WHEN s.${l} >= ${end} THEN ${d1 * 24 - 1} ELSE s.${l} / ${HOUR_MS} END${q.includeBots ? '' : ` AND a.is_bot = ${dialect.falseValue}`}`);
+        parts.push(`SELECT session_id, f AS first_ts, l AS last_ts, pv AS page_views FROM sp WHERE f >= ${start} AND l < ${end}`);
+        // The others' hour rows inside the range, per session by correlated subqueries, one bound
+        // each way so that the hours searched are that session's own. As a join, SQLite read every
+        // session hour of the range when it put the hours outside, and PostgreSQL, which cannot
+        // tell how few sessions span days, hashed every session hour of the project. A session
+        // with no event inside the range has no row there, and is left out.
+        const own = (aggregate: string) => `(SELECT ${aggregate} FROM agg_sessions a
+          WHERE a.project_id = sp.project_id AND a.session_id = sp.session_id
+          AND a.hour >= CASE WHEN sp.f < ${start} THEN ${d0 * 24} ELSE sp.f / ${HOUR_MS} END
+          AND a.hour <= CASE WHEN sp.l >= ${end} THEN ${d1 * 24 - 1} ELSE sp.l / ${HOUR_MS} END${q.includeBots ? '' : ` AND a.is_bot = ${dialect.falseValue}`})`;
+        parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM (
+          SELECT sp.session_id, ${own('MIN(a.first_ts)')} AS first_ts, ${own('MAX(a.last_ts)')} AS last_ts, ${own('SUM(a.page_views)')} AS page_views
+          FROM sp WHERE sp.f < ${start} OR sp.l >= ${end}) x WHERE first_ts IS NOT NULL`);
         daySums = `\n UNION ALL SELECT SUM(sessions), SUM(bounces), SUM(duration), SUM(page_views) FROM agg_session_days
           WHERE project_id = ${v.add(q.projectId)} AND with_bots = ${q.includeBots ? 1 : 0} AND day >= ${d0} AND day < ${d1}`;
       }
       if (parts.length === 0) return { sessions: 0, bounces: 0, totalDurationMs: 0, pageViews: 0 };
       const rows = await run(
-        `WITH s AS (SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv FROM (${parts.join('\n UNION ALL ')}) p GROUP BY session_id)
+        `WITH ${spanningCte}s AS (SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv FROM (${parts.join('\n UNION ALL ')}) p GROUP BY session_id)
          SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
            COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s${daySums}`,
         v.list,
