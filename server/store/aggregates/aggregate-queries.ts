@@ -420,6 +420,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
          SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
            COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s${daySums}`,
         v.list,
+        { indexesOnly: plan.days !== null },
       );
       const sum = (column: string) => rows.reduce((total, row) => total + num(row[column]), 0);
       return { sessions: sum('sessions'), bounces: sum('bounces'), totalDurationMs: sum('duration'), pageViews: sum('page_views') };

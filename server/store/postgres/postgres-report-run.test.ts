@@ -27,6 +27,14 @@ describe('createPostgresReportRun(pool)', () => {
     expect((await pool.query(settings)).rows[0]).toEqual(before);
   });
 
+  it('turns sequential scans off for a statement hinted to read through indexes only, and only for it', async () => {
+    const run = createPostgresReportRun(() => pool);
+    const scans = "SELECT current_setting('enable_seqscan') AS scans";
+    expect(await run(scans, [], { indexesOnly: true })).toEqual([{ scans: 'off' }]);
+    expect(await run(scans, [])).toEqual([{ scans: 'on' }]);
+    expect((await pool.query(scans)).rows).toEqual([{ scans: 'on' }]);
+  });
+
   it('refuses a write, since a report only reads, and the connection stays usable', async () => {
     const run = createPostgresReportRun(() => pool);
     await expect(run('INSERT INTO t (n) VALUES (1)', [])).rejects.toMatchObject({ code: '25006' });

@@ -37,8 +37,18 @@ export class Values {
   }
 }
 
+/** What a statement tells the database that runs it, beyond its text. */
+export interface QueryHints {
+  /**
+   * The statement reads few rows through a partial index whose selectivity the database cannot
+   * estimate (the sessions that span days): it should not scan whole tables instead. PostgreSQL
+   * turns sequential scans off for it; SQLite follows the index anyway.
+   */
+  indexesOnly?: boolean;
+}
+
 /** Runs a statement and returns its rows. */
-export type RunQuery = (sql: string, values: unknown[]) => Promise<Array<Record<string, unknown>>>;
+export type RunQuery = (sql: string, values: unknown[], hints?: QueryHints) => Promise<Array<Record<string, unknown>>>;
 
 /** SQLite: `?` placeholders, integer booleans, JSON1. */
 export const SQLITE_DIALECT: Dialect = {
