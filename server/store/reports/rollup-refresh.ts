@@ -53,10 +53,10 @@ function dayColumns(dialect: Dialect): string {
   return `event_id, event_type, session_id, timestamp, is_bot, COALESCE(anonymous_id, visitor_id) AS visitor, visitor_id AS visitor_hash,
     ${Object.values(DIMENSION_COLUMNS).filter((c) => c !== 'event_type').join(', ')},
     ${prop('error', `COALESCE(${dialect.textProperty('message')}, '')`)} AS message, ${prop('error', dialect.textProperty('stack'))} AS stack,
-    ${prop('performance', vitalStepSql(dialect.numberProperty('largestContentfulPaint')))} AS lcp,
-    ${prop('performance', vitalStepSql(dialect.numberProperty('interactionToNextPaint')))} AS inp,
-    ${prop('performance', vitalStepSql(dialect.numberProperty('cumulativeLayoutShift')))} AS cls,
-    ${prop('performance', vitalStepSql(dialect.numberProperty('firstContentfulPaint')))} AS fcp,
+    ${prop('performance', dialect.numberProperty('largestContentfulPaint'))} AS lcp,
+    ${prop('performance', dialect.numberProperty('interactionToNextPaint'))} AS inp,
+    ${prop('performance', dialect.numberProperty('cumulativeLayoutShift'))} AS cls,
+    ${prop('performance', dialect.numberProperty('firstContentfulPaint'))} AS fcp,
     ${prop('experiment_exposure', dialect.textProperty('experiment'))} AS experiment,
     ${prop('experiment_exposure', `COALESCE(${dialect.textProperty('variant')}, '')`)} AS variant`;
 }
@@ -117,7 +117,7 @@ function rollupInserts(src: string, p: string, d: string, into: (table: string) 
     `INSERT INTO ${into('rollup_vitals')} (project_id, day, is_bot, path, metric, value, n)
      SELECT ${p}, ${d}, is_bot, path, metric, value, COUNT(*) FROM (
        SELECT is_bot, path, '' AS metric, 0 AS value FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL
-       ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${k} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n       ')}) v
+       ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${vitalStepSql(k)} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n       ')}) v
      GROUP BY is_bot, path, metric, value`,
     `INSERT INTO ${into('rollup_exposures')} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
      SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
