@@ -179,14 +179,14 @@ function microTimings(): void {
 function sizeTable(): void {
   console.log('\nStored size (one stream of UUID keys):');
   console.log('      keys  kind       bytes  estimate');
-  const kinds = ['', 'explicit', 'sparse', 'dense'];
+  const kinds = ['', 'empty', 'explicit', 'sparse', 'full'];
   const sketch = VisitorSketch.empty();
   const marks = new Set([0, 1, 10, 100, 256, 257, 1_000, 3_000, 10_000, 12_000, 15_000, 20_000, 100_000, 1_000_000]);
   for (let n = 0; n <= 1_000_000; n++) {
     if (n > 0) sketch.add(hashKey(crypto.randomUUID()));
     if (!marks.has(n)) continue;
     const bytes = sketch.toBytes();
-    console.log(`${String(n).padStart(10)}  ${(kinds[bytes[1] as number] as string).padEnd(8)} ${String(bytes.length).padStart(7)}  ${sketch.estimate()}`);
+    console.log(`${String(n).padStart(10)}  ${(kinds[(bytes[0] as number) & 15] as string).padEnd(8)} ${String(bytes.length).padStart(7)}  ${sketch.estimate()}`);
   }
 }
 
