@@ -149,6 +149,8 @@ export function createSketchKit(): SketchKit {
   /** Eight interleaved histograms: consecutive increments of one counter would stall on each other. */
   const lanes = new Int32Array(8 * 32);
   const histogram = new Float64Array(32);
+  /** The union of two explicit sketches, copied out at its length. */
+  const explicitOut = new Uint8Array(EXPLICIT_MAX_LENGTH);
   /** A key's UTF-8 bytes (grown for long keys). */
   let utf8 = new Uint8Array(256);
   const encoder = new TextEncoder();
@@ -380,26 +382,38 @@ export function createSketchKit(): SketchKit {
     const bits = (bytes.length - HEADER) * 8;
     const n = Math.floor(bits / ENTRY_BITS);
     if (bits - n * ENTRY_BITS >= 8) fail(`sparse sketch of ${bytes.length} bytes: ${bits - n * ENTRY_BITS} bits of padding`);
-    let acc = 0;
-    let held = 0;
-    let at = HEADER;
+    const end = bytes.length;
     let prev = -1;
-    for (let i = 0; i < n; i++) {
-      while (held < ENTRY_BITS) {
-        acc = (acc << 8) | (bytes[at++] as number);
-        held += 8;
-      }
-      held -= ENTRY_BITS;
-      const entry = (acc >>> held) & ENTRY_MASK;
-      acc &= (1 << held) - 1;
-      const index = entry >>> WIDTH;
-      if (index <= prev) fail(`sparse register index ${index} after ${prev}`);
-      if ((entry & MAX_VALUE) === 0) fail(`sparse register ${index} of value 0`);
-      prev = index;
+    let bad = -1;
+    let i = 0;
+    // Each entry from the big-endian 32-bit word at its first byte, while 4 bytes are left.
+    for (let bit = HEADER * 8; i < n && (bit >>> 3) + 4 <= end; i++, bit += ENTRY_BITS) {
+      const at = bit >>> 3;
+      const word = ((bytes[at] as number) << 24) | ((bytes[at + 1] as number) << 16) | ((bytes[at + 2] as number) << 8) | (bytes[at + 3] as number);
+      const entry = (word >>> (32 - ENTRY_BITS - (bit & 7))) & ENTRY_MASK;
+      // Checked after the loop: a zero value or an index not above the previous one.
+      if ((entry & MAX_VALUE) === 0 || entry >>> WIDTH <= prev) bad = bad < 0 ? i : bad;
+      prev = entry >>> WIDTH;
       list[i] = entry;
     }
-    // Fewer than 8 bits are left, the end of the last byte read.
-    if (acc !== 0) fail('sparse padding bits not zero');
+    for (let bit = HEADER * 8 + i * ENTRY_BITS; i < n; i++, bit += ENTRY_BITS) {
+      const at = bit >>> 3;
+      let word = 0;
+      for (let k = 0; k < 4; k++) word = (word << 8) | (at + k < end ? (bytes[at + k] as number) : 0);
+      const entry = (word >>> (32 - ENTRY_BITS - (bit & 7))) & ENTRY_MASK;
+      if ((entry & MAX_VALUE) === 0 || entry >>> WIDTH <= prev) bad = bad < 0 ? i : bad;
+      prev = entry >>> WIDTH;
+      list[i] = entry;
+    }
+    if (bad >= 0) {
+      const entry = list[bad] as number;
+      const index = entry >>> WIDTH;
+      if ((entry & MAX_VALUE) === 0) fail(`sparse register ${index} of value 0`);
+      fail(`sparse register index ${index} after ${(list[bad - 1] as number) >>> WIDTH}`);
+    }
+    // The padding: fewer than 8 bits at the end of the last byte, all zero.
+    const padding = bits - n * ENTRY_BITS;
+    if (padding > 0 && ((bytes[end - 1] as number) & ((1 << padding) - 1)) !== 0) fail('sparse padding bits not zero');
     return n;
   }
 
@@ -511,22 +525,35 @@ export function createSketchKit(): SketchKit {
     return out;
   }
 
-  /** Full bytes into registers (one a byte). */
-  function unpackFull(bytes: Uint8Array, regs: Uint8Array): void {
+  /** Full bytes into registers (one a byte), written a word (four registers) at a time. */
+  function unpackFull(bytes: Uint8Array, regs: Uint8Array, regs32: Uint32Array): void {
     for (let i = 0, at = HEADER; i < M; i += 8, at += 5) {
       const b0 = bytes[at] as number;
       const b1 = bytes[at + 1] as number;
       const b2 = bytes[at + 2] as number;
       const b3 = bytes[at + 3] as number;
       const b4 = bytes[at + 4] as number;
-      regs[i] = b0 >>> 3;
-      regs[i + 1] = ((b0 & 7) << 2) | (b1 >>> 6);
-      regs[i + 2] = (b1 >>> 1) & 31;
-      regs[i + 3] = ((b1 & 1) << 4) | (b2 >>> 4);
-      regs[i + 4] = ((b2 & 15) << 1) | (b3 >>> 7);
-      regs[i + 5] = (b3 >>> 2) & 31;
-      regs[i + 6] = ((b3 & 3) << 3) | (b4 >>> 5);
-      regs[i + 7] = b4 & 31;
+      const r0 = b0 >>> 3;
+      const r1 = ((b0 & 7) << 2) | (b1 >>> 6);
+      const r2 = (b1 >>> 1) & 31;
+      const r3 = ((b1 & 1) << 4) | (b2 >>> 4);
+      const r4 = ((b2 & 15) << 1) | (b3 >>> 7);
+      const r5 = (b3 >>> 2) & 31;
+      const r6 = ((b3 & 3) << 3) | (b4 >>> 5);
+      const r7 = b4 & 31;
+      if (LITTLE_ENDIAN) {
+        regs32[i >>> 2] = r0 | (r1 << 8) | (r2 << 16) | (r3 << 24);
+        regs32[(i >>> 2) + 1] = r4 | (r5 << 8) | (r6 << 16) | (r7 << 24);
+      } else {
+        regs[i] = r0;
+        regs[i + 1] = r1;
+        regs[i + 2] = r2;
+        regs[i + 3] = r3;
+        regs[i + 4] = r4;
+        regs[i + 5] = r5;
+        regs[i + 6] = r6;
+        regs[i + 7] = r7;
+      }
     }
   }
 
@@ -669,47 +696,40 @@ export function createSketchKit(): SketchKit {
     if (nb === 0) return new Uint8Array(a);
     const aEnd = a.length;
     const bEnd = b.length;
-    // Counted first, so that the result is allocated at its length.
-    let n = 0;
     let i = HEADER;
     let j = HEADER;
-    while (i < aEnd && j < bEnd) {
-      const aHi = readI32(a, i);
-      const bHi = readI32(b, j);
-      const aLo = readI32(a, i + 4) >>> 0;
-      const bLo = readI32(b, j + 4) >>> 0;
-      if (aHi < bHi || (aHi === bHi && aLo < bLo)) i += 8;
-      else if (aHi === bHi && aLo === bLo) {
-        i += 8;
-        j += 8;
-      } else j += 8;
-      n++;
-    }
-    n += (aEnd - i + bEnd - j) / 8;
-    if (n > EXACT_UP_TO) return null;
-    const out = new Uint8Array(HEADER + 8 * n);
-    out.set(a.subarray(0, HEADER));
     let at = HEADER;
-    i = HEADER;
-    j = HEADER;
-    while (i < aEnd && j < bEnd) {
-      const aHi = readI32(a, i);
-      const bHi = readI32(b, j);
-      const aLo = readI32(a, i + 4) >>> 0;
-      const bLo = readI32(b, j + 4) >>> 0;
-      if (aHi < bHi || (aHi === bHi && aLo <= bLo)) {
-        out.set(a.subarray(i, i + 8), at);
-        if (aHi === bHi && aLo === bLo) j += 8;
-        i += 8;
-      } else {
-        out.set(b.subarray(j, j + 8), at);
-        j += 8;
-      }
+    let aHi = readI32(a, i);
+    let aLo = readI32(a, i + 4) >>> 0;
+    let bHi = readI32(b, j);
+    let bLo = readI32(b, j + 4) >>> 0;
+    while (i < aEnd || j < bEnd) {
+      if (at === EXPLICIT_MAX_LENGTH) return null;
+      // A side that has run out compares as greater than any hash.
+      const fromA = j >= bEnd || (i < aEnd && (aHi < bHi || (aHi === bHi && aLo <= bLo)));
+      const fromB = i >= aEnd || (j < bEnd && (bHi < aHi || (bHi === aHi && bLo <= aLo)));
+      writeU32(explicitOut, at, fromA ? aHi : bHi);
+      writeU32(explicitOut, at + 4, fromA ? aLo : bLo);
       at += 8;
+      if (fromA) {
+        i += 8;
+        if (i < aEnd) {
+          aHi = readI32(a, i);
+          aLo = readI32(a, i + 4) >>> 0;
+        }
+      }
+      if (fromB) {
+        j += 8;
+        if (j < bEnd) {
+          bHi = readI32(b, j);
+          bLo = readI32(b, j + 4) >>> 0;
+        }
+      }
     }
-    if (i < aEnd) out.set(a.subarray(i), at);
-    else if (j < bEnd) out.set(b.subarray(j), at);
-    return out;
+    explicitOut[0] = 0x10 | TYPE_EXPLICIT;
+    explicitOut[1] = PARAMS;
+    explicitOut[2] = THRESHOLD;
+    return explicitOut.slice(0, at);
   }
 
   function unionSketchBytes(a: Uint8Array | null, b: Uint8Array | null): Uint8Array {
@@ -736,8 +756,8 @@ export function createSketchKit(): SketchKit {
     }
     if (typeB === TYPE_FULL) {
       if (typeA === TYPE_FULL) {
-        unpackFull(left, regsA);
-        unpackFull(right, regsB);
+        unpackFull(left, regsA, regsA32);
+        unpackFull(right, regsB, regsB32);
         maxWords(regsA32, regsB32);
         return packFull(regsA);
       }
@@ -915,7 +935,7 @@ export function createSketchKit(): SketchKit {
         this.toRegisters();
         applyList(this.regs as Uint8Array, listA, n);
       } else if (type === TYPE_FULL) {
-        unpackFull(bytes, regsA);
+        unpackFull(bytes, regsA, regsA32);
         maxWords(this.toRegisters(), regsA32);
       }
       return this;
