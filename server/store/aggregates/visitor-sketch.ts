@@ -14,7 +14,7 @@
  * - Most rows count a handful of keys (a page with a few visitors that day), so a sketch stays an
  *   exact set of 64-bit hashes, 8 bytes a key, up to SKETCH_EXACT_UP_TO (256) keys. 256 keys is
  *   2,051 bytes, about where PostgreSQL starts moving a value out of line (TOAST, ~2 kB; hashes do
- *   not compress) and half a SQLite page; past it the sparse registers take about a quarter of that.
+ *   not compress) and half a SQLite page; past it the sparse registers take under a third of that.
  * - Past 256 keys it is a HyperLogLog of 2^14 = 16,384 registers (relative standard error
  *   1.04/√16384 ≈ 0.81%), estimated with Ertl's improved raw estimator (O. Ertl, "New cardinality
  *   estimation algorithms for HyperLogLog sketches", 2017, algorithm 6), which has no bias bump
@@ -110,7 +110,7 @@ export function createSketchKit(): SketchKit {
   const LOG2M = 14;
   const M = 1 << LOG2M;
   const INDEX_MASK = M - 1;
-  /** Dense registers also travel four to a 32-bit word in memory (SWAR max). */
+  /** Registers also travel four to a 32-bit word in memory (SWAR max). */
   const GROUPS = M / 4;
   const WIDTH = 5;
   const MAX_VALUE = (1 << WIDTH) - 1;
