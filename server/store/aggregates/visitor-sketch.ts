@@ -170,8 +170,16 @@ export function createSketchKit(): SketchKit {
    */
   /** The key's UTF-8 bytes into `utf8` (a lone surrogate as U+FFFD, as every UTF-8 encoder of a JS string writes it); returns their number. */
   function encodeUtf8(key: string): number {
-    if (3 * key.length + 16 > utf8.length) utf8 = new Uint8Array(3 * key.length + 64);
-    return encoder.encodeInto(key, utf8).written;
+    const n = key.length;
+    if (3 * n + 16 > utf8.length) utf8 = new Uint8Array(3 * n + 64);
+    // ASCII (ids nearly always are) byte by byte: cheaper than the encoder's call for short keys.
+    const out = utf8;
+    for (let i = 0; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) return encoder.encodeInto(key, out).written;
+      out[i] = c;
+    }
+    return n;
   }
 
   /** Little-endian 32-bit word of `bytes` at `at`. */
@@ -188,7 +196,7 @@ export function createSketchKit(): SketchKit {
     const bytes = utf8;
     // The tail is read as a block zero-filled past the key: zero bytes mix to zero, as the tail's
     // missing bytes do in MurmurHash3.
-    bytes.fill(0, len, len + 16);
+    for (let i = len; i < len + 16; i++) bytes[i] = 0;
     let h1h = 0;
     let h1l = 0;
     let h2h = 0;
