@@ -21,8 +21,11 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
 /** What a store tells about a build of the report aggregates from the events at open: when it starts, and when it is done with the time it took. */
 export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: number) => void;
 
-/** Version of the aggregate tables' shape; a database with another one gets them dropped and built again. */
-export const AGGREGATE_SHAPE = 3;
+/**
+ * Version of the aggregate tables' shape; a database with another one gets them dropped and built
+ * again. 4: sketches in the format of PostgreSQL's `hll` extension (`visitor-sketch.ts`).
+ */
+export const AGGREGATE_SHAPE = 4;
 
 /**
  * The dimension of the errors report: an `error` event's `properties.message` ('' without one),

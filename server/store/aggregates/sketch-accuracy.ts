@@ -141,6 +141,7 @@ function microTimings(): void {
   const of = (from: number, count: number): Uint8Array => bytesOf(uuids.slice(from, from + count));
   const explicit200 = of(0, 200);
   const sparse1k = of(0, 1_000);
+  const sparse4k = of(0, 4_000);
   const sparse8k = of(0, 8_000);
   const dense = of(0, 50_000);
   const otherDense = of(40_000, 50_000);
@@ -158,11 +159,13 @@ function microTimings(): void {
     ['unionSketchBytes explicit 10 ∪ explicit 10', time(1_000, (i) => unionSketchBytes(small[i] as Uint8Array, small[(i + 1) % 1_000] as Uint8Array))],
     ['unionSketchBytes explicit 200 ∪ explicit 10', time(1_000, (i) => unionSketchBytes(explicit200, small[i] as Uint8Array))],
     [`unionSketchBytes sparse 1k keys (${sparse1k.length} B) ∪ explicit 10`, time(1_000, (i) => unionSketchBytes(sparse1k, small[i] as Uint8Array))],
-    [`unionSketchBytes sparse 8k keys (${sparse8k.length} B) ∪ explicit 10`, time(500, (i) => unionSketchBytes(sparse8k, small[i] as Uint8Array))],
+    [`unionSketchBytes sparse 4k keys (${sparse4k.length} B) ∪ explicit 10`, time(500, (i) => unionSketchBytes(sparse4k, small[i] as Uint8Array))],
+    [`unionSketchBytes 8k keys (${sparse8k.length} B) ∪ explicit 10`, time(500, (i) => unionSketchBytes(sparse8k, small[i] as Uint8Array))],
     ['unionSketchBytes dense ∪ explicit 10', time(500, (i) => unionSketchBytes(dense, small[i] as Uint8Array))],
     ['unionSketchBytes dense ∪ dense', time(200, () => unionSketchBytes(dense, otherDense))],
     ['estimateSketchBytes explicit 10', time(1_000, (i) => estimateSketchBytes(small[i] as Uint8Array))],
-    ['estimateSketchBytes sparse 8k keys', time(500, () => estimateSketchBytes(sparse8k))],
+    ['estimateSketchBytes sparse 4k keys', time(500, () => estimateSketchBytes(sparse4k))],
+    ['estimateSketchBytes 8k keys', time(500, () => estimateSketchBytes(sparse8k))],
     ['estimateSketchBytes dense', time(500, () => estimateSketchBytes(dense))],
     ['mergeBytes dense into a dense sketch', time(500, () => big.mergeBytes(otherDense))],
     ['estimate() (registers)', time(500, () => big.estimate())],
@@ -179,14 +182,14 @@ function microTimings(): void {
 function sizeTable(): void {
   console.log('\nStored size (one stream of UUID keys):');
   console.log('      keys  kind       bytes  estimate');
-  const kinds = ['', 'explicit', 'sparse', 'dense'];
+  const kinds = ['', 'empty', 'explicit', 'sparse', 'full'];
   const sketch = VisitorSketch.empty();
   const marks = new Set([0, 1, 10, 100, 256, 257, 1_000, 3_000, 10_000, 12_000, 15_000, 20_000, 100_000, 1_000_000]);
   for (let n = 0; n <= 1_000_000; n++) {
     if (n > 0) sketch.add(hashKey(crypto.randomUUID()));
     if (!marks.has(n)) continue;
     const bytes = sketch.toBytes();
-    console.log(`${String(n).padStart(10)}  ${(kinds[bytes[1] as number] as string).padEnd(8)} ${String(bytes.length).padStart(7)}  ${sketch.estimate()}`);
+    console.log(`${String(n).padStart(10)}  ${(kinds[(bytes[0] as number) & 15] as string).padEnd(8)} ${String(bytes.length).padStart(7)}  ${sketch.estimate()}`);
   }
 }
 

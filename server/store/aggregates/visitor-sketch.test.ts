@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   type KeyHash,
@@ -41,8 +42,64 @@ const bytesOf = (keys: readonly string[]): Uint8Array => sketchOf(keys).toBytes(
 /** Bytes as hex: comparing 12 kB arrays element by element is slow in expect(); strings compare at once. */
 const hex = (bytes: Uint8Array | null): string => (bytes === null ? 'null' : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex'));
 
-const KIND = { explicit: 1, sparse: 2, dense: 3 } as const;
-const DENSE_LENGTH = 2 + 12_288;
+/** The type in the low 4 bits of byte 0 (the high 4 are the schema version, 1). */
+const KIND = { empty: 1, explicit: 2, sparse: 3, full: 4 } as const;
+const kindOf = (bytes: Uint8Array): number => (bytes[0] as number) & 15;
+const FULL_LENGTH = 3 + 10_240;
+const EMPTY_HEX = '118e49';
+
+/** A 64-bit hash as the extension prints it (a signed int64) → {hi, lo}. */
+const fromInt64 = (text: string): KeyHash => {
+  const u = BigInt.asUintN(64, BigInt(text));
+  return { hi: Number(u >> 32n), lo: Number(u & 0xffff_ffffn) };
+};
+const toUint64 = ({ hi, lo }: KeyHash): bigint => (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+
+/**
+ * The stored bytes of a set of hashes, written as plainly as possible from the format's
+ * definition (docs in visitor-sketch.ts), with BigInt and one bit at a time: the oracle the fast
+ * code is held to.
+ */
+function referenceBytes(hashes: readonly KeyHash[]): Uint8Array {
+  const distinct = [...new Set(hashes.map(toUint64))];
+  const header = (type: number): number[] => [0x10 | type, 0x8e, 0x49];
+  if (distinct.length === 0) return Uint8Array.from(header(KIND.empty));
+  if (distinct.length <= 256) {
+    const sorted = distinct.map((h) => BigInt.asIntN(64, h)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const out = header(KIND.explicit);
+    for (const h of sorted) for (let shift = 56n; shift >= 0n; shift -= 8n) out.push(Number((BigInt.asUintN(64, h) >> shift) & 0xffn));
+    return Uint8Array.from(out);
+  }
+  const regs = new Array<number>(16_384).fill(0);
+  for (const h of distinct) {
+    const index = Number(h & 16_383n);
+    let w = h >> 14n;
+    let value = 0;
+    if (w !== 0n) {
+      value = 1;
+      while ((w & 1n) === 0n) {
+        w >>= 1n;
+        value++;
+      }
+    }
+    regs[index] = Math.max(regs[index] as number, Math.min(value, 31));
+  }
+  const bits: number[] = [];
+  const push = (value: number, width: number): void => {
+    for (let b = width - 1; b >= 0; b--) bits.push((value >>> b) & 1);
+  };
+  const filled = regs.filter((r) => r > 0).length;
+  const sparse = filled * 19 < 16_384 * 5;
+  if (sparse) regs.forEach((r, i) => r > 0 && push((i << 5) | r, 19));
+  else regs.forEach((r) => push(r, 5));
+  const out = header(sparse ? KIND.sparse : KIND.full);
+  for (let i = 0; i < bits.length; i += 8) {
+    let byte = 0;
+    for (let j = 0; j < 8; j++) byte = (byte << 1) | (bits[i + j] ?? 0);
+    out.push(byte);
+  }
+  return Uint8Array.from(out);
+}
 
 /** A seeded Fisher–Yates shuffle. */
 function shuffled<T>(items: readonly T[], seed: number): T[] {
@@ -62,28 +119,43 @@ const sets = {
   empty: [] as string[],
   one: pool.slice(0, 1),
   small: pool.slice(0, 10),
-  full: pool.slice(5, 5 + SKETCH_EXACT_UP_TO),
+  atLimit: pool.slice(5, 5 + SKETCH_EXACT_UP_TO),
   sparse: pool.slice(100, 3_100),
-  bigSparse: pool.slice(2_000, 12_000),
+  bigSparse: pool.slice(2_000, 6_400),
   dense: pool.slice(10_000, 40_000),
   otherDense: pool.slice(35_000, 75_000),
 };
 type SetName = keyof typeof sets;
 const names = Object.keys(sets) as SetName[];
+const md5OfText = (bytes: Uint8Array): string => createHash('md5').update(`\\x${hex(bytes)}`).digest('hex');
+const range = (prefix: string, from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => `${prefix}${from + i}`);
 
 describe('hashKey', () => {
-  it('is pinned: stored sketches hold these hashes, so any change needs a new format version', () => {
-    expect(['', 'a', 'ab', '0198c2d0-aaaa-7bbb-8ccc-ddddeeeeffff', 'ünïcødé 😀'].map(hashKey)).toEqual([
-      { hi: 0x52ed931b, lo: 0xc93f2ea8 },
-      { hi: 0x206d5826, lo: 0xdfa145a5 },
-      { hi: 0x236f67f5, lo: 0x26eea6d5 },
-      { hi: 0x3fecb57e, lo: 0x2c80e883 },
-      { hi: 0x3a29e6e7, lo: 0xca5b5c0e },
-    ]);
+  it("is the hll extension's hll_hash_text (values printed by PostgreSQL's hll 2.17)", () => {
+    // select k, hll_hash_text(k) from (values …) t(k)
+    const vectors: Array<[string, string]> = [
+      ['', '0'],
+      ['a', '-8839064797231613815'],
+      ['ab', '-7815133031266706642'],
+      ['abc', '-5434086359492102041'],
+      ['0198c2d0-aaaa-7bbb-8ccc-ddddeeeeffff', '-425609195144824078'],
+      ['ünïcødé 😀', '-1905912915199655167'],
+      ['0123456789abcdef', '5467490433528156583'],
+      ['0123456789abcdefg', '-8200385122730116642'],
+      ['日本語のキー', '-8038583332984955025'],
+      ['x'.repeat(100), '289608075098811106'],
+    ];
+    expect(vectors.map(([key]) => hashKey(key))).toEqual(vectors.map(([, int64]) => fromInt64(int64)));
+  });
+
+  it('hashes a lone surrogate as U+FFFD, the bytes a UTF-8 encoder sends for it', () => {
+    expect(hashKey('x\ud83d')).toEqual(hashKey('x\ufffd'));
+    expect(hashKey('\udc00y')).toEqual(hashKey('\ufffdy'));
+    expect(hashKey('😀')).not.toEqual(hashKey('\ufffd\ufffd'));
   });
 
   it('gives unsigned 32-bit halves, and different hashes for near-identical keys', () => {
-    const keys = ['', 'a', 'b', 'a\u0000', 'ab', 'ba', 'visitor-1', 'visitor-2', 'visitor-10', '😀', '\ud83d'];
+    const keys = ['', 'a', 'b', 'a\u0000', 'ab', 'ba', 'visitor-1', 'visitor-2', 'visitor-10', '😀', 'x'.repeat(15), 'x'.repeat(16), 'x'.repeat(17), 'x'.repeat(10_000)];
     const seen = new Set<string>();
     for (const key of keys) {
       const { hi, lo } = hashKey(key);
@@ -95,23 +167,80 @@ describe('hashKey', () => {
 
   it('spreads sequential keys evenly over register indexes and values', () => {
     const perIndexBucket = new Array<number>(64).fill(0);
-    let leadingZeroBits = 0;
+    let trailingZeroBits = 0;
     const n = 64_000;
     for (let i = 0; i < n; i++) {
-      const { hi, lo } = hashKey(`visitor-${i}`);
-      perIndexBucket[hi >>> 26]++;
-      leadingZeroBits += Math.clz32(lo);
+      const { lo } = hashKey(`visitor-${i}`);
+      perIndexBucket[(lo & 16_383) >>> 8]++;
+      const w = lo >>> 14;
+      trailingZeroBits += w === 0 ? 18 : 31 - Math.clz32(w & -w);
     }
     // 1,000 expected per bucket, standard deviation ~31: 6 sigma.
     for (const count of perIndexBucket) expect(Math.abs(count - 1_000)).toBeLessThan(190);
-    // Mean leading zeros of a uniform 32-bit value is ~1.
-    expect(leadingZeroBits / n).toBeGreaterThan(0.97);
-    expect(leadingZeroBits / n).toBeLessThan(1.03);
+    // Mean trailing zeros of a uniform value is ~1.
+    expect(trailingZeroBits / n).toBeGreaterThan(0.97);
+    expect(trailingZeroBits / n).toBeLessThan(1.03);
+  });
+});
+
+describe("VisitorSketch: the hll extension's storage format", () => {
+  it('gives the bytes PostgreSQL gives for the same keys (hll_add_agg(hll_hash_text(k), 14, 5, 256, 1))', () => {
+    expect(hex(VisitorSketch.empty().toBytes())).toBe(EMPTY_HEX);
+    // select hll_add(hll_empty(14, 5, 256, 1), hll_hash_text('abc'))
+    expect(hex(bytesOf(['abc']))).toBe('128e49b4963f3f3fad7867');
+    expect(hex(bytesOf(['b', 'a']))).toBe('128e4985555565f65978897a98a957b1d3d1ee');
+    // md5 of the extension's text output of larger sets: 300 keys (sparse), 6,000 (full), and
+    // the last sparse and first full sets of one stream (4,311 and 4,312 non-zero registers).
+    // select md5(hll_add_agg(hll_hash_text('key-' || i), 14, 5, 256, 1)::text) from generate_series(1, 300) i
+    expect(md5OfText(bytesOf(range('key-', 1, 300)))).toBe('bc12bd403a61cb5f7adb81399fd869db');
+    expect(md5OfText(bytesOf(range('key-', 1, 6_000)))).toBe('a659d8999757c5f6c87f1fd5cf63ae44');
+    const lastSparse = bytesOf(range('boundary-', 0, 5_019));
+    const firstFull = bytesOf(range('boundary-', 0, 5_020));
+    expect([kindOf(lastSparse), lastSparse.length, kindOf(firstFull), firstFull.length]).toEqual([KIND.sparse, 3 + Math.ceil((4_311 * 19) / 8), KIND.full, FULL_LENGTH]);
+    expect(md5OfText(lastSparse)).toBe('21a3b18c884d97f5b7eec0e297df42d2');
+    expect(md5OfText(firstFull)).toBe('cb4cc9e52e91f26720ef2f3b65a4d988');
+  });
+
+  it("equals a plain reference encoder of the format's definition, for every representation", () => {
+    for (const name of names) {
+      const keys = sets[name];
+      expect(hex(bytesOf(keys)), name).toBe(hex(referenceBytes(keys.map(hashKey))));
+    }
+  });
+
+  it('sets registers from the low 14 bits (index) and the trailing zeros of the other 50 (value), capped at 31', () => {
+    // 256 filler hashes on registers 1000 … 1255 (value 1), then the hashes under test.
+    const filler = Array.from({ length: 256 }, (_, i) => ({ hi: 0, lo: (1_000 + i) | (1 << 14) }));
+    const probes: KeyHash[] = [
+      { hi: 0, lo: 3 }, // w = 0: value 0, no register
+      { hi: 0, lo: 4 | (1 << 14) }, // value 1
+      { hi: 0, lo: 5 | (1 << 20) }, // value 7
+      { hi: 1, lo: 6 }, // w = 2^18: value 19
+      { hi: 0x1000, lo: 7 }, // w = 2^30: value 31
+      { hi: 0x8000_0000, lo: 8 }, // w = 2^49: 50, capped at 31
+      { hi: 0, lo: 9 | (1 << 14) },
+      { hi: 0xffff_ffff, lo: 9 | (1 << 16) }, // the larger value of register 9 wins: 3
+      { hi: 0, lo: 0 }, // the hash 0: counted while explicit, no register
+    ];
+    const sketch = VisitorSketch.empty();
+    for (const h of [...filler, ...probes]) sketch.add(h);
+    const bytes = sketch.toBytes();
+    expect(hex(bytes)).toBe(hex(referenceBytes([...filler, ...probes])));
+    // Decode the sparse entries: index << 5 | value, 19 bits each.
+    let bits = '';
+    for (const byte of bytes.subarray(3)) bits += byte.toString(2).padStart(8, '0');
+    const entries = new Map<number, number>();
+    for (let at = 0; at + 19 <= bits.length; at += 19) {
+      const entry = Number.parseInt(bits.slice(at, at + 19), 2);
+      entries.set(entry >>> 5, entry & 31);
+    }
+    expect([3, 4, 5, 6, 7, 8, 9, 0].map((i) => entries.get(i))).toEqual([undefined, 1, 7, 19, 31, 31, 3, undefined]);
+    expect(entries.size).toBe(256 + 6);
   });
 });
 
 describe('VisitorSketch: the exact range', () => {
-  it('counts exactly up to SKETCH_EXACT_UP_TO distinct keys, duplicates ignored', () => {
+  it('counts exactly up to SKETCH_EXACT_UP_TO distinct keys, duplicates ignored, then turns into registers', () => {
     expect(SKETCH_EXACT_UP_TO).toBe(256);
     const sketch = VisitorSketch.empty();
     expect(sketch.estimate()).toBe(0);
@@ -121,43 +250,43 @@ describe('VisitorSketch: the exact range', () => {
       expect(sketch.estimate()).toBe(n);
     }
     const bytes = sketch.toBytes();
-    expect([bytes[0], bytes[1], bytes.length]).toEqual([1, KIND.explicit, 2 + 8 * SKETCH_EXACT_UP_TO]);
+    expect([bytes[0], bytes[1], bytes[2], bytes.length]).toEqual([0x12, 0x8e, 0x49, 3 + 8 * SKETCH_EXACT_UP_TO]);
     expect(estimateSketchBytes(bytes)).toBe(SKETCH_EXACT_UP_TO);
     sketch.add(hashKey(pool[SKETCH_EXACT_UP_TO] as string));
-    expect(sketch.toBytes()[1]).toBe(KIND.sparse);
+    expect(kindOf(sketch.toBytes())).toBe(KIND.sparse);
+    expect(hex(sketch.toBytes())).toBe(hex(referenceBytes(pool.slice(0, SKETCH_EXACT_UP_TO + 1).map(hashKey))));
   });
 
-  it('stores n keys in 2 + 8n bytes, the empty sketch in 2', () => {
-    expect(Array.from(VisitorSketch.empty().toBytes())).toEqual([1, KIND.explicit]);
-    for (const n of [1, 10, 100]) expect(bytesOf(pool.slice(0, n)).length).toBe(2 + 8 * n);
-  });
-
-  it('counts the hash (0, 0) like any other, and takes signed halves as the same hash', () => {
+  it('stores n keys in 3 + 8n bytes, sorted as signed 64-bit integers; the empty sketch in 3', () => {
+    expect(hex(VisitorSketch.empty().toBytes())).toBe(EMPTY_HEX);
+    for (const n of [1, 10, 100]) expect(bytesOf(pool.slice(0, n)).length).toBe(3 + 8 * n);
     const sketch = VisitorSketch.empty();
-    sketch.add({ hi: 0, lo: 0 });
+    for (const h of [{ hi: 0x8000_0000, lo: 0 }, { hi: 0, lo: 1 }, { hi: 0xffff_ffff, lo: 0xffff_ffff }, { hi: 0x7fff_ffff, lo: 0 }]) sketch.add(h);
+    expect(hex(sketch.toBytes())).toBe(`128e49${'8000000000000000'}${'ffffffffffffffff'}${'0000000000000001'}${'7fffffff00000000'}`);
+  });
+
+  it('counts the hash (0, 0) (the empty key) like any other while explicit, and takes signed halves as the same hash', () => {
+    const sketch = VisitorSketch.empty();
+    sketch.add(hashKey(''));
     sketch.add({ hi: 0, lo: 0 });
     sketch.add({ hi: -1, lo: -2 });
     sketch.add({ hi: 0xffff_ffff, lo: 0xffff_fffe });
     expect(sketch.estimate()).toBe(2);
     const bytes = sketch.toBytes();
-    expect(Array.from(bytes.subarray(2, 10))).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(hex(bytes)).toBe('128e49fffffffffffffffe0000000000000000');
     expect(hex(VisitorSketch.fromBytes(bytes).toBytes())).toBe(hex(bytes));
-    // Past the exact range the zero hash sets register 0 to its largest value.
-    for (const key of pool.slice(0, SKETCH_EXACT_UP_TO)) sketch.add(hashKey(key));
-    const sparse = sketch.toBytes();
-    expect([sparse[1], sparse[2]]).toEqual([KIND.sparse, 33]);
   });
 });
 
 describe('VisitorSketch: representations', () => {
-  it('goes explicit → sparse → dense as keys are added, each smaller than the next', () => {
+  it('goes explicit → sparse → full as keys are added, each smaller than the next', () => {
     const sizes: Array<[number, number, number]> = [];
     const sketch = VisitorSketch.empty();
     for (let n = 1; n <= 40_000; n++) {
       sketch.add(hashKey(pool[n - 1] as string));
-      if ([10, 256, 257, 1_000, 10_000, 40_000].includes(n)) {
+      if ([10, 256, 257, 1_000, 4_000, 10_000, 40_000].includes(n)) {
         const bytes = sketch.toBytes();
-        sizes.push([n, bytes[1] as number, bytes.length]);
+        sizes.push([n, kindOf(bytes), bytes.length]);
       }
     }
     expect(sizes.map(([n, kind]) => [n, kind])).toEqual([
@@ -165,12 +294,13 @@ describe('VisitorSketch: representations', () => {
       [256, KIND.explicit],
       [257, KIND.sparse],
       [1_000, KIND.sparse],
-      [10_000, KIND.sparse],
-      [40_000, KIND.dense],
+      [4_000, KIND.sparse],
+      [10_000, KIND.full],
+      [40_000, KIND.full],
     ]);
-    for (const [, kind, length] of sizes) if (kind === KIND.sparse) expect(length).toBeLessThan(DENSE_LENGTH);
-    expect(sizes.at(-1)?.[2]).toBe(DENSE_LENGTH);
-    // Past the exact range the sparse form is about a quarter of the explicit one.
+    for (const [, kind, length] of sizes) if (kind === KIND.sparse) expect(length).toBeLessThan(FULL_LENGTH);
+    expect(sizes.at(-1)?.[2]).toBe(FULL_LENGTH);
+    // Past the exact range the sparse form is under a third of the explicit one.
     expect((sizes[2] as [number, number, number])[2]).toBeLessThan(700);
   });
 
@@ -191,7 +321,7 @@ describe('VisitorSketch: representations', () => {
       worst = Math.max(worst, Math.abs(estimate - n) / n);
       if (n % 970 === 0 || n === SKETCH_EXACT_UP_TO + 1) {
         const bytes = sketch.toBytes();
-        const kind = bytes[1] as number;
+        const kind = kindOf(bytes);
         expect(estimateSketchBytes(bytes)).toBe(estimate);
         if (kind !== previousKind) {
           transitions++;
@@ -217,7 +347,7 @@ describe('VisitorSketch: representations', () => {
       expect(back.estimate(), name).toBe(estimateSketchBytes(bytes));
       expect(sketchOf(sets[name]).estimate(), name).toBe(back.estimate());
     }
-    expect([sets.full, sets.sparse, sets.bigSparse, sets.dense].map((keys) => bytesOf(keys)[1])).toEqual([KIND.explicit, KIND.sparse, KIND.sparse, KIND.dense]);
+    expect(names.map((name) => kindOf(bytesOf(sets[name])))).toEqual([KIND.empty, KIND.explicit, KIND.explicit, KIND.explicit, KIND.sparse, KIND.sparse, KIND.full, KIND.full]);
   });
 
   it('estimates 100k keys within 5% (fixed keys)', () => {
@@ -258,7 +388,7 @@ describe('union', () => {
         const ab = unionSketchBytes(stored[a], stored[b]);
         expect(hex(unionSketchBytes(stored[b], stored[a])), `${b} ∪ ${a}`).toBe(hex(ab));
         expect(hex(unionSketchBytes(ab, stored[b])), `(${a} ∪ ${b}) ∪ ${b}`).toBe(hex(ab));
-        for (const c of ['small', 'full', 'sparse', 'dense'] as const) {
+        for (const c of ['small', 'atLimit', 'sparse', 'dense'] as const) {
           const left = unionSketchBytes(ab, stored[c]);
           const right = unionSketchBytes(stored[a], unionSketchBytes(stored[b], stored[c]));
           expect(hex(right), `${a} ∪ (${b} ∪ ${c})`).toBe(hex(left));
@@ -284,7 +414,7 @@ describe('union', () => {
   });
 
   it('takes null as empty', () => {
-    expect(Array.from(unionSketchBytes(null, null))).toEqual([1, KIND.explicit]);
+    expect(hex(unionSketchBytes(null, null))).toBe(EMPTY_HEX);
     for (const name of names) {
       expect(hex(unionSketchBytes(null, stored[name]))).toBe(hex(stored[name]));
       expect(hex(unionSketchBytes(stored[name], null))).toBe(hex(stored[name]));
@@ -303,7 +433,7 @@ describe('union', () => {
     }
   });
 
-  it('merges dense with explicit either way round', () => {
+  it('merges full with explicit either way round', () => {
     const fresh = pool.slice(100_000, 100_010);
     const mixed = [...fresh, ...sets.dense.slice(0, 5)];
     const expected = bytesOf([...sets.dense, ...fresh]);
@@ -341,39 +471,50 @@ describe('mergeBytes', () => {
 
 describe('bytes that are not a sketch', () => {
   const explicit = (...hashes: KeyHash[]): Uint8Array => {
-    const out = new Uint8Array(2 + 8 * hashes.length);
-    out.set([1, KIND.explicit]);
+    const out = new Uint8Array(3 + 8 * hashes.length);
+    out.set([0x12, 0x8e, 0x49]);
     const view = new DataView(out.buffer);
     hashes.forEach(({ hi, lo }, i) => {
-      view.setUint32(2 + 8 * i, hi);
-      view.setUint32(6 + 8 * i, lo);
+      view.setUint32(3 + 8 * i, hi);
+      view.setUint32(7 + 8 * i, lo);
     });
     return out;
   };
+  /** Sparse bytes of the given 19-bit entries, as written, with `pad` extra zero bytes. */
+  const sparse = (entries: number[], pad = 0): Uint8Array => {
+    let bits = entries.map((e) => e.toString(2).padStart(19, '0')).join('');
+    bits = bits.padEnd(Math.ceil(bits.length / 8) * 8 + 8 * pad, '0');
+    return Uint8Array.from([0x13, 0x8e, 0x49, ...Array.from({ length: bits.length / 8 }, (_, i) => Number.parseInt(bits.slice(8 * i, 8 * i + 8), 2))]);
+  };
   const dense = bytesOf(sets.dense);
-  const denseWith = (at: number, byte: number): Uint8Array => {
-    const out = dense.slice();
+  const withByte = (bytes: Uint8Array, at: number, byte: number): Uint8Array => {
+    const out = bytes.slice();
     out[at] = byte;
     return out;
   };
   const garbage: Array<[string, Uint8Array, RegExp]> = [
-    ['no bytes', new Uint8Array(0), /shorter than the header/],
-    ['another version', Uint8Array.of(2, 1), /version byte 2/],
-    ['JSON', new TextEncoder().encode('{"visitors":3}'), /version byte 123/],
-    ['an unknown kind', Uint8Array.of(1, 7), /kind byte 7/],
-    ['a partial hash', Uint8Array.of(1, 1, 0, 0, 0, 1), /whole 8-byte hashes/],
+    ['no bytes', new Uint8Array(0), /shorter than the 3-byte header/],
+    ['another schema version', Uint8Array.of(0x21, 0x8e, 0x49), /schema version 2/],
+    ['JSON', new TextEncoder().encode('{"visitors":3}'), /schema version 7/],
+    ['the undefined type', Uint8Array.of(0x10, 0x8e, 0x49), /type 0/],
+    ['an unknown type', Uint8Array.of(0x17, 0x8e, 0x49), /type 7/],
+    ['other registers (log2m 11)', Uint8Array.of(0x11, 0x8b, 0x49), /parameter byte 0x8b/],
+    ['other register width (6)', Uint8Array.of(0x11, 0xae, 0x49), /parameter byte 0xae/],
+    ['another threshold (auto)', Uint8Array.of(0x11, 0x8e, 0x7f), /parameter byte 0x7f/],
+    ['sparse off', Uint8Array.of(0x11, 0x8e, 0x09), /parameter byte 0x09/],
+    ['an empty sketch with more bytes', Uint8Array.of(0x11, 0x8e, 0x49, 0), /empty sketch of 4 bytes/],
+    ['a partial hash', Uint8Array.of(0x12, 0x8e, 0x49, 0, 0, 0, 1), /whole 8-byte hashes/],
     ['unsorted hashes', explicit({ hi: 2, lo: 0 }, { hi: 1, lo: 5 }), /not strictly ascending/],
+    ['hashes sorted as unsigned', explicit({ hi: 1, lo: 0 }, { hi: 0x8000_0000, lo: 0 }), /not strictly ascending/],
     ['a repeated hash', explicit({ hi: 1, lo: 5 }, { hi: 1, lo: 5 }), /not strictly ascending/],
     ['too many hashes', explicit(...Array.from({ length: 257 }, (_, i) => ({ hi: i, lo: 0 }))), /more than 256/],
-    ['a cut-short sparse entry', Uint8Array.of(1, 2, 0x81), /cut short/],
-    ['an overlong sparse entry', Uint8Array.of(1, 2, 0x81, 0x00), /overlong/],
-    ['a 4-byte sparse entry', Uint8Array.of(1, 2, 0x81, 0x80, 0x80, 0x01), /longer than 3 bytes/],
-    ['a zero register', Uint8Array.of(1, 2, 0x40), /register value 0/],
-    ['a register value of 34', Uint8Array.of(1, 2, 34), /register value 34/],
-    ['a register past the last', Uint8Array.of(1, 2, 0x81, 0x80, 0x7f, 0x81, 0x80, 0x7f), /register index/],
-    ['a short dense sketch', dense.subarray(0, 100), /dense sketch of 100 bytes/],
-    ['a dense register of 63', denseWith(2, 0xfc), /above 33/],
-    ['a dense register of 34 (last)', denseWith(DENSE_LENGTH - 1, 34), /above 33/],
+    ['sparse indexes out of order', sparse([(5 << 5) | 1, (4 << 5) | 1]), /index 4 after 5/],
+    ['a repeated sparse index', sparse([(5 << 5) | 1, (5 << 5) | 2]), /index 5 after 5/],
+    ['a sparse register of value 0', sparse([(5 << 5) | 0]), /register 5 of value 0/],
+    ['sparse padding of 8 bits or more', sparse([(5 << 5) | 1], 1), /bits of padding/],
+    ['sparse padding bits set', withByte(sparse([(5 << 5) | 1]), 5, 0xff), /padding bits not zero/],
+    ['a short full sketch', dense.subarray(0, 100), /full sketch of 100 bytes/],
+    ['a long full sketch', Uint8Array.from([...dense, 0]), /full sketch of 10244 bytes/],
   ];
 
   it('are refused with a clear error by every reader', () => {
@@ -385,8 +526,9 @@ describe('bytes that are not a sketch', () => {
         () => unionSketchBytes(bytes, null),
         () => unionSketchBytes(dense, bytes),
         () => unionSketchBytes(bytesOf(sets.small), bytes),
+        () => unionSketchBytes(bytesOf(sets.sparse), bytes),
       ]) {
-        expect(read, what).toThrow(/^Not a visitor sketch of format version 1: /);
+        expect(read, what).toThrow(/^Not a visitor sketch \(hll storage format, log2m 14, regwidth 5, expthresh 256, sparse on\): /);
         expect(read, what).toThrow(reason);
       }
     }
@@ -402,6 +544,14 @@ describe('bytes that are not a sketch', () => {
         expect(hex(sketch.toBytes()), `${name} after ${what}`).toBe(hex(before));
       }
     }
+  });
+
+  it('accept what the extension reads that this code does not write: an explicit sketch of no hashes, as empty', () => {
+    const none = Uint8Array.of(0x12, 0x8e, 0x49);
+    expect(estimateSketchBytes(none)).toBe(0);
+    expect(hex(VisitorSketch.fromBytes(none).toBytes())).toBe(EMPTY_HEX);
+    expect(hex(unionSketchBytes(none, null))).toBe(EMPTY_HEX);
+    expect(hex(unionSketchBytes(none, bytesOf(sets.small)))).toBe(hex(bytesOf(sets.small)));
   });
 });
 
