@@ -368,7 +368,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
     // Last: whoever waits for this line (scripts, tests) then has every line of the start before it.
     // With ClickHouse, also where projects and keys live: the store kind alone would not say.
     const configStore = clickhouseUrl === undefined ? {} : { configStore: isPostgresUrl(location) ? 'postgres' : 'sqlite' };
-    logger.info('listening', { address: running.url, store: store.kind, ...configStore, ...(basePath === '' ? {} : { basePath }) });
+    // On PostgreSQL, whether the hll extension merges the reports' sketches (docs/deploy.md).
+    const sketchMerge = 'sketchMerge' in store ? { sketchMerge: String(store.sketchMerge) } : {};
+    logger.info('listening', { address: running.url, store: store.kind, ...configStore, ...sketchMerge, ...(basePath === '' ? {} : { basePath }) });
     await new Promise<void>((resolve) => {
       const stop = (signal: string): void => {
         logger.info('shutting down', { signal });

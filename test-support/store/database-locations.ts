@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createPostgresStore } from '../../server/store/postgres/postgres-store.js';
+import { type PostgresStoreOptions, createPostgresStore } from '../../server/store/postgres/postgres-store.js';
 import { createSqliteStore } from '../../server/store/sqlite/sqlite-store.js';
 import type { RollupLocation } from './rollup.contract.js';
 
@@ -44,7 +44,7 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
   };
 }
 
-/** A PostgreSQL database as a location (stores with a small pool). */
-export function postgresLocation(url: string): RollupLocation {
-  return { open: () => createPostgresStore({ url, poolSize: 4 }), sql: (text, values) => postgresSql(url, text, values) };
+/** A PostgreSQL database as a location (stores with a small pool, and `options`). */
+export function postgresLocation(url: string, options: Omit<PostgresStoreOptions, 'url'> = {}): RollupLocation {
+  return { open: () => createPostgresStore({ url, poolSize: 4, ...options }), sql: (text, values) => postgresSql(url, text, values) };
 }

@@ -135,10 +135,27 @@ const isPageDimension = (d: TopDimension): boolean => d !== 'event_type' && d !=
 /** Compares in UTF-8 byte order, as the stores order values. */
 const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
+/**
+ * The SQL of an aggregate over a sketch column that gives the stored bytes of its rows' union (null
+ * when every row's is null): the same bytes `unionSketchBytes` makes, merged by the database.
+ */
+export type SketchUnionSql = (column: string) => string;
+
 /** Options of {@link createAggregateReports}. */
 export interface AggregateReportOptions {
   /** The store keeps the session summaries (`agg_session_state`, `agg_session_days`): the sessions report reads whole days from them. */
   sessionSummaries?: boolean;
+  /**
+   * How the database merges sketches itself, asked per report (null: it does not): reports then
+   * read one merged sketch per group rather than every row's. PostgreSQL with its `hll` extension.
+   */
+  sketchUnion?: () => SketchUnionSql | null;
+}
+
+/** Where a stored row's counts go: a group key from its grain and bucket, in SQL and here. */
+interface StoredKey {
+  sql: string;
+  of(grain: number, bucket: number): number;
 }
 
 /** The aggregate reports over a {@link Dialect}. */
@@ -205,12 +222,28 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     return { dim: entry?.[0] ?? '', value: entry?.[1] ?? (entry === undefined ? '' : null), visitorColumn: q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors' };
   };
 
-  /** Rows of the plan grouped by `keyOf` (a bucket start for series, one key for totals), read by one statement. */
-  const grouped = async (q: ReportQuery, plan: RangePlan, keyOfStored: (grain: number, bucket: number) => number, keyOfRaw: (ts: number) => number) => {
+  /**
+   * Rows of the plan grouped by a key (a bucket start for series, one key for totals), read by one
+   * statement. Where the database merges sketches, it groups the stored rows by the key itself and
+   * returns each group as one row whose grain is null and whose bucket is the key.
+   */
+  const grouped = async (q: ReportQuery, plan: RangePlan, storedKey: StoredKey, keyOfRaw: (ts: number) => number) => {
     const sel = selectionOf(q);
     const v = new Values(dialect);
+    const union = options.sketchUnion?.() ?? null;
+    const stored =
+      union === null
+        ? aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn} AS visitors, sessions, ${NO_RAW}`, v, undefined, '0 AS raw, ')
+        : ((parts) =>
+            parts.length === 0
+              ? []
+              : [
+                  `SELECT 0 AS raw, CAST(NULL AS SMALLINT) AS grain, k AS bucket, '' AS value, SUM(events) AS events, SUM(page_views) AS page_views,
+                     ${union('visitors')} AS visitors, ${union('sessions')} AS sessions, ${NO_RAW}
+                   FROM (${parts.join('\n UNION ALL ')}) s GROUP BY k`,
+                ])(aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn} AS visitors, sessions, ${storedKey.sql} AS k`, v));
     const parts = [
-      ...aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn} AS visitors, sessions, ${NO_RAW}`, v, undefined, '0 AS raw, '),
+      ...stored,
       // Named in full: the first part of a UNION names its columns, and it may be a raw one.
       ...rawParts(
         q,
@@ -230,7 +263,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     };
     for (const row of rows) {
       if (num(row.raw) === 1) addRaw(groupOf(keyOfRaw(num(row.timestamp))), row, false);
-      else addStored(groupOf(keyOfStored(num(row.grain), num(row.bucket))), row, 'visitors');
+      else addStored(groupOf(row.grain === null ? num(row.bucket) : storedKey.of(num(row.grain), num(row.bucket))), row, 'visitors');
     }
     return groups;
   };
@@ -270,7 +303,12 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     const chosen = ranked.map(([value]) => value);
     const w = new Values(dialect);
     const sketchParts = aggregateParts(q, plan, sel, sel.visitorColumn, w, chosen);
-    const sketchRows = sketchParts.length === 0 ? [] : await run(sketchParts.join('\n UNION ALL '), w.list);
+    const union = options.sketchUnion?.() ?? null;
+    const sketchSql =
+      union === null
+        ? sketchParts.join('\n UNION ALL ')
+        : `SELECT value, ${union(sel.visitorColumn)} AS ${sel.visitorColumn} FROM (${sketchParts.join('\n UNION ALL ')}) s GROUP BY value`;
+    const sketchRows = sketchParts.length === 0 ? [] : await run(sketchSql, w.list);
     const visitors = new Map<string, VisitorSketch>(chosen.map((value) => [value, rawGroups.get(value)?.visitors ?? VisitorSketch.empty()]));
     for (const row of sketchRows) {
       const bytes = bytesOf(row[sel.visitorColumn]);
@@ -281,7 +319,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
 
   return {
     async totals(q) {
-      const groups = await grouped(q, planRange(q.from, q.to, true), () => 0, () => 0);
+      const groups = await grouped(q, planRange(q.from, q.to, true), { sql: '0', of: () => 0 }, () => 0);
       return totalsOf(groups.get(0) ?? new Group());
     },
 
@@ -290,7 +328,13 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       const groups = await grouped(
         q,
         planRange(q.from, q.to, byDay),
-        (grain, bucket) => (grain === GRAIN_DAY ? bucket * DAY_MS : byDay ? Math.floor(bucket / 24) * DAY_MS : bucket * HOUR_MS),
+        byDay
+          ? {
+              sql: `CASE WHEN grain = ${GRAIN_DAY} THEN bucket * ${DAY_MS} ELSE (bucket / 24) * ${DAY_MS} END`,
+              of: (grain, bucket) => (grain === GRAIN_DAY ? bucket : Math.floor(bucket / 24)) * DAY_MS,
+            }
+          : // Hour rows only: the plan of an hourly series has no days.
+            { sql: `bucket * ${HOUR_MS}`, of: (_grain, bucket) => bucket * HOUR_MS },
         (ts) => Math.floor(ts / bucketMs) * bucketMs,
       );
       return [...groups.entries()]

@@ -12,16 +12,22 @@ import { postgresLocation } from '../../../test-support/store/database-locations
 import { createPostgresStore } from './postgres-store.js';
 
 let database: TestDatabase;
+let nodeMerged: TestDatabase;
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  nodeMerged = await createTestDatabase();
 });
 
 afterAll(async () => {
   await database?.drop();
+  await nodeMerged?.drop();
 });
 
+// The test server has the hll extension (the test command installs it): the store lets it merge
+// the reports' sketches. The same contract with Node merging them, as where it is not installed.
 describeAggregates('postgres', async () => postgresLocation(database.url));
+describeAggregates('postgres, sketches merged in Node', async () => postgresLocation(nodeMerged.url, { hllExtension: false }));
 
 describe('postgres: aggregate parts', () => {
   it('merges each key parts into one row, and the reports answer the same before and after', async () => {

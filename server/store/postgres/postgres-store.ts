@@ -34,6 +34,8 @@ import {
 import { assembleRecording } from '../shared/recording-assembly.js';
 import { StoreError } from '../store-error.js';
 import { createPostgresAccounts } from './postgres-accounts.js';
+import { findHllExtension, hllUnionSql } from './postgres-hll.js';
+import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -67,6 +69,19 @@ export interface PostgresStoreOptions {
   compactEveryMs?: number;
   /** Told when the open builds the report aggregates from the events, and when it is done. */
   onAggregatesBuild?: AggregatesBuildListener;
+  /**
+   * Let the database merge the report aggregates' visitor sketches with PostgreSQL's `hll`
+   * extension where the server has it (`postgres-hll.ts`; created in the database at open when
+   * this role may). The answers are the same either way; off, Node merges them.
+   * @default true
+   */
+  hllExtension?: boolean;
+}
+
+/** The PostgreSQL store, and what it found at open. */
+export interface PostgresEventStore extends EventStore {
+  /** Who merges the report sketches: the `hll` extension, or Node (before `init()`, and without the extension). */
+  readonly sketchMerge: 'hll' | 'node';
 }
 
 const FIND_CREDENTIAL = {
@@ -86,7 +101,7 @@ const RETRYABLE = new Set(['40P01', '40001']);
  * pooled connection (its events, chunks and what they add to the report aggregates). Authentication answers from a credential cache that
  * LISTEN/NOTIFY keeps exact (postgres-credentials.ts).
  */
-export function createPostgresStore(options: PostgresStoreOptions): EventStore {
+export function createPostgresStore(options: PostgresStoreOptions): PostgresEventStore {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
   pool.on('error', (error) => options.onPoolError?.(error));
   const eventWriter = createEventWriter();
@@ -137,7 +152,10 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
     await ensurePostgresRollups(pool);
     // Report aggregates (aggregates/aggregate-schema.ts): built from the events once if new, kept by the commits from then on.
     await ensurePostgresAggregates(pool, options.onAggregatesBuild);
+    const hll = options.hllExtension === false ? null : await findHllExtension(pool);
+    sketchUnion = hll === null ? null : hllUnionSql(hll);
   };
+  let sketchUnion: SketchUnionSql | null = null;
   const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
   let rollupRefresher: RollupRefresher | null = null;
   // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
@@ -192,7 +210,11 @@ export function createPostgresStore(options: PostgresStoreOptions): EventStore {
       refreshNext: (beforeDay, skip) => (use(), refreshRollup(beforeDay, skip)),
       aggregates: true,
       sessionSummaries: true,
+      sketchUnion: () => sketchUnion,
     }),
+    get sketchMerge() {
+      return sketchUnion === null ? 'node' : 'hll';
+    },
 
     async init() {
       if (state === 'closed') throw new StoreError('NOT_OPEN', 'The PostgreSQL store is closed.');

@@ -34,7 +34,7 @@ import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
-import { createAggregateReports } from '../aggregates/aggregate-queries.js';
+import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 
@@ -69,6 +69,8 @@ export interface ReportStoreOptions {
   aggregates?: boolean;
   /** With the aggregates, the store keeps the session summaries too: the sessions report reads whole days from them. */
   sessionSummaries?: boolean;
+  /** With the aggregates: how the database merges stored sketches itself, asked per report (`AggregateReportOptions`). */
+  sketchUnion?: () => SketchUnionSql | null;
 }
 
 /** How many filters a report has. */
@@ -78,7 +80,7 @@ const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter(
 export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
   const { refreshNext } = options;
-  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true }) : null;
+  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
   const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {

@@ -1,0 +1,49 @@
+import type pg from 'pg';
+import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
+
+/*
+ * PostgreSQL's `hll` extension (postgresql-hll; Debian's `postgresql-15-hll`), where the server has
+ * it: the report aggregates' sketches are stored in its format (`aggregates/visitor-sketch.ts`), so
+ * the database can merge a report's rows itself (`hll_union_agg`) and send one sketch per group
+ * instead of every row's. Node estimates the merged sketch as it estimates its own merges, so the
+ * answers are the same with and without the extension (docs/decisions.md, "Aggregates at ingest").
+ */
+
+/** SQLSTATEs of a `CREATE EXTENSION` this role may not run, or that another process ran first. */
+const CANNOT_CREATE = new Set(['42501', '23505', '42710']);
+
+/**
+ * The schema the `hll` extension is installed in for this database, creating it first when the
+ * server has it and this role may (a superuser, or the database's owner on a server that trusts
+ * it); null when the database has none and cannot get it.
+ */
+export async function findHllExtension(pool: pg.Pool): Promise<string | null> {
+  const installed = async (): Promise<string | null> => {
+    const { rows } = await pool.query<{ schema: string }>(
+      "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'hll'",
+    );
+    return rows[0]?.schema ?? null;
+  };
+  const schema = await installed();
+  if (schema !== null) return schema;
+  const { rows } = await pool.query("SELECT 1 FROM pg_available_extensions WHERE name = 'hll'");
+  if (rows.length === 0) return null;
+  try {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS hll');
+  } catch (error) {
+    if (!CANNOT_CREATE.has((error as { code?: string }).code ?? '')) throw error;
+  }
+  return installed();
+}
+
+/** Quotes an identifier for SQL text. */
+const identifier = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * The union of a sketch column's stored bytes by the extension, as bytes again: its type reads a
+ * `bytea` as is, and its text form is the bytes in hex after `\x`.
+ */
+export function hllUnionSql(schema: string): SketchUnionSql {
+  const s = identifier(schema);
+  return (column) => `decode(substr(CAST(${s}.hll_union_agg(CAST(${column} AS ${s}.hll)) AS text), 3), 'hex')`;
+}
