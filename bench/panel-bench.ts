@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { isPostgresUrl, openStore } from '../server/store/open-store.js';
+import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
 import { isStoreError } from '../server/store/store-error.js';
 import { createReportStore } from '../server/store/reports/report-queries.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../server/store/reports/dialect.js';
@@ -97,6 +98,11 @@ export interface StoreResult {
   worstEstimateError: number;
   /** Each panel's answer over 30 and 90 days, by `answerKey`, for a comparison with another store's. */
   answers: Map<string, unknown>;
+  /**
+   * PostgreSQL with the `hll` extension: the panels over 90 days again, with Node merging the
+   * sketches (as without the extension), each panel's time and whether every answer was equal.
+   */
+  nodeMerged?: { timings: Map<string, number>; sameAnswers: boolean };
 }
 
 /** The key of a panel's answer over `days` in {@link StoreResult.answers}. */
@@ -218,6 +224,7 @@ async function measureStore(location: string, events: number, log: (line: string
   let refreshedDays = 0;
   let refreshSeconds = 0;
   const kept = new Map<string, unknown>();
+  let nodeMerged: StoreResult['nodeMerged'];
   const raw = rawReports(location);
   const cpu = cpuMeter(location);
   try {
@@ -276,12 +283,33 @@ async function measureStore(location: string, events: number, log: (line: string
       worstEstimateError = Math.max(worstEstimateError, compared.worstEstimateError);
       log(`  ${name}, 30 days from the events: ${ms.toFixed(0)} ms`);
     }
+    if ('sketchMerge' in store && store.sketchMerge === 'hll') nodeMerged = await measureNodeMerged(location, query(90), kept, log);
   } finally {
     await cpu.close();
     await raw.close();
     await store.close();
   }
-  return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, mismatches, worstEstimateError, answers: kept };
+  return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, mismatches, worstEstimateError, answers: kept, ...(nodeMerged === undefined ? {} : { nodeMerged }) };
+}
+
+/** The 90-day panels of a PostgreSQL database read again by a store that merges the sketches in Node, beside the extension's answers (`kept`). */
+async function measureNodeMerged(url: string, q: ReportQuery, kept: ReadonlyMap<string, unknown>, log: (line: string) => void): Promise<NonNullable<StoreResult['nodeMerged']>> {
+  const store = createPostgresStore({ url, poolSize: 4, hllExtension: false });
+  await store.init();
+  const timings = new Map<string, number>();
+  let sameAnswers = true;
+  try {
+    for (const [name, run] of PANELS) {
+      const t0 = performance.now();
+      const answer = await run(store, q);
+      timings.set(name, performance.now() - t0);
+      sameAnswers &&= JSON.stringify(answer) === JSON.stringify(kept.get(answerKey(name, 90)));
+      log(`  ${name}, 90 days, sketches merged in Node: ${(timings.get(name) as number).toFixed(0)} ms`);
+    }
+  } finally {
+    await store.close();
+  }
+  return { timings, sameAnswers };
 }
 
 /** A panel's answer when the store refused the read past its time budget. */
@@ -338,9 +366,20 @@ export async function measurePanels(options: PanelBenchOptions): Promise<Map<str
 export function panelTable(results: ReadonlyMap<string, StoreResult>): string {
   const names = [...results.keys()];
   const columns = ['7 d', '30 d', '30 d CPU', '90 d', '30 d, events alone'];
-  const header = `| panel | ${names.flatMap((n) => columns.map((c) => `${n} ${c}`)).join(' | ')} |`;
-  const rule = `|---|${names.flatMap(() => columns.map(() => '---:')).join('|')}|`;
-  const rows = PANELS.map(([panel]) => `| ${panel} | ${names.flatMap((n) => columns.map((_, i) => fmt(results.get(n)?.timings.get(panel)?.[i]))).join(' | ')} |`);
+  // A store whose extension merged the sketches gets the 90 days merged in Node beside them.
+  const nodeColumn = '90 d, sketches merged in Node';
+  const columnsOf = (n: string) => (results.get(n)?.nodeMerged === undefined ? columns : [...columns, nodeColumn]);
+  const header = `| panel | ${names.flatMap((n) => columnsOf(n).map((c) => `${n} ${c}`)).join(' | ')} |`;
+  const rule = `|---|${names.flatMap((n) => columnsOf(n).map(() => '---:')).join('|')}|`;
+  const cell = (n: string, panel: string, i: number) => fmt(i < columns.length ? results.get(n)?.timings.get(panel)?.[i] : results.get(n)?.nodeMerged?.timings.get(panel));
+  const rows = PANELS.map(([panel]) => `| ${panel} | ${names.flatMap((n) => columnsOf(n).map((_, i) => cell(n, panel, i))).join(' | ')} |`);
+  const merged = names
+    .filter((n) => results.get(n)?.nodeMerged !== undefined)
+    .map(
+      (n) =>
+        ` ${n} had the \`hll\` extension, which merged the totals' and top lists' sketches in the database; its last column is the same 90 days read by a store that merges them in Node, as without it (${results.get(n)?.nodeMerged?.sameAnswers === true ? 'every answer equal' : 'SOME ANSWERS DIFFERED'}).`,
+    )
+    .join('');
   const loads = names
     .map((n) => {
       const r = results.get(n) as StoreResult;
@@ -351,7 +390,7 @@ export function panelTable(results: ReadonlyMap<string, StoreResult>): string {
     .join('; ');
   const mismatches = names.flatMap((n) => (results.get(n) as StoreResult).mismatches.map((panel) => `${n} ${panel}`));
   return [
-    `Milliseconds per panel (wall time, and the database's CPU time over 30 days), one call each after a warm-up, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: timeseries, top lists, errors and sessions from the aggregates kept at ingest (docs/decisions.md, "Aggregates at ingest", "Session summaries"), the other panels from the daily rollups (whole clean days) and the events (the rest), a top list with a filter from the events; the last column of each store is the same 30 days read from the events alone, by the report SQL without aggregates or rollups. ${mismatches.length === 0 ? 'Every exact number of every 30-day answer was equal both ways' : `Answers whose exact numbers differed between the store and the events: ${mismatches.join(', ')}`}; the largest relative error of a unique count (visitors, and sessions outside the sessions report: sketch estimates, docs/protocol.md) was ${names.map((n) => `${((results.get(n) as StoreResult).worstEstimateError * 100).toFixed(2)}% on ${n}`).join(', ')}. Aim: each panel ≤ 100 ms over 90 days (issue aim).`,
+    `Milliseconds per panel (wall time, and the database's CPU time over 30 days), one call each after a warm-up, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: timeseries, top lists, errors and sessions from the aggregates kept at ingest (docs/decisions.md, "Aggregates at ingest", "Session summaries"), the other panels from the daily rollups (whole clean days) and the events (the rest), a top list with a filter from the events; the last column of each store is the same 30 days read from the events alone, by the report SQL without aggregates or rollups. ${mismatches.length === 0 ? 'Every exact number of every 30-day answer was equal both ways' : `Answers whose exact numbers differed between the store and the events: ${mismatches.join(', ')}`}; the largest relative error of a unique count (visitors, and sessions outside the sessions report: sketch estimates, docs/protocol.md) was ${names.map((n) => `${((results.get(n) as StoreResult).worstEstimateError * 100).toFixed(2)}% on ${n}`).join(', ')}. Aim: each panel ≤ 100 ms over 90 days (issue aim).${merged}`,
     '',
     header,
     rule,

@@ -12,7 +12,9 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
  * keys), sessions and, for page dimensions, visitors of page views (`visitor-sketch.ts`; null is
  * empty). Dimension '' with value '' stands for every event. Rows grow with the distinct values
  * per hour, not with the events. The unique index serves a dimension's rows over a range of
- * buckets (totals, series, top lists); the second one a single value's rows (a filter).
+ * buckets (totals, series, top lists); the second one a single value's rows (a filter, and the
+ * every-event rows of a series), the bot flag last so that the rows of the other flag are passed
+ * over in the index rather than read from the table (half the reads of an hourly series).
  * agg_sessions: per project, hour, session and bot flag: first and last time, events, page views.
  * A range's sessions are read from it by hour, so the sessions panel reads a row per session and
  * hour, not every event.
@@ -23,7 +25,8 @@ export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: n
 
 /**
  * Version of the aggregate tables' shape; a database with another one gets them dropped and built
- * again. 4: sketches in the format of PostgreSQL's `hll` extension (`visitor-sketch.ts`).
+ * again. 4: sketches in the format of PostgreSQL's `hll` extension (`visitor-sketch.ts`), and the
+ * bot flag in the index by value.
  */
 export const AGGREGATE_SHAPE = 4;
 
@@ -103,7 +106,7 @@ CREATE TABLE IF NOT EXISTS agg_values (
   events INTEGER NOT NULL, page_views INTEGER NOT NULL,
   visitors BLOB, visitor_hashes BLOB, sessions BLOB, page_visitors BLOB, page_visitor_hashes BLOB);
 CREATE UNIQUE INDEX IF NOT EXISTS agg_values_key ON agg_values (project_id, dim, grain, bucket, value, is_bot);
-CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, value, grain, bucket);
+CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, value, grain, bucket, is_bot);
 CREATE TABLE IF NOT EXISTS agg_sessions (
   project_id TEXT NOT NULL, hour INTEGER NOT NULL, session_id TEXT NOT NULL, is_bot INTEGER NOT NULL,
   first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
@@ -124,7 +127,7 @@ CREATE TABLE IF NOT EXISTS agg_values (
   events BIGINT NOT NULL, page_views BIGINT NOT NULL,
   visitors BYTEA, visitor_hashes BYTEA, sessions BYTEA, page_visitors BYTEA, page_visitor_hashes BYTEA);
 CREATE INDEX IF NOT EXISTS agg_values_key ON agg_values (project_id, dim, grain, bucket, value, is_bot) INCLUDE (events, page_views);
-CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, value, grain, bucket);
+CREATE INDEX IF NOT EXISTS agg_values_by_value ON agg_values (project_id, dim, value, grain, bucket, is_bot);
 CREATE TABLE IF NOT EXISTS agg_sessions (
   part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   project_id TEXT NOT NULL, hour BIGINT NOT NULL, session_id TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
