@@ -16,7 +16,7 @@ import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js
 import type { Logger } from '../logger.js';
 import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';
 import { type DeliveryLink, type LinkHandlers, startInProcessLink, startWorkerLink } from './delivery-link.js';
-import type { DeliveryClientOptions, StartContext, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
+import type { DeliveryClientOptions, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
 import { liveColumns } from './log-columns.js';
 import type { LogChunk } from './unacked-log.js';
 
@@ -72,7 +72,7 @@ export interface CoreConnection {
  * at once, so that work waiting for it (`started()`) does not wait for consent.
  */
 export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreConnection {
-  const { context, logger } = options;
+  const { logger } = options;
   let link: DeliveryLink | undefined;
   let strategy: StartStrategy | null = null;
   let timezone: string | undefined;
@@ -114,12 +114,12 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     const columns = replay.length > 0 ? liveColumns(replay) : null;
     if (columns !== null) hooks.replaying(columns);
     const attempt = (s: StartStrategy): Promise<DeliveryLink> => {
-      if (s !== 'in-process') return startWorker(s, context, columns, handlers, deferredRequest());
+      if (s !== 'in-process') return startWorker(s, options, columns, handlers, deferredRequest());
       // After a worker's death the core runs here: what that worker armed is aborted, so that a
       // later clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those
       // events). The in-process core builds no body: that would be main-thread work.
       deferred?.disarm();
-      return startInProcessLink(context.config, context.coreDeps, columns, handlers);
+      return startInProcessLink(options.config, options.coreDeps, columns, handlers);
     };
     const started = await startFirst(strategies, attempt, current, logger);
     if (!current()) return void started?.link.close();
@@ -193,17 +193,17 @@ const defaultCreateWorker: WorkerFactory = (url, options) => {
  */
 async function startWorker(
   strategy: Exclude<StartStrategy, 'in-process'>,
-  context: StartContext,
+  options: DeliveryClientOptions,
   replay: EventColumns | null,
   handlers: LinkHandlers,
   deferred: DeferredRequest,
 ): Promise<DeliveryLink> {
-  const createWorker = context.createWorker ?? defaultCreateWorker;
+  const createWorker = options.createWorker ?? defaultCreateWorker;
   const start = (create: () => WorkerLike) =>
-    startWorkerLink({ ...context, config: { ...context.config, deferredUnload: true }, create, replay, handlers, deferred });
+    startWorkerLink({ ...options, config: { ...options.config, deferredUnload: true }, create, replay, handlers, deferred });
   switch (strategy) {
     case 'worker-url': {
-      const url = context.workerUrl;
+      const url = options.workerUrl;
       if (url === undefined || url === '') throw new Error('no workerUrl option');
       return start(() => createWorker(url, { type: 'module' }));
     }

@@ -106,7 +106,7 @@ export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, 
  */
 export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
   const { logger, onDiscard, idTail, off = false } = options;
-  const cap = options.context.config.maxQueueSize;
+  const cap = options.config.maxQueueSize;
   const log = createUnackedLog(idTail);
   let messages: DataMessage[] = [];
   let scheduled = false;
@@ -160,7 +160,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   };
   const connecting: Promise<CoreConnection | undefined> = off
     ? Promise.resolve(undefined)
-    : nextTask((resolve) => options.context.timers.setTimeout(resolve, 0))
+    : nextTask((resolve) => options.timers.setTimeout(resolve, 0))
         .then(() => import('./core-connection.js'))
         .then(
           (module) => (closed ? undefined : (connection = module.connect({ ...options, held: waiting }, hooks))),

@@ -14,7 +14,7 @@ import type { DeliveryConfig, FlushResult, FromWorkerMessage, QueueStats, ToWork
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import { AnalyticsError } from '../errors.js';
 import type { DeferredRequest } from '../unload/deferred-request.js';
-import type { StartContext, WorkerLike } from './delivery-options.js';
+import type { DeliveryClientOptions, WorkerLike } from './delivery-options.js';
 import { liveColumns } from './log-columns.js';
 
 /** A running delivery core. */
@@ -50,7 +50,7 @@ export interface LinkHandlers {
 }
 
 /** Options of {@link startWorkerLink}: the start's timeouts and timers, and what this start is given. */
-export interface WorkerLinkOptions extends Pick<StartContext, 'config' | 'timers' | 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'> {
+export interface WorkerLinkOptions extends Pick<DeliveryClientOptions, 'config' | 'timers' | 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'> {
   /** Constructs the worker; may throw (CSP, no Worker, bad URL). */
   create: () => WorkerLike;
   /** Unacknowledged events of a worker that died, queued first under their own numbers. */
