@@ -13,7 +13,6 @@
  */
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
-import type { Logger } from '../logger.js';
 import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';
 import { type DeliveryLink, type LinkHandlers, startInProcessLink, startWorkerLink } from './delivery-link.js';
 import type { DeliveryClientOptions, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
@@ -101,9 +100,14 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     ));
   }
 
-  /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
+  /**
+   * Tries `strategies` in order; resolves the running link, or undefined when none started.
+   * Failures are invisible to the host app: one debug message names them, and the CSP directive
+   * when the core ends up in-process.
+   */
   async function start(strategies: readonly StartStrategy[], replay: readonly LogChunk[]): Promise<DeliveryLink | undefined> {
     const gen = generation;
+    // False once no core is wanted from this start: shut down, or replaced by a restart.
     const current = (): boolean => !closed && gen === generation;
     const handlers: LinkHandlers = {
       // A core that was replaced says nothing more to the client.
@@ -113,24 +117,71 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     // Nothing was posted since the death (no link): the replay is every posted event unsettled.
     const columns = replay.length > 0 ? liveColumns(replay) : null;
     if (columns !== null) hooks.replaying(columns);
-    const attempt = (s: StartStrategy): Promise<DeliveryLink> => {
-      if (s !== 'in-process') return startWorker(s, options, columns, handlers, deferredRequest());
-      // After a worker's death the core runs here: what that worker armed is aborted, so that a
-      // later clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those
-      // events). The in-process core builds no body: that would be main-thread work.
-      deferred?.disarm();
-      return startInProcessLink(options.config, options.coreDeps, columns, handlers);
+    const attempt = async (s: StartStrategy): Promise<DeliveryLink> => {
+      if (s === 'in-process') {
+        // After a worker's death the core runs here: what that worker armed is aborted, so that a
+        // later clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those
+        // events). The in-process core builds no body: that would be main-thread work.
+        deferred?.disarm();
+        return startInProcessLink(options.config, options.coreDeps, columns, handlers);
+      }
+      // A worker builds the bodies of the deferred request (`deferredUnload`), armed with
+      // `fetchLater` or held for the pagehide beacon.
+      const request = deferredRequest();
+      const createWorker = options.createWorker ?? defaultCreateWorker;
+      const inWorker = (create: () => WorkerLike): Promise<DeliveryLink> =>
+        startWorkerLink({ ...options, config: { ...options.config, deferredUnload: true }, create, replay: columns, handlers, deferred: request });
+      if (s === 'worker-url') {
+        const url = options.workerUrl;
+        if (url === undefined || url === '') throw new Error('no workerUrl option');
+        return inWorker(() => createWorker(url, { type: 'module' }));
+      }
+      // The build puts worker.js beside the facade's files; bundlers that understand
+      // `new URL(…, import.meta.url)` copy it. The worker is a self-contained script, so it runs
+      // as a module or a classic worker.
+      if (s === 'shipped-worker') return inWorker(() => createWorker(new URL('./worker.js', import.meta.url), { type: 'module' }));
+      const { WORKER_SOURCE } = await import('./inline-worker-source.js');
+      if (WORKER_SOURCE === null) throw new Error('this build carries no inline worker');
+      const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+      try {
+        return await inWorker(() => createWorker(url, {}));
+      } finally {
+        // The worker has fetched its script once it answered (or failed); the URL is not needed.
+        URL.revokeObjectURL(url);
+      }
     };
-    const started = await startFirst(strategies, attempt, current, logger);
-    if (!current()) return void started?.link.close();
-    if (started !== undefined) {
-      link = started.link;
-      timezone = link.timezone ?? timezone;
-      strategy = started.strategy;
+    const failures: string[] = [];
+    for (const s of strategies) {
+      if (!current()) return undefined;
+      let started: DeliveryLink;
+      try {
+        started = await attempt(s);
+      } catch (error) {
+        failures.push(`${s}: ${error instanceof Error ? error.message : String(error)}`);
+        continue;
+      }
+      if (failures.length > 0) {
+        logger.debug(
+          s === 'in-process'
+            ? `No Web Worker could start (${failures.join('; ')}), so analytics runs on the main thread. ` +
+                "If a Content-Security-Policy blocks it, allow the worker in `worker-src` (e.g. `worker-src 'self' blob:`), or set `workerUrl`."
+            : `started with ${s} after: ${failures.join('; ')}`,
+        );
+      }
+      logger.debug(`delivery core started (${s})`);
+      if (!current()) return void started.close();
+      link = started;
+      timezone = started.timezone ?? timezone;
+      strategy = s;
+      state = started.mode;
+      hooks.started(started);
+      return started;
     }
-    state = link?.mode ?? 'off';
-    hooks.started(link);
-    return link;
+    logger.warn(`the delivery core could not start (${failures.join('; ')}); events are kept in memory and sent by beacon when the page is hidden`);
+    if (!current()) return undefined;
+    state = 'off';
+    hooks.started(undefined);
+    return undefined;
   }
 
   function onDeath(gen: number, reason: string): void {
@@ -185,78 +236,3 @@ const defaultCreateWorker: WorkerFactory = (url, options) => {
   if (typeof Worker === 'undefined') throw new Error('this environment has no Web Worker');
   return new Worker(url, options);
 };
-
-/**
- * Starts the core in a worker with one strategy; rejects with the reason it could not. The worker
- * is told to build bodies for the deferred request (`deferredUnload`), armed with `fetchLater` or
- * held for the pagehide beacon.
- */
-async function startWorker(
-  strategy: Exclude<StartStrategy, 'in-process'>,
-  options: DeliveryClientOptions,
-  replay: EventColumns | null,
-  handlers: LinkHandlers,
-  deferred: DeferredRequest,
-): Promise<DeliveryLink> {
-  const createWorker = options.createWorker ?? defaultCreateWorker;
-  const start = (create: () => WorkerLike) =>
-    startWorkerLink({ ...options, config: { ...options.config, deferredUnload: true }, create, replay, handlers, deferred });
-  switch (strategy) {
-    case 'worker-url': {
-      const url = options.workerUrl;
-      if (url === undefined || url === '') throw new Error('no workerUrl option');
-      return start(() => createWorker(url, { type: 'module' }));
-    }
-    case 'shipped-worker':
-      // The build puts worker.js beside the facade's files; bundlers that understand
-      // `new URL(…, import.meta.url)` copy it. The worker is a self-contained script, so it runs
-      // as a module or a classic worker.
-      return start(() => createWorker(new URL('./worker.js', import.meta.url), { type: 'module' }));
-    case 'inline-worker': {
-      const { WORKER_SOURCE } = await import('./inline-worker-source.js');
-      if (WORKER_SOURCE === null) throw new Error('this build carries no inline worker');
-      const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
-      try {
-        return await start(() => createWorker(url, {}));
-      } finally {
-        // The worker has fetched its script once it answered (or failed); the URL is not needed.
-        URL.revokeObjectURL(url);
-      }
-    }
-  }
-}
-
-/**
- * Tries `strategies` in order and resolves the first that starts, or undefined when none did.
- * Failures are invisible to the host app: one debug message names them, and the CSP directive
- * when the core ends up in-process.
- * @param current false once the caller no longer wants a core (shut down, or replaced).
- */
-async function startFirst(
-  strategies: readonly StartStrategy[],
-  attempt: (strategy: StartStrategy) => Promise<DeliveryLink>,
-  current: () => boolean,
-  logger: Logger,
-): Promise<{ link: DeliveryLink; strategy: StartStrategy } | undefined> {
-  const failures: string[] = [];
-  for (const strategy of strategies) {
-    if (!current()) return undefined;
-    try {
-      const link = await attempt(strategy);
-      if (failures.length > 0) {
-        logger.debug(
-          strategy === 'in-process'
-            ? `No Web Worker could start (${failures.join('; ')}), so analytics runs on the main thread. ` +
-                "If a Content-Security-Policy blocks it, allow the worker in `worker-src` (e.g. `worker-src 'self' blob:`), or set `workerUrl`."
-            : `started with ${strategy} after: ${failures.join('; ')}`,
-        );
-      }
-      logger.debug(`delivery core started (${strategy})`);
-      return { link, strategy };
-    } catch (error) {
-      failures.push(`${strategy}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  logger.warn(`the delivery core could not start (${failures.join('; ')}); events are kept in memory and sent by beacon when the page is hidden`);
-  return undefined;
-}
