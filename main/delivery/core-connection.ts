@@ -17,7 +17,6 @@ import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-
 import { type DeliveryLink, type LinkHandlers, startInProcessLink, startWorkerLink } from './delivery-link.js';
 import type { DeliveryClientOptions, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
 import { liveColumns } from './log-columns.js';
-import type { LogChunk } from './unacked-log.js';
 
 // The unload path's sender comes in this chunk too (unload-path.ts): a client whose core has
 // started has its beacon sender, whatever order the browser loads chunks in (docs/decisions.md,
@@ -34,10 +33,11 @@ export type DeliveryMode = 'held' | 'starting' | 'worker' | 'in-process' | 'off'
 export interface CoreHooks {
   /** A data-plane message of the running core. */
   receive(message: FromWorkerMessage): void;
-  /** The core died: the posted events still unsettled, for the next core to replay. */
-  restarting(): readonly LogChunk[];
-  /** The next core is given `columns` first (the replay, read out of those chunks). */
-  replaying(columns: EventColumns): void;
+  /**
+   * The core died: the posted events still unsettled, as `read` gives them (null: none), for the
+   * next core to be given first.
+   */
+  restarting(read: typeof liveColumns): EventColumns | null;
   /**
    * A start is over, never called before {@link connect} returns: with the running core (what
    * waited for it is posted then), or undefined when none could start (nothing will take the
@@ -80,7 +80,7 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
   let restarts = 0;
   let closed = false;
   let deferred: DeferredRequest | undefined;
-  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, []);
+  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, null);
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
@@ -101,11 +101,12 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
   }
 
   /**
-   * Tries `strategies` in order; resolves the running link, or undefined when none started.
+   * Tries `strategies` in order, each core given `columns` first (a replay); resolves the running
+   * link, or undefined when none started.
    * Failures are invisible to the host app: one debug message names them, and the CSP directive
    * when the core ends up in-process.
    */
-  async function start(strategies: readonly StartStrategy[], replay: readonly LogChunk[]): Promise<DeliveryLink | undefined> {
+  async function start(strategies: readonly StartStrategy[], columns: EventColumns | null): Promise<DeliveryLink | undefined> {
     const gen = generation;
     // False once no core is wanted from this start: shut down, or replaced by a restart.
     const current = (): boolean => !closed && gen === generation;
@@ -114,9 +115,6 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
       onMessage: (message) => void (gen === generation && hooks.receive(message)),
       onDeath: (reason) => onDeath(gen, reason),
     };
-    // Nothing was posted since the death (no link): the replay is every posted event unsettled.
-    const columns = replay.length > 0 ? liveColumns(replay) : null;
-    if (columns !== null) hooks.replaying(columns);
     const attempt = async (s: StartStrategy): Promise<DeliveryLink> => {
       if (s === 'in-process') {
         // After a worker's death the core runs here: what that worker armed is aborted, so that a
@@ -191,7 +189,8 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     link = undefined;
     restarts++;
     state = 'starting';
-    const replay = hooks.restarting();
+    // Nothing was posted since the death (no link): the replay is every posted event unsettled.
+    const replay = hooks.restarting(liveColumns);
     const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
     logger.debug(`${reason}; restarting (${next.join(' → ')}) and its unacknowledged events`);
     starting = start(next, replay);
@@ -210,7 +209,7 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     release() {
       if (state !== 'held' || closed) return;
       state = 'starting';
-      starting = start(options.strategies, []);
+      starting = start(options.strategies, null);
     },
 
     mode: () => state,

@@ -138,17 +138,16 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
 
   const hooks: CoreHooks = {
     receive,
-    restarting() {
+    restarting(read) {
       link = undefined;
       recording = restored = 0;
-      lastPosted = -1;
       // The next core builds its own body; what the dead one armed may be aborted (core-connection.ts).
       covered = [];
       held = undefined;
-      return log.chunks().slice(0, -1);
-    },
-    replaying(columns) {
-      lastPosted = columns.idCounters[columns.idCounters.length - 1] ?? -1;
+      const replay = read(log.chunks().slice(0, -1));
+      // The last number the next core is given: a flush waits for no event it will never get.
+      lastPosted = replay.idCounters[replay.idCounters.length - 1] ?? -1;
+      return lastPosted < 0 ? null : replay;
     },
     // A core that runs takes what waited for it; when none could start, none will take the buffer:
     // it is kept within maxQueueSize here.

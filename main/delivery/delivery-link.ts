@@ -247,7 +247,7 @@ export async function startInProcessLink(
   const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
   // Under their own numbers, as every post (protocol/worker/worker-contract.ts).
-  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', columns: replay });
+  if (replay !== null) core.receive({ t: 'event-columns', columns: replay });
   return {
     mode: 'in-process',
     post(message) {
