@@ -15,7 +15,8 @@ import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';
 import { type DeliveryLink, type LinkHandlers, startInProcessLink, startWorkerLink } from './delivery-link.js';
-import type { DeliveryClientOptions, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
+import type { DeliveryClientOptions } from './delivery-options.js';
+import type { StartStrategy, WorkerFactory, WorkerLike } from './transport-options.js';
 import { liveColumns } from './log-columns.js';
 
 // The unload path's sender comes in this chunk too (unload-path.ts): a client whose core has

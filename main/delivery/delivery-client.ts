@@ -22,10 +22,9 @@ import { AnalyticsError } from '../errors.js';
 import { nextTask } from '../next-task.js';
 import type { CoreConnection, CoreHooks, DeliveryMode } from './core-connection.js';
 import type { DeliveryLink } from './delivery-link.js';
-import type { DeliveryClientOptions, StartStrategy } from './delivery-options.js';
+import type { DeliveryClientOptions } from './delivery-options.js';
+import type { StartStrategy } from './transport-options.js';
 import { type PendingEvents, appendEvent, createColumns, createUnackedLog, idOf } from './unacked-log.js';
-
-export type { DeliveryMode };
 
 /** QueueStats of the running core plus how it was started. */
 export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
@@ -377,10 +376,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     async stats() {
       const current = await ready();
       // While no core runs (held, none could start, or shut down), what waits is the log.
-      const base: Omit<QueueStats, 'mode'> & { mode: DeliveryMode } =
-        current === undefined
-          ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: mode() }
-          : await current.stats();
+      const base = current === undefined ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: mode() } : await current.stats();
       return { ...base, strategy: connection?.strategy() ?? null, restarts: connection?.restarts() ?? 0, unacknowledged: log.size };
     },
 

@@ -14,7 +14,8 @@ import type { DeliveryConfig, FlushResult, FromWorkerMessage, QueueStats, ToWork
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import { AnalyticsError } from '../errors.js';
 import type { DeferredRequest } from '../unload/deferred-request.js';
-import type { DeliveryClientOptions, WorkerLike } from './delivery-options.js';
+import type { DeliveryClientOptions } from './delivery-options.js';
+import type { WorkerLike } from './transport-options.js';
 import { liveColumns } from './log-columns.js';
 
 /** A running delivery core. */
@@ -109,12 +110,11 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
     alive = false;
     worker.removeEventListener('error', onError);
     channel.port1.onmessage = null;
-    for (const close of [() => channel.port1.close(), () => worker.terminate()]) {
-      try {
-        close();
-      } catch {
-        // Already gone.
-      }
+    channel.port1.close();
+    try {
+      worker.terminate();
+    } catch {
+      // Already gone.
     }
   }
 

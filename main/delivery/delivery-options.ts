@@ -24,8 +24,6 @@ export const globalTimers: Timers = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-export type { StartStrategy, TransportOptions, WorkerFactory, WorkerLike } from './transport-options.js';
-
 /** Options of `createDeliveryClient()`: what every start of its core needs (the timeouts are {@link TransportOptions}' with their defaults), and the client's own. */
 export interface DeliveryClientOptions extends Required<Pick<TransportOptions, 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'>> {
   config: DeliveryConfig;
