@@ -119,9 +119,10 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   let connection: CoreConnection | undefined;
   /** The connection's chunk could not be loaded: no core will start. */
   let loadFailed = false;
-  /** While a clear() waits for the core, posts are held so new events are not cleared with it. */
-  let holds = 0;
-  /** clear() calls in progress; a flush() waits for them, so it also sends what they held. */
+  /**
+   * clear() calls waiting for the core: posts are held meanwhile, so that new events are not
+   * cleared with it; a flush() waits for them, so it also sends what they held.
+   */
   const clearing = new Set<Promise<void>>();
   let taskEnd: (() => void) | undefined;
   /** The number of the last event the current core was given (−1: none), for `flush(upTo)`. */
@@ -227,7 +228,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     scheduled = false;
     taskEnd?.();
     const current = link;
-    if (current === undefined || holds > 0) return;
+    if (current === undefined || clearing.size > 0) return;
     const over = log.open.columns.timestamps.length - cap;
     // The core would drop this task's oldest at once: they are not copied to it, only their ids'
     // numbers, which it reports as overflow (its own oldest it drops as before).
@@ -283,7 +284,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       // events at most, and reports the rest as discards, so a burst costs each call the same below
       // and above the limit. Only while no core takes posts does the buffer outlive its task: then
       // it is trimmed to maxQueueSize once it doubles, a copy per maxQueueSize events, not per call.
-      if (columns.timestamps.length > 2 * cap && (link === undefined || holds > 0)) trim();
+      if (columns.timestamps.length > 2 * cap && (link === undefined || clearing.size > 0)) trim();
       schedule();
     },
 
@@ -333,18 +334,13 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       covered = [];
       held = undefined;
       discard(dropped, 'cleared', 'clearQueue()');
-      holds++;
-      const done = (async () => {
-        try {
-          const current = await ready();
-          await current?.clear();
-        } finally {
-          holds--;
+      const done = ready()
+        .then((current) => current?.clear())
+        .finally(() => {
+          clearing.delete(done);
           drain();
-        }
-      })();
+        });
       clearing.add(done);
-      void done.finally(() => clearing.delete(done)).catch(() => undefined);
       return done;
     },
 
