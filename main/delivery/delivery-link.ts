@@ -131,30 +131,15 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   /** Runs a control call, settling with TIMED_OUT after `ms` or rejecting when the worker dies. */
   function call<T>(invoke: () => Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
     if (!alive) return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'The analytics worker is not running.'));
-    return new Promise((resolve, reject) => {
-      const done = (): void => {
-        timers.clearTimeout(timer);
-        deathListeners.delete(onDeath);
-      };
-      const onDeath = (error: Error): void => {
-        done();
-        reject(error);
-      };
-      const timer = timers.setTimeout(() => {
-        done();
-        resolve(TIMED_OUT);
-      }, ms);
-      deathListeners.add(onDeath);
-      invoke().then(
-        (value) => {
-          done();
-          resolve(value);
-        },
-        (error: unknown) => {
-          done();
-          reject(error);
-        },
-      );
+    let timer: unknown;
+    let onDeath: (error: Error) => void = () => undefined;
+    const limit = new Promise<typeof TIMED_OUT>((resolve, reject) => {
+      timer = timers.setTimeout(() => resolve(TIMED_OUT), ms);
+      deathListeners.add((onDeath = reject));
+    });
+    return Promise.race([invoke(), limit]).finally(() => {
+      timers.clearTimeout(timer);
+      deathListeners.delete(onDeath);
     });
   }
 
