@@ -1,19 +1,14 @@
 /**
  * The delivery client: the facade's side of the delivery core (docs/architecture.md, "The worker
- * boundary"). Every event is appended to the open chunk of the client's log of unacknowledged
- * events (`unacked-log.ts`), the buffer of the task; what one task produces is posted as one
- * message at the end of the task, in columns (far cheaper to structured-clone than event objects;
- * figures in bench/RESULTS.md, "Client main thread"), then the task's other data-plane messages.
- * The core answers in the events' own numbers (their ids' counters): acknowledgements and discards
- * settle the log, so the queue size is counted, not estimated, and the pagehide beacon and a
- * restart's replay read the same log. While no core takes posts the log is kept within
- * maxQueueSize; while a clear() waits for the core, posts are held so that new events are not
- * cleared with it. The core is started and restarted by the connection (`core-connection.ts`), a
- * chunk loaded in the task after the client's creation; outside a browser none is, and the client
- * keeps and sends nothing.
+ * boundary"). The open chunk of the log of unacknowledged events (`unacked-log.ts`) is the task's
+ * buffer, posted at the end of the task as one message, in columns (far cheaper to structured-clone
+ * than event objects: bench/RESULTS.md, "Client main thread"). The core answers in the events' own
+ * numbers, which settle the log: the queue size is counted from it, and the pagehide beacon and a
+ * restart's replay read it. The core is started and restarted by the connection
+ * (`core-connection.ts`), a chunk loaded in the task after the client's creation.
  *
- * Built as one closure, so that draining, trimming and settling stay private to it: every member
- * one module exposes to another costs the facade's bundle bytes.
+ * One closure, so that draining, trimming and settling stay private: every member one module
+ * exposes to another costs the facade's bundle bytes.
  */
 import type { DroppedIds, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
@@ -59,21 +54,14 @@ export interface DeliveryClient {
    * its journal; at most maxQueueSize.
    */
   queueSize(): number;
-  /**
-   * Recorded events waiting for upload: the core's count from its last status, plus those posted
-   * or waiting to be posted since, less what a `recording-clear` discarded (the next status
-   * replaces the estimate with the core's count).
-   */
+  /** Recorded events waiting for upload: the core's count at its last status, plus those posted or buffered since. */
   recordingQueued(): number;
   mode(): DeliveryMode;
   /** Waits for the start, then asks the core. */
   stats(): Promise<DeliveryStats>;
   /** Settles once the first start of the core is over, whether a core started or none could. */
   started(): Promise<void>;
-  /**
-   * Unacknowledged events (for beacons), as held: the lazily loaded beacon chunk reads them out
-   * (`beacon.ts`), so the facade's bundle does not carry that code.
-   */
+  /** Unacknowledged events as held, read out by the lazily loaded beacon (`beacon.ts`), not by the facade's bundle. */
   pending(): PendingEvents;
   /**
    * Forgets events sent by other means (a beacon), by their numbers (`ranges`, flat `[from, to, …]`);
@@ -95,7 +83,6 @@ export interface DeliveryClient {
 
 /** The fields of one event, in {@link appendEvent}'s order after its columns. */
 export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, ...infer Rest] ? Rest : never;
-
 
 /**
  * Creates the client, and loads the connection that starts the core in the next task: its

@@ -225,13 +225,10 @@ export async function startInProcessLink(
   handlers: LinkHandlers,
 ): Promise<DeliveryLink> {
   const { createDeliveryCore } = await import('../../worker/delivery-core.js');
-  // Never gzip here: compression belongs in the worker, never on the main thread
-  // (docs/decisions.md, "Compression"); in-process it cost the page more main-thread time than it
-  // saved.
-  // Nor are bodies built for a deferred request here: the pagehide beacon serves (decisions.md, "Unload").
+  // No gzip and no deferred body here: both would be main-thread work (docs/decisions.md,
+  // "Compression"; the pagehide beacon serves instead: "Unload").
   const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
-  // Under their own numbers, as every post (protocol/worker/worker-contract.ts).
   if (replay !== null) core.receive({ t: 'event-columns', columns: replay });
   return {
     mode: 'in-process',

@@ -1,11 +1,9 @@
 /**
- * The options of a delivery client, made from the resolved configuration in one place: the client
- * of `createAnalytics()` and a `SessionRecorder` used on its own (`recorder/own-delivery.ts`) start
- * their core alike (the same strategies in the same order, the same timeouts; docs/architecture.md,
- * "The worker boundary"), with the seam through which tests replace the worker start and browser
- * APIs (`transport-options.ts`) applied.
- * Part of the main-thread entry; the recorder's lazily loaded engine gets {@link deliveryOptions}
- * handed over (`EntryParts`) rather than importing it, so the entry stays one file.
+ * The options of a delivery client, made from the resolved configuration in one place, so that the
+ * client of `createAnalytics()` and a `SessionRecorder` used on its own (`recorder/own-delivery.ts`)
+ * start their core alike, with the test seam (`transport-options.ts`) applied. In the main-thread
+ * entry: the recorder's lazy engine is handed {@link deliveryOptions} (`EntryParts`) rather than
+ * importing it, so the entry stays one file.
  */
 import { type DiscardInfo, type ResolvedConfig, toDeliveryConfig } from '../config.js';
 import type { Logger } from '../logger.js';
