@@ -60,28 +60,22 @@ export interface CoreConnection {
   restarts(): number;
   /** The device's time zone as a core read it (the facade reads none: page-context.ts). */
   timezone(): string | undefined;
-  /** Starts the core of a client created held (consent pending); does nothing otherwise. */
-  release(): void;
   /** Starts no core any more, and lets the running one send what it can within `timeoutMs`, then stops it. */
   shutdown(timeoutMs: number): Promise<void>;
 }
 
-/**
- * Connects a client and starts its core at once, or, with `options.held`, at `release()`: a held
- * client starts no worker and sends nothing (consent pending), and its first start counts as over
- * at once, so that work waiting for it (`started()`) does not wait for consent.
- */
+/** Connects a client and starts its core (a held client connects at its release: `delivery-client.ts`). */
 export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreConnection {
   const { logger } = options;
   let link: DeliveryLink | undefined;
   let strategy: StartStrategy | null = null;
   let timezone: string | undefined;
-  let state: DeliveryMode = options.held === true ? 'held' : 'starting';
+  let state: DeliveryMode = 'starting';
   let generation = 0;
   let restarts = 0;
   let closed = false;
   let deferred: DeferredRequest | undefined;
-  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, null);
+  let starting = start(options.strategies, null);
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
@@ -205,12 +199,6 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
         if (started !== undefined || pending === starting) return started ?? link;
       }
       return link;
-    },
-
-    release() {
-      if (state !== 'held' || closed) return;
-      state = 'starting';
-      starting = start(options.strategies, null);
     },
 
     mode: () => state,

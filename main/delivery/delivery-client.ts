@@ -104,6 +104,8 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   /** The running core: undefined while one starts, when none could, and after shutdown. */
   let link: DeliveryLink | undefined;
   let connection: CoreConnection | undefined;
+  /** The connection's chunk, once loaded. */
+  let chunk: typeof import('./core-connection.js') | undefined;
   /** The connection's chunk could not be loaded: no core will start. */
   let loadFailed = false;
   /**
@@ -144,12 +146,15 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       else drain();
     },
   };
+  // Held (consent pending): the chunk loads, but no core starts until `release()`.
+  const connect = (): CoreConnection | undefined =>
+    chunk === undefined || waiting || closed ? connection : (connection ??= chunk.connect(options, hooks));
   const connecting: Promise<CoreConnection | undefined> = off
     ? Promise.resolve(undefined)
     : nextTask((resolve) => options.timers.setTimeout(resolve, 0))
         .then(() => import('./core-connection.js'))
         .then(
-          (module) => (closed ? undefined : (connection = module.connect({ ...options, held: waiting }, hooks))),
+          (module) => ((chunk = module), connect()),
           (error: unknown) => {
             logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
             loadFailed = true;
@@ -369,7 +374,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     release() {
       if (!waiting || closed) return;
       waiting = false;
-      connection?.release();
+      connect();
     },
 
     async shutdown(timeoutMs) {
