@@ -11,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildClient } from '../scripts/build-client.mjs';
 import { createFakeFetch, postOf, testConfig, uuidEvents } from '../test-support/worker/delivery-fakes.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
-import { type WorkerLike, globalTimers } from './delivery/delivery-options.js';
+import { globalTimers } from './delivery/delivery-options.js';
+import type { WorkerLike } from './delivery/transport-options.js';
 import { startWorkerLink } from './delivery/delivery-link.js';
 import { createDeferredRequest } from './unload/deferred-request.js';
 

@@ -20,7 +20,8 @@ export type { RecorderState } from './recorder/session-recorder.js';
 export type { ConsoleCaptureOptions, NetworkCaptureOptions, RecordingConfig, RecordingSampling, RecordingStartOptions } from './recorder/recording-config.js';
 export type { ConsoleEntry, ConsoleLevel, NetworkEntry, NetworkInitiator, CapturedHeaders } from '../protocol/replay-entries.js';
 export type { SubscriptionOperations } from './business/subscriptions.js';
-export type { DeliveryMode, DeliveryStats } from './delivery/delivery-client.js';
+export type { DeliveryStats } from './delivery/delivery-client.js';
+export type { DeliveryMode } from './delivery/core-connection.js';
 export type { BeforeSend, OutgoingEvent } from './privacy/before-send.js';
 export type { ConsentState } from './privacy/consent.js';
 export type {

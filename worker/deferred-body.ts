@@ -22,7 +22,7 @@ import { createJsonArrayBytes } from '../protocol/json-array-bytes.js';
 import { LIMITS } from '../protocol/limits.js';
 import type { BackendEvent } from '../protocol/wire-types.js';
 import type { Compressor } from '../protocol/worker/core-deps.js';
-import { toRanges } from './number-ranges.js';
+import { toRanges } from '../protocol/worker/number-ranges.js';
 import type { Timers } from '../protocol/worker/timers.js';
 import type { DeliveryConfig, FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 

@@ -31,7 +31,7 @@ import { createRecordingUploader } from './recording-uploader.js';
 import { MAX_DEFERRAL_AGE_MS, judge, nextDeferral, nextDelay } from './retry-policy.js';
 import { createSendSchedule } from './send-schedule.js';
 import { REQUEST_TIMEOUT_MS, type SendOutcome, type SenderDeps, sendBatch, sendRecordingChunk } from './sender.js';
-import { toRanges } from './number-ranges.js';
+import { toRanges } from '../protocol/worker/number-ranges.js';
 import type { DeliveryConfig, DeliveryCore, DiscardReason, DroppedIds, FlushResult } from '../protocol/worker/worker-contract.js';
 
 

@@ -9,7 +9,7 @@
  * unacknowledged events, and the queue size it counts from it (a beacon may resend them; the server
  * dedupes by event_id).
  */
-import { toRanges } from './number-ranges.js';
+import { toRanges } from '../protocol/worker/number-ranges.js';
 import type { FromWorkerMessage } from '../protocol/worker/worker-contract.js';
 import type { Timers } from '../protocol/worker/timers.js';
 

@@ -5,7 +5,7 @@
  */
 import { type Endpoint, type Remote, releaseProxy, transfer, wrap } from 'comlink';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { toRanges } from './number-ranges.js';
+import { toRanges } from '../protocol/worker/number-ranges.js';
 import {
   type ServerRequest,
   type TestServer,

@@ -13,12 +13,11 @@
  */
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import type { FromWorkerMessage } from '../../protocol/worker/worker-contract.js';
-import type { Logger } from '../logger.js';
 import { type DeferredRequest, createDeferredRequest } from '../unload/deferred-request.js';
 import { type DeliveryLink, type LinkHandlers, startInProcessLink, startWorkerLink } from './delivery-link.js';
-import type { DeliveryClientOptions, StartContext, StartStrategy, WorkerFactory, WorkerLike } from './delivery-options.js';
+import type { DeliveryClientOptions } from './delivery-options.js';
+import type { StartStrategy, WorkerFactory, WorkerLike } from './transport-options.js';
 import { liveColumns } from './log-columns.js';
-import type { LogChunk } from './unacked-log.js';
 
 // The unload path's sender comes in this chunk too (unload-path.ts): a client whose core has
 // started has its beacon sender, whatever order the browser loads chunks in (docs/decisions.md,
@@ -35,10 +34,11 @@ export type DeliveryMode = 'held' | 'starting' | 'worker' | 'in-process' | 'off'
 export interface CoreHooks {
   /** A data-plane message of the running core. */
   receive(message: FromWorkerMessage): void;
-  /** The core died: the posted events still unsettled, for the next core to replay. */
-  restarting(): readonly LogChunk[];
-  /** The next core is given `columns` first (the replay, read out of those chunks). */
-  replaying(columns: EventColumns): void;
+  /**
+   * The core died: the posted events still unsettled, as `read` gives them (null: none), for the
+   * next core to be given first.
+   */
+  restarting(read: typeof liveColumns): EventColumns | null;
   /**
    * A start is over, never called before {@link connect} returns: with the running core (what
    * waited for it is posted then), or undefined when none could start (nothing will take the
@@ -60,28 +60,22 @@ export interface CoreConnection {
   restarts(): number;
   /** The device's time zone as a core read it (the facade reads none: page-context.ts). */
   timezone(): string | undefined;
-  /** Starts the core of a client created held (consent pending); does nothing otherwise. */
-  release(): void;
   /** Starts no core any more, and lets the running one send what it can within `timeoutMs`, then stops it. */
   shutdown(timeoutMs: number): Promise<void>;
 }
 
-/**
- * Connects a client and starts its core at once, or, with `options.held`, at `release()`: a held
- * client starts no worker and sends nothing (consent pending), and its first start counts as over
- * at once, so that work waiting for it (`started()`) does not wait for consent.
- */
+/** Connects a client and starts its core (a held client connects at its release: `delivery-client.ts`). */
 export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreConnection {
-  const { context, logger } = options;
+  const { logger } = options;
   let link: DeliveryLink | undefined;
   let strategy: StartStrategy | null = null;
   let timezone: string | undefined;
-  let state: DeliveryMode = options.held === true ? 'held' : 'starting';
+  let state: DeliveryMode = 'starting';
   let generation = 0;
   let restarts = 0;
   let closed = false;
   let deferred: DeferredRequest | undefined;
-  let starting = state === 'held' ? Promise.resolve(undefined) : start(options.strategies, []);
+  let starting = start(options.strategies, null);
   const firstStart = starting.then(
     () => undefined,
     () => undefined,
@@ -101,36 +95,86 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     ));
   }
 
-  /** Tries `strategies` in order; resolves the running link, or undefined when none started. */
-  async function start(strategies: readonly StartStrategy[], replay: readonly LogChunk[]): Promise<DeliveryLink | undefined> {
+  /**
+   * Tries `strategies` in order, each core given `columns` first (a replay); resolves the running
+   * link, or undefined when none started.
+   * Failures are invisible to the host app: one debug message names them, and the CSP directive
+   * when the core ends up in-process.
+   */
+  async function start(strategies: readonly StartStrategy[], columns: EventColumns | null): Promise<DeliveryLink | undefined> {
     const gen = generation;
+    // False once no core is wanted from this start: shut down, or replaced by a restart.
     const current = (): boolean => !closed && gen === generation;
     const handlers: LinkHandlers = {
       // A core that was replaced says nothing more to the client.
       onMessage: (message) => void (gen === generation && hooks.receive(message)),
       onDeath: (reason) => onDeath(gen, reason),
     };
-    // Nothing was posted since the death (no link): the replay is every posted event unsettled.
-    const columns = replay.length > 0 ? liveColumns(replay) : null;
-    if (columns !== null) hooks.replaying(columns);
-    const attempt = (s: StartStrategy): Promise<DeliveryLink> => {
-      if (s !== 'in-process') return startWorker(s, context, columns, handlers, deferredRequest());
-      // After a worker's death the core runs here: what that worker armed is aborted, so that a
-      // later clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those
-      // events). The in-process core builds no body: that would be main-thread work.
-      deferred?.disarm();
-      return startInProcessLink(context.config, context.coreDeps, columns, handlers);
+    const attempt = async (s: StartStrategy): Promise<DeliveryLink> => {
+      if (s === 'in-process') {
+        // After a worker's death the core runs here: what that worker armed is aborted, so that a
+        // later clearQueue() or shutdown() has nothing left to abort (the pagehide beacon sends those
+        // events). The in-process core builds no body: that would be main-thread work.
+        deferred?.disarm();
+        return startInProcessLink(options.config, options.coreDeps, columns, handlers);
+      }
+      // A worker builds the bodies of the deferred request (`deferredUnload`), armed with
+      // `fetchLater` or held for the pagehide beacon.
+      const request = deferredRequest();
+      const createWorker = options.createWorker ?? defaultCreateWorker;
+      const inWorker = (create: () => WorkerLike): Promise<DeliveryLink> =>
+        startWorkerLink({ ...options, config: { ...options.config, deferredUnload: true }, create, replay: columns, handlers, deferred: request });
+      if (s === 'worker-url') {
+        const url = options.workerUrl;
+        if (url === undefined || url === '') throw new Error('no workerUrl option');
+        return inWorker(() => createWorker(url, { type: 'module' }));
+      }
+      // The build puts worker.js beside the facade's files; bundlers that understand
+      // `new URL(…, import.meta.url)` copy it. The worker is a self-contained script, so it runs
+      // as a module or a classic worker.
+      if (s === 'shipped-worker') return inWorker(() => createWorker(new URL('./worker.js', import.meta.url), { type: 'module' }));
+      const { WORKER_SOURCE } = await import('./inline-worker-source.js');
+      if (WORKER_SOURCE === null) throw new Error('this build carries no inline worker');
+      const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+      try {
+        return await inWorker(() => createWorker(url, {}));
+      } finally {
+        // The worker has fetched its script once it answered (or failed); the URL is not needed.
+        URL.revokeObjectURL(url);
+      }
     };
-    const started = await startFirst(strategies, attempt, current, logger);
-    if (!current()) return void started?.link.close();
-    if (started !== undefined) {
-      link = started.link;
-      timezone = link.timezone ?? timezone;
-      strategy = started.strategy;
+    const failures: string[] = [];
+    for (const s of strategies) {
+      if (!current()) return undefined;
+      let started: DeliveryLink;
+      try {
+        started = await attempt(s);
+      } catch (error) {
+        failures.push(`${s}: ${error instanceof Error ? error.message : String(error)}`);
+        continue;
+      }
+      if (failures.length > 0) {
+        logger.debug(
+          s === 'in-process'
+            ? `No Web Worker could start (${failures.join('; ')}), so analytics runs on the main thread. ` +
+                "If a Content-Security-Policy blocks it, allow the worker in `worker-src` (e.g. `worker-src 'self' blob:`), or set `workerUrl`."
+            : `started with ${s} after: ${failures.join('; ')}`,
+        );
+      }
+      logger.debug(`delivery core started (${s})`);
+      if (!current()) return void started.close();
+      link = started;
+      timezone = started.timezone ?? timezone;
+      strategy = s;
+      state = started.mode;
+      hooks.started(started);
+      return started;
     }
-    state = link?.mode ?? 'off';
-    hooks.started(link);
-    return link;
+    logger.warn(`the delivery core could not start (${failures.join('; ')}); events are kept in memory and sent by beacon when the page is hidden`);
+    if (!current()) return undefined;
+    state = 'off';
+    hooks.started(undefined);
+    return undefined;
   }
 
   function onDeath(gen: number, reason: string): void {
@@ -140,7 +184,8 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
     link = undefined;
     restarts++;
     state = 'starting';
-    const replay = hooks.restarting();
+    // Nothing was posted since the death (no link): the replay is every posted event unsettled.
+    const replay = hooks.restarting(liveColumns);
     const next: StartStrategy[] = restarts === 1 && strategy !== null && strategy !== 'in-process' ? [strategy, 'in-process'] : ['in-process'];
     logger.debug(`${reason}; restarting (${next.join(' → ')}) and its unacknowledged events`);
     starting = start(next, replay);
@@ -154,12 +199,6 @@ export function connect(options: DeliveryClientOptions, hooks: CoreHooks): CoreC
         if (started !== undefined || pending === starting) return started ?? link;
       }
       return link;
-    },
-
-    release() {
-      if (state !== 'held' || closed) return;
-      state = 'starting';
-      starting = start(options.strategies, []);
     },
 
     mode: () => state,
@@ -185,78 +224,3 @@ const defaultCreateWorker: WorkerFactory = (url, options) => {
   if (typeof Worker === 'undefined') throw new Error('this environment has no Web Worker');
   return new Worker(url, options);
 };
-
-/**
- * Starts the core in a worker with one strategy; rejects with the reason it could not. The worker
- * is told to build bodies for the deferred request (`deferredUnload`), armed with `fetchLater` or
- * held for the pagehide beacon.
- */
-async function startWorker(
-  strategy: Exclude<StartStrategy, 'in-process'>,
-  context: StartContext,
-  replay: EventColumns | null,
-  handlers: LinkHandlers,
-  deferred: DeferredRequest,
-): Promise<DeliveryLink> {
-  const createWorker = context.createWorker ?? defaultCreateWorker;
-  const start = (create: () => WorkerLike) =>
-    startWorkerLink({ ...context, config: { ...context.config, deferredUnload: true }, create, replay, handlers, deferred });
-  switch (strategy) {
-    case 'worker-url': {
-      const url = context.workerUrl;
-      if (url === undefined || url === '') throw new Error('no workerUrl option');
-      return start(() => createWorker(url, { type: 'module' }));
-    }
-    case 'shipped-worker':
-      // The build puts worker.js beside the facade's files; bundlers that understand
-      // `new URL(…, import.meta.url)` copy it. The worker is a self-contained script, so it runs
-      // as a module or a classic worker.
-      return start(() => createWorker(new URL('./worker.js', import.meta.url), { type: 'module' }));
-    case 'inline-worker': {
-      const { WORKER_SOURCE } = await import('./inline-worker-source.js');
-      if (WORKER_SOURCE === null) throw new Error('this build carries no inline worker');
-      const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
-      try {
-        return await start(() => createWorker(url, {}));
-      } finally {
-        // The worker has fetched its script once it answered (or failed); the URL is not needed.
-        URL.revokeObjectURL(url);
-      }
-    }
-  }
-}
-
-/**
- * Tries `strategies` in order and resolves the first that starts, or undefined when none did.
- * Failures are invisible to the host app: one debug message names them, and the CSP directive
- * when the core ends up in-process.
- * @param current false once the caller no longer wants a core (shut down, or replaced).
- */
-async function startFirst(
-  strategies: readonly StartStrategy[],
-  attempt: (strategy: StartStrategy) => Promise<DeliveryLink>,
-  current: () => boolean,
-  logger: Logger,
-): Promise<{ link: DeliveryLink; strategy: StartStrategy } | undefined> {
-  const failures: string[] = [];
-  for (const strategy of strategies) {
-    if (!current()) return undefined;
-    try {
-      const link = await attempt(strategy);
-      if (failures.length > 0) {
-        logger.debug(
-          strategy === 'in-process'
-            ? `No Web Worker could start (${failures.join('; ')}), so analytics runs on the main thread. ` +
-                "If a Content-Security-Policy blocks it, allow the worker in `worker-src` (e.g. `worker-src 'self' blob:`), or set `workerUrl`."
-            : `started with ${strategy} after: ${failures.join('; ')}`,
-        );
-      }
-      logger.debug(`delivery core started (${strategy})`);
-      return { link, strategy };
-    } catch (error) {
-      failures.push(`${strategy}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  logger.warn(`the delivery core could not start (${failures.join('; ')}); events are kept in memory and sent by beacon when the page is hidden`);
-  return undefined;
-}

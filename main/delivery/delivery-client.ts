@@ -1,19 +1,14 @@
 /**
  * The delivery client: the facade's side of the delivery core (docs/architecture.md, "The worker
- * boundary"). Every event is appended to the open chunk of the client's log of unacknowledged
- * events (`unacked-log.ts`), the buffer of the task; what one task produces is posted as one
- * message at the end of the task, in columns (far cheaper to structured-clone than event objects;
- * figures in bench/RESULTS.md, "Client main thread"), then the task's other data-plane messages.
- * The core answers in the events' own numbers (their ids' counters): acknowledgements and discards
- * settle the log, so the queue size is counted, not estimated, and the pagehide beacon and a
- * restart's replay read the same log. While no core takes posts the log is kept within
- * maxQueueSize; while a clear() waits for the core, posts are held so that new events are not
- * cleared with it. The core is started and restarted by the connection (`core-connection.ts`), a
- * chunk loaded in the task after the client's creation; outside a browser none is, and the client
- * keeps and sends nothing.
+ * boundary"). The open chunk of the log of unacknowledged events (`unacked-log.ts`) is the task's
+ * buffer, posted at the end of the task as one message, in columns (far cheaper to structured-clone
+ * than event objects: bench/RESULTS.md, "Client main thread"). The core answers in the events' own
+ * numbers, which settle the log: the queue size is counted from it, and the pagehide beacon and a
+ * restart's replay read it. The core is started and restarted by the connection
+ * (`core-connection.ts`), a chunk loaded in the task after the client's creation.
  *
- * Built as one closure, so that draining, trimming and settling stay private to it: every member
- * one module exposes to another costs the facade's bundle bytes.
+ * One closure, so that draining, trimming and settling stay private: every member one module
+ * exposes to another costs the facade's bundle bytes.
  */
 import type { DroppedIds, FromWorkerMessage, QueueStats, ToWorkerMessage } from '../../protocol/worker/worker-contract.js';
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
@@ -22,10 +17,9 @@ import { AnalyticsError } from '../errors.js';
 import { nextTask } from '../next-task.js';
 import type { CoreConnection, CoreHooks, DeliveryMode } from './core-connection.js';
 import type { DeliveryLink } from './delivery-link.js';
-import type { DeliveryClientOptions, StartStrategy } from './delivery-options.js';
+import type { DeliveryClientOptions } from './delivery-options.js';
+import type { StartStrategy } from './transport-options.js';
 import { type PendingEvents, appendEvent, createColumns, createUnackedLog, idOf } from './unacked-log.js';
-
-export type { DeliveryMode };
 
 /** QueueStats of the running core plus how it was started. */
 export interface DeliveryStats extends Omit<QueueStats, 'mode'> {
@@ -60,21 +54,14 @@ export interface DeliveryClient {
    * its journal; at most maxQueueSize.
    */
   queueSize(): number;
-  /**
-   * Recorded events waiting for upload: the core's count from its last status, plus those posted
-   * or waiting to be posted since, less what a `recording-clear` discarded (the next status
-   * replaces the estimate with the core's count).
-   */
+  /** Recorded events waiting for upload: the core's count at its last status, plus those posted or buffered since. */
   recordingQueued(): number;
   mode(): DeliveryMode;
   /** Waits for the start, then asks the core. */
   stats(): Promise<DeliveryStats>;
   /** Settles once the first start of the core is over, whether a core started or none could. */
   started(): Promise<void>;
-  /**
-   * Unacknowledged events (for beacons), as held: the lazily loaded beacon chunk reads them out
-   * (`beacon.ts`), so the facade's bundle does not carry that code.
-   */
+  /** Unacknowledged events as held, read out by the lazily loaded beacon (`beacon.ts`), not by the facade's bundle. */
   pending(): PendingEvents;
   /**
    * Forgets events sent by other means (a beacon), by their numbers (`ranges`, flat `[from, to, …]`);
@@ -97,7 +84,6 @@ export interface DeliveryClient {
 /** The fields of one event, in {@link appendEvent}'s order after its columns. */
 export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, ...infer Rest] ? Rest : never;
 
-
 /**
  * Creates the client, and loads the connection that starts the core in the next task: its
  * synchronous part (the page's first dynamic import, `new Worker`) costs the main thread
@@ -106,7 +92,7 @@ export type EventFields = Parameters<typeof appendEvent> extends [EventColumns, 
  */
 export function createDeliveryClient(options: DeliveryClientOptions): DeliveryClient {
   const { logger, onDiscard, idTail, off = false } = options;
-  const cap = options.context.config.maxQueueSize;
+  const cap = options.config.maxQueueSize;
   const log = createUnackedLog(idTail);
   let messages: DataMessage[] = [];
   let scheduled = false;
@@ -118,11 +104,14 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
   /** The running core: undefined while one starts, when none could, and after shutdown. */
   let link: DeliveryLink | undefined;
   let connection: CoreConnection | undefined;
+  /** The connection's chunk, once loaded. */
+  let chunk: typeof import('./core-connection.js') | undefined;
   /** The connection's chunk could not be loaded: no core will start. */
   let loadFailed = false;
-  /** While a clear() waits for the core, posts are held so new events are not cleared with it. */
-  let holds = 0;
-  /** clear() calls in progress; a flush() waits for them, so it also sends what they held. */
+  /**
+   * clear() calls waiting for the core: posts are held meanwhile, so that new events are not
+   * cleared with it; a flush() waits for them, so it also sends what they held.
+   */
   const clearing = new Set<Promise<void>>();
   let taskEnd: (() => void) | undefined;
   /** The number of the last event the current core was given (−1: none), for `flush(upTo)`. */
@@ -138,17 +127,16 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
 
   const hooks: CoreHooks = {
     receive,
-    restarting() {
+    restarting(read) {
       link = undefined;
       recording = restored = 0;
-      lastPosted = -1;
       // The next core builds its own body; what the dead one armed may be aborted (core-connection.ts).
       covered = [];
       held = undefined;
-      return log.chunks().slice(0, -1);
-    },
-    replaying(columns) {
-      lastPosted = columns.idCounters[columns.idCounters.length - 1] ?? -1;
+      const replay = read(log.chunks().slice(0, -1));
+      // The last number the next core is given: a flush waits for no event it will never get.
+      lastPosted = replay.idCounters[replay.idCounters.length - 1] ?? -1;
+      return lastPosted < 0 ? null : replay;
     },
     // A core that runs takes what waited for it; when none could start, none will take the buffer:
     // it is kept within maxQueueSize here.
@@ -158,12 +146,15 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       else drain();
     },
   };
+  // Held (consent pending): the chunk loads, but no core starts until `release()`.
+  const connect = (): CoreConnection | undefined =>
+    chunk === undefined || waiting || closed ? connection : (connection ??= chunk.connect(options, hooks));
   const connecting: Promise<CoreConnection | undefined> = off
     ? Promise.resolve(undefined)
-    : nextTask((resolve) => options.context.timers.setTimeout(resolve, 0))
+    : nextTask((resolve) => options.timers.setTimeout(resolve, 0))
         .then(() => import('./core-connection.js'))
         .then(
-          (module) => (closed ? undefined : (connection = module.connect({ ...options, held: waiting }, hooks))),
+          (module) => ((chunk = module), connect()),
           (error: unknown) => {
             logger.warn('cannot load the delivery core; events are sent by beacon when the page is hidden', error);
             loadFailed = true;
@@ -229,7 +220,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     scheduled = false;
     taskEnd?.();
     const current = link;
-    if (current === undefined || holds > 0) return;
+    if (current === undefined || clearing.size > 0) return;
     const over = log.open.columns.timestamps.length - cap;
     // The core would drop this task's oldest at once: they are not copied to it, only their ids'
     // numbers, which it reports as overflow (its own oldest it drops as before).
@@ -285,7 +276,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       // events at most, and reports the rest as discards, so a burst costs each call the same below
       // and above the limit. Only while no core takes posts does the buffer outlive its task: then
       // it is trimmed to maxQueueSize once it doubles, a copy per maxQueueSize events, not per call.
-      if (columns.timestamps.length > 2 * cap && (link === undefined || holds > 0)) trim();
+      if (columns.timestamps.length > 2 * cap && (link === undefined || clearing.size > 0)) trim();
       schedule();
     },
 
@@ -335,18 +326,13 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
       covered = [];
       held = undefined;
       discard(dropped, 'cleared', 'clearQueue()');
-      holds++;
-      const done = (async () => {
-        try {
-          const current = await ready();
-          await current?.clear();
-        } finally {
-          holds--;
+      const done = ready()
+        .then((current) => current?.clear())
+        .finally(() => {
+          clearing.delete(done);
           drain();
-        }
-      })();
+        });
       clearing.add(done);
-      void done.finally(() => clearing.delete(done)).catch(() => undefined);
       return done;
     },
 
@@ -378,10 +364,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     async stats() {
       const current = await ready();
       // While no core runs (held, none could start, or shut down), what waits is the log.
-      const base: Omit<QueueStats, 'mode'> & { mode: DeliveryMode } =
-        current === undefined
-          ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: mode() }
-          : await current.stats();
+      const base = current === undefined ? { queueSize: log.size, receivedSeq: 0, recordingQueued: 0, sent: 0, discarded: 0, mode: mode() } : await current.stats();
       return { ...base, strategy: connection?.strategy() ?? null, restarts: connection?.restarts() ?? 0, unacknowledged: log.size };
     },
 
@@ -391,7 +374,7 @@ export function createDeliveryClient(options: DeliveryClientOptions): DeliveryCl
     release() {
       if (!waiting || closed) return;
       waiting = false;
-      connection?.release();
+      connect();
     },
 
     async shutdown(timeoutMs) {

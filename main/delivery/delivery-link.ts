@@ -14,7 +14,8 @@ import type { DeliveryConfig, FlushResult, FromWorkerMessage, QueueStats, ToWork
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import { AnalyticsError } from '../errors.js';
 import type { DeferredRequest } from '../unload/deferred-request.js';
-import type { StartContext, WorkerLike } from './delivery-options.js';
+import type { DeliveryClientOptions } from './delivery-options.js';
+import type { WorkerLike } from './transport-options.js';
 import { liveColumns } from './log-columns.js';
 
 /** A running delivery core. */
@@ -50,7 +51,7 @@ export interface LinkHandlers {
 }
 
 /** Options of {@link startWorkerLink}: the start's timeouts and timers, and what this start is given. */
-export interface WorkerLinkOptions extends Pick<StartContext, 'config' | 'timers' | 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'> {
+export interface WorkerLinkOptions extends Pick<DeliveryClientOptions, 'config' | 'timers' | 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'> {
   /** Constructs the worker; may throw (CSP, no Worker, bad URL). */
   create: () => WorkerLike;
   /** Unacknowledged events of a worker that died, queued first under their own numbers. */
@@ -109,12 +110,11 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
     alive = false;
     worker.removeEventListener('error', onError);
     channel.port1.onmessage = null;
-    for (const close of [() => channel.port1.close(), () => worker.terminate()]) {
-      try {
-        close();
-      } catch {
-        // Already gone.
-      }
+    channel.port1.close();
+    try {
+      worker.terminate();
+    } catch {
+      // Already gone.
     }
   }
 
@@ -131,30 +131,15 @@ export async function startWorkerLink(options: WorkerLinkOptions): Promise<Deliv
   /** Runs a control call, settling with TIMED_OUT after `ms` or rejecting when the worker dies. */
   function call<T>(invoke: () => Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
     if (!alive) return Promise.reject(new AnalyticsError('WORKER_UNAVAILABLE', 'The analytics worker is not running.'));
-    return new Promise((resolve, reject) => {
-      const done = (): void => {
-        timers.clearTimeout(timer);
-        deathListeners.delete(onDeath);
-      };
-      const onDeath = (error: Error): void => {
-        done();
-        reject(error);
-      };
-      const timer = timers.setTimeout(() => {
-        done();
-        resolve(TIMED_OUT);
-      }, ms);
-      deathListeners.add(onDeath);
-      invoke().then(
-        (value) => {
-          done();
-          resolve(value);
-        },
-        (error: unknown) => {
-          done();
-          reject(error);
-        },
-      );
+    let timer: unknown;
+    let onDeath: (error: Error) => void = () => undefined;
+    const limit = new Promise<typeof TIMED_OUT>((resolve, reject) => {
+      timer = timers.setTimeout(() => resolve(TIMED_OUT), ms);
+      deathListeners.add((onDeath = reject));
+    });
+    return Promise.race([invoke(), limit]).finally(() => {
+      timers.clearTimeout(timer);
+      deathListeners.delete(onDeath);
     });
   }
 
@@ -240,14 +225,11 @@ export async function startInProcessLink(
   handlers: LinkHandlers,
 ): Promise<DeliveryLink> {
   const { createDeliveryCore } = await import('../../worker/delivery-core.js');
-  // Never gzip here: compression belongs in the worker, never on the main thread
-  // (docs/decisions.md, "Compression"); in-process it cost the page more main-thread time than it
-  // saved.
-  // Nor are bodies built for a deferred request here: the pagehide beacon serves (decisions.md, "Unload").
+  // No gzip and no deferred body here: both would be main-thread work (docs/decisions.md,
+  // "Compression"; the pagehide beacon serves instead: "Unload").
   const core = createDeliveryCore({ ...config, compress: false, deferredUnload: false }, deps, 'in-process');
   core.onMessage((message) => handlers.onMessage(message));
-  // Under their own numbers, as every post (protocol/worker/worker-contract.ts).
-  if (replay !== null && replay.timestamps.length > 0) core.receive({ t: 'event-columns', columns: replay });
+  if (replay !== null) core.receive({ t: 'event-columns', columns: replay });
   return {
     mode: 'in-process',
     post(message) {

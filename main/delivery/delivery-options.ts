@@ -1,11 +1,9 @@
 /**
- * The options of a delivery client, made from the resolved configuration in one place: the client
- * of `createAnalytics()` and a `SessionRecorder` used on its own (`recorder/own-delivery.ts`) start
- * their core alike (the same strategies in the same order, the same timeouts; docs/architecture.md,
- * "The worker boundary"), with the seam through which tests replace the worker start and browser
- * APIs (`transport-options.ts`) applied.
- * Part of the main-thread entry; the recorder's lazily loaded engine gets {@link deliveryOptions}
- * handed over (`EntryParts`) rather than importing it, so the entry stays one file.
+ * The options of a delivery client, made from the resolved configuration in one place, so that the
+ * client of `createAnalytics()` and a `SessionRecorder` used on its own (`recorder/own-delivery.ts`)
+ * start their core alike, with the test seam (`transport-options.ts`) applied. In the main-thread
+ * entry: the recorder's lazy engine is handed {@link deliveryOptions} (`EntryParts`) rather than
+ * importing it, so the entry stays one file.
  */
 import { type DiscardInfo, type ResolvedConfig, toDeliveryConfig } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -24,20 +22,13 @@ export const globalTimers: Timers = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-export type { StartStrategy, TransportOptions, WorkerFactory, WorkerLike } from './transport-options.js';
-
-/** What every start of the core needs; the timeouts are {@link TransportOptions}' with their defaults. */
-export interface StartContext extends Required<Pick<TransportOptions, 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'>> {
+/** Options of `createDeliveryClient()`: what every start of its core needs (the timeouts are {@link TransportOptions}' with their defaults), and the client's own. */
+export interface DeliveryClientOptions extends Required<Pick<TransportOptions, 'startTimeoutMs' | 'controlTimeoutMs' | 'flushTimeoutMs'>> {
   config: DeliveryConfig;
   workerUrl: string | URL | undefined;
   createWorker: WorkerFactory | undefined;
   coreDeps: Partial<CoreDeps> | undefined;
   timers: Timers;
-}
-
-/** Options of `createDeliveryClient()`. */
-export interface DeliveryClientOptions {
-  context: StartContext;
   strategies: readonly StartStrategy[];
   logger: Logger;
   onDiscard: ((info: DiscardInfo) => void) | undefined;
@@ -65,17 +56,15 @@ export function deliveryOptions(
   const transport = config.transport ?? {};
   const all: StartStrategy[] = ['worker-url', 'shipped-worker', 'inline-worker', 'in-process'];
   return {
-    context: {
-      config: toDeliveryConfig(config),
-      workerUrl: config.workerUrl,
-      createWorker: transport.createWorker,
-      coreDeps: transport.coreDeps,
-      timers,
-      startTimeoutMs: transport.startTimeoutMs ?? 3000,
-      controlTimeoutMs: transport.controlTimeoutMs ?? 3000,
-      // A flush may wait out every retry of the backoff before it answers.
-      flushTimeoutMs: transport.flushTimeoutMs ?? 30_000 + config.retryDelay * (2 ** config.retryAttempts - 1),
-    },
+    config: toDeliveryConfig(config),
+    workerUrl: config.workerUrl,
+    createWorker: transport.createWorker,
+    coreDeps: transport.coreDeps,
+    timers,
+    startTimeoutMs: transport.startTimeoutMs ?? 3000,
+    controlTimeoutMs: transport.controlTimeoutMs ?? 3000,
+    // A flush may wait out every retry of the backoff before it answers.
+    flushTimeoutMs: transport.flushTimeoutMs ?? 30_000 + config.retryDelay * (2 ** config.retryAttempts - 1),
     // `worker-url` only when there is a URL to start from; `worker: false`, the in-process core only.
     strategies: (transport.strategies ?? all).filter(
       (s) => (config.worker !== false || s === 'in-process') && (s !== 'worker-url' || config.workerUrl !== undefined),

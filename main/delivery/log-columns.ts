@@ -40,13 +40,3 @@ export function liveColumns(chunks: readonly LogChunk[], skip: readonly number[]
   }
   return out;
 }
-
-/** Ascending `numbers` as ascending half-open ranges, flat `[from, to, …]`: runs of consecutive numbers merge. */
-export function rangesOf(numbers: readonly number[]): number[] {
-  const ranges: number[] = [];
-  for (const n of numbers) {
-    if (ranges[ranges.length - 1] === n) ranges[ranges.length - 1]++;
-    else ranges.push(n, n + 1);
-  }
-  return ranges;
-}

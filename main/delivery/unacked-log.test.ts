@@ -4,7 +4,7 @@ import type { AnalyticsEvent, EventContext } from '../../protocol/event-model/an
 import type { EventColumns } from '../../protocol/event-model/event-columns.js';
 import { formatEventId } from '../../protocol/event-model/event-id.js';
 import { TEST_ID_TAIL, parseEventId } from '../../test-support/worker/delivery-fakes.js';
-import { liveColumns, rangesOf } from './log-columns.js';
+import { liveColumns } from './log-columns.js';
 import { type UnackedLog, appendEvent, createColumns, createUnackedLog, idOf, sliceColumns } from './unacked-log.js';
 
 /** Appends an event object, field by field, as the facade's funnel does. */
@@ -131,13 +131,6 @@ describe('createUnackedLog()', () => {
     log.settle([0, 3]);
     expect(log.size).toBe(0);
     expect(log.chunks()).toEqual([{ columns: createColumns(TEST_ID_TAIL), settled: [], done: 0 }]);
-  });
-});
-
-describe('rangesOf(numbers)', () => {
-  it('merges runs of consecutive ascending numbers into ranges', () => {
-    expect(rangesOf([])).toEqual([]);
-    expect(rangesOf([0, 1, 3, 5, 6, 7, 999])).toEqual([0, 2, 3, 4, 5, 8, 999, 1000]);
   });
 });
 

@@ -1,18 +1,14 @@
 /**
  * The client's log of unacknowledged events (docs/architecture.md, "The life of one event"): every
  * event from its push until the server accepted it, a core discarded it or a beacon sent it, kept
- * in the columns it was appended to ({@link EventColumns}: six array pushes and a few compares per
- * event, no event object, no id text). Each event is known by one number for its whole life, its
- * id's counter (`uuid-v7.ts`): acknowledgements, discards, what a deferred body covers, what a
- * beacon sent and a restart's replay all name events by it, so nothing is ever renumbered.
+ * in the columns it was appended to ({@link EventColumns}: a few array pushes per event, no event
+ * object, no id text) and named by its id's counter (`uuid-v7.ts`) for its whole life.
  *
- * The last chunk is open: the current task's buffer, posted at the end of the task and sealed then
- * (`delivery-client.ts`). Ranges of numbers settle events in any order (concurrent batches,
- * retries, rejections by index), each range costing a binary search per chunk it reaches, however
- * many events it covers; a chunk is dropped once all of it is settled. Reading the unsettled events
- * back out, at pagehide or for a restart, is `log-columns.ts`, loaded lazily: this module is part of
- * the facade's bundle and must not be imported by those chunks (a module shared with them becomes
- * a chunk of its own, at a cost in bytes).
+ * The last chunk is open: the task's buffer, sealed when posted (`delivery-client.ts`). Ranges of
+ * numbers settle events in any order (concurrent batches, retries, rejections by index); a chunk
+ * goes once all of it is settled. Reading the unsettled events back out is `log-columns.ts`, for
+ * the lazy chunks: this module is in the facade's bundle, and a module shared with a lazy chunk
+ * becomes a chunk of its own, at a cost in bytes.
  */
 import { formatEventId } from '../../protocol/event-model/event-id.js';
 import type { AnalyticsEventType, EventContext, EventProperties } from '../../protocol/event-model/analytics-event.js';

@@ -14,9 +14,6 @@
  */
 import { formatEventId, hex } from '../../protocol/event-model/event-id.js';
 
-/** Makes one id per call; `now` is the event's timestamp in ms. */
-export type IdGenerator = (now: number) => string;
-
 const COUNTER_LIMIT = 2 ** 42;
 /** The first millisecond a UUIDv7's 48 bits cannot hold (year 10889). */
 const MS_LIMIT = 2 ** 48;
@@ -74,7 +71,7 @@ export function createUuidV7Clock(options: UuidV7Options = {}): UuidV7Clock {
 }
 
 /** Id text from `clock`, one per call: for the ids other than events' (sessions, anonymous ids). */
-export function createUuidV7Generator(clock: UuidV7Clock): IdGenerator {
+export function createUuidV7Generator(clock: UuidV7Clock): (now: number) => string {
   return (now) => {
     clock.tick(now);
     return formatEventId(clock.ms, clock.counter, clock.tail);

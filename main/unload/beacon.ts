@@ -9,7 +9,8 @@
 import { toBackendEvent } from '../../protocol/event-model/event-mapping.js';
 import type { AnalyticsEvent } from '../../protocol/event-model/analytics-event.js';
 import { expandColumns } from '../../protocol/event-model/event-columns.js';
-import { liveColumns, rangesOf } from '../delivery/log-columns.js';
+import { toRanges } from '../../protocol/worker/number-ranges.js';
+import { liveColumns } from '../delivery/log-columns.js';
 import { gzip } from './gzip.js';
 import { createJsonArrayBytes } from '../../protocol/json-array-bytes.js';
 import type { Logger } from '../logger.js';
@@ -281,7 +282,7 @@ export function beaconPending(delivery: BeaconSource, { win, config, sendBeacon,
   const sentIds = new Set(result.sent);
   // The events are in the columns' order: event k's number is the k-th of live.
   const sent = live.idCounters.filter((_, k) => sentIds.has(events[k]!.id));
-  delivery.forget(rangesOf(sent));
+  delivery.forget(toRanges(sent));
   log.debug(`pagehide: ${sent.length} event(s) sent by beacon${result.unsent.length > 0 ? `, ${result.unsent.length} could not be` : ''}`);
 }
 

@@ -134,7 +134,7 @@ export type FromWorkerMessage =
       restored: number;
       /**
        * Numbers (id counters) of the events the server accepted since the last status, as
-       * ascending half-open ranges, flat: `[from0, to0, from1, to1, …]` (worker/number-ranges.ts).
+       * ascending half-open ranges, flat: `[from0, to0, from1, to1, …]` (number-ranges.ts).
        * Events restored from the journal, which this facade did not make, are left out.
        */
       acked: number[];

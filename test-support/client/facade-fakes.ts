@@ -11,7 +11,7 @@ import { createWorkerApi } from '../../worker/worker-api.js';
 import type { Analytics } from '../../main/analytics.js';
 import type { AnalyticsConfig } from '../../main/config.js';
 import { createAnalytics } from '../../main/create-analytics.js';
-import type { TransportOptions, WorkerLike } from '../../main/delivery/delivery-options.js';
+import type { TransportOptions, WorkerLike } from '../../main/delivery/transport-options.js';
 import { gunzipSync, strFromU8 } from 'fflate';
 
 /** How a fake worker behaves. */
