@@ -53,11 +53,49 @@ interface ReaderThreadData {
 }
 
 type ToReader = { id: number; sql: string; values: ReadValues } | { close: true };
-type FromReader = { ready: true } | { id: number; rows: Array<Record<string, unknown>> } | { id: number; error: ThreadError };
+type FromReader = { ready: true } | ({ id: number } & PackedRows) | { id: number; error: ThreadError };
+
+/**
+ * A statement's rows as they cross from the reader thread: the column names once, every cell in
+ * one array (row after row), and the bytes of every blob in one buffer that is moved, not copied.
+ * Cloning each row as an object with a Buffer of its own per blob cost more than the query itself
+ * for a report of a few thousand rows with sketches.
+ */
+interface PackedRows {
+  names: string[];
+  /** `names.length` cells per row; a blob's cell is null here. */
+  cells: unknown[];
+  /** Where each blob's cell is in `cells`. */
+  blobAt: Int32Array;
+  /** Where each blob's bytes end in `bytes` (each starts where the one before ends). */
+  blobEnds: Int32Array;
+  bytes: Uint8Array;
+}
+
+/** The rows of a {@link PackedRows}, each blob a Buffer over the moved bytes. */
+function unpackRows(packed: PackedRows): Array<Record<string, unknown>> {
+  const { names, cells, blobAt, blobEnds, bytes } = packed;
+  const width = names.length;
+  const rows: Array<Record<string, unknown>> = [];
+  if (width === 0) return rows;
+  for (let at = 0; at < cells.length; at += width) {
+    const row: Record<string, unknown> = {};
+    for (let c = 0; c < width; c++) row[names[c] as string] = cells[at + c];
+    rows.push(row);
+  }
+  let start = 0;
+  for (let k = 0; k < blobAt.length; k++) {
+    const cell = blobAt[k] as number;
+    const end = blobEnds[k] as number;
+    (rows[Math.floor(cell / width)] as Record<string, unknown>)[names[cell % width] as string] = Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start);
+    start = end;
+  }
+  return rows;
+}
 
 interface Port {
   on(event: 'message', listener: (message: ToReader) => void): void;
-  postMessage(message: FromReader): void;
+  postMessage(message: FromReader, transfer?: ArrayBuffer[]): void;
   close(): void;
 }
 
@@ -86,12 +124,40 @@ function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData,
       let statement = statements.get(message.sql);
       if (statement === undefined) {
         statement = db.prepare(message.sql);
+        // Rows as arrays (packed below); a statement that returns none is refused by all() itself.
+        if (statement.reader) statement.raw(true);
         // Report shapes are a few hundred at most; bound them all the same.
         if (statements.size >= 500) statements.clear();
         statements.set(message.sql, statement);
       }
-      const rows = Array.isArray(message.values) ? statement.all(...(message.values as unknown[])) : statement.all(message.values);
-      port.postMessage({ id: message.id, rows: rows as Array<Record<string, unknown>> });
+      const rows = (Array.isArray(message.values) ? statement.all(...(message.values as unknown[])) : statement.all(message.values)) as unknown[][];
+      // Packed (PackedRows): the names once, the cells in one array, the blobs' bytes in one moved buffer.
+      const cells: unknown[] = [];
+      const blobs: Uint8Array[] = [];
+      const at: number[] = [];
+      let size = 0;
+      for (const row of rows) {
+        for (const cell of row) {
+          if (cell instanceof Uint8Array) {
+            at.push(cells.length);
+            blobs.push(cell);
+            size += cell.length;
+            cells.push(null);
+          } else {
+            cells.push(cell);
+          }
+        }
+      }
+      const bytes = new Uint8Array(size);
+      const blobEnds = new Int32Array(blobs.length);
+      let end = 0;
+      for (let k = 0; k < blobs.length; k++) {
+        bytes.set(blobs[k] as Uint8Array, end);
+        end += (blobs[k] as Uint8Array).length;
+        blobEnds[k] = end;
+      }
+      const names = statement.columns().map((column) => column.name);
+      port.postMessage({ id: message.id, names, cells, blobAt: Int32Array.from(at), blobEnds, bytes }, [bytes.buffer]);
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
     }
@@ -154,7 +220,7 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
         const read = running;
         running = null;
         clearTimeout(read.timer);
-        if ('rows' in message) read.resolve(message.rows);
+        if ('cells' in message) read.resolve(unpackRows(message));
         else read.reject(fromThreadError('SQLite reader', message.error));
         pump();
       });
