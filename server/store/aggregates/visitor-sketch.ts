@@ -166,7 +166,9 @@ export function createSketchKit(): SketchKit {
    * imul(lo, ch) mod 2^32, the high word summed from products of 16-bit halves. All of it is
    * written out in one function body, in 32-bit integer operations only: helpers that V8 does not
    * inline would box every integer past 2^30 they take or return, and doubles past 2^31 take a
-   * slow conversion back to integers.
+   * slow conversion back to integers. Measured: the same hash with the product and the block mix
+   * as two helpers that leave their result in closure variables took 300 ns a 36-character key
+   * against 190 written out (best of 15 rounds of 20,000 keys, Node 20).
    */
   /** The key's UTF-8 bytes into `utf8` (a lone surrogate as U+FFFD, as every UTF-8 encoder of a JS string writes it); returns their number. */
   function encodeUtf8(key: string): number {
