@@ -151,9 +151,10 @@ describe('the import graph of the product code', () => {
       (i) => storeRoom(i.from) === 'aggregates' && i.to.startsWith('server/') && storeRoom(i.to) !== 'aggregates' && !/^server\/store\/[^/]+$/.test(i.to) && i.to !== 'server/store/reports/dialect.js',
     );
     expect(show(aggregates)).toEqual([]);
-    // The daily rollups refresh and create their PostgreSQL tables themselves; those two helpers go
-    // to postgres/ with the rollups' drivers when the rollups are next reworked.
+    // The daily rollups refresh, keep filtered rows and create their PostgreSQL tables themselves;
+    // those helpers go to postgres/ with the rollups' drivers when the rollups are next reworked.
     expect(show([...between('reports', 'sqlite'), ...between('reports', 'postgres')])).toEqual([
+      'server/store/reports/filtered-keep.ts -> server/store/postgres/postgres-transaction.js (static)',
       'server/store/reports/rollup-refresh.ts -> server/store/postgres/postgres-transaction.js (static)',
       'server/store/reports/rollup-schema.ts -> server/store/postgres/postgres-schema.js (static)',
     ]);

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { type PostgresStoreOptions, createPostgresStore } from '../../server/store/postgres/postgres-store.js';
 import { createSqliteStore } from '../../server/store/sqlite/sqlite-store.js';
+import { createPostgresFilteredKeep, prepareSqliteFilteredKeep } from '../../server/store/reports/filtered-keep.js';
 import type { RollupLocation } from './rollup.contract.js';
 
 /** Direct SQL on a SQLite file, `?` placeholders, booleans as 0 and 1 (as the store binds them). */
@@ -38,7 +39,18 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
   return {
     async next() {
       const path = join(dir, `${++files}.db`);
-      return { open: () => createSqliteStore({ path }), sql: (text, values) => sqliteSql(path, text, values) };
+      return {
+        open: () => createSqliteStore({ path }),
+        sql: (text, values) => sqliteSql(path, text, values),
+        async keep(k) {
+          const db = new Database(path);
+          try {
+            return prepareSqliteFilteredKeep(db)(k);
+          } finally {
+            db.close();
+          }
+        },
+      };
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
@@ -46,5 +58,16 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
 
 /** A PostgreSQL database as a location (stores with a small pool, and `options`). */
 export function postgresLocation(url: string, options: Omit<PostgresStoreOptions, 'url'> = {}): RollupLocation {
-  return { open: () => createPostgresStore({ url, poolSize: 4, ...options }), sql: (text, values) => postgresSql(url, text, values) };
+  return {
+    open: () => createPostgresStore({ url, poolSize: 4, ...options }),
+    sql: (text, values) => postgresSql(url, text, values),
+    async keep(k) {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        return await createPostgresFilteredKeep(pool)(k);
+      } finally {
+        await pool.end();
+      }
+    },
+  };
 }

@@ -3,6 +3,7 @@ import { generateProject, writeProject } from '../server/report-fixtures.js';
 import type { EventStore, StoredEvent } from '../../server/store/event-store.js';
 import { newProjectId } from './event-store.fixtures.js';
 import type { FunnelStepSpec, ReportQuery } from '../../server/store/report-store.js';
+import type { KeepFiltered } from '../../server/store/reports/filtered-tops.js';
 
 /*
  * The daily rollups stay exact (docs/decisions.md, "Daily rollups"): on a generated project of a
@@ -24,6 +25,8 @@ export interface RollupLocation {
   open(): EventStore;
   /** Direct SQL on the database, `?` placeholders. */
   sql(text: string, values?: unknown[]): Promise<Array<Record<string, unknown>>>;
+  /** Keeps filtered rows as a store does, on a connection of its own. */
+  keep: KeepFiltered;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -53,6 +56,14 @@ async function panels(store: EventStore, projectId: string) {
       ),
       topHashBots: await r.top(q({ visitorKey: 'hash', includeBots: true }), 'page', 3),
       topFiltered: await r.top(q({ filters: { device: 'mobile' } }), 'page', 10),
+      // Top lists with one filter: kept rows once computed (filtered-tops.ts), both visitor keys, bots, custom events.
+      topFilteredMore: await Promise.all([
+        r.top(q({ filters: { page: '/pricing' } }), 'referrer', 10),
+        r.top(q({ filters: { channel: 'Direct' } }), 'custom_event', 10),
+        r.top(q({ filters: { event_type: 'page_view' } }), 'browser', 10),
+        r.top(q({ filters: { browser: 'Chrome' }, visitorKey: 'hash', includeBots: true }), 'page', 3),
+        r.top(q({ filters: { device: 'mobile' } }), 'device', 10),
+      ]),
       vitals: await r.vitals(q(), 10),
       errors: await r.errors(q(), 10),
       errorsHash: await r.errors(q({ visitorKey: 'hash' }), 2),
@@ -426,6 +437,114 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         } finally {
           await other.close();
         }
+      });
+    });
+
+    it('keeps the top lists of a filter once computed, reads them after, and drops a day of them when the day is built again or erased', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 31, 'k');
+        await store.write({ events, chunks: [] });
+        await settle(store, loc, projectId);
+        const q: ReportQuery = { projectId, from: START, to: START + DAYS * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
+        const keptDays = async () =>
+          (
+            await loc.sql("SELECT day FROM rollup_filtered WHERE project_id = ? AND filter_dim = 'device' AND filter_value = 'mobile' AND dim = 'page' AND value IS NULL ORDER BY day", [
+              projectId,
+            ])
+          ).map((row) => Number(row.day));
+        /** Waits for the keep a report handed on (it runs after the answer). */
+        const keptAll = async (days: number[]) => {
+          for (let attempt = 0; attempt < 250 && (await keptDays()).join() !== days.join(); attempt++) await sleep(20);
+          expect(await keptDays()).toEqual(days);
+        };
+        const allDays = Array.from({ length: DAYS }, (_, i) => START / DAY + i);
+        const first = await store.reports.top(q, 'page', 10);
+        expect(first.length).toBeGreaterThan(1);
+        await keptAll(allDays);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(first);
+        // The kept rows are what is read.
+        const top = first[0]?.value as string;
+        await loc.sql('UPDATE rollup_filtered SET n = n + 1000 WHERE project_id = ? AND day = ? AND value = ? AND dim = ?', [projectId, START / DAY + 1, top, 'page']);
+        expect((await store.reports.top(q, 'page', 1))[0]).toEqual({ ...first[0], events: (first[0]?.events as number) + 1000 });
+        await loc.sql('UPDATE rollup_filtered SET n = n - 1000 WHERE project_id = ? AND day = ? AND value = ? AND dim = ?', [projectId, START / DAY + 1, top, 'page']);
+        // From the events alone, the same.
+        await markAll(loc, projectId);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(first);
+        await settle(store, loc, projectId);
+        // The rebuild of every day dropped their kept rows: computed and kept again.
+        expect(await keptDays()).toEqual([]);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(first);
+        await keptAll(allDays);
+
+        // A late mobile page view on day 2: counted at once (the day is read from the events while marked), its kept rows dropped by its rebuild.
+        const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.dimensions?.device === 'mobile' && e.dimensions.path === top) as StoredEvent;
+        const late: StoredEvent = { ...model, eventId: 'k-late-1', timestamp: START + 2 * DAY + 5 * HOUR, receivedAt: START + DAYS * DAY + HOUR };
+        await store.write({ events: [late], chunks: [] });
+        const withLate = first.map((row) => (row.value === top ? { ...row, events: row.events + 1 } : row));
+        const visitorsOf = (rows: typeof first) => rows.map(({ value, events: n }) => ({ value, n }));
+        expect(visitorsOf(await store.reports.top(q, 'page', 10))).toEqual(visitorsOf(withLate));
+        await settle(store, loc, projectId);
+        expect(await keptDays()).toEqual(allDays.filter((day) => day !== START / DAY + 2));
+        expect(visitorsOf(await store.reports.top(q, 'page', 10))).toEqual(visitorsOf(withLate));
+        await keptAll(allDays);
+        const withLateRows = await store.reports.top(q, 'page', 10);
+        await markAll(loc, projectId);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(withLateRows);
+        await settle(store, loc, projectId);
+        await store.reports.top(q, 'page', 10);
+        await keptAll(allDays);
+
+        // An erasure drops the kept rows of every day that held the user's keys.
+        const user = events.find((e) => e.userId !== null && !e.isBot && e.dimensions?.device === 'mobile')?.userId as string;
+        const userDays = [...new Set(events.filter((e) => e.userId === user).map((e) => Math.floor(e.timestamp / DAY)))];
+        await store.deleteUser(projectId, user);
+        const left = await keptDays();
+        for (const day of userDays) expect(left).not.toContain(day);
+        await settle(store, loc, projectId);
+        const erased = await store.reports.top(q, 'page', 10);
+        await markAll(loc, projectId);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(erased);
+      });
+    });
+
+    it('keeps filtered rows only for a day still clean at the version its snapshot saw, once', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await store.write({ events: generated(projectId, 32, 'v'), chunks: [] });
+        await settle(store, loc, projectId);
+        const day = START / DAY + 1;
+        const versionOf = async () => Number((await loc.sql('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?', [projectId, day]))[0]?.version ?? 0);
+        const version = await versionOf();
+        expect(version).toBeGreaterThan(0);
+        const sketch = new Uint8Array([0x11, 0x8e, 0x49]);
+        const keep = (v: number) =>
+          loc.keep({
+            projectId,
+            filterDim: 'device',
+            filterValue: 'mobile',
+            dim: 'page',
+            days: [{ day, version: v, rows: [{ isBot: false, value: '/', n: 7, visitors: sketch, visitorHashes: sketch }] }],
+          });
+        const rows = async () => (await loc.sql('SELECT value, n FROM rollup_filtered WHERE project_id = ? AND day = ? ORDER BY n', [projectId, day])).map((r) => [r.value, Number(r.n)]);
+        // Computed before a refresh that built the day since: refused.
+        expect(await keep(version - 1)).toBe(0);
+        // The day marked meanwhile: refused.
+        await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, day]);
+        expect(await keep(version)).toBe(0);
+        await loc.sql('DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?', [projectId, day]);
+        expect(await rows()).toEqual([]);
+        // Clean at its version: kept, with its marker row; a second keep of the day adds nothing.
+        expect(await keep(version)).toBe(1);
+        expect(await keep(version)).toBe(0);
+        expect(await rows()).toEqual([
+          [null, 0],
+          ['/', 7],
+        ]);
+        // A refresh of the day drops them and counts one more version.
+        await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, day]);
+        await settle(store, loc, projectId);
+        expect(await rows()).toEqual([]);
+        expect(await versionOf()).toBe(version + 1);
+        expect(await keep(version)).toBe(0);
       });
     });
 

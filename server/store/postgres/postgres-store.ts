@@ -15,6 +15,7 @@ import { createPostgresReportRun } from './postgres-report-run.js';
 import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
+import { createPostgresFilteredKeep } from '../reports/filtered-keep.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
 import { filterColumns } from '../report-store.js';
@@ -157,6 +158,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   };
   let sketchUnion: SketchUnionSql | null = null;
   const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
+  const keepFiltered = createPostgresFilteredKeep(pool);
   let rollupRefresher: RollupRefresher | null = null;
   // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
   // starts from the mark of the round before last, so that a part committed a little after a
@@ -211,6 +213,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       aggregates: true,
       sessionSummaries: true,
       sketchUnion: () => sketchUnion,
+      keepFiltered: async (keep) => (use(), keepFiltered(keep)),
+      // A keep cut short by close() is computed again by the next report after an open.
+      onKeepError: (error) => {
+        if (state === 'open') options.onPoolError?.(error as Error);
+      },
     }),
     get sketchMerge() {
       return sketchUnion === null ? 'node' : 'hll';

@@ -30,6 +30,7 @@ import {
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
+import { type KeepFiltered, createFilteredTops } from './filtered-tops.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
@@ -71,6 +72,13 @@ export interface ReportStoreOptions {
   sessionSummaries?: boolean;
   /** With the aggregates: how the database merges stored sketches itself, asked per report (`AggregateReportOptions`). */
   sketchUnion?: () => SketchUnionSql | null;
+  /**
+   * With the rollups: keeps the filtered rows a top list with one filter computes, so that the next
+   * one reads them (`filtered-tops.ts`); without it, such a list reads the events of its range.
+   */
+  keepFiltered?: KeepFiltered;
+  /** A keep of filtered rows failed (the report itself was answered). */
+  onKeepError?: (error: unknown) => void;
 }
 
 /** How many filters a report has. */
@@ -79,7 +87,9 @@ const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter(
 /** The SQL of every report over a {@link Dialect}, run by `run`. */
 export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
-  const { refreshNext } = options;
+  const { refreshNext, keepFiltered } = options;
+  const filteredTop =
+    refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError }) : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
@@ -161,6 +171,11 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
 
     async top(q, dimension, limit): Promise<TopRow[]> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.top(q, dimension, limit);
+      if (filteredTop !== null && filterCount(q) === 1) {
+        const plan = await rollupPlan(q, 1);
+        const filter = (Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>).find(([, value]) => value !== undefined);
+        if (plan !== null && filter !== undefined) return filteredTop(q, [filter[0], filter[1] as string], dimension, limit, plan);
+      }
       const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
       const plan = await rollupPlan(q, 0);
       if (plan !== null) {

@@ -132,9 +132,17 @@ function rollupInserts(src: string, p: string, d: string, into: (table: string) 
 function rollupDeletes(p: string, d: string): string[] {
   return [
     `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
-    ...['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
+    ...['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
   ];
 }
+
+/**
+ * Counts a refresh of the day in `rollup_versions`: filtered rows computed from a snapshot before
+ * it are refused when they come to be kept (`filtered-tops.ts`).
+ */
+const versionBump = (p: string, d: string): string =>
+  `INSERT INTO rollup_versions (project_id, day, version) VALUES (${p}, ${d}, 1)
+   ON CONFLICT (project_id, day) DO UPDATE SET version = rollup_versions.version + 1`;
 
 /** The statements of the SQLite refresh, as text: they travel to the refresh thread. */
 export interface SqliteRefreshSql {
@@ -185,6 +193,7 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
     installs: [
       'INSERT INTO main.rollup_keys (id, project_id, key) SELECT id, @p, key FROM temp.rollup_staged_keys WHERE id > @base',
       ...ROLLUP_TABLES.map((table) => `INSERT INTO main.${table} SELECT * FROM ${staged(table)}`),
+      versionBump('@p', '@d'),
     ],
   };
 }
@@ -295,6 +304,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
+  const bump = versionBump('$1::text', '$2::int');
   return (beforeDay, skip = []) =>
     inTransaction(pool, 'BEGIN', async (client) => {
       await client.query(compact, [beforeDay]);
@@ -322,6 +332,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       // deletes rollup rows, so holding row locks while waiting for it would deadlock.
       await client.query(KEYS_LOCK_SQL, [projectId]);
       for (const sql of deletes) await client.query(sql, [projectId, day]);
+      await client.query(bump, [projectId, day]);
       await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
       await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
       const unmarked = await client.query(

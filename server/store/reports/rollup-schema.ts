@@ -47,7 +47,9 @@ export const daySql = (ms: string): string => `((${ms}) - (((${ms}) % ${DAY_MS})
 export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
-const ROLLUP_TABLES = ['rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_marks', 'rollup_meta'];
+const ROLLUP_TABLES = [
+  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
+];
 
 /**
  * SQLite counts the marks of a day: a refresh computes a day outside the write lock and installs it
@@ -91,6 +93,14 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * (kind 0: a page view, value its path; kind 1: a page view without a path, value ''; kind 2:
  * any other event, value its type): a funnel reads only the rows of its steps' keys, one index
  * range per day and key, instead of every event of the range (docs/decisions.md, "Daily rollups").
+ * rollup_filtered: per day, filter (a dimension and its value), top-list dimension, bot flag and
+ * value, what that top list counts (page views for a page dimension, else events) and sketches of
+ * their visitors, with one row of value null marking the (day, filter, dimension) as kept: written
+ * by the first top list with that filter that reads the day, not by the refresh
+ * (`filtered-tops.ts`), so a dashboard filtered the same way again reads a row per value and day.
+ * A refresh of the day deletes them (and an erasure those of the days it marks).
+ * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
+ * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */
 const SQLITE_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
@@ -117,6 +127,13 @@ CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_
 CREATE TABLE IF NOT EXISTS rollup_steps (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, kind INTEGER NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
   is_bot INTEGER NOT NULL, session_id TEXT NOT NULL, ts INTEGER NOT NULL, PRIMARY KEY (project_id, day, kind, value, event_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rollup_filtered (
+  project_id TEXT NOT NULL, filter_dim TEXT NOT NULL, filter_value TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL,
+  value TEXT, n INTEGER NOT NULL, visitors BLOB, visitor_hashes BLOB);
+CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
+CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_versions (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
 DROP TRIGGER IF EXISTS rollup_mark_insert;
 CREATE TRIGGER IF NOT EXISTS rollup_mark_delete AFTER DELETE ON events BEGIN ${sqliteMark('OLD')} END;
 CREATE TRIGGER IF NOT EXISTS rollup_mark_update AFTER UPDATE ON events BEGIN ${sqliteMark('OLD')} ${sqliteMark('NEW')} END;`;
@@ -189,6 +206,13 @@ CREATE TABLE IF NOT EXISTS rollup_steps (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, kind SMALLINT NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
   is_bot BOOLEAN NOT NULL, session_id TEXT NOT NULL, ts BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_steps_by_key ON rollup_steps (project_id, day, kind, value);
+CREATE TABLE IF NOT EXISTS rollup_filtered (
+  project_id TEXT NOT NULL, filter_dim TEXT NOT NULL, filter_value TEXT NOT NULL, dim TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL,
+  value TEXT COLLATE "C", n BIGINT NOT NULL, visitors BYTEA, visitor_hashes BYTEA);
+CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
+CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_versions (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (project_id, day));
 CREATE OR REPLACE FUNCTION rollup_mark_new() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN ${markFrom('rollup_new_rows')} RETURN NULL; END $$;
 CREATE OR REPLACE FUNCTION rollup_mark_old() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -4,13 +4,17 @@ import type Database from 'better-sqlite3';
 import type { Dialect } from '../reports/dialect.js';
 import { type RefreshNext, type RefreshedDay, type SqliteRefreshSql, prepareSqliteRefresh, sqliteRefreshSql } from '../reports/rollup-refresh.js';
 import { DAY_MS } from '../reports/rollup-schema.js';
+import type { FilteredKeep, KeepFiltered } from '../reports/filtered-tops.js';
+import { prepareSqliteFilteredKeep } from '../reports/filtered-keep.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
  * The SQLite rollup refresh runs on a thread of its own, on a connection of its own: computing a
  * day of a large project takes seconds of synchronous work (bench/RESULTS.md, "Report panels"),
  * which on the request thread would stop every HTTP request for that long. Like the writer thread
- * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time.
+ * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time. It
+ * also keeps the filtered rows reports compute (`reports/filtered-keep.ts`): the reader thread's
+ * connection does not write, and the request thread must not wait for the write lock.
  */
 
 interface ThreadData {
@@ -21,8 +25,8 @@ interface ThreadData {
   dayMs: number;
 }
 
-type ToThread = { id: number; beforeDay: number; skip: readonly string[] } | { close: true };
-type FromThread = { ready: true } | { id: number; result: RefreshedDay | null } | { id: number; error: ThreadError };
+type ToThread = { id: number; beforeDay: number; skip: readonly string[] } | { id: number; keep: FilteredKeep } | { close: true };
+type FromThread = { ready: true } | { id: number; result: RefreshedDay | number | null } | { id: number; error: ThreadError };
 
 interface Port {
   on(event: 'message', listener: (message: ToThread) => void): void;
@@ -31,11 +35,19 @@ interface Port {
 }
 
 /** The thread's program; self-contained. */
-function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port: Port, prepare: typeof prepareSqliteRefresh, toError: typeof toThreadError): void {
+function refreshThreadMain(
+  load: (id: string) => unknown,
+  data: ThreadData,
+  port: Port,
+  prepare: typeof prepareSqliteRefresh,
+  prepareKeep: typeof prepareSqliteFilteredKeep,
+  toError: typeof toThreadError,
+): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const refresh = prepare(db, data.sql, data.dayMs);
+  const keep = prepareKeep(db);
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
@@ -43,7 +55,7 @@ function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port
       return;
     }
     try {
-      port.postMessage({ id: message.id, result: refresh(message.beforeDay, message.skip) });
+      port.postMessage({ id: message.id, result: 'keep' in message ? keep(message.keep) : refresh(message.beforeDay, message.skip) });
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
     }
@@ -51,11 +63,12 @@ function refreshThreadMain(load: (id: string) => unknown, data: ThreadData, port
   port.postMessage({ ready: true });
 }
 
-const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${toThreadError.toString()});`;
+const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${toThreadError.toString()});`;
 
 /** A running refresh thread. */
 export interface SqliteRollupThread {
   refreshNext: RefreshNext;
+  keepFiltered: KeepFiltered;
   /** Lets a refresh in progress finish, then closes the thread's connection. */
   close(): Promise<void>;
 }
@@ -71,7 +84,7 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
   };
   return new Promise((resolve, reject) => {
     const worker = new Worker(SOURCE, { eval: true, workerData: data });
-    const waiting = new Map<number, { resolve(result: RefreshedDay | null): void; reject(error: Error): void }>();
+    const waiting = new Map<number, { resolve(result: RefreshedDay | number | null): void; reject(error: Error): void }>();
     let nextId = 1;
     let ready = false;
     let failure: Error | null = null;
@@ -88,15 +101,17 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
       if ('ready' in message) {
         ready = true;
         worker.unref();
+        const ask = (message: (id: number) => ToThread) =>
+          new Promise<RefreshedDay | number | null>((resolveOne, rejectOne) => {
+            if (failure) return rejectOne(failure);
+            const id = nextId++;
+            waiting.set(id, { resolve: resolveOne, reject: rejectOne });
+            worker.ref();
+            worker.postMessage(message(id));
+          });
         resolve({
-          refreshNext: (beforeDay, skip = []) =>
-            new Promise((resolveOne, rejectOne) => {
-              if (failure) return rejectOne(failure);
-              const id = nextId++;
-              waiting.set(id, { resolve: resolveOne, reject: rejectOne });
-              worker.ref();
-              worker.postMessage({ id, beforeDay, skip } satisfies ToThread);
-            }),
+          refreshNext: async (beforeDay, skip = []) => (await ask((id) => ({ id, beforeDay, skip }))) as RefreshedDay | null,
+          keepFiltered: async (keep) => (await ask((id) => ({ id, keep }))) as number,
           close: async () => {
             if (failure) return;
             worker.ref();

@@ -9,6 +9,8 @@ import { createReportStore } from '../reports/report-queries.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { prepareSqliteUserErasure, sqliteErasureSql } from './sqlite-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
+import type { KeepFiltered } from '../reports/filtered-tops.js';
+import { prepareSqliteFilteredKeep } from '../reports/filtered-keep.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensureSqliteRollups } from '../reports/rollup-schema.js';
@@ -188,6 +190,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let ownAggregates: CommitAggregates | null = null;
   // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
   let refreshRollup: RefreshNext | null = null;
+  let keepFiltered: KeepFiltered | null = null;
   let rollupRefresher: RollupRefresher | null = null;
   let closeRollupThread: () => Promise<void> = async () => {};
   // Reads off the request thread (sqlite-reader.ts); null for an in-memory database, whose one
@@ -203,9 +206,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       ownAggregates = aggregates;
       if (isPrivateDatabase(options.path)) {
         refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
+        const keep = prepareSqliteFilteredKeep(db.db);
+        keepFiltered = async (k) => keep(k);
       } else {
         const thread = await startSqliteRollupThread({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, dialect: SQLITE_DIALECT });
         refreshRollup = thread.refreshNext;
+        keepFiltered = thread.keepFiltered;
         closeRollupThread = () => thread.close();
       }
       if (isPrivateDatabase(options.path)) {
@@ -269,7 +275,16 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       }
       return statement.all(...values) as Array<Record<string, unknown>>;
     },
-    { refreshNext: (beforeDay, skip) => (use(), (refreshRollup as RefreshNext)(beforeDay, skip)), aggregates: true, sessionSummaries: true },
+    {
+      refreshNext: (beforeDay, skip) => (use(), (refreshRollup as RefreshNext)(beforeDay, skip)),
+      aggregates: true,
+      sessionSummaries: true,
+      keepFiltered: async (keep) => (use(), (keepFiltered as KeepFiltered)(keep)),
+      // A keep cut short by close() is computed again by the next report after an open.
+      onKeepError: (error) => {
+        if (open !== null) process.emitWarning(`Keeping filtered rows failed: ${String(error)}`);
+      },
+    },
   );
 
   // Accounts, sign-in sessions and shared links (sqlite-accounts.ts), on this thread's connection.

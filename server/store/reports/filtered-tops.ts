@@ -1,0 +1,237 @@
+import { type Dialect, type RunQuery, Values } from './dialect.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, PAGE_TOP_DIMENSIONS, type FilterDimension, type ReportQuery, type TopDimension, type TopRow } from '../report-store.js';
+import type { DayPlan } from './rollup-queries.js';
+import { DAY_MS, daySql } from './rollup-schema.js';
+import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
+
+/*
+ * Top lists with one filter (docs/decisions.md, "Filtered top lists"). The aggregates kept at
+ * ingest count each dimension on its own, so "the pages of mobile visitors" is not in them, and
+ * keeping every pair of dimensions at ingest would write dozens of rows per event. Instead, the
+ * first top list with a filter that reads a whole clean day computes that day's counts of the
+ * filter from its events and keeps them (`rollup_filtered`, one row per value and day): a
+ * dashboard filtered the same way again, the next day or by a teammate, reads a row per value and
+ * day. Matomo archives its segments the same way, on first use.
+ *
+ * Kept rows are part of the daily rollups: they describe a day as its last refresh saw it, are read
+ * only while the day is clean, and go when a refresh builds the day again (a late event, an
+ * erasure, retention). Counts are exact; visitors are sketches, as in every top list.
+ *
+ * What one such report reads, each in one statement (one snapshot):
+ * 1. the days of the range already kept for this filter and dimension, and their counts by value;
+ * 2. the events of the clean days not kept yet (both bot flags, to keep them whole) and of the
+ *    rest of the range (days not clean, the ends), with the versions and marks of those days;
+ * 3. the kept sketches of the values ranked first.
+ * The days computed in 2 are then handed to the store to keep (`KeepFiltered`), after the answer:
+ * it keeps a day only if the day is still clean at the version the snapshot saw, so rows computed
+ * before a refresh never outlive it.
+ */
+
+/** One value of a kept (day, filter, dimension): what a top list counts, and its visitors. */
+export interface FilteredRow {
+  isBot: boolean;
+  value: string;
+  n: number;
+  /** The sketch of the visitors as reports count them by default (the anonymous id, else the daily hash). */
+  visitors: Uint8Array;
+  /** The sketch of the daily visitor hashes. */
+  visitorHashes: Uint8Array;
+}
+
+/** A day's filtered rows, computed from a snapshot that saw the day clean at `version`. */
+export interface FilteredDay {
+  day: number;
+  /** The day's `rollup_versions` version in that snapshot (0: never refreshed since it was created). */
+  version: number;
+  rows: FilteredRow[];
+}
+
+/** What a report hands to the store to keep: the days of one project, filter and dimension. */
+export interface FilteredKeep {
+  projectId: string;
+  filterDim: FilterDimension;
+  filterValue: string;
+  /** The dimension counted (`custom_event` is kept as `event_type`, with every event type). */
+  dim: FilterDimension;
+  days: FilteredDay[];
+}
+
+/**
+ * Keeps filtered days: each only if the day is not marked, its version is the one given, and it is
+ * not kept already; resolves to the number of days kept.
+ */
+export type KeepFiltered = (keep: FilteredKeep) => Promise<number>;
+
+/** Options of {@link createFilteredTops}. */
+export interface FilteredTopsOptions {
+  keep: KeepFiltered;
+  /** A keep that failed: the report was answered; the days are computed again next time. */
+  onKeepError?: (error: unknown) => void;
+}
+
+/** A top list with one filter over a rollup plan. */
+export type FilteredTop = (q: ReportQuery, filter: readonly [FilterDimension, string], dimension: TopDimension, limit: number, plan: DayPlan) => Promise<TopRow[]>;
+
+const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+
+/** Compares in UTF-8 byte order, as the stores order values. */
+const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Counts and visitor keys of one value, while the events are read. */
+class Tally {
+  n = 0;
+  readonly visitors = VisitorSketch.empty();
+  readonly hashes = VisitorSketch.empty();
+  add(visitor: unknown, hash: unknown): void {
+    this.n++;
+    if (typeof visitor === 'string') this.visitors.add(hashKey(visitor));
+    if (typeof hash === 'string') this.hashes.add(hashKey(hash));
+  }
+}
+
+/** Runs of consecutive day numbers, as `[first, end)`. */
+function dayRuns(days: readonly number[]): Array<[number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (const day of [...days].sort((a, b) => a - b)) {
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last[1] === day) last[1] = day + 1;
+    else runs.push([day, day + 1]);
+  }
+  return runs;
+}
+
+/** Filtered top lists over `run`, keeping what they compute through `options.keep`. */
+export function createFilteredTops(dialect: Dialect, run: RunQuery, options: FilteredTopsOptions): FilteredTop {
+  const builtIns = new Set(BUILT_IN_EVENT_TYPES);
+  // One keep at a time per (project, filter, dimension): concurrent reports of one dashboard
+  // compute the same days; the first keeps them, the others would be refused day by day anyway.
+  const keeping = new Set<string>();
+
+  return async (q, [filterDim, filterValue], dimension, limit, plan) => {
+    const dim: FilterDimension = dimension === 'custom_event' ? 'event_type' : dimension;
+    const pages = PAGE_TOP_DIMENSIONS.has(dimension);
+    const botKept = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
+    const days = plan.days;
+    const dirty = new Set(days?.dirty ?? []);
+    const keptWhere = (v: Values, first: number, end: number) =>
+      `project_id = ${v.add(q.projectId)} AND filter_dim = ${v.add(filterDim)} AND filter_value = ${v.add(filterValue)} AND dim = ${v.add(dim)}
+       AND day >= ${v.add(first)} AND day < ${v.add(end)}${days !== null && days.dirty.length > 0 ? ` AND day NOT IN (${days.dirty.map((d) => v.add(d)).join(', ')})` : ''}`;
+
+    // 1. The kept days and their counts by value, in one snapshot.
+    const counts = new Map<string, number>();
+    const kept = new Set<number>();
+    if (days !== null) {
+      const v = new Values(dialect);
+      const rows = await run(
+        `SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS value, 0 AS n FROM rollup_filtered WHERE ${keptWhere(v, days.first, days.end)} AND value IS NULL
+         UNION ALL
+         SELECT 1 AS kind, NULL, value, SUM(n) FROM rollup_filtered WHERE ${keptWhere(v, days.first, days.end)} AND value IS NOT NULL${botKept} GROUP BY value`,
+        v.list,
+      );
+      for (const row of rows) {
+        if (num(row.kind) === 0) kept.add(num(row.day));
+        else counts.set(String(row.value), num(row.n));
+      }
+    }
+
+    // 2. The events of the clean days not kept (to keep) and of the rest of the range (not kept).
+    const missing: number[] = [];
+    if (days !== null) for (let day = days.first; day < days.end; day++) if (!dirty.has(day) && !kept.has(day)) missing.push(day);
+    const column = DIMENSION_COLUMNS[dim];
+    const v = new Values(dialect);
+    const eventsOf = (kind: number, from: number, to: number, bots: string) => {
+      let sql = `SELECT ${kind} AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value,
+        COALESCE(anonymous_id, visitor_id) AS visitor, visitor_id AS visitor_hash, CAST(NULL AS BIGINT) AS version FROM events
+        WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots}
+        AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)} AND ${column} IS NOT NULL`;
+      if (pages) sql += " AND event_type = 'page_view'";
+      return sql;
+    };
+    const parts: string[] = [];
+    for (const [first, end] of dayRuns(missing)) parts.push(eventsOf(0, first * DAY_MS, end * DAY_MS, ''));
+    for (const [from, to] of plan.raw) parts.push(eventsOf(1, from, to, botKept));
+    if (missing.length > 0) {
+      // The state of the days computed, in the same snapshot as their events.
+      const first = missing[0] as number;
+      const end = (missing[missing.length - 1] as number) + 1;
+      const state = (kind: number, table: string, version: string) =>
+        `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${version} AS version
+         FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day < ${v.add(end)}`;
+      parts.push(state(2, 'rollup_versions', 'version'), state(3, 'rollup_dirty', 'CAST(NULL AS BIGINT)'));
+    }
+    const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
+
+    const computed = new Map<number, Map<string, Tally>>(); // day * 2 + bot → value → tally
+    const rest = new Map<string, Tally>();
+    const versions = new Map<number, number>();
+    const changed = new Set<number>();
+    for (const row of rows) {
+      const kind = num(row.kind);
+      if (kind === 2) versions.set(num(row.day), num(row.version));
+      else if (kind === 3) changed.add(num(row.day));
+      else {
+        let byValue: Map<string, Tally> | undefined = rest;
+        if (kind === 0) {
+          const key = num(row.day) * 2 + num(row.bot);
+          byValue = computed.get(key);
+          if (byValue === undefined) computed.set(key, (byValue = new Map()));
+        }
+        const value = String(row.value);
+        let tally = byValue.get(value);
+        if (tally === undefined) byValue.set(value, (tally = new Tally()));
+        tally.add(row.visitor, row.visitor_hash);
+      }
+    }
+
+    // The answer: counts of the kept days, the computed days and the rest; then the sketches of the values ranked first.
+    const counted: Array<Map<string, Tally>> = [rest];
+    for (const [key, byValue] of computed) if (q.includeBots || key % 2 === 0) counted.push(byValue);
+    for (const byValue of counted) for (const [value, tally] of byValue) counts.set(value, (counts.get(value) ?? 0) + tally.n);
+    const ranked = [...counts.entries()]
+      .filter(([value, n]) => n > 0 && (dimension !== 'custom_event' || !builtIns.has(value)))
+      .sort((a, b) => b[1] - a[1] || byteCompare(a[0], b[0]))
+      .slice(0, limit);
+    const sketchColumn = q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors';
+    const visitors = new Map(ranked.map(([value]) => [value, VisitorSketch.empty()]));
+    for (const byValue of counted) {
+      for (const [value, sketch] of visitors) {
+        const tally = byValue.get(value);
+        if (tally !== undefined) sketch.merge(q.visitorKey === 'hash' ? tally.hashes : tally.visitors);
+      }
+    }
+    if (ranked.length > 0 && days !== null && kept.size > 0) {
+      // Days kept by another report since step 1 add rows of days computed here: a sketch's union
+      // is idempotent, so they change nothing.
+      const w = new Values(dialect);
+      const sketchRows = await run(
+        `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days.first, days.end)}
+         AND value IN (${ranked.map(([value]) => w.add(value)).join(', ')})${botKept}`,
+        w.list,
+      );
+      for (const row of sketchRows) if (row.sketch instanceof Uint8Array) visitors.get(String(row.value))?.mergeBytes(row.sketch);
+    }
+
+    // Keep the days computed from a clean snapshot, after the answer.
+    const keepDays: FilteredDay[] = missing
+      .filter((day) => !changed.has(day))
+      .map((day) => {
+        const dayRows: FilteredRow[] = [];
+        for (const bot of [0, 1]) {
+          for (const [value, tally] of computed.get(day * 2 + bot) ?? []) {
+            dayRows.push({ isBot: bot === 1, value, n: tally.n, visitors: tally.visitors.toBytes(), visitorHashes: tally.hashes.toBytes() });
+          }
+        }
+        return { day, version: versions.get(day) ?? 0, rows: dayRows };
+      });
+    const keepKey = JSON.stringify([q.projectId, filterDim, filterValue, dim]);
+    if (keepDays.length > 0 && !keeping.has(keepKey)) {
+      keeping.add(keepKey);
+      options
+        .keep({ projectId: q.projectId, filterDim, filterValue, dim, days: keepDays })
+        .catch((error: unknown) => options.onKeepError?.(error))
+        .finally(() => keeping.delete(keepKey));
+    }
+
+    return ranked.map(([value, n]) => ({ value, events: n, visitors: (visitors.get(value) ?? VisitorSketch.empty()).estimate() }));
+  };
+}
