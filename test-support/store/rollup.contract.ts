@@ -606,7 +606,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       await first.close();
       // As before this version: no rollup tables, no triggers.
       for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) {
-        await loc.sql(name === 'postgres' ? `DROP TRIGGER IF EXISTS ${trigger} ON events` : `DROP TRIGGER IF EXISTS ${trigger}`);
+        await loc.sql(name.startsWith('postgres') ? `DROP TRIGGER IF EXISTS ${trigger} ON events` : `DROP TRIGGER IF EXISTS ${trigger}`);
       }
       for (const table of ['rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_dirty', 'rollup_meta']) await loc.sql(`DROP TABLE ${table}`);
       const second = loc.open();

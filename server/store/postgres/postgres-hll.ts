@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
+import type { SketchOfSql } from '../reports/filtered-tops.js';
 
 /*
  * PostgreSQL's `hll` extension (postgresql-hll; Debian's `postgresql-15-hll`), where the server has
@@ -38,6 +39,16 @@ export async function findHllExtension(pool: pg.Pool): Promise<string | null> {
 
 /** Quotes an identifier for SQL text. */
 const identifier = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * The sketch of a text key column's values by the extension, as stored bytes: its hash of text is
+ * `hashKey`'s, and these parameters are the stored format's (`visitor-sketch.ts`), so the bytes are
+ * those `VisitorSketch` makes of the same keys.
+ */
+export function hllSketchOfSql(schema: string): SketchOfSql {
+  const s = identifier(schema);
+  return (key) => `decode(substr(CAST(${s}.hll_add_agg(${s}.hll_hash_text(${key}), 14, 5, 256, 1) AS text), 3), 'hex')`;
+}
 
 /**
  * The union of a sketch column's stored bytes by the extension, as bytes again: its type reads a

@@ -35,8 +35,9 @@ import {
 import { assembleRecording } from '../shared/recording-assembly.js';
 import { StoreError } from '../store-error.js';
 import { createPostgresAccounts } from './postgres-accounts.js';
-import { findHllExtension, hllUnionSql } from './postgres-hll.js';
+import { findHllExtension, hllSketchOfSql, hllUnionSql } from './postgres-hll.js';
 import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
+import type { SketchOfSql } from '../reports/filtered-tops.js';
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -155,8 +156,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     await ensurePostgresAggregates(pool, options.onAggregatesBuild);
     const hll = options.hllExtension === false ? null : await findHllExtension(pool);
     sketchUnion = hll === null ? null : hllUnionSql(hll);
+    sketchOf = hll === null ? null : hllSketchOfSql(hll);
   };
   let sketchUnion: SketchUnionSql | null = null;
+  let sketchOf: SketchOfSql | null = null;
   const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
   const keepFiltered = createPostgresFilteredKeep(pool);
   let rollupRefresher: RollupRefresher | null = null;
@@ -214,6 +217,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       sessionSummaries: true,
       sketchUnion: () => sketchUnion,
       keepFiltered: async (keep) => (use(), keepFiltered(keep)),
+      sketchOf: () => sketchOf,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {
         if (state === 'open') options.onPoolError?.(error as Error);

@@ -32,10 +32,10 @@ export interface FilteredRow {
   isBot: boolean;
   value: string;
   n: number;
-  /** The sketch of the visitors as reports count them by default (the anonymous id, else the daily hash). */
-  visitors: Uint8Array;
-  /** The sketch of the daily visitor hashes. */
-  visitorHashes: Uint8Array;
+  /** The sketch of the visitors as reports count them by default (the anonymous id, else the daily hash); null is empty. */
+  visitors: Uint8Array | null;
+  /** The sketch of the daily visitor hashes; null is empty. */
+  visitorHashes: Uint8Array | null;
 }
 
 /** A day's filtered rows, computed from a snapshot that saw the day clean at `version`. */
@@ -62,9 +62,22 @@ export interface FilteredKeep {
  */
 export type KeepFiltered = (keep: FilteredKeep) => Promise<number>;
 
+/**
+ * The SQL of an aggregate over a text key column that gives the stored bytes of the keys' sketch
+ * (`visitor-sketch.ts`), the bytes `VisitorSketch` makes of them; null is empty.
+ */
+export type SketchOfSql = (key: string) => string;
+
 /** Options of {@link createFilteredTops}. */
 export interface FilteredTopsOptions {
   keep: KeepFiltered;
+  /**
+   * How the database builds sketches of keys itself, asked per report (null: it does not): the
+   * events are then read as one row per day, bot flag and value rather than one per event, and no
+   * key is hashed on the request thread. SQLite's `sa_sketch_of` (on the reader thread),
+   * PostgreSQL's `hll` extension.
+   */
+  sketchOf?: () => SketchOfSql | null;
   /** A keep that failed: the report was answered; the days are computed again next time. */
   onKeepError?: (error: unknown) => void;
 }
@@ -77,7 +90,14 @@ const num = (value: unknown): number => (value === null || value === undefined ?
 /** Compares in UTF-8 byte order, as the stores order values. */
 const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
-/** Counts and visitor keys of one value, while the events are read. */
+/** One value's count and visitor sketches (stored bytes; null is empty) in a day or a piece of the range. */
+interface Group {
+  n: number;
+  visitors: Uint8Array | null;
+  hashes: Uint8Array | null;
+}
+
+/** A group's keys while events are read one by one (a database without {@link FilteredTopsOptions.sketchOf}). */
 class Tally {
   n = 0;
   readonly visitors = VisitorSketch.empty();
@@ -86,6 +106,9 @@ class Tally {
     this.n++;
     if (typeof visitor === 'string') this.visitors.add(hashKey(visitor));
     if (typeof hash === 'string') this.hashes.add(hashKey(hash));
+  }
+  group(): Group {
+    return { n: this.n, visitors: this.visitors.toBytes(), hashes: this.hashes.toBytes() };
   }
 }
 
@@ -138,14 +161,19 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     const missing: number[] = [];
     if (days !== null) for (let day = days.first; day < days.end; day++) if (!dirty.has(day) && !kept.has(day)) missing.push(day);
     const column = DIMENSION_COLUMNS[dim];
+    const sketchOf = options.sketchOf?.() ?? null;
+    const visitor = 'COALESCE(anonymous_id, visitor_id)';
     const v = new Values(dialect);
     const eventsOf = (kind: number, from: number, to: number, bots: string) => {
-      let sql = `SELECT ${kind} AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value,
-        COALESCE(anonymous_id, visitor_id) AS visitor, visitor_id AS visitor_hash, CAST(NULL AS BIGINT) AS version FROM events
-        WHERE project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots}
+      const head = `SELECT ${kind} AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value`;
+      let where = `project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots}
         AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)} AND ${column} IS NOT NULL`;
-      if (pages) sql += " AND event_type = 'page_view'";
-      return sql;
+      if (pages) where += " AND event_type = 'page_view'";
+      return sketchOf === null
+        ? `${head}, 1 AS n, ${visitor} AS visitor, visitor_id AS visitor_hash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes,
+          CAST(NULL AS BIGINT) AS version FROM events WHERE ${where}`
+        : `${head}, COUNT(*) AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${sketchOf(visitor)} AS visitors,
+          ${sketchOf('visitor_id')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM events WHERE ${where} GROUP BY 2, 3, 4`;
     };
     const parts: string[] = [];
     for (const [first, end] of dayRuns(missing)) parts.push(eventsOf(0, first * DAY_MS, end * DAY_MS, ''));
@@ -155,49 +183,67 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       const first = missing[0] as number;
       const end = (missing[missing.length - 1] as number) + 1;
       const state = (kind: number, table: string, version: string) =>
-        `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${version} AS version
+        `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash,
+         CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
          FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day < ${v.add(end)}`;
       parts.push(state(2, 'rollup_versions', 'version'), state(3, 'rollup_dirty', 'CAST(NULL AS BIGINT)'));
     }
     const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
 
-    const computed = new Map<number, Map<string, Tally>>(); // day * 2 + bot → value → tally
-    const rest = new Map<string, Tally>();
+    // Groups by (day, bot flag) of the days computed (to keep), and the groups of the rest.
+    const computed = new Map<number, Map<string, Group>>(); // day * 2 + bot → value → group
+    const rest: Array<[string, Group]> = [];
     const versions = new Map<number, number>();
     const changed = new Set<number>();
+    const tallies = new Map<number, Map<string, Tally>>(); // as `computed`, and -1 for the rest
+    const bytes = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
     for (const row of rows) {
       const kind = num(row.kind);
       if (kind === 2) versions.set(num(row.day), num(row.version));
       else if (kind === 3) changed.add(num(row.day));
-      else {
-        let byValue: Map<string, Tally> | undefined = rest;
-        if (kind === 0) {
-          const key = num(row.day) * 2 + num(row.bot);
-          byValue = computed.get(key);
-          if (byValue === undefined) computed.set(key, (byValue = new Map()));
-        }
+      else if (sketchOf === null) {
+        const key = kind === 0 ? num(row.day) * 2 + num(row.bot) : -1;
+        let byValue = tallies.get(key);
+        if (byValue === undefined) tallies.set(key, (byValue = new Map()));
         const value = String(row.value);
         let tally = byValue.get(value);
         if (tally === undefined) byValue.set(value, (tally = new Tally()));
         tally.add(row.visitor, row.visitor_hash);
+      } else {
+        const group: Group = { n: num(row.n), visitors: bytes(row.visitors), hashes: bytes(row.visitor_hashes) };
+        if (kind === 1) rest.push([String(row.value), group]);
+        else {
+          const key = num(row.day) * 2 + num(row.bot);
+          let byValue = computed.get(key);
+          if (byValue === undefined) computed.set(key, (byValue = new Map()));
+          byValue.set(String(row.value), group);
+        }
+      }
+    }
+    for (const [key, byValue] of tallies) {
+      for (const [value, tally] of byValue) {
+        if (key === -1) rest.push([value, tally.group()]);
+        else {
+          let groups = computed.get(key);
+          if (groups === undefined) computed.set(key, (groups = new Map()));
+          groups.set(value, tally.group());
+        }
       }
     }
 
     // The answer: counts of the kept days, the computed days and the rest; then the sketches of the values ranked first.
-    const counted: Array<Map<string, Tally>> = [rest];
-    for (const [key, byValue] of computed) if (q.includeBots || key % 2 === 0) counted.push(byValue);
-    for (const byValue of counted) for (const [value, tally] of byValue) counts.set(value, (counts.get(value) ?? 0) + tally.n);
+    const counted: Array<[string, Group]> = [...rest];
+    for (const [key, byValue] of computed) if (q.includeBots || key % 2 === 0) counted.push(...byValue);
+    for (const [value, group] of counted) counts.set(value, (counts.get(value) ?? 0) + group.n);
     const ranked = [...counts.entries()]
       .filter(([value, n]) => n > 0 && (dimension !== 'custom_event' || !builtIns.has(value)))
       .sort((a, b) => b[1] - a[1] || byteCompare(a[0], b[0]))
       .slice(0, limit);
     const sketchColumn = q.visitorKey === 'hash' ? 'visitor_hashes' : 'visitors';
     const visitors = new Map(ranked.map(([value]) => [value, VisitorSketch.empty()]));
-    for (const byValue of counted) {
-      for (const [value, sketch] of visitors) {
-        const tally = byValue.get(value);
-        if (tally !== undefined) sketch.merge(q.visitorKey === 'hash' ? tally.hashes : tally.visitors);
-      }
+    for (const [value, group] of counted) {
+      const sketch = q.visitorKey === 'hash' ? group.hashes : group.visitors;
+      if (sketch !== null) visitors.get(value)?.mergeBytes(sketch);
     }
     if (ranked.length > 0 && days !== null && kept.size > 0) {
       // Days kept by another report since step 1 add rows of days computed here: a sketch's union
@@ -217,8 +263,8 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       .map((day) => {
         const dayRows: FilteredRow[] = [];
         for (const bot of [0, 1]) {
-          for (const [value, tally] of computed.get(day * 2 + bot) ?? []) {
-            dayRows.push({ isBot: bot === 1, value, n: tally.n, visitors: tally.visitors.toBytes(), visitorHashes: tally.hashes.toBytes() });
+          for (const [value, group] of computed.get(day * 2 + bot) ?? []) {
+            dayRows.push({ isBot: bot === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
           }
         }
         return { day, version: versions.get(day) ?? 0, rows: dayRows };

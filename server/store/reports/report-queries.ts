@@ -30,7 +30,7 @@ import {
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
-import { type KeepFiltered, createFilteredTops } from './filtered-tops.js';
+import { type KeepFiltered, type SketchOfSql, createFilteredTops } from './filtered-tops.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
@@ -79,6 +79,8 @@ export interface ReportStoreOptions {
   keepFiltered?: KeepFiltered;
   /** A keep of filtered rows failed (the report itself was answered). */
   onKeepError?: (error: unknown) => void;
+  /** How the database builds a sketch of keys itself, asked per report (`FilteredTopsOptions`). */
+  sketchOf?: () => SketchOfSql | null;
 }
 
 /** How many filters a report has. */
@@ -89,7 +91,7 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
   const { refreshNext, keepFiltered } = options;
   const filteredTop =
-    refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError }) : null;
+    refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf }) : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */

@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../store-error.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
+import { createSketchKit } from '../aggregates/visitor-sketch.js';
+import { registerSketchOf } from './sketch-of-function.js';
 
 /*
  * The SQLite store's reads (reports, the read API, the export) run on a thread of their own, on a
@@ -100,7 +102,14 @@ interface Port {
 }
 
 /** The reader thread's program, sent as source text like the writer's (`sqlite-writer.ts`): self-contained. */
-function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData, port: Port, toError: typeof toThreadError): void {
+function readerThreadMain(
+  load: (id: string) => unknown,
+  data: ReaderThreadData,
+  port: Port,
+  toError: typeof toThreadError,
+  createKit: typeof createSketchKit,
+  registerSketch: typeof registerSketchOf,
+): void {
   // Below the request and writer threads: on Linux a thread's nice value is its own, and
   // setPriority's pid 0 is the calling thread. Where that fails (another system, no permission to
   // change it), reads run at the process's priority.
@@ -113,6 +122,7 @@ function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData,
   const db = new Driver(data.path, { readonly: true, fileMustExist: true });
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   db.pragma('cache_size = -32000');
+  registerSketch(db, createKit());
   const statements = new Map<string, Database.Statement>();
   port.on('message', (message) => {
     if ('close' in message) {
@@ -165,7 +175,7 @@ function readerThreadMain(load: (id: string) => unknown, data: ReaderThreadData,
   port.postMessage({ ready: true });
 }
 
-const READER_SOURCE = `${THREAD_PRELUDE}(${readerThreadMain.toString()})(require, workerData, parentPort, ${toThreadError.toString()});`;
+const READER_SOURCE = `${THREAD_PRELUDE}(${readerThreadMain.toString()})(require, workerData, parentPort, ${toThreadError.toString()}, ${createSketchKit.toString()}, ${registerSketchOf.toString()});`;
 
 interface Read {
   id: number;

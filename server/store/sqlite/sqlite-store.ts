@@ -11,6 +11,8 @@ import { prepareSqliteUserErasure, sqliteErasureSql } from './sqlite-erasure.js'
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
 import type { KeepFiltered } from '../reports/filtered-tops.js';
 import { prepareSqliteFilteredKeep } from '../reports/filtered-keep.js';
+import { registerSketchOf } from './sketch-of-function.js';
+import { createSketchKit } from '../aggregates/visitor-sketch.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensureSqliteRollups } from '../reports/rollup-schema.js';
@@ -200,6 +202,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   async function openAll(): Promise<void> {
     const db = openDatabase(options);
     try {
+      // For the reports this connection runs itself (an in-memory database's); the reader thread registers its own.
+      registerSketchOf(db.db, createSketchKit());
       ensureSqliteRollups(db.db);
       // Built here, on this connection, before the writer starts; from then on the group commits keep them.
       const aggregates = ensureSqliteAggregates(db.db, () => openSqliteAggregates(db.db, SQLITE_AGGREGATE_PARTS), options.onAggregatesBuild);
@@ -280,6 +284,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       aggregates: true,
       sessionSummaries: true,
       keepFiltered: async (keep) => (use(), (keepFiltered as KeepFiltered)(keep)),
+      sketchOf: () => (key) => `sa_sketch_of(${key})`,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {
         if (open !== null) process.emitWarning(`Keeping filtered rows failed: ${String(error)}`);
