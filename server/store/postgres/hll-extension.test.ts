@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test-support/pos
 import { TOP_DIMENSIONS, type ReportQuery } from '../report-store.js';
 import { type KeyHash, VisitorSketch, hashKey, unionSketchBytes } from '../aggregates/visitor-sketch.js';
 import { createPostgresStore } from './postgres-store.js';
+import { findHllExtension, hllSketchOfSql } from './postgres-hll.js';
 
 /*
  * PostgreSQL's `hll` extension against our own sketch code (issue: "the same answers"): the test
@@ -77,6 +78,17 @@ describe("PostgreSQL's hll extension and our sketch", () => {
       const ours = VisitorSketch.empty();
       for (const key of keys) ours.add(hashKey(key));
       expect(hex(ours.toBytes()), `${size} keys`).toBe(await hllOfKeys(keys));
+    }
+  });
+
+  it('builds in SQL the bytes our sketch makes of a group of keys, nulls passed over (filtered top lists)', async () => {
+    const sketchOf = hllSketchOfSql((await findHllExtension(pool)) as string);
+    for (const size of [0, 1, 256, 257, 5000]) {
+      const keys = variedKeys(size, `of${size}-`).slice(0, size);
+      const ours = VisitorSketch.empty();
+      for (const key of keys) ours.add(hashKey(key));
+      const { rows } = await pool.query<{ s: Buffer | null }>(`SELECT ${sketchOf('k')} AS s FROM unnest($1::text[]) k`, [[...keys, null, null]]);
+      expect(hex(rows[0]?.s ?? VisitorSketch.empty().toBytes()), `${size} keys`).toBe(hex(ours.toBytes()));
     }
   });
 
