@@ -167,6 +167,18 @@ async function awaitKept(raw: RawReports): Promise<void> {
   for (let waited = 0; waited < 60_000 && (await raw.keptFiltered()) === 0; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
+/** Forgets every kept filtered row once keeps in flight (of earlier calls) have landed: none for a second. */
+async function forgetKept(raw: RawReports): Promise<void> {
+  let last = -1;
+  for (let waited = 0; waited < 60_000; waited += 1000) {
+    const now = await raw.keptFiltered();
+    if (now === last) break;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  await raw.forgetFiltered();
+}
+
 /** The generated project of a database that `bench/generate-project.ts` filled: its id, events and end (also bench/report-settings.ts). */
 export async function existingProject(location: string): Promise<{ projectId: string; events: number; end: number }> {
   const projectSql = "SELECT id FROM projects WHERE id LIKE 'bench%' ORDER BY created_at, id LIMIT 1";
@@ -290,7 +302,7 @@ async function measureStore(location: string, events: number, log: (line: string
     const answers = new Map<string, unknown>();
     for (const days of RANGES) {
       for (const [name, run, before] of PANELS) {
-        if (before === 'first') await raw.forgetFiltered();
+        if (before === 'first') await forgetKept(raw);
         if (before === 'kept') await awaitKept(raw);
         const c0 = await cpu.read();
         const t0 = performance.now();
