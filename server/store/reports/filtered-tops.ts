@@ -19,12 +19,12 @@ import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
  *
  * What one such report reads, each in one statement (one snapshot):
  * 1. the days of the range already kept for this filter and dimension, and their counts by value;
- * 2. the events of the clean days not kept yet (both bot flags, to keep them whole) and of the
- *    rest of the range (days not clean, the ends), with the versions and marks of those days;
+ * 2. the events of the rest of the range (days not clean, the ends); then, a statement per day,
+ *    the events of each clean day not kept yet (both bot flags, to keep it whole) with the day's
+ *    version and mark, which is handed to the store to keep (`KeepFiltered`) as soon as it is
+ *    read: the store keeps a day only if it is still clean at the version the snapshot saw, so
+ *    rows computed before a refresh never outlive it;
  * 3. the kept sketches of the values ranked first.
- * The days computed in 2 are then handed to the store to keep (`KeepFiltered`), after the answer:
- * it keeps a day only if the day is still clean at the version the snapshot saw, so rows computed
- * before a refresh never outlive it.
  */
 
 /** One value of a kept (day, filter, dimension): what a top list counts, and its visitors. */
@@ -87,6 +87,9 @@ export type FilteredTop = (q: ReportQuery, filter: readonly [FilterDimension, st
 
 const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
+/** Stored sketch bytes as the driver returns them, or null (empty). */
+const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
+
 /** Compares in UTF-8 byte order, as the stores order values. */
 const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -112,23 +115,9 @@ class Tally {
   }
 }
 
-/** Runs of consecutive day numbers, as `[first, end)`. */
-function dayRuns(days: readonly number[]): Array<[number, number]> {
-  const runs: Array<[number, number]> = [];
-  for (const day of [...days].sort((a, b) => a - b)) {
-    const last = runs[runs.length - 1];
-    if (last !== undefined && last[1] === day) last[1] = day + 1;
-    else runs.push([day, day + 1]);
-  }
-  return runs;
-}
-
 /** Filtered top lists over `run`, keeping what they compute through `options.keep`. */
 export function createFilteredTops(dialect: Dialect, run: RunQuery, options: FilteredTopsOptions): FilteredTop {
   const builtIns = new Set(BUILT_IN_EVENT_TYPES);
-  // One keep at a time per (project, filter, dimension): concurrent reports of one dashboard
-  // compute the same days; the first keeps them, the others would be refused day by day anyway.
-  const keeping = new Set<string>();
 
   return async (q, [filterDim, filterValue], dimension, limit, plan) => {
     const dim: FilterDimension = dimension === 'custom_event' ? 'event_type' : dimension;
@@ -157,83 +146,92 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       }
     }
 
-    // 2. The events of the clean days not kept (to keep) and of the rest of the range (not kept).
-    const missing: number[] = [];
-    if (days !== null) for (let day = days.first; day < days.end; day++) if (!dirty.has(day) && !kept.has(day)) missing.push(day);
+    // 2. The events of the rest of the range (days not clean, the ends), and of each clean day not
+    // kept yet, a statement per day: a first view of a long range at many events is so a series of
+    // reads, each within the read budget, and the days it kept stay kept if a later one is refused.
     const column = DIMENSION_COLUMNS[dim];
     const sketchOf = options.sketchOf?.() ?? null;
     const visitor = 'COALESCE(anonymous_id, visitor_id)';
-    const v = new Values(dialect);
-    const eventsOf = (kind: number, from: number, to: number, bots: string) => {
-      const head = `SELECT ${kind} AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value`;
+    /** The statement of the events of `[from, to)` by day, bot flag and value; with `state`, the day's version and mark after them. */
+    const eventsSql = (v: Values, from: number, to: number, bots: string, state: boolean) => {
+      const head = `SELECT 0 AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value`;
       let where = `project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots}
         AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)} AND ${column} IS NOT NULL`;
       if (pages) where += " AND event_type = 'page_view'";
-      return sketchOf === null
-        ? `${head}, 1 AS n, ${visitor} AS visitor, visitor_id AS visitor_hash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes,
+      let sql =
+        sketchOf === null
+          ? `${head}, 1 AS n, ${visitor} AS visitor, visitor_id AS visitor_hash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes,
           CAST(NULL AS BIGINT) AS version FROM events WHERE ${where}`
-        : `${head}, COUNT(*) AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${sketchOf(visitor)} AS visitors,
+          : `${head}, COUNT(*) AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${sketchOf(visitor)} AS visitors,
           ${sketchOf('visitor_id')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM events WHERE ${where} GROUP BY 2, 3, 4`;
+      if (state) {
+        // The day's state in the same snapshot as its events: kind 1 its version, 2 its mark.
+        const day = Math.floor(from / DAY_MS);
+        const stateOf = (kind: number, table: string, version: string) =>
+          `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash,
+           CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
+           FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day = ${v.add(day)}`;
+        sql += `\n UNION ALL ${stateOf(1, 'rollup_versions', 'version')}\n UNION ALL ${stateOf(2, 'rollup_dirty', 'CAST(NULL AS BIGINT)')}`;
+      }
+      return sql;
     };
-    const parts: string[] = [];
-    for (const [first, end] of dayRuns(missing)) parts.push(eventsOf(0, first * DAY_MS, end * DAY_MS, ''));
-    for (const [from, to] of plan.raw) parts.push(eventsOf(1, from, to, botKept));
-    if (missing.length > 0) {
-      // The state of the days computed, in the same snapshot as their events.
-      const first = missing[0] as number;
-      const end = (missing[missing.length - 1] as number) + 1;
-      const state = (kind: number, table: string, version: string) =>
-        `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash,
-         CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
-         FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day < ${v.add(end)}`;
-      parts.push(state(2, 'rollup_versions', 'version'), state(3, 'rollup_dirty', 'CAST(NULL AS BIGINT)'));
-    }
-    const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
-
-    // Groups by (day, bot flag) of the days computed (to keep), and the groups of the rest.
-    const computed = new Map<number, Map<string, Group>>(); // day * 2 + bot → value → group
-    const rest: Array<[string, Group]> = [];
-    const versions = new Map<number, number>();
-    const changed = new Set<number>();
-    const tallies = new Map<number, Map<string, Tally>>(); // as `computed`, and -1 for the rest
-    const bytes = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
-    for (const row of rows) {
-      const kind = num(row.kind);
-      if (kind === 2) versions.set(num(row.day), num(row.version));
-      else if (kind === 3) changed.add(num(row.day));
-      else if (sketchOf === null) {
-        const key = kind === 0 ? num(row.day) * 2 + num(row.bot) : -1;
-        let byValue = tallies.get(key);
-        if (byValue === undefined) tallies.set(key, (byValue = new Map()));
-        const value = String(row.value);
-        let tally = byValue.get(value);
-        if (tally === undefined) byValue.set(value, (tally = new Tally()));
-        tally.add(row.visitor, row.visitor_hash);
-      } else {
-        const group: Group = { n: num(row.n), visitors: bytes(row.visitors), hashes: bytes(row.visitor_hashes) };
-        if (kind === 1) rest.push([String(row.value), group]);
+    /** Rows of {@link eventsSql} as groups by (day, bot flag) and value, and the days' versions and marks. */
+    const groupsOf = (rows: ReadonlyArray<Record<string, unknown>>) => {
+      const groups = new Map<number, Map<string, Group>>(); // day * 2 + bot → value → group
+      const versions = new Map<number, number>();
+      const marked = new Set<number>();
+      const tallies = new Map<number, Map<string, Tally>>();
+      for (const row of rows) {
+        const kind = num(row.kind);
+        if (kind === 1) versions.set(num(row.day), num(row.version));
+        else if (kind === 2) marked.add(num(row.day));
         else {
           const key = num(row.day) * 2 + num(row.bot);
-          let byValue = computed.get(key);
-          if (byValue === undefined) computed.set(key, (byValue = new Map()));
-          byValue.set(String(row.value), group);
+          const value = String(row.value);
+          if (sketchOf !== null) {
+            let byValue = groups.get(key);
+            if (byValue === undefined) groups.set(key, (byValue = new Map()));
+            byValue.set(value, { n: num(row.n), visitors: bytesOf(row.visitors), hashes: bytesOf(row.visitor_hashes) });
+            continue;
+          }
+          let byValue = tallies.get(key);
+          if (byValue === undefined) tallies.set(key, (byValue = new Map()));
+          let tally = byValue.get(value);
+          if (tally === undefined) byValue.set(value, (tally = new Tally()));
+          tally.add(row.visitor, row.visitor_hash);
         }
       }
+      for (const [key, byValue] of tallies) groups.set(key, new Map([...byValue].map(([value, tally]) => [value, tally.group()])));
+      return { groups, versions, marked };
+    };
+
+    const counted: Array<[string, Group]> = [];
+    const countIn = (groups: Map<number, Map<string, Group>>) => {
+      for (const [key, byValue] of groups) if (q.includeBots || key % 2 === 0) counted.push(...byValue);
+    };
+    if (plan.raw.length > 0) {
+      const v = new Values(dialect);
+      countIn(groupsOf(await run(plan.raw.map(([from, to]) => eventsSql(v, from, to, botKept, false)).join('\n UNION ALL '), v.list)).groups);
     }
-    for (const [key, byValue] of tallies) {
-      for (const [value, tally] of byValue) {
-        if (key === -1) rest.push([value, tally.group()]);
-        else {
-          let groups = computed.get(key);
-          if (groups === undefined) computed.set(key, (groups = new Map()));
-          groups.set(value, tally.group());
+    if (days !== null) {
+      for (let day = days.first; day < days.end; day++) {
+        if (dirty.has(day) || kept.has(day)) continue;
+        const v = new Values(dialect);
+        const { groups, versions, marked } = groupsOf(await run(eventsSql(v, day * DAY_MS, (day + 1) * DAY_MS, '', true), v.list));
+        countIn(groups);
+        // Kept after its read, unless the day was marked in that snapshot; the store checks again.
+        if (marked.has(day)) continue;
+        const rows: FilteredRow[] = [];
+        for (const [key, byValue] of groups) {
+          for (const [value, group] of byValue) rows.push({ isBot: key % 2 === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
         }
+        options
+          .keep({ projectId: q.projectId, filterDim, filterValue, dim, days: [{ day, version: versions.get(day) ?? 0, rows }] })
+          .catch((error: unknown) => options.onKeepError?.(error));
       }
     }
 
     // The answer: counts of the kept days, the computed days and the rest; then the sketches of the values ranked first.
-    const counted: Array<[string, Group]> = [...rest];
-    for (const [key, byValue] of computed) if (q.includeBots || key % 2 === 0) counted.push(...byValue);
     for (const [value, group] of counted) counts.set(value, (counts.get(value) ?? 0) + group.n);
     const ranked = [...counts.entries()]
       .filter(([value, n]) => n > 0 && (dimension !== 'custom_event' || !builtIns.has(value)))
@@ -255,27 +253,6 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
         w.list,
       );
       for (const row of sketchRows) if (row.sketch instanceof Uint8Array) visitors.get(String(row.value))?.mergeBytes(row.sketch);
-    }
-
-    // Keep the days computed from a clean snapshot, after the answer.
-    const keepDays: FilteredDay[] = missing
-      .filter((day) => !changed.has(day))
-      .map((day) => {
-        const dayRows: FilteredRow[] = [];
-        for (const bot of [0, 1]) {
-          for (const [value, group] of computed.get(day * 2 + bot) ?? []) {
-            dayRows.push({ isBot: bot === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
-          }
-        }
-        return { day, version: versions.get(day) ?? 0, rows: dayRows };
-      });
-    const keepKey = JSON.stringify([q.projectId, filterDim, filterValue, dim]);
-    if (keepDays.length > 0 && !keeping.has(keepKey)) {
-      keeping.add(keepKey);
-      options
-        .keep({ projectId: q.projectId, filterDim, filterValue, dim, days: keepDays })
-        .catch((error: unknown) => options.onKeepError?.(error))
-        .finally(() => keeping.delete(keepKey));
     }
 
     return ranked.map(([value, n]) => ({ value, events: n, visitors: (visitors.get(value) ?? VisitorSketch.empty()).estimate() }));

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeProject } from '../../../test-support/server/report-fixtures.js';
+import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import { createSqliteStore } from '../sqlite/sqlite-store.js';
+import { registerSketchOf } from '../sqlite/sketch-of-function.js';
+import { createSketchKit } from '../aggregates/visitor-sketch.js';
+import type { ReportQuery } from '../report-store.js';
+import { SQLITE_DIALECT } from './dialect.js';
+import { createFilteredTops } from './filtered-tops.js';
+import { prepareSqliteFilteredKeep } from './filtered-keep.js';
+import { planDays } from './rollup-queries.js';
+
+const DAY = 86_400_000;
+const START = Date.UTC(2026, 0, 5);
+const dir = mkdtempSync(join(tmpdir(), 'filtered-tops-test-'));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('filtered top lists', () => {
+  it('keeps each day it has read, so that a first view refused part way (past the read budget) leaves the days before kept', async () => {
+    const path = join(dir, 'partial.db');
+    const projectId = newProjectId();
+    const store = createSqliteStore({ path });
+    await store.init();
+    try {
+      await writeProject(store, { projectId, start: START, days: 6, sessions: 150, seed: 41 }, 500);
+      while ((await store.reports.refreshRollups()) > 0);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path);
+    try {
+      registerSketchOf(db, createSketchKit());
+      const keep = prepareSqliteFilteredKeep(db);
+      let dayStatements = 0;
+      // The third day's read is refused, as SQLite's reader refuses a read past its budget.
+      const run = async (sql: string, values: unknown[]) => {
+        if (sql.includes('rollup_versions') && ++dayStatements === 3) throw new Error('past the read budget');
+        return db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+      };
+      const top = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
+      const q: ReportQuery = { projectId, from: START, to: START + 6 * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
+      const plan = await planDays(q, run, SQLITE_DIALECT);
+      await expect(top(q, ['device', 'mobile'], 'page', 10, plan)).rejects.toThrow('past the read budget');
+      const keptDays = () =>
+        (db.prepare("SELECT day FROM rollup_filtered WHERE project_id = ? AND value IS NULL ORDER BY day").all(projectId) as Array<{ day: number }>).map((r) => r.day);
+      expect(keptDays()).toEqual([START / DAY, START / DAY + 1]);
+      // The next view reads those two days kept and the other four from the events, and keeps them.
+      const answer = await top(q, ['device', 'mobile'], 'page', 10, plan);
+      expect(keptDays()).toEqual([0, 1, 2, 3, 4, 5].map((i) => START / DAY + i));
+      const direct = db
+        .prepare(
+          `SELECT path AS value, COUNT(*) AS events, COUNT(DISTINCT COALESCE(anonymous_id, visitor_id)) AS visitors FROM events
+           WHERE project_id = ? AND timestamp >= ? AND timestamp < ? AND is_bot = 0 AND device = 'mobile' AND event_type = 'page_view' AND path IS NOT NULL
+           GROUP BY path ORDER BY events DESC, path LIMIT 10`,
+        )
+        .all(projectId, q.from, q.to);
+      // Fewer than 256 visitors a value: the sketches are exact.
+      expect(answer).toEqual(direct);
+      expect(await top(q, ['device', 'mobile'], 'page', 10, plan)).toEqual(direct);
+    } finally {
+      db.close();
+    }
+  });
+});
