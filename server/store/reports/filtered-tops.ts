@@ -19,11 +19,13 @@ import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
  *
  * What one such report reads, each in one statement (one snapshot):
  * 1. the days of the range already kept for this filter and dimension, and their counts by value;
- * 2. the events of the rest of the range (days not clean, the ends); then, a statement per day,
- *    the events of each clean day not kept yet (both bot flags, to keep it whole) with the day's
- *    version and mark, which is handed to the store to keep (`KeepFiltered`) as soon as it is
- *    read: the store keeps a day only if it is still clean at the version the snapshot saw, so
- *    rows computed before a refresh never outlive it;
+ * 2. the events of the rest of the range (days not clean, the ends); then, a few days a
+ *    statement, the events of the clean days not kept yet (both bot flags, to keep them whole)
+ *    with the days' versions and marks, handed to the store to keep (`KeepFiltered`) as soon as
+ *    they are read: a first view of a long range at many events is so a series of reads, each
+ *    within the read budget, and what it read stays kept if a later read is refused. The store
+ *    keeps a day only if it is still clean at the version the snapshot saw, so rows computed
+ *    before a refresh never outlive it;
  * 3. the kept sketches of the values ranked first.
  */
 
@@ -90,6 +92,11 @@ const num = (value: unknown): number => (value === null || value === undefined ?
 /** Stored sketch bytes as the driver returns them, or null (empty). */
 const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
 
+/** How long one read of missing days aims to take, ms: well inside SQLite's read budget (15 s by default). */
+const READ_AIM_MS = 1000;
+/** At most this many days in one read. */
+const MAX_DAYS_A_READ = 31;
+
 /** Compares in UTF-8 byte order, as the stores order values. */
 const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -146,13 +153,11 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       }
     }
 
-    // 2. The events of the rest of the range (days not clean, the ends), and of each clean day not
-    // kept yet, a statement per day: a first view of a long range at many events is so a series of
-    // reads, each within the read budget, and the days it kept stay kept if a later one is refused.
+    // 2. The events of the rest of the range (days not clean, the ends), then of the clean days not kept yet.
     const column = DIMENSION_COLUMNS[dim];
     const sketchOf = options.sketchOf?.() ?? null;
     const visitor = 'COALESCE(anonymous_id, visitor_id)';
-    /** The statement of the events of `[from, to)` by day, bot flag and value; with `state`, the day's version and mark after them. */
+    /** The statement of the events of `[from, to)` by day, bot flag and value; with `state`, the days' versions and marks after them. */
     const eventsSql = (v: Values, from: number, to: number, bots: string, state: boolean) => {
       const head = `SELECT 0 AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value`;
       let where = `project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots}
@@ -165,12 +170,11 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
           : `${head}, COUNT(*) AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${sketchOf(visitor)} AS visitors,
           ${sketchOf('visitor_id')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM events WHERE ${where} GROUP BY 2, 3, 4`;
       if (state) {
-        // The day's state in the same snapshot as its events: kind 1 its version, 2 its mark.
-        const day = Math.floor(from / DAY_MS);
+        // The days' state in the same snapshot as their events: kind 1 a version, 2 a mark.
         const stateOf = (kind: number, table: string, version: string) =>
           `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash,
            CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
-           FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day = ${v.add(day)}`;
+           FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(from / DAY_MS)} AND day < ${v.add(to / DAY_MS)}`;
         sql += `\n UNION ALL ${stateOf(1, 'rollup_versions', 'version')}\n UNION ALL ${stateOf(2, 'rollup_dirty', 'CAST(NULL AS BIGINT)')}`;
       }
       return sql;
@@ -214,20 +218,39 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       countIn(groupsOf(await run(plan.raw.map(([from, to]) => eventsSql(v, from, to, botKept, false)).join('\n UNION ALL '), v.list)).groups);
     }
     if (days !== null) {
-      for (let day = days.first; day < days.end; day++) {
-        if (dirty.has(day) || kept.has(day)) continue;
-        const v = new Values(dialect);
-        const { groups, versions, marked } = groupsOf(await run(eventsSql(v, day * DAY_MS, (day + 1) * DAY_MS, '', true), v.list));
-        countIn(groups);
-        // Kept after its read, unless the day was marked in that snapshot; the store checks again.
-        if (marked.has(day)) continue;
-        const rows: FilteredRow[] = [];
-        for (const [key, byValue] of groups) {
-          for (const [value, group] of byValue) rows.push({ isBot: key % 2 === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
+      // Consecutive days missing, a few at a time: one day first, then as many as the last read
+      // suggests fit in about a second (a statement per day costs its own planning and round trip,
+      // which at a few thousand events a day was most of a first view).
+      let size = 1;
+      for (let day = days.first; day < days.end; ) {
+        if (dirty.has(day) || kept.has(day)) {
+          day++;
+          continue;
         }
-        options
-          .keep({ projectId: q.projectId, filterDim, filterValue, dim, days: [{ day, version: versions.get(day) ?? 0, rows }] })
-          .catch((error: unknown) => options.onKeepError?.(error));
+        let end = day + 1;
+        while (end < days.end && end - day < size && !dirty.has(end) && !kept.has(end)) end++;
+        const v = new Values(dialect);
+        const started = performance.now();
+        const { groups, versions, marked } = groupsOf(await run(eventsSql(v, day * DAY_MS, end * DAY_MS, '', true), v.list));
+        const elapsed = performance.now() - started;
+        size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((end - day) * READ_AIM_MS) / Math.max(elapsed, 1))));
+        countIn(groups);
+        // Kept after their read, but days marked in that snapshot; the store checks again.
+        const keepDays: FilteredDay[] = [];
+        for (let d = day; d < end; d++) {
+          if (marked.has(d)) continue;
+          const rows: FilteredRow[] = [];
+          for (const bot of [0, 1]) {
+            for (const [value, group] of groups.get(d * 2 + bot) ?? []) {
+              rows.push({ isBot: bot === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
+            }
+          }
+          keepDays.push({ day: d, version: versions.get(d) ?? 0, rows });
+        }
+        if (keepDays.length > 0) {
+          options.keep({ projectId: q.projectId, filterDim, filterValue, dim, days: keepDays }).catch((error: unknown) => options.onKeepError?.(error));
+        }
+        day = end;
       }
     }
 
