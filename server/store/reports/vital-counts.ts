@@ -21,17 +21,30 @@ export const vitalCountsSql = (dialect: Dialect): string => dialect.orderedConca
 /** A value of a counts text as a number. */
 const valueOf = (text: string): number => (text === 'Inf' ? Infinity : text === '-Inf' ? -Infinity : Number(text));
 
-/** Adds the counts of a counts text (see {@link vitalCountsSql}) to `into`, by value. */
-export function addVitalCounts(into: Map<number, number>, counts: string): void {
+/**
+ * Counts of values by their text: a value is read as a number only once per distinct text, at
+ * the walk, rather than once per day it was counted in. One number may come under two texts
+ * (SQLite writes a real 1000 as `1000.0`, an integer as `1000`): the walk adds them up as one.
+ */
+export type VitalCounts = Map<string, number>;
+
+/** Adds the counts of a counts text (see {@link vitalCountsSql}) to `into`. */
+export function addVitalCounts(into: VitalCounts, counts: string): void {
   let start = 0;
   while (start < counts.length) {
     const colon = counts.indexOf(':', start);
     const comma = counts.indexOf(',', colon);
     const end = comma < 0 ? counts.length : comma;
-    const value = valueOf(counts.slice(start, colon));
+    const value = counts.slice(start, colon);
     into.set(value, (into.get(value) ?? 0) + Number(counts.slice(colon + 1, end)));
     start = end + 1;
   }
+}
+
+/** Adds `n` samples of `value` to `into`. */
+export function addVitalCount(into: VitalCounts, value: number, n: number): void {
+  const text = String(value);
+  into.set(text, (into.get(text) ?? 0) + n);
 }
 
 /**
@@ -39,14 +52,19 @@ export function addVitalCounts(into: Map<number, number>, counts: string): void 
  * value order, reaches rank ⌈0.75 n⌉ (written (3n + 3) / 4 in integer arithmetic, as the SQL over
  * the events computes it); null without samples.
  */
-export function nearestRankP75(counts: ReadonlyMap<number, number>): number | null {
+export function nearestRankP75(counts: VitalCounts): number | null {
+  const values: Array<[number, number]> = [];
   let total = 0;
-  for (const n of counts.values()) total += n;
+  for (const [text, n] of counts) {
+    values.push([valueOf(text), n]);
+    total += n;
+  }
   if (total === 0) return null;
+  values.sort((a, b) => a[0] - b[0]);
   const rank = Math.floor((3 * total + 3) / 4);
   let upto = 0;
-  for (const value of [...counts.keys()].sort((a, b) => a - b)) {
-    upto += counts.get(value) ?? 0;
+  for (const [value, n] of values) {
+    upto += n;
     if (upto >= rank) return value;
   }
   return null;
@@ -61,7 +79,7 @@ type VitalKey = keyof typeof VITAL_PROPERTIES;
  */
 export function pageVitalsFromCounts(rows: ReadonlyArray<Record<string, unknown>>): PageVitals[] {
   const pages: Array<{ path: string; samples: number; rank: number }> = [];
-  const counts = new Map<string, Partial<Record<VitalKey, Map<number, number>>>>();
+  const counts = new Map<string, Partial<Record<VitalKey, VitalCounts>>>();
   for (const row of rows) {
     const path = String(row.path);
     if (row.metric === null || row.metric === undefined) {
@@ -70,12 +88,9 @@ export function pageVitalsFromCounts(rows: ReadonlyArray<Record<string, unknown>
     }
     let vitals = counts.get(path);
     if (vitals === undefined) counts.set(path, (vitals = {}));
-    const into = (vitals[row.metric as VitalKey] ??= new Map<number, number>());
+    const into = (vitals[row.metric as VitalKey] ??= new Map());
     if (typeof row.counts === 'string') addVitalCounts(into, row.counts);
-    else {
-      const value = Number(row.value);
-      into.set(value, (into.get(value) ?? 0) + Number(row.n));
-    }
+    else addVitalCount(into, Number(row.value), Number(row.n));
   }
   return pages
     .sort((a, b) => a.rank - b.rank)
