@@ -32,8 +32,8 @@ export const ROLLUP_SHAPE = 8;
 const VITALS_ROUNDED_FROM = 6;
 
 /**
- * The shape before `rollup_vitals` kept a day's counts of a page and vital in one row (a row per
- * value before): its rows are packed in place, with no event read.
+ * The shape whose `rollup_vitals` had a row per rounded value, before one row held a day's counts
+ * of a page and vital: its rows are packed in place, with no event read.
  */
 const VITALS_PACKED_FROM = 7;
 
@@ -112,8 +112,8 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * its time grouping a row per (day, page, vital, value) (docs/decisions.md, "Daily rollups"). As
  * text: both databases build it in the refresh's own SQL (an ordered `group_concat` or
  * `string_agg`) and write a number as text that reads back as the same double, so Node walks the
- * very values the SQL rounded and compared; neither has the other's array or JSON functions to the
- * same effect. The key starts with (project, vital, day): the vital '' rows of a range, which pick
+ * very values the SQL rounded and compared, where arrays or JSON are built and read differently
+ * on each. The key starts with (project, vital, day): the vital '' rows of a range, which pick
  * the top pages, are one contiguous read that passes over the other vitals' counts, and each
  * vital's rows another; a refresh deletes a day's rows one vital at a time, as `rollup_values`
  * one dimension at a time. On SQLite the table is clustered by that key: a range of days is a
