@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { generateProject, writeProject } from '../server/report-fixtures.js';
 import type { EventStore, StoredEvent } from '../../server/store/event-store.js';
 import { newProjectId } from './event-store.fixtures.js';
-import type { FunnelStepSpec, ReportQuery } from '../../server/store/report-store.js';
+import { type FunnelStepSpec, type ReportQuery, VITAL_PROPERTIES } from '../../server/store/report-store.js';
 import type { KeepFiltered } from '../../server/store/reports/filtered-tops.js';
+import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../../server/store/reports/dialect.js';
+import { daySql } from '../../server/store/reports/rollup-schema.js';
+import { cleanVital, vitalStep, vitalStepSql } from '../../server/store/shared/vital-steps.js';
 
 /*
  * The daily rollups stay exact (docs/decisions.md, "Daily rollups"): on a generated project of a
@@ -65,6 +68,7 @@ async function panels(store: EventStore, projectId: string) {
         r.top(q({ filters: { device: 'mobile' } }), 'device', 10),
       ]),
       vitals: await r.vitals(q(), 10),
+      vitalsTop: await r.vitals(q({ includeBots: true }), 3),
       errors: await r.errors(q(), 10),
       errorsHash: await r.errors(q({ visitorKey: 'hash' }), 2),
       experiment: await r.experiment(q(), 'checkout-button', 'purchase'),
@@ -158,6 +162,102 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         expect(await samples()).toBeGreaterThan(before);
         await markAll(loc, projectId);
         await expectExact(store, loc, projectId);
+      });
+    });
+
+    it('answers web vitals over many days, more pages than asked for and values over many decades, partly from the events, as the events\' rounded values give them', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const days = 12;
+        // Events a day per page: ties across the limits asked below, and paths whose byte order is not their case-blind order.
+        const pages: Array<[string, number]> = [['/a', 9], ['/B', 8], ['/é', 6], ['/Z', 6], ['/b', 6], ['/c', 5], ['/d', 4], ['/e', 3], ['/f', 1]];
+        const model = generated(projectId, 17, 'm').find((e) => e.eventType === 'performance') as StoredEvent;
+        let seed = 17;
+        const rand = () => {
+          seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+          return seed / 2 ** 31;
+        };
+        /** The vitals of one event: from 10⁻⁴ to 10⁵, integers, some absent, zero, negative (never rounded) or not numbers. */
+        const vitals = (): Record<string, number | string> => {
+          const out: Record<string, number | string> = { largestContentfulPaint: 10 ** (rand() * 9 - 4) };
+          if (rand() < 0.6) out.interactionToNextPaint = Math.round(10 ** (rand() * 4));
+          const cls = rand();
+          out.cumulativeLayoutShift = cls < 0.1 ? 'x' : cls < 0.2 ? 0 : cls < 0.3 ? -rand() * 3 : rand() / 2;
+          if (rand() < 0.8) out.firstContentfulPaint = 10 ** (rand() * 6 - 1);
+          return out;
+        };
+        /** Each page's events of a day, the j-th of every page at one time (so ties stay ties in any range), the second of each a bot. */
+        const dayOf = (prefix: string, day: number, offset: number): StoredEvent[] =>
+          pages.flatMap(([path, count], k) =>
+            Array.from({ length: count }, (_, j): StoredEvent => {
+              const at = START + day * DAY + (2 * j + 1) * HOUR + offset;
+              return {
+                ...model,
+                eventId: `${prefix}-${day}-${k}-${j}`,
+                timestamp: at,
+                receivedAt: at,
+                isBot: j === 1,
+                properties: vitals(),
+                dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), path },
+              };
+            }),
+          );
+        const written = Array.from({ length: days }, (_, day) => dayOf('vv', day, 0)).flat();
+        await store.write({ events: written, chunks: [] });
+        await settle(store, loc, projectId);
+        // Late events into two rolled-up days: those days are read from the events.
+        const late = [3, 7].flatMap((day) => dayOf('vv-late', day, 30 * 60_000));
+        await store.write({ events: late, chunks: [] });
+        expect(await dirtyDays(loc, projectId)).toEqual([START / DAY + 3, START / DAY + 7]);
+        const events = [...written, ...late];
+
+        const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+        /** The nearest-rank p75 of the events' rounded values. */
+        const p75 = (list: StoredEvent[], property: string): number | null => {
+          const values = list
+            .map((e) => e.properties[property])
+            .filter((v): v is number => typeof v === 'number')
+            .map(vitalStep)
+            .sort((a, b) => a - b);
+          return values.length === 0 ? null : cleanVital(values[Math.ceil(0.75 * values.length) - 1] as number);
+        };
+        const expected = (q: ReportQuery, limit: number) => {
+          const byPath = new Map<string, StoredEvent[]>();
+          for (const e of events) {
+            if (e.timestamp < q.from || e.timestamp >= q.to || (e.isBot && !q.includeBots)) continue;
+            const path = e.dimensions?.path as string;
+            byPath.set(path, [...(byPath.get(path) ?? []), e]);
+          }
+          return [...byPath]
+            .sort((a, b) => b[1].length - a[1].length || byBytes(a[0], b[0]))
+            .slice(0, limit)
+            .map(([path, list]) => ({
+              path,
+              samples: list.length,
+              lcp: p75(list, 'largestContentfulPaint'),
+              inp: p75(list, 'interactionToNextPaint'),
+              cls: p75(list, 'cumulativeLayoutShift'),
+              fcp: p75(list, 'firstContentfulPaint'),
+            }));
+        };
+        const asked: Array<[ReportQuery, number]> = [];
+        for (const [from, to] of [
+          [START, START + days * DAY],
+          [START + 5 * HOUR + 1, START + (days - 1) * DAY + 13 * HOUR],
+        ]) {
+          const q: ReportQuery = { projectId, from: from as number, to: to as number, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+          for (const limit of [3, 4, 100]) asked.push([q, limit], [{ ...q, includeBots: true }, limit]);
+        }
+        const answers = async () => Promise.all(asked.map(([q, limit]) => store.reports.vitals(q, limit)));
+        const fromRollups = await answers();
+        expect(fromRollups).toEqual(asked.map(([q, limit]) => expected(q, limit)));
+        // The limits fall in a three-way tie.
+        expect(fromRollups[0]?.map((page) => page.path)).toEqual(['/a', '/B', '/Z']);
+        expect(fromRollups[4]?.map((page) => page.path)).toEqual(['/a', '/B', '/Z', '/b', '/é', '/c', '/d', '/e', '/f']);
+        // The same answers from the events alone.
+        for (let day = START / DAY; day < START / DAY + days; day++) {
+          await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING', [projectId, day]);
+        }
+        expect(await answers()).toEqual(fromRollups);
       });
     });
 
@@ -621,33 +721,65 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       }
     });
 
-    it('rounds the vitals counts of the shape before rounded vitals in place, without reading the events again', async () => {
-      const loc = await location();
-      const projectId = newProjectId();
-      const first = loc.open();
-      await first.init();
-      await first.write({ events: generated(projectId, 13, 'v'), chunks: [] });
-      await settle(first, loc, projectId);
-      const rolled = await panels(first, projectId);
-      await first.close();
-      // As the shape before: counts of unrounded values (each rounded value moved off its step,
-      // so that the conversion must round and merge them back) under shape 6.
-      const moved = await loc.sql("UPDATE rollup_vitals SET value = value + 1 WHERE metric = 'lcp' AND value >= 1000 AND project_id = ?", [projectId]);
-      expect(moved).toBeDefined();
-      const offStep = async () =>
-        Number((await loc.sql("SELECT COUNT(*) AS n FROM rollup_vitals WHERE metric = 'lcp' AND value >= 1000 AND value <> floor(value / 50) * 50 AND project_id = ?", [projectId]))[0]?.n);
-      expect(await offStep()).toBeGreaterThan(0);
-      await loc.sql('UPDATE rollup_meta SET shape = 6');
-      const second = loc.open();
-      await second.init();
-      try {
-        expect(await offStep()).toBe(0);
-        // Converted, not rebuilt: no day was marked for a refresh from the events.
-        expect(await dirtyDays(loc, projectId)).toEqual([]);
-        expect(await panels(second, projectId)).toEqual(rolled);
-      } finally {
-        await second.close();
+    /**
+     * Puts back `rollup_vitals` as the shapes before one row per page and vital kept it (a row per
+     * value), filled as their refresh filled it, from every event: each value rounded (shape 7) or
+     * as sent (shape 6).
+     */
+    const previousVitals = async (loc: RollupLocation, rounded: boolean) => {
+      const dialect = name.startsWith('postgres') ? POSTGRES_DIALECT : SQLITE_DIALECT;
+      const value = (property: string) => (rounded ? vitalStepSql(dialect.numberProperty(property)) : dialect.numberProperty(property));
+      await loc.sql('DROP TABLE rollup_vitals');
+      if (name.startsWith('postgres')) {
+        await loc.sql(`CREATE TABLE rollup_vitals (
+          project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL,
+          value FLOAT8 NOT NULL, n INTEGER NOT NULL)`);
+        await loc.sql('CREATE INDEX rollup_vitals_by_day ON rollup_vitals (project_id, day)');
+      } else {
+        await loc.sql(`CREATE TABLE rollup_vitals (
+          project_id TEXT NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL, value NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL,
+          n INTEGER NOT NULL, PRIMARY KEY (project_id, day, path, metric, value, is_bot)) WITHOUT ROWID`);
       }
-    });
+      const perf = "FROM events WHERE event_type = 'performance' AND path IS NOT NULL";
+      await loc.sql(`INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, value, n)
+        SELECT project_id, day, is_bot, path, metric, value, COUNT(*) FROM (
+          SELECT project_id, ${daySql('timestamp')} AS day, is_bot, path, '' AS metric, 0 AS value ${perf}
+          ${Object.entries(VITAL_PROPERTIES)
+            .map(([key, property]) => `UNION ALL SELECT project_id, ${daySql('timestamp')}, is_bot, path, '${key}', ${value(property)} ${perf} AND ${value(property)} IS NOT NULL`)
+            .join('\n          ')}) v
+        GROUP BY project_id, day, is_bot, path, metric, value`);
+    };
+
+    for (const [shape, rounded, what] of [
+      [7, true, 'a row per rounded value'],
+      [6, false, 'a row per value as sent'],
+    ] as const) {
+      it(`packs the vitals of shape ${shape} (${what}) into a row per page and vital in place, without reading the events again`, async () => {
+        const loc = await location();
+        const projectId = newProjectId();
+        const first = loc.open();
+        await first.init();
+        await first.write({ events: generated(projectId, 13, 'v'), chunks: [] });
+        await settle(first, loc, projectId);
+        const rolled = await panels(first, projectId);
+        const rows = async () => await loc.sql('SELECT day, is_bot, path, metric, n, counts FROM rollup_vitals WHERE project_id = ? ORDER BY day, is_bot, path, metric', [projectId]);
+        const packed = await rows();
+        await first.close();
+        await previousVitals(loc, rounded);
+        const valueRows = async () => Number((await loc.sql('SELECT COUNT(*) AS n FROM rollup_vitals WHERE project_id = ?', [projectId]))[0]?.n);
+        expect(await valueRows()).toBeGreaterThan(packed.length);
+        await loc.sql('UPDATE rollup_meta SET shape = ?', [shape]);
+        const second = loc.open();
+        await second.init();
+        try {
+          expect(await rows()).toEqual(packed);
+          // Converted, not rebuilt: no day was marked for a refresh from the events.
+          expect(await dirtyDays(loc, projectId)).toEqual([]);
+          expect(await panels(second, projectId)).toEqual(rolled);
+        } finally {
+          await second.close();
+        }
+      });
+    }
   });
 }

@@ -20,7 +20,7 @@ export interface Dialect {
   numberProperty(name: string): string;
   /** An expression ordered by bytes, whatever the database's collation. */
   byteOrder(expression: string): string;
-  /** The aggregate of an integer expression's values as comma-separated text, in `order`. */
+  /** The aggregate of an expression's values (numbers or text) as comma-separated text, in `order`. */
   orderedConcat(expression: string, order: string): string;
   /** How funnels are computed: the statement this database runs faster (`report-funnel.ts`). */
   funnelWalk: FunnelWalk;

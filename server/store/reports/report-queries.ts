@@ -25,7 +25,7 @@ import {
   exposuresSource,
   planDays,
   visitsSource,
-  vitalsSource,
+  vitalsCountsSql,
 } from './rollup-queries.js';
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
@@ -38,6 +38,7 @@ import { DAY_MS } from './rollup-schema.js';
 import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
+import { pageVitalsFromCounts } from './vital-counts.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -238,48 +239,29 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
     async vitals(q, limit): Promise<PageVitals[]> {
       const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
+      // From the rollups: the days' counts and the raw parts' merged and walked in Node (`vital-counts.ts`).
+      if (plan !== null) return pageVitalsFromCounts(await run(vitalsCountsSql(q, plan, sourceContext(q, v), VITAL_PROPERTIES, limit), v.list));
       const metrics = Object.entries(VITAL_PROPERTIES) as Array<[keyof typeof VITAL_PROPERTIES, string]>;
       // The nearest-rank 75th percentile: the value at rank ceil(0.75 n), written (3n + 3) / 4 in
       // integer arithmetic, which both databases have (SQLite may lack CEIL).
-      const rows =
-        plan !== null
-          ? // From counts of values: the smallest value whose running count reaches the rank.
-            await run(
-              `WITH h AS MATERIALIZED (
-                 SELECT path, metric, value, CAST(SUM(n) AS BIGINT) AS n FROM (${vitalsSource(q, plan, sourceContext(q, v), VITAL_PROPERTIES)}) s
-                 GROUP BY path, metric, value),
-               pages AS (
-                 SELECT path, n AS samples FROM h WHERE metric = ''
-                 ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
-               cum AS (
-                 SELECT h.path, h.metric, h.value,
-                   CAST(SUM(h.n) OVER (PARTITION BY h.path, h.metric ORDER BY h.value ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS BIGINT) AS upto,
-                   CAST(SUM(h.n) OVER (PARTITION BY h.path, h.metric) AS BIGINT) AS total
-                 FROM h JOIN pages ON pages.path = h.path WHERE h.metric <> ''),
-               pick AS (SELECT path, metric, MIN(value) AS value FROM cum WHERE upto >= (3 * total + 3) / 4 GROUP BY path, metric)
-               SELECT pages.path, pages.samples, pick.metric, pick.value
-               FROM pages LEFT JOIN pick ON pick.path = pages.path
-               ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
-              v.list,
-            )
-          : await run(
-              `WITH perf AS MATERIALIZED (
-                 SELECT path, ${metrics.map(([key, name]) => `${vitalStepSql(dialect.numberProperty(name))} AS ${key}`).join(', ')}
-                 FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
-               pages AS (
-                 SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
-                 ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
-               samples AS (
-                 ${metrics.map(([key]) => `SELECT perf.path, '${key}' AS metric, ${key} AS value FROM perf JOIN pages ON pages.path = perf.path WHERE ${key} IS NOT NULL`).join('\n           UNION ALL ')}),
-               ranked AS (
-                 SELECT path, metric, value, ROW_NUMBER() OVER (PARTITION BY path, metric ORDER BY value) AS rn,
-                   COUNT(*) OVER (PARTITION BY path, metric) AS n
-                 FROM samples)
-               SELECT pages.path, pages.samples, ranked.metric, ranked.value
-               FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
-               ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
-              v.list,
-            );
+      const rows = await run(
+        `WITH perf AS MATERIALIZED (
+           SELECT path, ${metrics.map(([key, name]) => `${vitalStepSql(dialect.numberProperty(name))} AS ${key}`).join(', ')}
+           FROM events WHERE ${where(q, v)} AND event_type = 'performance' AND path IS NOT NULL),
+         pages AS (
+           SELECT path, COUNT(*) AS samples FROM perf GROUP BY path
+           ORDER BY samples DESC, ${dialect.byteOrder('path')} LIMIT ${v.add(limit)}),
+         samples AS (
+           ${metrics.map(([key]) => `SELECT perf.path, '${key}' AS metric, ${key} AS value FROM perf JOIN pages ON pages.path = perf.path WHERE ${key} IS NOT NULL`).join('\n           UNION ALL ')}),
+         ranked AS (
+           SELECT path, metric, value, ROW_NUMBER() OVER (PARTITION BY path, metric ORDER BY value) AS rn,
+             COUNT(*) OVER (PARTITION BY path, metric) AS n
+           FROM samples)
+         SELECT pages.path, pages.samples, ranked.metric, ranked.value
+         FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
+         ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
+        v.list,
+      );
       const byPath = new Map<string, PageVitals>();
       for (const row of rows) {
         const path = String(row.path);

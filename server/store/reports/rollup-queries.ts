@@ -152,23 +152,43 @@ export function errorsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): s
 }
 
 /**
- * Vitals as counts of values: `path, metric, value, n`, with metric '' counting the performance
- * events of the page; `properties` names the property of each metric key.
+ * The web vitals report's statement over counts of values. Its rows are, for each of the `limit`
+ * pages with the most performance events (ties in byte order): `path, samples, page_rank` (the
+ * other columns null); and for those pages only, per vital (`metric`, a key of `properties`,
+ * which names each key's property), either a rollup row's counts text (`counts`, see
+ * `vital-counts.ts`) or a raw part's count `n` of one rounded `value`. The pages come from the
+ * rows of vital '' of `rollup_vitals` and a count of the raw parts' performance events; the
+ * counts are merged and walked in Node (`vital-counts.ts`).
  */
-export function vitalsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, properties: Readonly<Record<string, string>>): string {
-  const metrics = Object.entries(properties);
-  const value = `CASE m.metric WHEN '' THEN 0 ${metrics.map(([key, name]) => `WHEN '${key}' THEN ${vitalStepSql(s.dialect.numberProperty(name))}`).join(' ')} END`;
-  const metricRows = ["SELECT '' AS metric", ...metrics.map(([key]) => `SELECT '${key}'`)].join(' UNION ALL ');
-  return union(
-    plan,
-    () => `SELECT path, metric, value, SUM(n) AS n FROM rollup_vitals WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}
-    GROUP BY path, metric, value`,
-    (from, to) =>
-      `SELECT path, metric, value, COUNT(*) AS n FROM (
-      SELECT path, m.metric AS metric, ${value} AS value FROM events CROSS JOIN (${metricRows}) m
-      WHERE ${s.rawWhere(from, to)} AND event_type = 'performance' AND path IS NOT NULL) r
-    WHERE value IS NOT NULL GROUP BY path, metric, value`,
-  );
+export function vitalsCountsSql(q: ReportQuery, plan: DayPlan, s: SourceContext, properties: Readonly<Record<string, string>>, limit: number): string {
+  const days = plan.days as NonNullable<DayPlan['days']>;
+  const keys = Object.keys(properties);
+  const ctes: string[] = [];
+  if (plan.raw.length > 0) {
+    const columns = Object.entries(properties)
+      .map(([key, name]) => `${vitalStepSql(s.dialect.numberProperty(name))} AS ${key}`)
+      .join(', ');
+    const parts = plan.raw.map(([from, to]) => `SELECT path, ${columns} FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'performance' AND path IS NOT NULL`);
+    ctes.push(`perf AS MATERIALIZED (${parts.join('\n    UNION ALL ')})`);
+  }
+  const rawSamples = plan.raw.length > 0 ? '\n      UNION ALL SELECT path, COUNT(*) AS n FROM perf GROUP BY path' : '';
+  ctes.push(`pages AS MATERIALIZED (
+    SELECT path, CAST(SUM(n) AS BIGINT) AS samples FROM (
+      SELECT path, n FROM rollup_vitals WHERE ${rollupWhere(q, days, s)} AND metric = ''${rawSamples}) p
+    GROUP BY path ORDER BY samples DESC, ${s.dialect.byteOrder('path')} LIMIT ${s.add(limit)})`);
+  const rows = [
+    `SELECT path, samples, ROW_NUMBER() OVER (ORDER BY samples DESC, ${s.dialect.byteOrder('path')}) AS page_rank,
+    CAST(NULL AS TEXT) AS metric, CAST(NULL AS TEXT) AS counts, CAST(NULL AS DOUBLE PRECISION) AS value, CAST(NULL AS BIGINT) AS n FROM pages`,
+    `SELECT path, NULL, NULL, metric, counts, NULL, NULL FROM rollup_vitals
+    WHERE ${rollupWhere(q, days, s)} AND metric IN (${keys.map((key) => `'${key}'`).join(', ')}) AND path IN (SELECT path FROM pages)`,
+  ];
+  if (plan.raw.length > 0) {
+    for (const key of keys) {
+      rows.push(`SELECT path, NULL, NULL, '${key}', NULL, ${key}, COUNT(*) FROM perf
+    WHERE ${key} IS NOT NULL AND path IN (SELECT path FROM pages) GROUP BY path, ${key}`);
+    }
+  }
+  return `WITH ${ctes.join(',\n  ')}\n  ${rows.join('\n  UNION ALL ')}`;
 }
 
 /** Exposures to any experiment: `experiment, visitor`. */

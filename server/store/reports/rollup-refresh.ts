@@ -5,6 +5,7 @@ import type { Dialect } from './dialect.js';
 import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
 import { DAY_MS, markLockSql } from './rollup-schema.js';
 import { vitalStepSql } from '../shared/vital-steps.js';
+import { vitalCountsSql } from './vital-counts.js';
 
 /*
  * Recomputing one marked (project, day) from its raw events (docs/decisions.md, "Daily rollups"):
@@ -106,7 +107,7 @@ function valuesInsert(into: string, groups: string, ids: string, p: string, d: s
  * {@link dayColumns}); `p`, `d` name project and day; `into` names the table written in place of
  * each rollup table.
  */
-function rollupInserts(src: string, p: string, d: string, into: (table: string) => string = (table) => table): string[] {
+function rollupInserts(dialect: Dialect, src: string, p: string, d: string, into: (table: string) => string = (table) => table): string[] {
   const key = 'is_bot, message, visitor, visitor_hash';
   return [
     `INSERT INTO ${into('rollup_errors')} (project_id, day, is_bot, message, visitor, visitor_hash, n, last_ts, last_event_id, last_stack)
@@ -114,11 +115,14 @@ function rollupInserts(src: string, p: string, d: string, into: (table: string) 
        SELECT ${key}, timestamp, event_id, stack,
          ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY timestamp DESC, event_id DESC) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n
        FROM ${src} WHERE event_type = 'error') r WHERE rn = 1`,
-    `INSERT INTO ${into('rollup_vitals')} (project_id, day, is_bot, path, metric, value, n)
-     SELECT ${p}, ${d}, is_bot, path, metric, value, COUNT(*) FROM (
-       SELECT is_bot, path, '' AS metric, 0 AS value FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL
-       ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${vitalStepSql(k)} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n       ')}) v
-     GROUP BY is_bot, path, metric, value`,
+    // A value its rounding leaves null (SQLite's NaN) is not counted, as the report over the events does not count it.
+    `INSERT INTO ${into('rollup_vitals')} (project_id, metric, day, path, is_bot, n, counts)
+     SELECT ${p}, metric, ${d}, path, is_bot, SUM(n), ${vitalCountsSql(dialect)} FROM (
+       SELECT is_bot, path, metric, value, COUNT(*) AS n FROM (
+         SELECT is_bot, path, '' AS metric, 0 AS value FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL
+         ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${vitalStepSql(k)} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n         ')}) v
+       WHERE value IS NOT NULL GROUP BY is_bot, path, metric, value) c
+     GROUP BY is_bot, path, metric`,
     `INSERT INTO ${into('rollup_exposures')} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
      SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
      WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash`,
@@ -128,11 +132,12 @@ function rollupInserts(src: string, p: string, d: string, into: (table: string) 
   ];
 }
 
-/** Deletes of a day's rollup rows; `rollup_values` through its index, one `dim` at a time. */
+/** Deletes of a day's rollup rows; `rollup_values` and `rollup_vitals` through their keys, one `dim` or vital at a time. */
 function rollupDeletes(p: string, d: string): string[] {
   return [
     `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
-    ...['rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
+    `DELETE FROM rollup_vitals WHERE project_id = ${p} AND metric IN (${['', ...VITAL_KEYS].map((k) => `'${k}'`).join(', ')}) AND day = ${d}`,
+    ...['rollup_errors', 'rollup_exposures', 'rollup_steps', 'rollup_filtered'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
   ];
 }
 
@@ -187,7 +192,7 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
        SELECT k, (SELECT id FROM main.rollup_keys WHERE project_id = @p AND key = k) FROM (${groupKeysSql('temp.rollup_staged_groups')})`,
       'UPDATE temp.rollup_staged_keys SET id = @base + n WHERE id IS NULL',
       valuesInsert(staged('rollup_values'), 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', '@p', '@d'),
-      ...rollupInserts('temp.rollup_day', '@p', '@d', staged),
+      ...rollupInserts(dialect, 'temp.rollup_day', '@p', '@d', staged),
     ],
     deletes: rollupDeletes('@p', '@d'),
     installs: [
@@ -296,7 +301,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     known AS MATERIALIZED (SELECT r.id, r.key FROM rollup_keys r JOIN keys ON r.key = keys.k WHERE r.project_id = $1),
     added AS (INSERT INTO rollup_keys (project_id, key) SELECT $1, k FROM keys WHERE NOT EXISTS (SELECT 1 FROM known WHERE known.key = keys.k) RETURNING id, key),
     ids AS MATERIALIZED (SELECT id, key FROM known UNION ALL SELECT id, key FROM added),
-    ${[valuesInsert('rollup_values', 'groups', 'ids', '$1::text', '$2::int'), ...rollupInserts('src', '$1::text', '$2::int')]
+    ${[valuesInsert('rollup_values', 'groups', 'ids', '$1::text', '$2::int'), ...rollupInserts(dialect, 'src', '$1::text', '$2::int')]
       .map((sql, i) => `w${i} AS (${sql})`)
       .join(',\n    ')}
     SELECT (SELECT count(*) FROM seen) AS marks`;

@@ -3,6 +3,8 @@ import type pg from 'pg';
 import { SCHEMA_LOCK_SQL } from '../postgres/postgres-schema.js';
 import { PROJECT_SPANS_SQL, type Span, spanDays } from '../shared/project-spans.js';
 import { vitalStepSql } from '../shared/vital-steps.js';
+import { POSTGRES_DIALECT, SQLITE_DIALECT, type Dialect } from './dialect.js';
+import { vitalCountsSql } from './vital-counts.js';
 
 /*
  * The daily rollups of the reports (docs/decisions.md, "Daily rollups"): derived tables, never the
@@ -18,9 +20,10 @@ import { vitalStepSql } from '../shared/vital-steps.js';
 
 /**
  * Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt,
- * except from {@link VITALS_ROUNDED_FROM}, whose rollups are converted in place.
+ * except from {@link VITALS_ROUNDED_FROM} and {@link VITALS_PACKED_FROM}, whose rollups are
+ * converted in place.
  */
-export const ROLLUP_SHAPE = 7;
+export const ROLLUP_SHAPE = 8;
 
 /**
  * The shape before `rollup_vitals` counted rounded values (`vital-steps.ts`): its counts are
@@ -28,13 +31,32 @@ export const ROLLUP_SHAPE = 7;
  */
 const VITALS_ROUNDED_FROM = 6;
 
-/** The statements that round the counts of `rollup_vitals` of {@link VITALS_ROUNDED_FROM} in place. */
-const ROUND_VITALS_SQL = [
-  `CREATE TEMP TABLE rounded_vitals AS SELECT project_id, day, is_bot, path, metric, ${vitalStepSql('value')} AS value, SUM(n) AS n
-   FROM rollup_vitals GROUP BY project_id, day, is_bot, path, metric, ${vitalStepSql('value')}`,
-  'DELETE FROM rollup_vitals',
-  'INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, value, n) SELECT project_id, day, is_bot, path, metric, value, n FROM rounded_vitals',
-  'DROP TABLE rounded_vitals',
+/**
+ * The shape whose `rollup_vitals` had a row per rounded value, before one row held a day's counts
+ * of a page and vital: its rows are packed in place, with no event read.
+ */
+const VITALS_PACKED_FROM = 7;
+
+/**
+ * The statements that pack the rows of `rollup_vitals` of {@link VITALS_PACKED_FROM} (rounded
+ * first, from {@link VITALS_ROUNDED_FROM}) into a temporary table, and drop the table they were
+ * in; {@link UNPACK_VITALS_SQL} fills the table of the current shape from it.
+ */
+function packVitalsSql(dialect: Dialect, round: boolean): string[] {
+  const value = round ? vitalStepSql('value') : 'value';
+  return [
+    `CREATE TEMP TABLE packed_vitals AS SELECT project_id, day, is_bot, path, metric, SUM(n) AS n, ${vitalCountsSql(dialect)} AS counts
+     FROM (SELECT project_id, day, is_bot, path, metric, ${value} AS value, SUM(n) AS n FROM rollup_vitals
+       GROUP BY project_id, day, is_bot, path, metric, ${value}) v
+     GROUP BY project_id, day, is_bot, path, metric`,
+    'DROP TABLE rollup_vitals',
+  ];
+}
+
+/** The statements that move the packed rows of {@link packVitalsSql} into `rollup_vitals` of the current shape. */
+const UNPACK_VITALS_SQL = [
+  'INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, n, counts) SELECT project_id, day, is_bot, path, metric, n, counts FROM packed_vitals',
+  'DROP TABLE packed_vitals',
 ];
 
 /** Milliseconds in a UTC day. */
@@ -83,9 +105,20 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * `IF NOT EXISTS` like the rest, a database of an earlier version builds it at its next open, with
  * no rollup rebuilt (docs/decisions.md, "Daily rollups").
  * rollup_errors: per day, message and visitor, the count and the latest error with its stack.
- * rollup_vitals: per day, page and vital, how many samples had each value (and, as vital '', how
- * many performance events the page had): a percentile over many days is a walk along the summed
- * counts, in value order. On SQLite the table is clustered by day: a range of days is one
+ * rollup_vitals: one row per day, vital, page and bot flag: `n` samples, and in `counts` how many
+ * of them had each value (rounded, `shared/vital-steps.ts`), as `value:count` pairs in value order,
+ * comma-separated (`1250:3,1300:1`); as vital '', how many performance events the page had (`n`,
+ * and `counts` their one value `0:n`). A percentile over many days merges the rows' counts and
+ * walks them in value order (`vital-counts.ts`). One row for a day's values rather than a row per
+ * value: a page and vital have a few hundred values, and a long range's panel spent nearly all of
+ * its time grouping a row per (day, page, vital, value) (docs/decisions.md, "Daily rollups"). As
+ * text: both databases build it in the refresh's own SQL (an ordered `group_concat` or
+ * `string_agg`) and write a number as text that reads back as the same double, so Node walks the
+ * very values the SQL rounded and compared, where arrays or JSON are built and read differently
+ * on each. The key starts with (project, vital, day): the vital '' rows of a range, which pick
+ * the top pages, are one contiguous read that passes over the other vitals' counts, and each
+ * vital's rows another; a refresh deletes a day's rows one vital at a time, as `rollup_values`
+ * one dimension at a time. On SQLite the table is clustered by that key: a range of days is a
  * contiguous read, where a secondary index by day cost a key lookup per row (bench/RESULTS.md,
  * "Report panels").
  * rollup_exposures: per day, experiment, variant and visitor, the first exposure.
@@ -118,8 +151,8 @@ CREATE TABLE IF NOT EXISTS rollup_errors (
   n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
 CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_vitals (
-  project_id TEXT NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL, value NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL,
-  n INTEGER NOT NULL, PRIMARY KEY (project_id, day, path, metric, value, is_bot)) WITHOUT ROWID;
+  project_id TEXT NOT NULL, metric TEXT NOT NULL, day INTEGER NOT NULL, path TEXT NOT NULL, is_bot INTEGER NOT NULL,
+  n INTEGER NOT NULL, counts TEXT NOT NULL, PRIMARY KEY (project_id, metric, day, path, is_bot)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
   visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
@@ -195,9 +228,9 @@ CREATE TABLE IF NOT EXISTS rollup_errors (
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);
 CREATE INDEX IF NOT EXISTS rollup_errors_by_day ON rollup_errors (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_vitals (
-  project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, path TEXT NOT NULL, metric TEXT NOT NULL,
-  value FLOAT8 NOT NULL, n INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS rollup_vitals_by_day ON rollup_vitals (project_id, day);
+  project_id TEXT NOT NULL, metric TEXT NOT NULL, day INTEGER NOT NULL, path TEXT NOT NULL, is_bot BOOLEAN NOT NULL,
+  n INTEGER NOT NULL, counts TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rollup_vitals_by_metric ON rollup_vitals (project_id, metric, day);
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, experiment TEXT NOT NULL, variant TEXT NOT NULL,
   visitor TEXT, visitor_hash TEXT, first_ts BIGINT NOT NULL);
@@ -236,12 +269,14 @@ export function ensureSqliteRollups(db: Database.Database): void {
   db.transaction(() => {
     const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollup_meta'").get();
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM rollup_meta').pluck().get() as number | undefined);
-    if (shape === VITALS_ROUNDED_FROM) {
-      for (const sql of ROUND_VITALS_SQL) db.exec(sql);
-      db.prepare('UPDATE rollup_meta SET shape = ?').run(ROLLUP_SHAPE);
-    }
-    if (shape === ROLLUP_SHAPE || shape === VITALS_ROUNDED_FROM) {
+    const packing = shape === VITALS_ROUNDED_FROM || shape === VITALS_PACKED_FROM;
+    if (packing) for (const sql of packVitalsSql(SQLITE_DIALECT, shape === VITALS_ROUNDED_FROM)) db.exec(sql);
+    if (shape === ROLLUP_SHAPE || packing) {
       db.exec(SQLITE_ROLLUP_DDL);
+      if (packing) {
+        for (const sql of UNPACK_VITALS_SQL) db.exec(sql);
+        db.prepare('UPDATE rollup_meta SET shape = ?').run(ROLLUP_SHAPE);
+      }
       return;
     }
     for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
@@ -260,18 +295,20 @@ export async function ensurePostgresRollups(pool: pg.Pool): Promise<void> {
     await client.query('BEGIN');
     await client.query(SCHEMA_LOCK_SQL);
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('rollup_meta') IS NOT NULL AS found");
-    let shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
-    if (shape === VITALS_ROUNDED_FROM) {
-      for (const sql of ROUND_VITALS_SQL) await client.query(sql);
-      await client.query('UPDATE rollup_meta SET shape = $1', [ROLLUP_SHAPE]);
-      shape = ROLLUP_SHAPE;
-    }
-    if (shape !== ROLLUP_SHAPE) {
+    const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
+    const packing = shape === VITALS_ROUNDED_FROM || shape === VITALS_PACKED_FROM;
+    if (packing) for (const sql of packVitalsSql(POSTGRES_DIALECT, shape === VITALS_ROUNDED_FROM)) await client.query(sql);
+    const rebuild = shape !== ROLLUP_SHAPE && !packing;
+    if (rebuild) {
       for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) await client.query(`DROP TRIGGER IF EXISTS ${trigger} ON events`);
       await client.query(`DROP TABLE IF EXISTS ${ROLLUP_TABLES.join(', ')}`);
     }
     await client.query(POSTGRES_ROLLUP_DDL);
-    if (shape !== ROLLUP_SHAPE) {
+    if (packing) {
+      for (const sql of UNPACK_VITALS_SQL) await client.query(sql);
+      await client.query('UPDATE rollup_meta SET shape = $1', [ROLLUP_SHAPE]);
+    }
+    if (rebuild) {
       const pairs = [...spanDays((await client.query<Span>(PROJECT_SPANS_SQL)).rows)];
       if (pairs.length > 0) {
         await client.query('INSERT INTO rollup_dirty (project_id, day) SELECT * FROM unnest($1::text[], $2::int[]) ON CONFLICT DO NOTHING', [
