@@ -132,9 +132,10 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     const botKept = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
     const days = plan.days;
     const dirty = new Set(days?.dirty ?? []);
-    const keptWhere = (v: Values, first: number, end: number) =>
+    /** The kept rows of the plan's clean days. */
+    const keptWhere = (v: Values, clean: NonNullable<DayPlan['days']>) =>
       `project_id = ${v.add(q.projectId)} AND filter_dim = ${v.add(filterDim)} AND filter_value = ${v.add(filterValue)} AND dim = ${v.add(dim)}
-       AND day >= ${v.add(first)} AND day < ${v.add(end)}${days !== null && days.dirty.length > 0 ? ` AND day NOT IN (${days.dirty.map((d) => v.add(d)).join(', ')})` : ''}`;
+       AND day >= ${v.add(clean.first)} AND day < ${v.add(clean.end)}${clean.dirty.length > 0 ? ` AND day NOT IN (${clean.dirty.map((d) => v.add(d)).join(', ')})` : ''}`;
 
     // 1. The kept days and their counts by value, in one snapshot.
     const counts = new Map<string, number>();
@@ -142,9 +143,9 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     if (days !== null) {
       const v = new Values(dialect);
       const rows = await run(
-        `SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS value, 0 AS n FROM rollup_filtered WHERE ${keptWhere(v, days.first, days.end)} AND value IS NULL
+        `SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS value, 0 AS n FROM rollup_filtered WHERE ${keptWhere(v, days)} AND value IS NULL
          UNION ALL
-         SELECT 1 AS kind, NULL, value, SUM(n) FROM rollup_filtered WHERE ${keptWhere(v, days.first, days.end)} AND value IS NOT NULL${botKept} GROUP BY value`,
+         SELECT 1 AS kind, NULL, value, SUM(n) FROM rollup_filtered WHERE ${keptWhere(v, days)} AND value IS NOT NULL${botKept} GROUP BY value`,
         v.list,
       );
       for (const row of rows) {
@@ -271,7 +272,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       // is idempotent, so they change nothing.
       const w = new Values(dialect);
       const sketchRows = await run(
-        `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days.first, days.end)}
+        `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days)}
          AND value IN (${ranked.map(([value]) => w.add(value)).join(', ')})${botKept}`,
         w.list,
       );
