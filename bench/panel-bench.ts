@@ -162,20 +162,20 @@ function rawReports(location: string): RawReports {
   };
 }
 
-/** Waits (up to a minute) until the store has kept what the last first read computed. */
+/** Waits (up to a minute) until keeps in flight have landed: some kept, and none more for a second. */
 async function awaitKept(raw: RawReports): Promise<void> {
-  for (let waited = 0; waited < 60_000 && (await raw.keptFiltered()) === 0; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
-}
-
-/** Forgets every kept filtered row once keeps in flight (of earlier calls) have landed: none for a second. */
-async function forgetKept(raw: RawReports): Promise<void> {
   let last = -1;
   for (let waited = 0; waited < 60_000; waited += 1000) {
     const now = await raw.keptFiltered();
-    if (now === last) break;
+    if (now > 0 && now === last) return;
     last = now;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/** Forgets every kept filtered row once the keeps of earlier calls have landed. */
+async function forgetKept(raw: RawReports): Promise<void> {
+  await awaitKept(raw);
   await raw.forgetFiltered();
 }
 
