@@ -53,7 +53,8 @@ import { pageVitalsFromCounts } from './vital-counts.js';
  * can answer exactly reads its whole clean days from them and the rest of its range from the
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
  * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
- * Everything else reads the events as below.
+ * A top list with one filter reads what earlier ones kept per day (`filtered-tops.ts`). Everything
+ * else reads the events as below.
  */
 
 
