@@ -6,6 +6,9 @@ import { createPostgresStore } from './postgres-store.js';
 import type { ReportQuery } from '../report-store.js';
 import { type RollupLocation, describeRollups } from '../../../test-support/store/rollup.contract.js';
 import { postgresLocation, postgresSql } from '../../../test-support/store/database-locations.js';
+import pg from 'pg';
+import { createPostgresFilteredKeep } from '../reports/filtered-keep.js';
+import { KEYS_LOCK_SQL } from '../reports/rollup-refresh.js';
 
 let database: TestDatabase;
 
@@ -92,6 +95,35 @@ describe('postgres: rollup indexes added after a rollup shape', () => {
       expect(await second.reports.sessions(q)).toEqual(before);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('postgres: keeping filtered rows', () => {
+  it('keeps one at a time, so that keeps waiting for the project lock hold one pooled connection, not one each', async () => {
+    const schema = createPostgresStore({ url: database.url, poolSize: 2 });
+    await schema.init();
+    await schema.close();
+    const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const projectId = newProjectId();
+      // A refresh or an erasure of the project in flight: it holds the dictionary lock.
+      await holder.query('BEGIN');
+      await holder.query(KEYS_LOCK_SQL, [projectId]);
+      const keep = createPostgresFilteredKeep(pool);
+      const day = (n: number) => ({ projectId, filterDim: 'device' as const, filterValue: 'mobile', dim: 'page' as const, days: [{ day: n, version: 0, rows: [] }] });
+      const keeps = [keep(day(1)), keep(day(2)), keep(day(3))];
+      for (let waited = 0; waited < 2000 && pool.totalCount === 0; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(pool.totalCount).toBe(1);
+      await holder.query('COMMIT');
+      expect(await Promise.all(keeps)).toEqual([1, 1, 1]);
+      expect((await directSql('SELECT day FROM rollup_filtered WHERE project_id = ? AND value IS NULL ORDER BY day', [projectId])).map((r) => Number(r.day))).toEqual([1, 2, 3]);
+    } finally {
+      await holder.end();
+      await pool.end();
     }
   });
 });

@@ -49,10 +49,20 @@ export function prepareSqliteFilteredKeep(db: Database.Database): (keep: Filtere
  * erasure holds to its commit and a refresh from before it deletes a day's rows to its commit, so
  * neither is in flight while it checks; then each day's refresh lock, without waiting (a refresh
  * holding it waits for the dictionary lock: the day is passed over, and computed again later).
+ * Keeps run one at a time: a dashboard's first view of a filter hands on several, and each may
+ * wait seconds for the dictionary lock (a refresh building a day), holding a pooled connection
+ * that ingest's commits would then wait for.
  */
 export function createPostgresFilteredKeep(pool: pg.Pool): KeepFiltered {
-  return (k) =>
-    inTransaction(pool, 'BEGIN', async (client) => {
+  let last: Promise<unknown> = Promise.resolve();
+  return (k) => {
+    const kept = last.then(() => keep(k));
+    last = kept.catch(() => undefined);
+    return kept;
+  };
+
+  function keep(k: FilteredKeep): Promise<number> {
+    return inTransaction(pool, 'BEGIN', async (client) => {
       await client.query(KEYS_LOCK_SQL, [k.projectId]);
       let kept = 0;
       for (const day of k.days) {
@@ -86,4 +96,5 @@ export function createPostgresFilteredKeep(pool: pg.Pool): KeepFiltered {
       }
       return kept;
     });
+  }
 }
