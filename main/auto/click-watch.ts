@@ -5,9 +5,10 @@
  * of this exists between clicks: the observers, listeners and timer are made when a click starts
  * a watch and removed when it ends, so a page that is not being clicked pays nothing.
  *
- * A request is seen in the page's resource timing, which lists it when its answer has arrived: a
- * request that is still waiting for its answer when the window closes is not seen (a page that
- * shows no spinner for a slow request looks dead to its user too). Requests to the library's own
+ * A request is seen in the page's resource timing, which lists it when its answer has arrived
+ * (Chromium: when its body has been read), read again when the window closes because a busy page
+ * delivers entries late: a request that is still waiting for its answer when the window closes is
+ * not seen (a page that shows no spinner for a slow request looks dead to its user too). Requests to the library's own
  * endpoint (an in-process client's uploads, the recorder's chunks) are not the page answering.
  */
 import { isInternal } from './internal-error.js';
@@ -78,7 +79,11 @@ export function watchClick(win: Window, options: ClickWatchOptions, onVerdict: (
 
   const page = win as Window & typeof globalThis;
   let mutations: MutationObserver | undefined;
+  let resources: PerformanceObserver | undefined;
   const startHref = win.location.href;
+  const since = win.performance.now();
+  const own = options.ownUrl;
+  const isPageRequest = (entry: PerformanceEntry): boolean => entry.startTime >= since && (own === undefined || !entry.name.startsWith(own));
   if (options.answers) {
     const answered = (): void => finish({ kind: 'answered' });
     for (const type of ['beforeunload', 'pagehide', 'hashchange', 'popstate']) listen(win, type, answered);
@@ -88,19 +93,16 @@ export function watchClick(win: Window, options: ClickWatchOptions, onVerdict: (
       stops.push(() => observer.disconnect());
       mutations = observer;
     }
-    const since = win.performance.now();
-    const own = options.ownUrl;
     if (typeof page.PerformanceObserver === 'function') {
       try {
-        const resources = new page.PerformanceObserver(
+        const observer = new page.PerformanceObserver(
           options.guard((list: PerformanceObserverEntryList) => {
-            for (const entry of list.getEntries()) {
-              if (entry.startTime >= since && (own === undefined || !entry.name.startsWith(own))) return answered();
-            }
+            if (list.getEntries().some(isPageRequest)) answered();
           }),
         );
-        resources.observe({ type: 'resource' });
-        stops.push(() => resources.disconnect());
+        observer.observe({ type: 'resource' });
+        stops.push(() => observer.disconnect());
+        resources = observer;
       } catch {
         // No resource timing here: requests go unseen, DOM changes and navigations still count.
       }
@@ -109,8 +111,9 @@ export function watchClick(win: Window, options: ClickWatchOptions, onVerdict: (
 
   const timer = win.setTimeout(
     options.guard(() => {
-      // Mutations of the last moment are still queued for the observer's callback: read them now.
-      const late = mutations !== undefined && mutations.takeRecords().length > 0;
+      // Mutations and requests of the last moments may still be queued for their observers'
+      // callbacks (a busy page delivers resource entries late): read them now.
+      const late = (mutations !== undefined && mutations.takeRecords().length > 0) || (typeof resources?.takeRecords === 'function' && resources.takeRecords().some(isPageRequest));
       finish(options.answers && (late || win.location.href !== startHref) ? { kind: 'answered' } : { kind: 'quiet' });
     }),
     options.windowMs,

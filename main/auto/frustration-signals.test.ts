@@ -84,6 +84,47 @@ describe('trackFrustration(win)', () => {
     expect(sent).toEqual([]);
   });
 
+  it("sends no dead_click when the click made a request of the page's own, even one whose entry was not delivered yet", () => {
+    /** Resource timing whose entries wait for delivery, as on a busy page. */
+    class QueuedResourceTiming {
+      static current: QueuedResourceTiming | undefined;
+      queued: Array<{ name: string; startTime: number }> = [];
+      constructor(readonly deliver: (list: { getEntries(): Array<{ name: string; startTime: number }> }) => void) {
+        QueuedResourceTiming.current = this;
+      }
+      observe(): void {}
+      disconnect(): void {}
+      takeRecords(): Array<{ name: string; startTime: number }> {
+        return this.queued.splice(0);
+      }
+    }
+    vi.stubGlobal('PerformanceObserver', QueuedResourceTiming);
+    try {
+      stop?.();
+      stop = trackFrustration(window, { send: (name, properties) => sent.push({ name, properties }), now: () => Date.now(), log: SILENT, ownUrl: 'https://stats.example/api/' });
+      document.body.innerHTML = '<button id="refresh">Refresh</button>';
+      const button = document.getElementById('refresh')!;
+      const clickAndRequest = (name: string, startedBefore = false): void => {
+        click(button);
+        QueuedResourceTiming.current!.queued.push({ name, startTime: performance.now() - (startedBefore ? 1_000 : 0) });
+        vi.advanceTimersByTime(CLICK_WINDOW_MS);
+      };
+      clickAndRequest('https://shop.example/cart.json');
+      expect(sent).toEqual([]);
+      // The library's own upload, and a request that started before the click, are not an answer.
+      clickAndRequest('https://stats.example/api/v1/batch');
+      clickAndRequest('https://shop.example/cart.json', true);
+      expect(sent.map((e) => e.name)).toEqual(['dead_click', 'dead_click']);
+      // An entry delivered in the window answers at once.
+      click(button);
+      QueuedResourceTiming.current!.deliver({ getEntries: () => [{ name: 'https://shop.example/cart.json', startTime: performance.now() }] });
+      expect(vi.getTimerCount()).toBe(0);
+      expect(sent).toHaveLength(2);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('sends no dead_click for a link that opens elsewhere, or for an element that promises nothing', () => {
     document.body.innerHTML = '<a href="/doc.pdf" target="_blank" id="doc">Doc</a><div id="plain">Plain</div>';
     // The test's DOM would open the link for real.
