@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateProject, writeProject } from '../server/report-fixtures.js';
 import type { EventStore, StoredEvent } from '../../server/store/event-store.js';
 import { newProjectId } from './event-store.fixtures.js';
-import { type FunnelStepSpec, type ReportQuery, VITAL_PROPERTIES } from '../../server/store/report-store.js';
+import { type FilterDimension, type FunnelStepSpec, type ReportQuery, VITAL_PROPERTIES } from '../../server/store/report-store.js';
 import type { KeepFiltered } from '../../server/store/reports/filtered-tops.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../../server/store/reports/dialect.js';
 import { daySql } from '../../server/store/reports/rollup-schema.js';
@@ -616,15 +616,15 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const version = await versionOf();
         expect(version).toBeGreaterThan(0);
         const sketch = new Uint8Array([0x11, 0x8e, 0x49]);
-        const keep = (v: number) =>
+        const keep = (v: number, dims: FilterDimension[] = ['page']) =>
           loc.keep({
             projectId,
             filterDim: 'device',
             filterValue: 'mobile',
-            dim: 'page',
-            days: [{ day, version: v, rows: [{ isBot: false, value: '/', n: 7, visitors: sketch, visitorHashes: sketch }] }],
+            days: [{ day, version: v, dims: dims.map((dim) => ({ dim, rows: [{ isBot: false, value: '/', n: 7, visitors: sketch, visitorHashes: sketch }] })) }],
           });
-        const rows = async () => (await loc.sql('SELECT value, n FROM rollup_filtered WHERE project_id = ? AND day = ? ORDER BY n', [projectId, day])).map((r) => [r.value, Number(r.n)]);
+        const rows = async () =>
+          (await loc.sql('SELECT dim, value, n FROM rollup_filtered WHERE project_id = ? AND day = ? ORDER BY dim, n', [projectId, day])).map((r) => [r.dim, r.value, Number(r.n)]);
         // Computed before a refresh that built the day since: refused.
         expect(await keep(version - 1)).toBe(0);
         // The day marked meanwhile: refused.
@@ -632,12 +632,16 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         expect(await keep(version)).toBe(0);
         await loc.sql('DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?', [projectId, day]);
         expect(await rows()).toEqual([]);
-        // Clean at its version: kept, with its marker row; a second keep of the day adds nothing.
+        // Clean at its version: kept, with its marker row; a second keep of the day adds nothing but
+        // the dimensions not kept yet.
         expect(await keep(version)).toBe(1);
         expect(await keep(version)).toBe(0);
+        expect(await keep(version, ['page', 'browser'])).toBe(1);
         expect(await rows()).toEqual([
-          [null, 0],
-          ['/', 7],
+          ['browser', null, 0],
+          ['browser', '/', 7],
+          ['page', null, 0],
+          ['page', '/', 7],
         ]);
         // A refresh of the day drops them and counts one more version.
         await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, day]);

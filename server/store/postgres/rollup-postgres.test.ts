@@ -113,7 +113,7 @@ describe('postgres: keeping filtered rows', () => {
       await holder.query('BEGIN');
       await holder.query(KEYS_LOCK_SQL, [projectId]);
       const keep = createPostgresFilteredKeep(pool);
-      const day = (n: number) => ({ projectId, filterDim: 'device' as const, filterValue: 'mobile', dim: 'page' as const, days: [{ day: n, version: 0, rows: [] }] });
+      const day = (n: number) => ({ projectId, filterDim: 'device' as const, filterValue: 'mobile', days: [{ day: n, version: 0, dims: [{ dim: 'page' as const, rows: [] }] }] });
       const keeps = [keep(day(1)), keep(day(2)), keep(day(3))];
       for (let waited = 0; waited < 2000 && pool.totalCount === 0; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -32,12 +32,14 @@ export function prepareSqliteFilteredKeep(db: Database.Database): (keep: Filtere
     for (const day of k.days) {
       if (marked.get(k.projectId, day.day) !== undefined) continue;
       if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
-      if (keptAlready.get(k.projectId, k.filterDim, k.filterValue, k.dim, day.day) !== undefined) continue;
-      insert.run(k.projectId, k.filterDim, k.filterValue, k.dim, day.day, 0, null, 0, null, null);
-      for (const row of day.rows) {
-        insert.run(k.projectId, k.filterDim, k.filterValue, k.dim, day.day, row.isBot ? 1 : 0, row.value, row.n, row.visitors, row.visitorHashes);
+      for (const { dim, rows } of day.dims) {
+        if (keptAlready.get(k.projectId, k.filterDim, k.filterValue, dim, day.day) !== undefined) continue;
+        insert.run(k.projectId, k.filterDim, k.filterValue, dim, day.day, 0, null, 0, null, null);
+        for (const row of rows) {
+          insert.run(k.projectId, k.filterDim, k.filterValue, dim, day.day, row.isBot ? 1 : 0, row.value, row.n, row.visitors, row.visitorHashes);
+        }
+        kept++;
       }
-      kept++;
     }
     return kept;
   });
@@ -66,25 +68,32 @@ export function createPostgresFilteredKeep(pool: pg.Pool): KeepFiltered {
       await client.query(KEYS_LOCK_SQL, [k.projectId]);
       let kept = 0;
       for (const day of k.days) {
-        const state = await client.query<{ claimed: boolean; marked: boolean; version: string | null; kept: boolean }>(
+        const state = await client.query<{ claimed: boolean; marked: boolean; version: string | null; kept: string[] | null }>(
           `SELECT pg_try_advisory_xact_lock(hashtext('rollup:' || $1::text), $2::int) AS claimed,
              EXISTS (SELECT 1 FROM rollup_dirty WHERE project_id = $1 AND day = $2) AS marked,
              (SELECT version FROM rollup_versions WHERE project_id = $1 AND day = $2) AS version,
-             EXISTS (SELECT 1 FROM rollup_filtered WHERE project_id = $1 AND filter_dim = $3 AND filter_value = $4 AND dim = $5 AND day = $2 AND value IS NULL) AS kept`,
-          [k.projectId, day.day, k.filterDim, k.filterValue, k.dim],
+             (SELECT array_agg(dim) FROM rollup_filtered WHERE project_id = $1 AND filter_dim = $3 AND filter_value = $4 AND day = $2 AND value IS NULL) AS kept`,
+          [k.projectId, day.day, k.filterDim, k.filterValue],
         );
         const s = state.rows[0];
-        if (s === undefined || !s.claimed || s.marked || s.kept || Number(s.version ?? 0) !== day.version) continue;
-        const rows = [{ isBot: false, value: null, n: 0, visitors: null, visitorHashes: null }, ...day.rows];
+        if (s === undefined || !s.claimed || s.marked || Number(s.version ?? 0) !== day.version) continue;
+        const keptDims = new Set(s.kept ?? []);
+        const rows: Array<{ dim: string; isBot: boolean; value: string | null; n: number; visitors: Uint8Array | null; visitorHashes: Uint8Array | null }> = [];
+        for (const { dim, rows: dimRows } of day.dims) {
+          if (keptDims.has(dim)) continue;
+          rows.push({ dim, isBot: false, value: null, n: 0, visitors: null, visitorHashes: null }, ...dimRows.map((row) => ({ dim, ...row })));
+          kept++;
+        }
+        if (rows.length === 0) continue;
         await client.query(
           `INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n, visitors, visitor_hashes)
-           SELECT $1, $2, $3, $4, $5, b, v, n, s, h FROM unnest($6::bool[], $7::text[], $8::bigint[], $9::bytea[], $10::bytea[]) AS r(b, v, n, s, h)`,
+           SELECT $1, $2, $3, d, $4, b, v, n, s, h FROM unnest($5::text[], $6::bool[], $7::text[], $8::bigint[], $9::bytea[], $10::bytea[]) AS r(d, b, v, n, s, h)`,
           [
             k.projectId,
             k.filterDim,
             k.filterValue,
-            k.dim,
             day.day,
+            rows.map((r) => r.dim),
             rows.map((r) => r.isBot),
             rows.map((r) => r.value),
             rows.map((r) => r.n),
@@ -92,7 +101,6 @@ export function createPostgresFilteredKeep(pool: pg.Pool): KeepFiltered {
             rows.map((r) => (r.visitorHashes === null ? null : Buffer.from(r.visitorHashes))),
           ],
         );
-        kept++;
       }
       return kept;
     });

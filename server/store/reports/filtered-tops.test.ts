@@ -8,7 +8,7 @@ import { newProjectId } from '../../../test-support/store/event-store.fixtures.j
 import { createSqliteStore } from '../sqlite/sqlite-store.js';
 import { registerSketchOf } from '../sqlite/sketch-of-function.js';
 import { createSketchKit } from '../aggregates/visitor-sketch.js';
-import type { ReportQuery } from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS, type ReportQuery } from '../report-store.js';
 import { SQLITE_DIALECT } from './dialect.js';
 import { createFilteredTops } from './filtered-tops.js';
 import { prepareSqliteFilteredKeep } from './filtered-keep.js';
@@ -47,7 +47,7 @@ describe('filtered top lists', () => {
       const plan = await planDays(q, run, SQLITE_DIALECT);
       await expect(top(q, ['device', 'mobile'], 'page', 10, plan)).rejects.toThrow('past the read budget');
       const keptDays = () =>
-        (db.prepare("SELECT day FROM rollup_filtered WHERE project_id = ? AND value IS NULL ORDER BY day").all(projectId) as Array<{ day: number }>).map((r) => r.day);
+        (db.prepare("SELECT day FROM rollup_filtered WHERE project_id = ? AND dim = 'page' AND value IS NULL ORDER BY day").all(projectId) as Array<{ day: number }>).map((r) => r.day);
       // The first read is one day; it stays kept.
       expect(keptDays()).toEqual([START / DAY]);
       // The next view reads that day kept and the other five from the events, and keeps them.
@@ -63,6 +63,60 @@ describe('filtered top lists', () => {
       // Fewer than 256 visitors a value: the sketches are exact.
       expect(answer).toEqual(direct);
       expect(await top(q, ['device', 'mobile'], 'page', 10, plan)).toEqual(direct);
+    } finally {
+      db.close();
+    }
+  });
+  it("reads each day's events once for the overview's top lists of one filter asked at once, and keeps every dimension", async () => {
+    const path = join(dir, 'overview.db');
+    const projectId = newProjectId();
+    const store = createSqliteStore({ path });
+    await store.init();
+    try {
+      await writeProject(store, { projectId, start: START, days: 6, sessions: 150, seed: 43 }, 500);
+      while ((await store.reports.refreshRollups()) > 0);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path);
+    try {
+      registerSketchOf(db, createSketchKit());
+      const keep = prepareSqliteFilteredKeep(db);
+      /** The days each read of missing days covered. */
+      const read: number[] = [];
+      // Each statement answers a little later, as from a reader thread or a pooled connection.
+      const run = async (sql: string, values: unknown[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (sql.includes('rollup_versions')) read.push((Number(values[2]) - Number(values[1])) / DAY); // [project, from, to, …]
+        return db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+      };
+      const top = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
+      const q: ReportQuery = { projectId, from: START, to: START + 6 * DAY, filters: { browser: 'Chrome' }, includeBots: false, visitorKey: 'anonymous' };
+      const plan = await planDays(q, run, SQLITE_DIALECT);
+      const overview = ['page', 'referrer', 'channel', 'browser', 'os', 'device', 'country', 'custom_event'] as const;
+      const first = await Promise.all(overview.map((dimension) => top(q, ['browser', 'Chrome'], dimension, 10, plan)));
+      expect(read.reduce((a, b) => a + b, 0)).toBe(6);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const kept = db.prepare('SELECT dim, COUNT(*) AS days FROM rollup_filtered WHERE project_id = ? AND value IS NULL GROUP BY dim ORDER BY dim').all(projectId);
+      expect(kept).toEqual([...FILTER_DIMENSIONS].sort().map((dim) => ({ dim, days: 6 })));
+      // Every list as the events count it (fewer than 256 visitors a value: sketches are exact), then as kept.
+      const direct = (column: string, pages: boolean, exclude: readonly string[] = []) =>
+        db
+          .prepare(
+            `SELECT ${column} AS value, COUNT(*) AS events, COUNT(DISTINCT COALESCE(anonymous_id, visitor_id)) AS visitors FROM events
+             WHERE project_id = ? AND timestamp >= ? AND timestamp < ? AND is_bot = 0 AND browser = 'Chrome' AND ${column} IS NOT NULL
+             ${pages ? "AND event_type = 'page_view'" : ''} ${exclude.length > 0 ? `AND ${column} NOT IN (${exclude.map(() => '?').join(', ')})` : ''}
+             GROUP BY ${column} ORDER BY events DESC, ${column} LIMIT 10`,
+          )
+          .all(projectId, q.from, q.to, ...exclude);
+      expect(first[0]).toEqual(direct('path', true));
+      expect(first[1]).toEqual(direct('referrer_host', true));
+      expect(first[5]).toEqual(direct('device', true));
+      expect(first[7]).toEqual(direct('event_type', false, BUILT_IN_EVENT_TYPES));
+      expect(first[0]!.length).toBeGreaterThan(1);
+      read.length = 0;
+      expect(await Promise.all(overview.map((dimension) => top(q, ['browser', 'Chrome'], dimension, 10, plan)))).toEqual(first);
+      expect(read).toEqual([]);
     } finally {
       db.close();
     }

@@ -1,5 +1,5 @@
 import { type Dialect, type RunQuery, Values } from './dialect.js';
-import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, PAGE_TOP_DIMENSIONS, type FilterDimension, type ReportQuery, type TopDimension, type TopRow } from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension, type ReportQuery, type TopDimension, type TopRow } from '../report-store.js';
 import type { DayPlan } from './rollup-queries.js';
 import { DAY_MS, daySql } from './rollup-schema.js';
 import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
@@ -27,6 +27,12 @@ import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
  *    keeps a day only if it is still clean at the version the snapshot saw, so rows computed
  *    before a refresh never outlive it;
  * 3. the kept sketches of the values ranked first.
+ *
+ * A filter applied on the dashboard asks for every top list of the overview at once, each with
+ * the same filter. So a read of missing days counts every dimension from the one pass over the
+ * filter's events and keeps them all, and a report that finds a day being read by another waits
+ * for that read instead of reading the events again: the first view of a filtered dashboard reads
+ * its events once, not once per panel.
  */
 
 /** One value of a kept (day, filter, dimension): what a top list counts, and its visitors. */
@@ -40,27 +46,26 @@ export interface FilteredRow {
   visitorHashes: Uint8Array | null;
 }
 
-/** A day's filtered rows, computed from a snapshot that saw the day clean at `version`. */
+/** A day's filtered rows by dimension, computed from a snapshot that saw the day clean at `version`. */
 export interface FilteredDay {
   day: number;
   /** The day's `rollup_versions` version in that snapshot (0: never refreshed since it was created). */
   version: number;
-  rows: FilteredRow[];
+  /** The rows of each dimension counted (`custom_event` is kept as `event_type`, with every event type). */
+  dims: Array<{ dim: FilterDimension; rows: FilteredRow[] }>;
 }
 
-/** What a report hands to the store to keep: the days of one project, filter and dimension. */
+/** What a report hands to the store to keep: the days of one project and filter. */
 export interface FilteredKeep {
   projectId: string;
   filterDim: FilterDimension;
   filterValue: string;
-  /** The dimension counted (`custom_event` is kept as `event_type`, with every event type). */
-  dim: FilterDimension;
   days: FilteredDay[];
 }
 
 /**
- * Keeps filtered days: each only if the day is not marked, its version is the one given, and it is
- * not kept already; resolves to the number of days kept.
+ * Keeps filtered days: each only if the day is not marked and its version is the one given, and
+ * each of its dimensions only if not kept already; resolves to the number of (day, dimension) kept.
  */
 export type KeepFiltered = (keep: FilteredKeep) => Promise<number>;
 
@@ -122,14 +127,155 @@ class Tally {
   }
 }
 
+/** The dimensions a read of missing days counts and keeps: every one a top list can ask for. */
+const KEPT_DIMENSIONS: readonly FilterDimension[] = FILTER_DIMENSIONS;
+
+/** A dimension's groups of a read: by `day * 2 + bot flag`, then by value. */
+type Groups = Map<number, Map<string, Group>>;
+
+/** What one statement over the events gave: each dimension's groups, and the days' versions and marks. */
+interface EventsRead {
+  /** The days read (of missing days: `[first, end)`; of the rest of a range: empty). */
+  first: number;
+  end: number;
+  byDim: Map<FilterDimension, Groups>;
+  versions: Map<number, number>;
+  marked: Set<number>;
+}
+
 /** Filtered top lists over `run`, keeping what they compute through `options.keep`. */
 export function createFilteredTops(dialect: Dialect, run: RunQuery, options: FilteredTopsOptions): FilteredTop {
   const builtIns = new Set(BUILT_IN_EVENT_TYPES);
+  /** Reads of missing days under way, by project, filter and day (each read is listed under each of its days). */
+  const reading = new Map<string, Promise<EventsRead>>();
+  const readingKey = (projectId: string, filterDim: FilterDimension, filterValue: string, day: number) =>
+    JSON.stringify([projectId, filterDim, filterValue, day]);
 
-  return async (q, [filterDim, filterValue], dimension, limit, plan) => {
+  /**
+   * The statement of the filter's events over `ranges`, by day, bot flag and value of each of
+   * `dims`; with `state`, the versions and marks of its days after them. The events are read once
+   * (materialized when several dimensions group them).
+   */
+  const eventsSql = (
+    v: Values,
+    sketchOf: SketchOfSql | null,
+    q: ReportQuery,
+    [filterDim, filterValue]: readonly [FilterDimension, string],
+    ranges: ReadonlyArray<readonly [number, number]>,
+    dims: readonly FilterDimension[],
+    bots: string,
+    state: readonly [first: number, end: number] | null,
+  ): string => {
+    // Values are added in the order of the text (SQLite's placeholders are positional).
+    const filtered = `SELECT ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot,
+        CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS pv, ${dims.map((dim, i) => `${DIMENSION_COLUMNS[dim]} AS d${i}`).join(', ')},
+        COALESCE(anonymous_id, visitor_id) AS vkey, visitor_id AS vhash
+      FROM events WHERE project_id = ${v.add(q.projectId)}
+        AND (${ranges.map(([from, to]) => `(timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)})`).join(' OR ')})${bots}
+        AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)}`;
+    const branches = dims.map((dim, i) => {
+      // Page dimensions count page views, the event type every event.
+      const where = `d${i} IS NOT NULL${dim === 'event_type' ? '' : ' AND pv = 1'}`;
+      return sketchOf === null
+        ? `SELECT 0 AS kind, '${dim}' AS dim, day, bot, d${i} AS value, 1 AS n, vkey, vhash, CAST(NULL AS BYTEA) AS visitors,
+             CAST(NULL AS BYTEA) AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM f WHERE ${where}`
+        : `SELECT 0 AS kind, '${dim}' AS dim, day, bot, d${i} AS value, COUNT(*) AS n, CAST(NULL AS TEXT) AS vkey, CAST(NULL AS TEXT) AS vhash,
+             ${sketchOf('vkey')} AS visitors, ${sketchOf('vhash')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM f WHERE ${where} GROUP BY day, bot, d${i}`;
+    });
+    if (state !== null) {
+      // The days' state in the same snapshot as their events: kind 1 a version, 2 a mark.
+      const stateOf = (kind: number, table: string, version: string) =>
+        `SELECT ${kind} AS kind, CAST(NULL AS TEXT) AS dim, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS vkey,
+           CAST(NULL AS TEXT) AS vhash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
+         FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(state[0])} AND day < ${v.add(state[1])}`;
+      branches.push(stateOf(1, 'rollup_versions', 'version'), stateOf(2, 'rollup_dirty', 'CAST(NULL AS BIGINT)'));
+    }
+    return `WITH f AS ${dims.length > 1 ? 'MATERIALIZED ' : ''}(${filtered})\n${branches.join('\n UNION ALL ')}`;
+  };
+
+  /** Rows of {@link eventsSql} (grouped by the database when `sketched`) as each dimension's groups, and the days' versions and marks. */
+  const readOf = (sketched: boolean, first = 0, end = 0) => (rows: ReadonlyArray<Record<string, unknown>>): EventsRead => {
+    const byDim = new Map<FilterDimension, Groups>();
+    const versions = new Map<number, number>();
+    const marked = new Set<number>();
+    const tallies = new Map<FilterDimension, Map<number, Map<string, Tally>>>();
+    const slot = <T>(outer: Map<FilterDimension, Map<number, Map<string, T>>>, dim: FilterDimension, key: number) => {
+      let byKey = outer.get(dim);
+      if (byKey === undefined) outer.set(dim, (byKey = new Map()));
+      let byValue = byKey.get(key);
+      if (byValue === undefined) byKey.set(key, (byValue = new Map()));
+      return byValue;
+    };
+    for (const row of rows) {
+      const kind = num(row.kind);
+      if (kind === 1) versions.set(num(row.day), num(row.version));
+      else if (kind === 2) marked.add(num(row.day));
+      else {
+        const dim = row.dim as FilterDimension;
+        const key = num(row.day) * 2 + num(row.bot);
+        const value = String(row.value);
+        if (sketched) {
+          slot(byDim, dim, key).set(value, { n: num(row.n), visitors: bytesOf(row.visitors), hashes: bytesOf(row.visitor_hashes) });
+          continue;
+        }
+        const byValue = slot(tallies, dim, key);
+        let tally = byValue.get(value);
+        if (tally === undefined) byValue.set(value, (tally = new Tally()));
+        tally.add(row.vkey, row.vhash);
+      }
+    }
+    for (const [dim, byKey] of tallies) {
+      for (const [key, byValue] of byKey) for (const [value, tally] of byValue) slot(byDim, dim, key).set(value, tally.group());
+    }
+    return { first, end, byDim, versions, marked };
+  };
+
+  /** Hands the days `[first, end)` of `read` to the store to keep, every dimension; days marked in its snapshot are not. */
+  const keepRead = (q: ReportQuery, [filterDim, filterValue]: readonly [FilterDimension, string], read: EventsRead) => {
+    const days: FilteredDay[] = [];
+    for (let day = read.first; day < read.end; day++) {
+      if (read.marked.has(day)) continue;
+      const dims = KEPT_DIMENSIONS.map((dim) => {
+        const rows: FilteredRow[] = [];
+        for (const bot of [0, 1]) {
+          for (const [value, group] of read.byDim.get(dim)?.get(day * 2 + bot) ?? []) {
+            rows.push({ isBot: bot === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
+          }
+        }
+        return { dim, rows };
+      });
+      days.push({ day, version: read.versions.get(day) ?? 0, dims });
+    }
+    if (days.length === 0) return Promise.resolve();
+    return options.keep({ projectId: q.projectId, filterDim, filterValue, days }).then(
+      () => undefined,
+      (error: unknown) => options.onKeepError?.(error),
+    );
+  };
+
+  /**
+   * Reads the filter's events of the days `[first, end)`, every dimension, listed in `reading`
+   * until kept: a report arriving meanwhile takes this read rather than the events again.
+   */
+  const readDays = (q: ReportQuery, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number) => {
+    const v = new Values(dialect);
+    const read = run(eventsSql(v, sketchOf, q, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list).then(
+      readOf(sketchOf !== null, first, end),
+    );
+    const keys = Array.from({ length: end - first }, (_, i) => readingKey(q.projectId, filter[0], filter[1], first + i));
+    for (const key of keys) reading.set(key, read);
+    const release = () => {
+      for (const key of keys) if (reading.get(key) === read) reading.delete(key);
+    };
+    void read.then((done) => keepRead(q, filter, done)).then(release, release);
+    return read;
+  };
+
+  return async (q, filter, dimension, limit, plan) => {
+    const [filterDim, filterValue] = filter;
     const dim: FilterDimension = dimension === 'custom_event' ? 'event_type' : dimension;
-    const pages = PAGE_TOP_DIMENSIONS.has(dimension);
     const botKept = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
+    const sketchOf = options.sketchOf?.() ?? null;
     const days = plan.days;
     const dirty = new Set(days?.dirty ?? []);
     /** The kept rows of the plan's clean days. */
@@ -155,103 +301,55 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     }
 
     // 2. The events of the rest of the range (days not clean, the ends), then of the clean days not kept yet.
-    const column = DIMENSION_COLUMNS[dim];
-    const sketchOf = options.sketchOf?.() ?? null;
-    const visitor = 'COALESCE(anonymous_id, visitor_id)';
-    /** The statement of the events of `[from, to)` by day, bot flag and value; with `state`, the days' versions and marks after them. */
-    const eventsSql = (v: Values, from: number, to: number, bots: string, state: boolean) => {
-      const head = `SELECT 0 AS kind, ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot, ${column} AS value`;
-      let where = `project_id = ${v.add(q.projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)}${bots}
-        AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)} AND ${column} IS NOT NULL`;
-      if (pages) where += " AND event_type = 'page_view'";
-      let sql =
-        sketchOf === null
-          ? `${head}, 1 AS n, ${visitor} AS visitor, visitor_id AS visitor_hash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes,
-          CAST(NULL AS BIGINT) AS version FROM events WHERE ${where}`
-          : `${head}, COUNT(*) AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash, ${sketchOf(visitor)} AS visitors,
-          ${sketchOf('visitor_id')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM events WHERE ${where} GROUP BY 2, 3, 4`;
-      if (state) {
-        // The days' state in the same snapshot as their events: kind 1 a version, 2 a mark.
-        const stateOf = (kind: number, table: string, version: string) =>
-          `SELECT ${kind} AS kind, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS visitor, CAST(NULL AS TEXT) AS visitor_hash,
-           CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
-           FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(from / DAY_MS)} AND day < ${v.add(to / DAY_MS)}`;
-        sql += `\n UNION ALL ${stateOf(1, 'rollup_versions', 'version')}\n UNION ALL ${stateOf(2, 'rollup_dirty', 'CAST(NULL AS BIGINT)')}`;
-      }
-      return sql;
-    };
-    /** Rows of {@link eventsSql} as groups by (day, bot flag) and value, and the days' versions and marks. */
-    const groupsOf = (rows: ReadonlyArray<Record<string, unknown>>) => {
-      const groups = new Map<number, Map<string, Group>>(); // day * 2 + bot → value → group
-      const versions = new Map<number, number>();
-      const marked = new Set<number>();
-      const tallies = new Map<number, Map<string, Tally>>();
-      for (const row of rows) {
-        const kind = num(row.kind);
-        if (kind === 1) versions.set(num(row.day), num(row.version));
-        else if (kind === 2) marked.add(num(row.day));
-        else {
-          const key = num(row.day) * 2 + num(row.bot);
-          const value = String(row.value);
-          if (sketchOf !== null) {
-            let byValue = groups.get(key);
-            if (byValue === undefined) groups.set(key, (byValue = new Map()));
-            byValue.set(value, { n: num(row.n), visitors: bytesOf(row.visitors), hashes: bytesOf(row.visitor_hashes) });
-            continue;
-          }
-          let byValue = tallies.get(key);
-          if (byValue === undefined) tallies.set(key, (byValue = new Map()));
-          let tally = byValue.get(value);
-          if (tally === undefined) byValue.set(value, (tally = new Tally()));
-          tally.add(row.visitor, row.visitor_hash);
-        }
-      }
-      for (const [key, byValue] of tallies) groups.set(key, new Map([...byValue].map(([value, tally]) => [value, tally.group()])));
-      return { groups, versions, marked };
-    };
-
     const counted: Array<[string, Group]> = [];
-    const countIn = (groups: Map<number, Map<string, Group>>) => {
-      for (const [key, byValue] of groups) if (q.includeBots || key % 2 === 0) counted.push(...byValue);
+    const countIn = (groups: Groups | undefined, day?: number) => {
+      for (const [key, byValue] of groups ?? []) {
+        if ((q.includeBots || key % 2 === 0) && (day === undefined || Math.floor(key / 2) === day)) counted.push(...byValue);
+      }
     };
     if (plan.raw.length > 0) {
       const v = new Values(dialect);
-      countIn(groupsOf(await run(plan.raw.map(([from, to]) => eventsSql(v, from, to, botKept, false)).join('\n UNION ALL '), v.list)).groups);
+      countIn(readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q, filter, plan.raw, [dim], botKept, null), v.list)).byDim.get(dim));
     }
     if (days !== null) {
+      /** The days counted so far from reads of the events (each once, whoever read it). */
+      const have = new Set<number>();
+      const countRead = (read: EventsRead) => {
+        for (let day = Math.max(read.first, days.first); day < Math.min(read.end, days.end); day++) {
+          if (dirty.has(day) || kept.has(day) || have.has(day)) continue;
+          have.add(day);
+          countIn(read.byDim.get(dim), day);
+        }
+      };
+      const missing = (day: number) => !dirty.has(day) && !kept.has(day) && !have.has(day);
       // Consecutive days missing, a few at a time: one day first, then as many as the last read
       // suggests fit in about a second (a statement per day costs its own planning and round trip,
-      // which at a few thousand events a day was most of a first view).
+      // which at a few thousand events a day was most of a first view). Days another report is
+      // reading are passed over, to be taken from its read after this report's own: reports
+      // asked at once read different days side by side.
       let size = 1;
-      for (let day = days.first; day < days.end; ) {
-        if (dirty.has(day) || kept.has(day)) {
-          day++;
-          continue;
-        }
-        let end = day + 1;
-        while (end < days.end && end - day < size && !dirty.has(end) && !kept.has(end)) end++;
-        const v = new Values(dialect);
-        const started = performance.now();
-        const { groups, versions, marked } = groupsOf(await run(eventsSql(v, day * DAY_MS, end * DAY_MS, '', true), v.list));
-        const elapsed = performance.now() - started;
-        size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((end - day) * READ_AIM_MS) / Math.max(elapsed, 1))));
-        countIn(groups);
-        // Kept after their read, but days marked in that snapshot; the store checks again.
-        const keepDays: FilteredDay[] = [];
-        for (let d = day; d < end; d++) {
-          if (marked.has(d)) continue;
-          const rows: FilteredRow[] = [];
-          for (const bot of [0, 1]) {
-            for (const [value, group] of groups.get(d * 2 + bot) ?? []) {
-              rows.push({ isBot: bot === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
-            }
+      const others = new Set<Promise<EventsRead>>();
+      for (let pass = 0; pass < 2; pass++) {
+        for (let day = days.first; day < days.end; ) {
+          const other = pass === 0 ? reading.get(readingKey(q.projectId, filterDim, filterValue, day)) : undefined;
+          if (!missing(day) || other !== undefined) {
+            if (other !== undefined) others.add(other);
+            day++;
+            continue;
           }
-          keepDays.push({ day: d, version: versions.get(d) ?? 0, rows });
+          let end = day + 1;
+          while (end < days.end && end - day < size && missing(end) && (pass > 0 || !reading.has(readingKey(q.projectId, filterDim, filterValue, end)))) end++;
+          const started = performance.now();
+          countRead(await readDays(q, filter, sketchOf, day, end));
+          size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((end - day) * READ_AIM_MS) / Math.max(performance.now() - started, 1))));
+          day = end;
         }
-        if (keepDays.length > 0) {
-          options.keep({ projectId: q.projectId, filterDim, filterValue, dim, days: keepDays }).catch((error: unknown) => options.onKeepError?.(error));
+        // The other reports' reads; the days of one refused (past its budget) are read here, in a second pass.
+        for (const other of others) {
+          const read = await other.catch(() => null);
+          if (read !== null) countRead(read);
         }
-        day = end;
+        others.clear();
       }
     }
 
