@@ -127,3 +127,43 @@ describe('postgres: keeping filtered rows', () => {
     }
   });
 });
+
+describe('postgres: events read beside the rollups', () => {
+  it("finds an event's session and visitor in the key dictionary through its index, not by reading the whole dictionary per event", async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    await store.init();
+    const query = pg.Client.prototype.query;
+    const lookups: Array<[string, unknown[]]> = [];
+    try {
+      await store.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 60, seed: 31 })], chunks: [] });
+      while ((await store.reports.refreshRollups()) > 0);
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        if (typeof args[0] === 'string' && args[0].includes('FROM rollup_keys k WHERE')) lookups.push([args[0], args[1] as unknown[]]);
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      // A range that starts in the middle of a day: that day's events are read beside the rollups' days.
+      const q: ReportQuery = { projectId, from: start + DAY / 2, to: start + 3 * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
+      expect((await store.reports.sessions(q)).sessions).toBeGreaterThan(0);
+    } finally {
+      pg.Client.prototype.query = query;
+      await store.close();
+    }
+    expect(lookups.length).toBeGreaterThan(0);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      // With sequential scans priced out, a dictionary its index cannot serve is still read whole.
+      await client.query('SET enable_seqscan = off');
+      for (const [sql, values] of lookups) {
+        const plan = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
+        expect(plan).toContain('rollup_keys_by_key');
+        expect(plan).not.toMatch(/Seq Scan on rollup_keys/);
+      }
+    } finally {
+      await client.end();
+    }
+  });
+});

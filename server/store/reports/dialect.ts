@@ -24,6 +24,11 @@ export interface Dialect {
   orderedConcat(expression: string, order: string): string;
   /** How funnels are computed: the statement this database runs faster (`report-funnel.ts`). */
   funnelWalk: FunnelWalk;
+  /**
+   * A text column of `events` as the key dictionary (`rollup_keys`) compares its keys, so that a
+   * lookup of the key by its index is possible.
+   */
+  asDictionaryKey(expression: string): string;
 }
 
 /** Collects the values of one statement and names their placeholders in order. */
@@ -60,6 +65,7 @@ export const SQLITE_DIALECT: Dialect = {
   byteOrder: (expression) => expression,
   orderedConcat: (expression, order) => `group_concat(${expression}, ',' ORDER BY ${order})`,
   funnelWalk: 'sequences',
+  asDictionaryKey: (expression) => expression,
 };
 
 /** PostgreSQL: `$n` placeholders, booleans, jsonb operators, the "C" collation for byte order. */
@@ -73,4 +79,8 @@ export const POSTGRES_DIALECT: Dialect = {
   // Version 15 sorts each session's rows on their own for the ordered aggregate (docs/decisions.md,
   // "Daily rollups").
   funnelWalk: 'first-matches',
+  // The events' text columns are "C"-collated (byte order), the dictionary's keys in the database's
+  // default collation: compared as they stand, the two collations conflict and the dictionary's
+  // index cannot serve the lookup, which then reads the whole dictionary for every event.
+  asDictionaryKey: (expression) => `(${expression}) COLLATE "default"`,
 };

@@ -85,7 +85,8 @@ export interface VisitsSpec {
 }
 
 /** The id of a key in the project's dictionary (`rollup_keys`), from a raw event: null for a key no refresh has seen. */
-const keyIdSql = (key: string): string => `(SELECT k.id FROM rollup_keys k WHERE k.project_id = events.project_id AND k.key = ${key})`;
+const keyIdSql = (dialect: Dialect, key: string): string =>
+  `(SELECT k.id FROM rollup_keys k WHERE k.project_id = ${dialect.asDictionaryKey('events.project_id')} AND k.key = ${dialect.asDictionaryKey(key)})`;
 
 /**
  * Distinct visitors over rows of {@link visitsSource}: the ids, and the text keys no id stands for
@@ -130,7 +131,7 @@ export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, sp
           return sql + (spec.rollupExtra?.() ?? '');
         },
     (from, to) =>
-      `SELECT ${daySql('timestamp')} AS day, ${spec.rawValue} AS value, ${keyIdSql('events.session_id')} AS session_id, ${keyIdSql(s.visitor)} AS visitor,
+      `SELECT ${daySql('timestamp')} AS day, ${spec.rawValue} AS value, ${keyIdSql(s.dialect, 'events.session_id')} AS session_id, ${keyIdSql(s.dialect, s.visitor)} AS visitor,
     session_id AS session_key, ${s.visitor} AS visitor_key, 1 AS events,
     CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS page_views, timestamp AS first_ts, timestamp AS last_ts
     FROM events WHERE ${s.rawWhere(from, to)}${spec.rawExtra?.() ?? ''}`,
