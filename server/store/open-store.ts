@@ -16,8 +16,9 @@ export interface OpenStoreOptions {
    */
   durability?: Durability;
   /**
-   * The time budget of one read on SQLite, ms (`sqlite/sqlite-reader.ts`): past it the read is
-   * answered 503 with `Retry-After`. PostgreSQL ignores it. @default 15000
+   * The time budget of one read, ms: on SQLite of every read (`sqlite/sqlite-reader.ts`), on
+   * PostgreSQL of each report statement (`postgres/postgres-report-run.ts`); past it the read is
+   * answered 503 with `Retry-After`. @default 15000
    */
   readBudgetMs?: number;
   /** SQLite: copy the database before a migration changes it. @default true */
@@ -66,7 +67,11 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
     });
   }
   if (isPostgresUrl(location)) {
-    return createPostgresStore({ url: location, ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }) });
+    return createPostgresStore({
+      url: location,
+      ...(options.readBudgetMs === undefined ? {} : { readBudgetMs: options.readBudgetMs }),
+      ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }),
+    });
   }
   if (location.trim() === '') throw new Error('The database location is empty: give a SQLite file path or a postgres:// URL.');
   if (location !== ':memory:') mkdirSync(dirname(resolve(location)), { recursive: true });

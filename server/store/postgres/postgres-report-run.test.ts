@@ -42,6 +42,14 @@ describe('createPostgresReportRun(pool)', () => {
     expect(await run('SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
   });
 
+  it('cancels a statement past its budget and rejects with BUSY; the connection goes back without the budget', async () => {
+    const run = createPostgresReportRun(() => pool, 200);
+    await expect(run('SELECT pg_sleep(5)', [])).rejects.toMatchObject({ name: 'StoreError', code: 'BUSY', message: expect.stringContaining('budget of 200 ms') });
+    expect(await run("SELECT current_setting('statement_timeout') AS budget", [])).toEqual([{ budget: '200ms' }]);
+    expect((await pool.query("SELECT current_setting('statement_timeout') AS budget")).rows).toEqual([{ budget: '0' }]);
+    expect((await pool.query<{ open: boolean }>('SELECT now() <> statement_timestamp() AS open')).rows[0]?.open).toBe(false);
+  });
+
   it('passes on the error of a failing statement and leaves no transaction open', async () => {
     const run = createPostgresReportRun(() => pool);
     await expect(run('SELECT 1 / $1::int AS n', [0])).rejects.toMatchObject({ code: '22012' });

@@ -67,6 +67,11 @@ export interface PostgresStoreOptions {
    * (`report-backfill.ts`). @default 5000
    */
   backfillBatch?: number;
+  /**
+   * The time budget of one report statement, ms: past it the database cancels the statement and
+   * the report rejects with `BUSY` (`postgres-report-run.ts`). @default 15000
+   */
+  readBudgetMs?: number;
   /** How often the report aggregates' parts are merged (`postgres-aggregates.ts`), ms. @default 5000 */
   compactEveryMs?: number;
   /** Told when the open builds the report aggregates from the events, and when it is done. */
@@ -211,7 +216,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     kind: 'postgres',
     // Accounts, sign-in sessions and shared links (postgres-accounts.ts).
     ...createPostgresAccounts({ query, transaction: (work) => (use(), transaction(work)) }),
-    reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use), {
+    reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use, options.readBudgetMs), {
       refreshNext: (beforeDay, skip) => (use(), refreshRollup(beforeDay, skip)),
       aggregates: true,
       sessionSummaries: true,
