@@ -51,6 +51,7 @@ export const PANELS: Panel[] = [
   ['top devices', (s, q) => s.reports.top(q, 'device', 10)],
   ['top custom events', (s, q) => s.reports.top(q, 'custom_event', 10)],
   ['sessions', (s, q) => s.reports.sessions(q)],
+  ['sessions, device filter', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } })],
   ['web vitals', (s, q) => s.reports.vitals(q, 10)],
   ['errors', (s, q) => s.reports.errors(q, 10)],
   [
