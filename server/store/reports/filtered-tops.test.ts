@@ -20,22 +20,30 @@ const dir = mkdtempSync(join(tmpdir(), 'filtered-tops-test-'));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * A SQLite file of six days of generated events with their rollups built, opened as the reader
+ * thread opens it (with `sa_sketch_of`), and the store's keep on it.
+ */
+async function sixDays(name: string, seed: number) {
+  const path = join(dir, name);
+  const projectId = newProjectId();
+  const store = createSqliteStore({ path });
+  await store.init();
+  try {
+    await writeProject(store, { projectId, start: START, days: 6, sessions: 150, seed }, 500);
+    while ((await store.reports.refreshRollups()) > 0);
+  } finally {
+    await store.close();
+  }
+  const db = new Database(path);
+  registerSketchOf(db, createSketchKit());
+  return { projectId, db, keep: prepareSqliteFilteredKeep(db) };
+}
+
 describe('filtered top lists', () => {
   it('keeps the days it has read as it reads them, so that a first view refused part way (past the read budget) leaves them kept', async () => {
-    const path = join(dir, 'partial.db');
-    const projectId = newProjectId();
-    const store = createSqliteStore({ path });
-    await store.init();
+    const { projectId, db, keep } = await sixDays('partial.db', 41);
     try {
-      await writeProject(store, { projectId, start: START, days: 6, sessions: 150, seed: 41 }, 500);
-      while ((await store.reports.refreshRollups()) > 0);
-    } finally {
-      await store.close();
-    }
-    const db = new Database(path);
-    try {
-      registerSketchOf(db, createSketchKit());
-      const keep = prepareSqliteFilteredKeep(db);
       let dayStatements = 0;
       // The second read of missing days is refused, as SQLite's reader refuses a read past its budget.
       const run = async (sql: string, values: unknown[]) => {
@@ -68,20 +76,8 @@ describe('filtered top lists', () => {
     }
   });
   it("reads each day's events once for the overview's top lists of one filter asked at once, and keeps every dimension", async () => {
-    const path = join(dir, 'overview.db');
-    const projectId = newProjectId();
-    const store = createSqliteStore({ path });
-    await store.init();
+    const { projectId, db, keep } = await sixDays('overview.db', 43);
     try {
-      await writeProject(store, { projectId, start: START, days: 6, sessions: 150, seed: 43 }, 500);
-      while ((await store.reports.refreshRollups()) > 0);
-    } finally {
-      await store.close();
-    }
-    const db = new Database(path);
-    try {
-      registerSketchOf(db, createSketchKit());
-      const keep = prepareSqliteFilteredKeep(db);
       /** The days each read of missing days covered. */
       const read: number[] = [];
       // Each statement answers a little later, as from a reader thread or a pooled connection.
