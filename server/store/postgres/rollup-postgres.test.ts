@@ -166,4 +166,45 @@ describe('postgres: events read beside the rollups', () => {
       await client.end();
     }
   });
+
+  it("a day's refresh looks its keys up in the dictionary through its index, and compiles nothing", async () => {
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    await store.init();
+    const query = pg.Client.prototype.query;
+    const builds: Array<[string, unknown[]]> = [];
+    const jitAtBuild: Array<Promise<pg.QueryResult<{ jit: string }>>> = [];
+    try {
+      await store.write({ events: [...generateProject({ projectId, start, days: 2, sessions: 40, seed: 32 })], chunks: [] });
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        if (typeof args[0] === 'string' && args[0].startsWith('WITH seen AS')) {
+          builds.push([args[0], args[1] as unknown[]]);
+          // Queued on the build's connection, in its transaction, just before it.
+          jitAtBuild.push((query as (...a: unknown[]) => unknown).call(this, 'SHOW jit') as Promise<pg.QueryResult<{ jit: string }>>);
+        }
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      while ((await store.reports.refreshRollups()) > 0);
+    } finally {
+      pg.Client.prototype.query = query;
+      await store.close();
+    }
+    expect(builds.length).toBeGreaterThan(0);
+    // The build's row estimates are guesses in the billions: JIT would compile for seconds.
+    expect((await Promise.all(jitAtBuild)).map((result) => result.rows[0]?.jit)).toEqual(builds.map(() => 'off'));
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      // Hashing the whole project's dictionary to find a day's keys reads it by project alone.
+      await client.query('SET enable_seqscan = off');
+      for (const [sql, values] of builds) {
+        const plan = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
+        expect(plan).toMatch(/Scan using rollup_keys_by_key on rollup_keys[^\n]*\n\s*Index Cond: \(\(project_id = [^\n]*AND \(key = /);
+        expect(plan).not.toMatch(/Seq Scan on rollup_keys/);
+      }
+    } finally {
+      await client.end();
+    }
+  });
 });
