@@ -14,6 +14,7 @@ import {
 import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, errorMessageSql } from './aggregate-schema.js';
 import { HOUR_MS } from './aggregate-batch.js';
 import { VisitorSketch, estimateSketchBytes, hashKey } from './visitor-sketch.js';
+import { byteCompare, bytesOf, num } from '../shared/row-values.js';
 
 /*
  * The reports the aggregates answer (docs/decisions.md, "Aggregates at ingest"): a range is read
@@ -52,12 +53,6 @@ export function planRange(from: number, to: number, days: boolean): RangePlan {
   if (d1 * 24 < h1) hours.push([d1 * 24, h1]);
   return { days: [d0, d1], hours, raw };
 }
-
-
-const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
-
-/** Stored sketch bytes as the driver returns them (a Buffer, a Uint8Array), or null. */
-const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
 
 /** One group of counts with its sketches, merged across rows and events. */
 class Group {
@@ -131,9 +126,6 @@ export interface AggregateReports {
 
 /** Top-N dimensions counted over page views: they describe a page load. */
 const isPageDimension = (d: TopDimension): boolean => d !== 'event_type' && d !== 'custom_event';
-
-/** Compares in UTF-8 byte order, as the stores order values. */
-const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /**
  * The SQL of an aggregate over a sketch column that gives the stored bytes of its rows' union (null

@@ -39,6 +39,7 @@ import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggre
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 import { pageVitalsFromCounts } from './vital-counts.js';
+import { num } from '../shared/row-values.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -56,10 +57,6 @@ import { pageVitalsFromCounts } from './vital-counts.js';
  * A top list with one filter reads what earlier ones kept per day (`filtered-tops.ts`). Everything
  * else reads the events as below.
  */
-
-
-
-const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
 /** Options of {@link createReportStore}. */
 export interface ReportStoreOptions {

@@ -1,0 +1,13 @@
+/*
+ * Reading the values of report rows as both drivers return them, and ordering values as the
+ * stores order them: shared by the aggregate reads, the rollup reads and the filtered top lists.
+ */
+
+/** A count or number of a row; SQL's null (an empty sum) is 0. PostgreSQL returns bigints as text. */
+export const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+
+/** Stored sketch bytes as the driver returns them (a Buffer, a Uint8Array), or null (empty). */
+export const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
+
+/** Compares in UTF-8 byte order, as the stores order values. */
+export const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
