@@ -3,6 +3,7 @@ import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, type Filter
 import type { DayPlan } from './rollup-queries.js';
 import { DAY_MS, daySql } from './rollup-schema.js';
 import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
+import { byteCompare, bytesOf, num } from '../shared/row-values.js';
 
 /*
  * Top lists with one filter (docs/decisions.md, "Filtered top lists"). The aggregates kept at
@@ -92,11 +93,6 @@ export interface FilteredTopsOptions {
 /** A top list with one filter over a rollup plan. */
 export type FilteredTop = (q: ReportQuery, filter: readonly [FilterDimension, string], dimension: TopDimension, limit: number, plan: DayPlan) => Promise<TopRow[]>;
 
-const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
-
-/** Stored sketch bytes as the driver returns them, or null (empty). */
-const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
-
 /** How long one read of missing days aims to take, ms: well inside SQLite's read budget (15 s by default). */
 const READ_AIM_MS = 1000;
 /** At most this many days in one read. */
@@ -108,9 +104,6 @@ const MAX_DAYS_A_READ = 31;
  * at a time 34 s; four at a time measured 48 s).
  */
 const READS_AT_ONCE = 2;
-
-/** Compares in UTF-8 byte order, as the stores order values. */
-const byteCompare = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** One value's count and visitor sketches (stored bytes; null is empty) in a day or a piece of the range. */
 interface Group {
@@ -314,14 +307,16 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
 
     // 2. The events of the rest of the range (days not clean, the ends), then of the clean days not kept yet.
     const counted: Array<[string, Group]> = [];
-    const countIn = (groups: Groups | undefined, day?: number) => {
-      for (const [key, byValue] of groups ?? []) {
-        if ((q.includeBots || key % 2 === 0) && (day === undefined || Math.floor(key / 2) === day)) counted.push(...byValue);
-      }
+    const bots = q.includeBots ? [0, 1] : [0];
+    /** Counts a day's groups (keys `day * 2 + bot flag`) of this report's bot flags. */
+    const countDay = (groups: Groups | undefined, day: number) => {
+      for (const bot of bots) counted.push(...(groups?.get(day * 2 + bot) ?? []));
     };
     if (plan.raw.length > 0) {
       const v = new Values(dialect);
-      countIn(readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q, filter, plan.raw, [dim], botKept, null), v.list)).byDim.get(dim));
+      // Read with this report's bot flags only: every group counts.
+      const groups = readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q, filter, plan.raw, [dim], botKept, null), v.list)).byDim.get(dim);
+      for (const byValue of groups?.values() ?? []) counted.push(...byValue);
     }
     if (days !== null) {
       /** The days counted so far from reads of the events (each once, whoever read it). */
@@ -330,7 +325,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
         for (let day = Math.max(read.first, days.first); day < Math.min(read.end, days.end); day++) {
           if (dirty.has(day) || kept.has(day) || have.has(day)) continue;
           have.add(day);
-          countIn(read.byDim.get(dim), day);
+          countDay(read.byDim.get(dim), day);
         }
       };
       const missing = (day: number) => !dirty.has(day) && !kept.has(day) && !have.has(day);
