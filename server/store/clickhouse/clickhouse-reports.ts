@@ -31,6 +31,7 @@ import { timeBound } from '../shared/cursor.js';
 import type { ClickHouseTables } from './clickhouse-schema.js';
 import type { ClickHouseTransport, ParamValue, Row } from './clickhouse-transport.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
+import { num } from '../shared/row-values.js';
 
 /*
  * The reports on ClickHouse (docs/decisions.md, "ClickHouse"), read straight from `events`, as
@@ -68,7 +69,6 @@ const numberProperty = (name: string): string =>
 /** A whole, non-negative count for a `LIMIT` (written into the text: it is a number we checked). */
 const limitOf = (limit: number): number => (Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0);
 
-const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 const vitalOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : cleanVital(Number(value)));
 
 /** The values of one statement, each bound to a `{vN:Type}` placeholder. */

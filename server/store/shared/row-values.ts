@@ -1,6 +1,7 @@
 /*
- * Reading the values of report rows as both drivers return them, and ordering values as the
- * stores order them: shared by the aggregate reads, the rollup reads and the filtered top lists.
+ * Reading the values of report rows as the drivers return them, and ordering values as the
+ * stores order them: shared by the aggregate reads, the rollup reads, the filtered top lists and
+ * ClickHouse's reports.
  */
 
 /** A count or number of a row; SQL's null (an empty sum) is 0. PostgreSQL returns bigints as text. */
