@@ -255,6 +255,13 @@ export interface ReportStore {
    * refreshed recently.
    */
   refreshRollups(skip?: readonly string[]): Promise<number>;
+  /**
+   * One turn of keeping filtered top lists ahead of their first view (the store also does it in
+   * the background): keeps one day of one frequent filter value, or looks at a few days; resolves
+   * false once every such day is kept (or the store keeps none). With `whenIdle`, as the
+   * background takes its turns, a turn while a report reads does nothing (and resolves true).
+   */
+  keepFilteredAhead(whenIdle?: boolean): Promise<boolean>;
   totals(query: ReportQuery): Promise<Totals>;
   /** Buckets of `bucketMs` (a minute, an hour, a day), aligned to the epoch (UTC). */
   series(query: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;

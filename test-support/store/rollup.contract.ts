@@ -607,6 +607,50 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('keeps ahead, in the background, the filtered top lists of every value with 1,000 events on a past day, and a top list of one reads what was kept', async () => {
+      await withStore(async (store, loc, projectId) => {
+        // Past days, so that they are kept ahead (today is not), whatever the date the tests run.
+        const first = (Math.floor(Date.now() / DAY) - 3) * DAY;
+        await writeProject(store, { projectId, start: first, days: 2, sessions: 900, seed: 35 }, 2000);
+        await settle(store, loc, projectId);
+        for (let turn = 0; await store.reports.keepFilteredAhead(); turn++) expect(turn).toBeLessThan(2000);
+        const byDay = daySql('timestamp');
+        const heavy = async (column: string, dim: string) =>
+          (
+            await loc.sql(
+              `SELECT '${dim}' AS filter_dim, ${column} AS filter_value, ${byDay} AS day FROM events WHERE project_id = ? AND ${column} IS NOT NULL
+               GROUP BY ${column}, ${byDay} HAVING COUNT(*) >= 1000`,
+              [projectId],
+            )
+          ).map((row) => `${String(row.filter_dim)} ${String(row.filter_value)} ${Number(row.day)}`);
+        const expected = [...(await heavy('device', 'device')), ...(await heavy('browser', 'browser')), ...(await heavy('event_type', 'event_type'))].sort();
+        expect(expected.length).toBeGreaterThan(2);
+        const kept = (
+          await loc.sql(
+            "SELECT DISTINCT filter_dim, filter_value, day FROM rollup_filtered WHERE project_id = ? AND filter_dim IN ('device', 'browser', 'event_type') AND value IS NULL",
+            [projectId],
+          )
+        ).map((row) => `${String(row.filter_dim)} ${String(row.filter_value)} ${Number(row.day)}`);
+        expect(kept.sort()).toEqual(expected);
+        // Nothing left: the next turn says so.
+        expect(await store.reports.keepFilteredAhead()).toBe(false);
+        // A top list of a heavy value over its day reads what was kept: a change to the kept rows shows.
+        const [dim, value, day] = expected[0]!.split(' ') as [FilterDimension, string, string];
+        const q: ReportQuery = { projectId, from: Number(day) * DAY, to: (Number(day) + 1) * DAY, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };
+        const answer = await store.reports.top(q, 'page', 3);
+        expect(answer.length).toBeGreaterThan(0);
+        await loc.sql('UPDATE rollup_filtered SET n = n + 1000 WHERE project_id = ? AND day = ? AND filter_dim = ? AND filter_value = ? AND dim = ? AND value = ?', [
+          projectId,
+          Number(day),
+          dim,
+          value,
+          'page',
+          answer[0]!.value,
+        ]);
+        expect((await store.reports.top(q, 'page', 1))[0]?.events).toBe(answer[0]!.events + 1000);
+      });
+    });
+
     it('keeps filtered rows only for a day still clean at the version its snapshot saw, once', async () => {
       await withStore(async (store, loc, projectId) => {
         await store.write({ events: generated(projectId, 32, 'v'), chunks: [] });

@@ -118,6 +118,10 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
       return 0;
     },
 
+    async keepFilteredAhead() {
+      return false;
+    },
+
     async totals(q): Promise<Totals> {
       const b = new Bind();
       const rows = await run(`SELECT ${totalsSql(q)} FROM ${events} WHERE ${where(q, b)}`, b);

@@ -212,7 +212,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       if (version < POSTGRES_SCHEMA_VERSION) await client.query('UPDATE schema_version SET version = $1', [POSTGRES_SCHEMA_VERSION]);
     });
 
-  return {
+  const store: PostgresEventStore = {
     kind: 'postgres',
     // Accounts, sign-in sessions and shared links (postgres-accounts.ts).
     ...createPostgresAccounts({ query, transaction: (work) => (use(), transaction(work)) }),
@@ -239,7 +239,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
         () => {
           if (state !== 'new') return;
           state = 'open';
-          rollupRefresher = startRollupRefresher({ refreshNext: refreshRollup, onError: (error) => options.onPoolError?.(error as Error) });
+          rollupRefresher = startRollupRefresher({
+            refreshNext: refreshRollup,
+            keepAhead: () => store.reports.keepFilteredAhead(true),
+            onError: (error) => options.onPoolError?.(error as Error),
+          });
           compactionTimer = setInterval(() => void compact(), options.compactEveryMs ?? 5_000).unref();
         },
         (error: unknown) => {
@@ -490,4 +494,5 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       await pool.end();
     },
   };
+  return store;
 }

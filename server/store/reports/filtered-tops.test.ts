@@ -8,9 +8,10 @@ import { newProjectId } from '../../../test-support/store/event-store.fixtures.j
 import { createSqliteStore } from '../sqlite/sqlite-store.js';
 import { registerSketchOf } from '../sqlite/sketch-of-function.js';
 import { createSketchKit } from '../aggregates/visitor-sketch.js';
-import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS, type ReportQuery } from '../report-store.js';
+import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS, type FilterDimension, type ReportQuery } from '../report-store.js';
 import { SQLITE_DIALECT } from './dialect.js';
 import { createFilteredTops } from './filtered-tops.js';
+import { createFilteredAhead } from './filtered-ahead.js';
 import { prepareSqliteFilteredKeep } from './filtered-keep.js';
 import { planDays } from './rollup-queries.js';
 
@@ -50,7 +51,7 @@ describe('filtered top lists', () => {
         if (sql.includes('rollup_versions') && ++dayStatements === 2) throw new Error('past the read budget');
         return db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
       };
-      const top = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
+      const { top } = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
       const q: ReportQuery = { projectId, from: START, to: START + 6 * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
       const plan = await planDays(q, run, SQLITE_DIALECT);
       await expect(top(q, ['device', 'mobile'], 'page', 10, plan)).rejects.toThrow('past the read budget');
@@ -94,7 +95,7 @@ describe('filtered top lists', () => {
           if (days) reading--;
         }
       };
-      const top = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
+      const { top } = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
       const q: ReportQuery = { projectId, from: START, to: START + 6 * DAY, filters: { browser: 'Chrome' }, includeBots: false, visitorKey: 'anonymous' };
       const plan = await planDays(q, run, SQLITE_DIALECT);
       const overview = ['page', 'referrer', 'channel', 'browser', 'os', 'device', 'country', 'custom_event'] as const;
@@ -123,6 +124,61 @@ describe('filtered top lists', () => {
       read.length = 0;
       expect(await Promise.all(overview.map((dimension) => top(q, ['browser', 'Chrome'], dimension, 10, plan)))).toEqual(first);
       expect(read).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('filtered top lists kept ahead', () => {
+  it("keeps every value with at least the threshold's events on a clean past day, no other, newest days first, and only while no report reads", async () => {
+    const { projectId, db, keep } = await sixDays('ahead.db', 47);
+    try {
+      const statements: string[] = [];
+      const run = async (sql: string, values: unknown[]) => {
+        statements.push(sql);
+        return db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+      };
+      const tops = createFilteredTops(SQLITE_DIALECT, run, { keep: async (k) => keep(k), sketchOf: () => (key) => `sa_sketch_of(${key})` });
+      const minEvents = 40;
+      let busy = true;
+      // The sixth day is today: not kept ahead (its rollups are built again as it goes on).
+      const ahead = createFilteredAhead(SQLITE_DIALECT, run, { keepDay: tops.keepDay, busy: () => busy, minEvents, now: () => START + 5 * DAY + 1000 });
+      expect(await ahead(true)).toBe(true);
+      expect(statements).toEqual([]);
+      busy = false;
+      const heavy = (db.prepare(
+        `SELECT dim AS filter_dim, value AS filter_value, day FROM rollup_values WHERE project_id = ? AND dim != '' AND day < ?
+         GROUP BY dim, value, day HAVING SUM(events) >= ? ORDER BY 1, 2, 3`,
+      ).all(projectId, START / DAY + 5, minEvents) as Array<{ filter_dim: string; filter_value: string; day: number }>);
+      const light = db.prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM rollup_values WHERE project_id = ? AND dim != '' GROUP BY dim, value, day HAVING SUM(events) < ?)`).get(projectId, minEvents) as { n: number };
+      expect(heavy.length).toBeGreaterThan(5);
+      expect(light.n).toBeGreaterThan(5);
+      const keptDays: number[] = [];
+      const keptFilters = () =>
+        db.prepare(`SELECT DISTINCT filter_dim, filter_value, day FROM rollup_filtered WHERE project_id = ? AND value IS NULL ORDER BY 1, 2, 3`).all(projectId);
+      let turns = 0;
+      while (await ahead(true)) {
+        expect(++turns).toBeLessThan(500);
+        const newest = db.prepare('SELECT MIN(day) AS day FROM rollup_filtered WHERE project_id = ?').get(projectId) as { day: number | null };
+        if (newest.day !== null) keptDays.push(newest.day);
+      }
+      expect(keptFilters()).toEqual(heavy);
+      // Newest first: the oldest day kept is reached last.
+      expect(keptDays).toEqual([...keptDays].sort((a, b) => b - a));
+      // Done: a turn now reads the candidate days only.
+      statements.length = 0;
+      expect(await ahead()).toBe(false);
+      expect(statements).toHaveLength(1);
+      // A top list of a heavy value over a day where it is heavy reads no event.
+      const { filter_dim: dim, filter_value: value, day } = heavy[0]!;
+      const q: ReportQuery = { projectId, from: day * DAY, to: (day + 1) * DAY, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };
+      const plan = await planDays(q, run, SQLITE_DIALECT);
+      const keptBefore = keptFilters();
+      statements.length = 0;
+      await tops.top(q, [dim as FilterDimension, value], 'page', 10, plan);
+      expect(statements.filter((sql) => sql.includes('FROM events'))).toEqual([]);
+      expect(keptFilters()).toEqual(keptBefore);
     } finally {
       db.close();
     }

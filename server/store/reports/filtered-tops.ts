@@ -93,6 +93,17 @@ export interface FilteredTopsOptions {
 /** A top list with one filter over a rollup plan. */
 export type FilteredTop = (q: ReportQuery, filter: readonly [FilterDimension, string], dimension: TopDimension, limit: number, plan: DayPlan) => Promise<TopRow[]>;
 
+/** The filtered top lists of a store. */
+export interface FilteredTops {
+  top: FilteredTop;
+  /**
+   * Reads one clean day of a filter's events and keeps every dimension of it, as a report's first
+   * view would; settles once kept (a keep that failed went to `onKeepError`). Rejects as the read
+   * does (past its budget).
+   */
+  keepDay(projectId: string, filter: readonly [FilterDimension, string], day: number): Promise<void>;
+}
+
 /** How long one read of missing days aims to take, ms: well inside SQLite's read budget (15 s by default). */
 const READ_AIM_MS = 1000;
 /** At most this many days in one read. */
@@ -146,7 +157,7 @@ interface EventsRead {
 }
 
 /** Filtered top lists over `run`, keeping what they compute through `options.keep`. */
-export function createFilteredTops(dialect: Dialect, run: RunQuery, options: FilteredTopsOptions): FilteredTop {
+export function createFilteredTops(dialect: Dialect, run: RunQuery, options: FilteredTopsOptions): FilteredTops {
   const builtIns = new Set(BUILT_IN_EVENT_TYPES);
   const turns = createTurns(READS_AT_ONCE);
   /** Reads of missing days under way, by project, filter and day (each read is listed under each of its days). */
@@ -162,7 +173,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
   const eventsSql = (
     v: Values,
     sketchOf: SketchOfSql | null,
-    q: ReportQuery,
+    projectId: string,
     [filterDim, filterValue]: readonly [FilterDimension, string],
     ranges: ReadonlyArray<readonly [number, number]>,
     dims: readonly FilterDimension[],
@@ -173,7 +184,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     const filtered = `SELECT ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot,
         CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS pv, ${dims.map((dim, i) => `${DIMENSION_COLUMNS[dim]} AS d${i}`).join(', ')},
         COALESCE(anonymous_id, visitor_id) AS vkey, visitor_id AS vhash
-      FROM events WHERE project_id = ${v.add(q.projectId)}
+      FROM events WHERE project_id = ${v.add(projectId)}
         AND (${ranges.map(([from, to]) => `(timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)})`).join(' OR ')})${bots}
         AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)}`;
     const branches = dims.map((dim, i) => {
@@ -190,7 +201,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       const stateOf = (kind: number, table: string, version: string) =>
         `SELECT ${kind} AS kind, CAST(NULL AS TEXT) AS dim, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS vkey,
            CAST(NULL AS TEXT) AS vhash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
-         FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(state[0])} AND day < ${v.add(state[1])}`;
+         FROM ${table} WHERE project_id = ${v.add(projectId)} AND day >= ${v.add(state[0])} AND day < ${v.add(state[1])}`;
       branches.push(stateOf(1, 'rollup_versions', 'version'), stateOf(2, 'rollup_dirty', 'CAST(NULL AS BIGINT)'));
     }
     return `WITH f AS ${dims.length > 1 ? 'MATERIALIZED ' : ''}(${filtered})\n${branches.join('\n UNION ALL ')}`;
@@ -234,7 +245,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
   };
 
   /** Hands the days `[first, end)` of `read` to the store to keep, every dimension; days marked in its snapshot are not. */
-  const keepRead = (q: ReportQuery, [filterDim, filterValue]: readonly [FilterDimension, string], read: EventsRead) => {
+  const keepRead = (projectId: string, [filterDim, filterValue]: readonly [FilterDimension, string], read: EventsRead) => {
     const days: FilteredDay[] = [];
     for (let day = read.first; day < read.end; day++) {
       if (read.marked.has(day)) continue;
@@ -250,7 +261,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       days.push({ day, version: read.versions.get(day) ?? 0, dims });
     }
     if (days.length === 0) return Promise.resolve();
-    return options.keep({ projectId: q.projectId, filterDim, filterValue, days }).then(
+    return options.keep({ projectId, filterDim, filterValue, days }).then(
       () => undefined,
       (error: unknown) => options.onKeepError?.(error),
     );
@@ -258,25 +269,26 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
 
   /**
    * Reads the filter's events of the days `[first, end)`, every dimension, listed in `reading`
-   * until kept: a report arriving meanwhile takes this read rather than the events again.
+   * until kept: a report arriving meanwhile takes this read rather than the events again. `kept`
+   * settles once the store has kept what was read (or failed to: `onKeepError`).
    */
-  const readDays = (q: ReportQuery, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number) => {
+  const readDays = (projectId: string, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number) => {
     const read = turns.take(async () => {
       const v = new Values(dialect);
       const started = performance.now();
-      const rows = await run(eventsSql(v, sketchOf, q, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
+      const rows = await run(eventsSql(v, sketchOf, projectId, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
       return readOf(sketchOf !== null, first, end, performance.now() - started)(rows);
     });
-    const keys = Array.from({ length: end - first }, (_, i) => readingKey(q.projectId, filter[0], filter[1], first + i));
+    const keys = Array.from({ length: end - first }, (_, i) => readingKey(projectId, filter[0], filter[1], first + i));
     for (const key of keys) reading.set(key, read);
     const release = () => {
       for (const key of keys) if (reading.get(key) === read) reading.delete(key);
     };
-    void read.then((done) => keepRead(q, filter, done)).then(release, release);
-    return read;
+    const kept = read.then((done) => keepRead(projectId, filter, done)).then(release, release);
+    return { read, kept };
   };
 
-  return async (q, filter, dimension, limit, plan) => {
+  const top: FilteredTop = async (q, filter, dimension, limit, plan) => {
     const [filterDim, filterValue] = filter;
     const dim: FilterDimension = dimension === 'custom_event' ? 'event_type' : dimension;
     const botKept = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
@@ -315,7 +327,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     if (plan.raw.length > 0) {
       const v = new Values(dialect);
       // Read with this report's bot flags only: every group counts.
-      const groups = readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q, filter, plan.raw, [dim], botKept, null), v.list)).byDim.get(dim);
+      const groups = readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q.projectId, filter, plan.raw, [dim], botKept, null), v.list)).byDim.get(dim);
       for (const byValue of groups?.values() ?? []) counted.push(...byValue);
     }
     if (days !== null) {
@@ -346,7 +358,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
           }
           let end = day + 1;
           while (end < days.end && end - day < size && missing(end) && (pass > 0 || !reading.has(readingKey(q.projectId, filterDim, filterValue, end)))) end++;
-          const read = await readDays(q, filter, sketchOf, day, end);
+          const read = await readDays(q.projectId, filter, sketchOf, day, end).read;
           countRead(read);
           size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((end - day) * READ_AIM_MS) / Math.max(read.ms, 1))));
           day = end;
@@ -386,6 +398,17 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
 
     return ranked.map(([value, n]) => ({ value, events: n, visitors: (visitors.get(value) ?? VisitorSketch.empty()).estimate() }));
   };
+
+  const keepDay: FilteredTops['keepDay'] = async (projectId, filter, day) => {
+    // A report reading the day already keeps it.
+    const other = reading.get(readingKey(projectId, filter[0], filter[1], day));
+    if (other !== undefined) return void (await other);
+    const { read, kept } = readDays(projectId, filter, options.sketchOf?.() ?? null, day, day + 1);
+    await read;
+    await kept;
+  };
+
+  return { top, keepDay };
 }
 
 /** Runs tasks at most `limit` at a time, in the order they were given. */

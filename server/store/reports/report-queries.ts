@@ -31,6 +31,7 @@ import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
 import { type KeepFiltered, type SketchOfSql, createFilteredTops } from './filtered-tops.js';
+import { type FilteredAheadOptions, createFilteredAhead } from './filtered-ahead.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
@@ -80,18 +81,29 @@ export interface ReportStoreOptions {
   onKeepError?: (error: unknown) => void;
   /** How the database builds a sketch of keys itself, asked per report (`FilteredTopsOptions`). */
   sketchOf?: () => SketchOfSql | null;
+  /** With the kept filtered rows: which values the background keeps ahead (`filtered-ahead.ts`). */
+  keepAhead?: Pick<FilteredAheadOptions, 'minEvents' | 'days' | 'now'>;
 }
 
 /** How many filters a report has. */
 const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter((v) => v !== undefined).length;
 
 /** The SQL of every report over a {@link Dialect}, run by `run`. */
-export function createReportStore(dialect: Dialect, run: RunQuery, options: ReportStoreOptions = {}): ReportStore {
+export function createReportStore(dialect: Dialect, runRead: RunQuery, options: ReportStoreOptions = {}): ReportStore {
   const visitorOf = (q: ReportQuery): string => (q.visitorKey === 'hash' ? 'visitor_id' : 'COALESCE(anonymous_id, visitor_id)');
   const { refreshNext, keepFiltered } = options;
-  const filteredTop =
+  /** Statements running: the background keeps filters ahead only while none is. */
+  let running = 0;
+  const run: RunQuery = (sql, values, hints) => {
+    running++;
+    return runRead(sql, values, hints).finally(() => running--);
+  };
+  const filteredTops =
     refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf }) : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
+  // The day's counts of each value it starts from are the aggregates'.
+  const keepAhead =
+    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: filteredTops.keepDay, busy: () => running > 0, ...options.keepAhead });
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
   const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {
@@ -140,6 +152,10 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
       return refreshNext === undefined ? 0 : refreshAll((beforeDay) => refreshNext(beforeDay, skip));
     },
 
+    async keepFilteredAhead(whenIdle) {
+      return keepAhead === null ? false : keepAhead(whenIdle);
+    },
+
     async totals(q) {
       if (aggregates !== null && filterCount(q) <= 1) return aggregates.totals(q);
       const plan = await rollupPlan(q, 1);
@@ -172,10 +188,10 @@ export function createReportStore(dialect: Dialect, run: RunQuery, options: Repo
 
     async top(q, dimension, limit): Promise<TopRow[]> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.top(q, dimension, limit);
-      if (filteredTop !== null && filterCount(q) === 1) {
+      if (filteredTops !== null && filterCount(q) === 1) {
         const plan = await rollupPlan(q, 1);
         const filter = (Object.entries(q.filters) as Array<[FilterDimension, string | undefined]>).find(([, value]) => value !== undefined);
-        if (plan !== null && filter !== undefined) return filteredTop(q, [filter[0], filter[1] as string], dimension, limit, plan);
+        if (plan !== null && filter !== undefined) return filteredTops.top(q, [filter[0], filter[1] as string], dimension, limit, plan);
       }
       const column = dimension === 'custom_event' ? 'event_type' : DIMENSION_COLUMNS[dimension];
       const plan = await rollupPlan(q, 0);

@@ -29,6 +29,28 @@ function manualTimer() {
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('startRollupRefresher()', () => {
+  it('takes a turn of keeping filters ahead only in a tick that found no day to refresh', async () => {
+    const marked = [19_999];
+    const refreshNext = async (): Promise<RefreshedDay | null> => {
+      const day = marked.shift();
+      return day === undefined ? null : { projectId: 'p', day };
+    };
+    let turns = 0;
+    const timer = manualTimer();
+    const refresher = startRollupRefresher({ refreshNext, now: () => 20_000 * DAY, keepAhead: async () => (turns++, true), ...timer });
+    timer.fire();
+    await settle();
+    expect(turns).toBe(0);
+    timer.fire();
+    await settle();
+    expect(turns).toBe(1);
+    marked.push(19_998);
+    timer.fire();
+    await settle();
+    expect(turns).toBe(1);
+    await refresher.stop();
+  });
+
   it('refreshes at most daysPerTick days a tick, and today at most once per todayEveryMs', async () => {
     const today = 20_000;
     let now = today * DAY + 5_000;

@@ -12,8 +12,9 @@ import { type RefreshNext, dayKey } from './rollup-refresh.js';
  * offline queue, an import) mark their day at nearly every group commit, and refreshing it at
  * every tick rebuilt the whole day from its events again and again, which halved ingest
  * (bench/RESULTS.md, "Server ingest", the rows of a day before); meanwhile reports read that day
- * from the events, as they read today. The timer is unref'd: it never keeps a process alive;
- * `stop()` waits for a refresh in progress.
+ * from the events, as they read today. A tick with no day to refresh takes one turn of keeping
+ * filtered top lists ahead (`filtered-ahead.ts`), so that work waits for the rollups it reads. The
+ * timer is unref'd: it never keeps a process alive; `stop()` waits for a tick in progress.
  */
 
 /** Options of {@link startRollupRefresher}. */
@@ -44,7 +45,9 @@ export interface RollupRefresherOptions {
    * @default 600000 (10 minutes)
    */
   dayEveryMs?: number;
-  /** Told about a failed refresh (the next tick tries again). @default ignore */
+  /** One turn of keeping filtered top lists ahead, taken by a tick that refreshed nothing. @default none */
+  keepAhead?: () => Promise<boolean>;
+  /** Told about a failed refresh or turn (the next tick tries again). @default ignore */
   onError?: (error: unknown) => void;
   /** @default (cb, ms) => setTimeout(cb, ms) */
   setTimer?: (callback: () => void, ms: number) => { unref?(): void };
@@ -75,7 +78,8 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
   let todayRefreshedAt = -Infinity;
 
   const tick = async () => {
-    for (let n = 0; n < daysPerTick && !stopped; n++) {
+    let n = 0;
+    for (; n < daysPerTick && !stopped; n++) {
       const time = now();
       const today = dayOf(time);
       // Past days first; today (and a clock-skewed later day) only when its pause is over.
@@ -91,6 +95,7 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
       if (refreshed.day >= today) todayRefreshedAt = time;
       else refreshedAt.set(dayKey(refreshed.projectId, refreshed.day), time);
     }
+    if (n === 0 && !stopped) await options.keepAhead?.();
   };
 
   const schedule = () => {

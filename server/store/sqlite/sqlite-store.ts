@@ -251,7 +251,11 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     }
     open = db;
     const refreshNext = refreshRollup;
-    rollupRefresher = startRollupRefresher({ refreshNext, onError: (error) => process.emitWarning(`Daily rollup refresh failed: ${String(error)}`) });
+    rollupRefresher = startRollupRefresher({
+      refreshNext,
+      keepAhead: () => reports.keepFilteredAhead(true),
+      onError: (error) => process.emitWarning(`Daily rollup refresh failed: ${String(error)}`),
+    });
   }
 
   const use = (): OpenDatabase => {
