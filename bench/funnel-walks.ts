@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
-import { REPORT_SETTINGS } from '../server/store/postgres/postgres-report-run.js';
+import { READ_SETTINGS } from '../server/store/postgres/postgres-read-run.js';
 import type { FunnelWalk } from '../server/store/reports/dialect.js';
 import { createReportStore } from '../server/store/reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../server/store/reports/dialect.js';
@@ -51,7 +51,7 @@ const stores = WALKS.map((funnelWalk) =>
   createReportStore(
     { ...POSTGRES_DIALECT, funnelWalk },
     async (sql, values) => {
-      await client.query(['BEGIN READ ONLY', ...REPORT_SETTINGS].join('; '));
+      await client.query(['BEGIN READ ONLY', ...READ_SETTINGS].join('; '));
       try {
         return (await client.query(sql, values)).rows;
       } finally {

@@ -2,7 +2,7 @@
 // (docs/decisions.md, "Daily rollups"): each 30-day panel of bench/panel-bench.ts, on a database
 // `bench/generate-project.ts` filled and whose rollups are built (run the panel bench on it once),
 // alternately as a plain statement and inside `BEGIN; SET LOCAL …` with each set of settings (the
-// store's own, server/store/postgres/postgres-report-run.ts, among them), `rounds` times; prints per panel
+// store's own, server/store/postgres/postgres-read-run.ts, among them), `rounds` times; prints per panel
 // the median wall time and the CPU time of the backend and of a parallel plan's workers.
 //
 //   node scripts/run-ts.mjs bench/report-settings.ts postgres://… [rounds]
@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { REPORT_SETTINGS } from '../server/store/postgres/postgres-report-run.js';
+import { READ_SETTINGS } from '../server/store/postgres/postgres-read-run.js';
 import { createReportStore } from '../server/store/reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../server/store/reports/dialect.js';
 import type { ReportQuery } from '../server/store/report-store.js';
@@ -25,8 +25,8 @@ const DAY_MS = 86_400_000;
 /** The variants measured: a name and the settings (none: a plain statement, no transaction). */
 const VARIANTS: Array<[string, string[]]> = [
   ['plain', []],
-  ["the store's (jit off, no parallel plans)", [...REPORT_SETTINGS]],
-  ["the store's, work_mem 32MB", [...REPORT_SETTINGS, "SET LOCAL work_mem = '32MB'"]],
+  ["the store's (jit off, no parallel plans)", [...READ_SETTINGS]],
+  ["the store's, work_mem 32MB", [...READ_SETTINGS, "SET LOCAL work_mem = '32MB'"]],
   ['jit off, parallel plans', ['SET LOCAL jit = off']],
 ];
 

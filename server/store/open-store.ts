@@ -17,8 +17,8 @@ export interface OpenStoreOptions {
   durability?: Durability;
   /**
    * The time budget of one read, ms: on SQLite of every read (`sqlite/sqlite-reader.ts`), on
-   * PostgreSQL of each report statement (`postgres/postgres-report-run.ts`); past it the read is
-   * answered 503 with `Retry-After`. @default 15000
+   * PostgreSQL of each read statement: reports, event list, sessions, recordings, export
+   * (`postgres/postgres-read-run.ts`); past it the read is answered 503 with `Retry-After`. @default 15000
    */
   readBudgetMs?: number;
   /** SQLite: copy the database before a migration changes it. @default true */

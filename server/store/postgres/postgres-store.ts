@@ -11,7 +11,7 @@ import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPos
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
-import { createPostgresReportRun } from './postgres-report-run.js';
+import { createPostgresReadRun } from './postgres-read-run.js';
 import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
@@ -68,8 +68,9 @@ export interface PostgresStoreOptions {
    */
   backfillBatch?: number;
   /**
-   * The time budget of one report statement, ms: past it the database cancels the statement and
-   * the report rejects with `BUSY` (`postgres-report-run.ts`). @default 15000
+   * The time budget of one read statement, ms (a report's, `queryEvents`, `listSessions`,
+   * `getRecording`, `exportEvents`): past it the database cancels the statement and the read
+   * rejects with `BUSY` (`postgres-read-run.ts`). @default 15000
    */
   readBudgetMs?: number;
   /** How often the report aggregates' parts are merged (`postgres-aggregates.ts`), ms. @default 5000 */
@@ -135,6 +136,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   }
 
   const query = (text: string, values: unknown[] = []) => use().query<Row>(text, values);
+  // Reads of the events and recordings, which may run long (an event list filtered on an absent
+  // value walks the project's events), have the read budget; the configuration's reads by key do not need it.
+  const read = createPostgresReadRun(use, options.readBudgetMs);
 
   /** The uncached credential lookup: key and project in one query. */
   const lookupCredential = async (hash: string) => {
@@ -216,7 +220,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     kind: 'postgres',
     // Accounts, sign-in sessions and shared links (postgres-accounts.ts).
     ...createPostgresAccounts({ query, transaction: (work) => (use(), transaction(work)) }),
-    reports: createReportStore(POSTGRES_DIALECT, createPostgresReportRun(use, options.readBudgetMs), {
+    reports: createReportStore(POSTGRES_DIALECT, read, {
       refreshNext: (beforeDay, skip) => (use(), refreshRollup(beforeDay, skip)),
       aggregates: true,
       sessionSummaries: true,
@@ -356,7 +360,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
         add((n) => `(timestamp, event_id) < ($${n}, $${n + 1})`, cursor.timestamp, cursor.eventId);
       }
       values.push(limit + 1);
-      const { rows } = await query(
+      const rows = await read(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where.join(' AND ')}
          ORDER BY timestamp DESC, event_id DESC LIMIT $${values.length}`,
         values,
@@ -371,12 +375,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     },
 
     async listSessions(projectId, limit) {
-      const { rows } = await query(LIST_SESSIONS_SQL, [projectId, clampPageLimit(limit)]);
+      const rows = await read(LIST_SESSIONS_SQL, [projectId, clampPageLimit(limit)]);
       return rows.map(toSessionSummary);
     },
 
     async getRecording(projectId, sessionId) {
-      const { rows } = await query(
+      const rows = await read(
         // The day narrows the read to the session's partition (postgres-partition.ts).
         'SELECT event_offset, events, is_final FROM recording_chunks WHERE project_id = $1 AND session_id = $2 AND id_day = $3 ORDER BY event_offset',
         [projectId, sessionId, idDay(sessionId)],
@@ -405,7 +409,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
         values.push(q.after.timestamp, q.after.eventId);
         position = 'timestamp >= $2 AND (timestamp, event_id) > ($5, $6)';
       }
-      const { rows } = await query(
+      const rows = await read(
         `SELECT ${EVENT_COLUMNS} FROM events WHERE project_id = $1 AND ${position} AND timestamp < $3
          ORDER BY timestamp, event_id LIMIT $4`,
         values,

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
-import { createPostgresReportRun } from './postgres-report-run.js';
+import { createPostgresReadRun } from './postgres-read-run.js';
 
 let database: TestDatabase;
 let pool: pg.Pool;
@@ -18,9 +18,9 @@ afterAll(async () => {
   await database?.drop();
 });
 
-describe('createPostgresReportRun(pool)', () => {
-  it('runs a report statement with JIT and parallel plans off and gives the connection back with its own settings', async () => {
-    const run = createPostgresReportRun(() => pool);
+describe('createPostgresReadRun(pool, budgetMs)', () => {
+  it('runs a read statement with JIT and parallel plans off and gives the connection back with its own settings', async () => {
+    const run = createPostgresReadRun(() => pool);
     const settings = "SELECT current_setting('jit') AS jit, current_setting('max_parallel_workers_per_gather') AS workers";
     const before = (await pool.query(settings)).rows[0];
     expect(await run(`${settings}, $1::int AS n`, [7])).toEqual([{ jit: 'off', workers: '0', n: 7 }]);
@@ -28,22 +28,22 @@ describe('createPostgresReportRun(pool)', () => {
   });
 
   it('turns sequential scans off for a statement hinted to read through indexes only, and only for it', async () => {
-    const run = createPostgresReportRun(() => pool);
+    const run = createPostgresReadRun(() => pool);
     const scans = "SELECT current_setting('enable_seqscan') AS scans";
     expect(await run(scans, [], { indexesOnly: true })).toEqual([{ scans: 'off' }]);
     expect(await run(scans, [])).toEqual([{ scans: 'on' }]);
     expect((await pool.query(scans)).rows).toEqual([{ scans: 'on' }]);
   });
 
-  it('refuses a write, since a report only reads, and the connection stays usable', async () => {
-    const run = createPostgresReportRun(() => pool);
+  it('refuses a write, the transaction being read-only, and the connection stays usable', async () => {
+    const run = createPostgresReadRun(() => pool);
     await expect(run('INSERT INTO t (n) VALUES (1)', [])).rejects.toMatchObject({ code: '25006' });
     expect((await pool.query('SELECT COUNT(*)::int AS n FROM t')).rows).toEqual([{ n: 0 }]);
     expect(await run('SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
   });
 
   it('cancels a statement past its budget and rejects with BUSY; the connection goes back without the budget', async () => {
-    const run = createPostgresReportRun(() => pool, 200);
+    const run = createPostgresReadRun(() => pool, 200);
     await expect(run('SELECT pg_sleep(5)', [])).rejects.toMatchObject({ name: 'StoreError', code: 'BUSY', message: expect.stringContaining('budget of 200 ms') });
     expect(await run("SELECT current_setting('statement_timeout') AS budget", [])).toEqual([{ budget: '200ms' }]);
     expect((await pool.query("SELECT current_setting('statement_timeout') AS budget")).rows).toEqual([{ budget: '0' }]);
@@ -51,7 +51,7 @@ describe('createPostgresReportRun(pool)', () => {
   });
 
   it('passes on the error of a failing statement and leaves no transaction open', async () => {
-    const run = createPostgresReportRun(() => pool);
+    const run = createPostgresReadRun(() => pool);
     await expect(run('SELECT 1 / $1::int AS n', [0])).rejects.toMatchObject({ code: '22012' });
     expect((await pool.query<{ open: boolean }>("SELECT now() <> statement_timestamp() AS open")).rows[0]?.open).toBe(false);
   });
