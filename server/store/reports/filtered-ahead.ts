@@ -47,8 +47,14 @@ export interface FilteredAheadOptions {
  */
 export type KeepAhead = (whenIdle?: boolean) => Promise<boolean>;
 
-/** Days looked at in one turn that keeps nothing (each is one read of the day's rollup rows). */
+/** Days looked at in one turn that keeps nothing (each is one small read of the day's aggregates). */
 const DAYS_A_TURN = 4;
+/**
+ * How long the list of candidate days is used before it is read again, ms: it reads the day rows
+ * of every project's aggregates (about 0.1 s at 10 million events on PostgreSQL), and a turn is
+ * taken every second while there is work.
+ */
+const LIST_EVERY_MS = 60_000;
 
 /** Keeps the heavy filters of past days ahead, one turn at a time, over `run`. */
 export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: FilteredAheadOptions): KeepAhead {
@@ -58,19 +64,28 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
   /** The days whose heavy values were all kept, by {@link dayKey}, with the day's version then. */
   const done = new Map<string, number>();
   const dims = FILTER_DIMENSIONS.map((dim) => `'${dim}'`).join(', ');
+  let list: { at: number; rows: Array<Record<string, unknown>> } | null = null;
 
   return async (whenIdle = false) => {
     const yieldNow = () => whenIdle && options.busy();
     if (yieldNow()) return true;
-    const today = Math.floor(now() / DAY_MS);
-    const v = new Values(dialect);
-    // The clean past days that were built (a version), newest first.
-    const candidates = await run(
-      `SELECT project_id, day, version FROM rollup_versions r WHERE day >= ${v.add(today - days)} AND day < ${v.add(today)}
-         AND NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.project_id = r.project_id AND d.day = r.day)
-       ORDER BY day DESC, project_id`,
-      v.list,
-    );
+    const time = now();
+    if (list === null || time - list.at >= LIST_EVERY_MS) {
+      const today = Math.floor(time / DAY_MS);
+      const v = new Values(dialect);
+      // The clean past days with events (a day row of the aggregates), newest first, with their
+      // version (0: built before versions were kept, or never rebuilt).
+      const rows = await run(
+        `SELECT a.project_id, a.day, COALESCE(r.version, 0) AS version
+         FROM (SELECT DISTINCT project_id, bucket AS day FROM agg_values WHERE dim = '' AND grain = ${GRAIN_DAY} AND bucket >= ${v.add(today - days)} AND bucket < ${v.add(today)}) a
+           LEFT JOIN rollup_versions r ON r.project_id = a.project_id AND r.day = a.day
+         WHERE NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.project_id = a.project_id AND d.day = a.day)
+         ORDER BY a.day DESC, a.project_id`,
+        v.list,
+      );
+      list = { at: time, rows };
+    }
+    const candidates = list.rows;
     const live = new Set<string>();
     let looked = 0;
     for (const row of candidates) {

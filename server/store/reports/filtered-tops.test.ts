@@ -166,10 +166,10 @@ describe('filtered top lists kept ahead', () => {
       expect(keptFilters()).toEqual(heavy);
       // Newest first: the oldest day kept is reached last.
       expect(keptDays).toEqual([...keptDays].sort((a, b) => b - a));
-      // Done: a turn now reads the candidate days only.
+      // Done: a turn now reads nothing (the list of days is read again after a minute).
       statements.length = 0;
       expect(await ahead()).toBe(false);
-      expect(statements).toHaveLength(1);
+      expect(statements).toEqual([]);
       // A top list of a heavy value over a day where it is heavy reads no event.
       const { filter_dim: dim, filter_value: value, day } = heavy[0]!;
       const q: ReportQuery = { projectId, from: day * DAY, to: (day + 1) * DAY, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };

@@ -12,7 +12,8 @@ import { byteCompare, bytesOf, num } from '../shared/row-values.js';
  * first top list with a filter that reads a whole clean day computes that day's counts of the
  * filter from its events and keeps them (`rollup_filtered`, one row per value and day): a
  * dashboard filtered the same way again, the next day or by a teammate, reads a row per value and
- * day. Matomo archives its segments the same way, on first use.
+ * day. Matomo archives its segments the same way, on first use. The background keeps the
+ * frequent values ahead of their first view the same way (`filtered-ahead.ts`, through `keepDay`).
  *
  * Kept rows are part of the daily rollups: they describe a day as its last refresh saw it, are read
  * only while the day is clean, and go when a refresh builds the day again (a late event, an
