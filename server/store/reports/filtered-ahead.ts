@@ -63,6 +63,11 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
   const now = options.now ?? (() => Date.now());
   /** The days whose heavy values were all kept, by {@link dayKey}, with the day's version then. */
   const done = new Map<string, number>();
+  /**
+   * The (day, version, filter)s read once already: one whose keep was refused (the day was built
+   * again meanwhile) or failed is not read again for that version, so that no turn repeats forever.
+   */
+  const tried = new Set<string>();
   const dims = FILTER_DIMENSIONS.map((dim) => `'${dim}'`).join(', ');
   let list: { at: number; rows: Array<Record<string, unknown>> } | null = null;
 
@@ -106,18 +111,20 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
          SELECT DISTINCT 1 AS kind, filter_dim, filter_value FROM rollup_filtered WHERE project_id = ${w.add(projectId)} AND day = ${w.add(day)} AND value IS NULL`,
         w.list,
       );
-      const filterKey = (r: Record<string, unknown>) => `${String(r.dim)}\u0000${String(r.value)}`;
+      const filterKey = (r: Record<string, unknown>) => `${key}\u0000${num(row.version)}\u0000${String(r.dim)}\u0000${String(r.value)}`;
       const kept = new Set(heavy.filter((r) => num(r.kind) === 1).map(filterKey));
-      const next = heavy.find((r) => num(r.kind) === 0 && !kept.has(filterKey(r)));
+      const next = heavy.find((r) => num(r.kind) === 0 && !kept.has(filterKey(r)) && !tried.has(filterKey(r)));
       if (next === undefined) {
         done.set(key, num(row.version));
         continue;
       }
+      tried.add(filterKey(next));
       await options.keepDay(projectId, [next.dim as FilterDimension, String(next.value)], day);
       return true;
     }
     // Days gone from the candidates (past the year, retention) are forgotten.
     for (const key of done.keys()) if (!live.has(key)) done.delete(key);
+    for (const entry of tried) if (!live.has(entry.slice(0, entry.indexOf('\u0000')))) tried.delete(entry);
     return looked > 0;
   };
 }

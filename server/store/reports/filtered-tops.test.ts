@@ -183,4 +183,29 @@ describe('filtered top lists kept ahead', () => {
       db.close();
     }
   });
+
+  it('reads a value of a day once per version of the day, even when its keep is refused', async () => {
+    const { projectId, db } = await sixDays('ahead-refused.db', 48);
+    try {
+      const run = async (sql: string, values: unknown[]) => db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+      const asked: string[] = [];
+      // A keep that never lands, as when every day is built again before its keep.
+      const ahead = createFilteredAhead(SQLITE_DIALECT, run, {
+        keepDay: async (_project, [dim, value], day) => void asked.push(`${dim} ${value} ${day}`),
+        busy: () => false,
+        minEvents: 40,
+        now: () => START + 5 * DAY + 1000,
+      });
+      let turns = 0;
+      while (await ahead()) expect(++turns).toBeLessThan(500);
+      const heavy = db
+        .prepare(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM agg_values WHERE project_id = ? AND dim != '' AND dim != 'error_message' AND grain = 1 AND bucket < ? GROUP BY dim, value, bucket HAVING SUM(events) >= 40)`)
+        .get(projectId, START / DAY + 5) as { n: number };
+      expect(heavy.n).toBeGreaterThan(5);
+      expect(asked).toHaveLength(heavy.n);
+      expect(new Set(asked).size).toBe(asked.length);
+    } finally {
+      db.close();
+    }
+  });
 });
