@@ -129,8 +129,9 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * rollup_filtered: per day, filter (a dimension and its value), top-list dimension, bot flag and
  * value, what that top list counts (page views for a page dimension, else events) and sketches of
  * their visitors, with one row of value null marking the (day, filter, dimension) as kept: written
- * by the first top list with that filter that reads the day, for every dimension, not by the
- * refresh (`filtered-tops.ts`), so a dashboard filtered the same way again reads a row per value and day.
+ * by the first top list with that filter that reads the day, or ahead of it in the background for a
+ * frequent value (`filtered-ahead.ts`), for every dimension, not by the refresh (`filtered-tops.ts`),
+ * so a dashboard filtered the same way again reads a row per value and day.
  * A refresh of the day deletes them (and an erasure those of the days it marks).
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
