@@ -245,7 +245,12 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
           state = 'open';
           rollupRefresher = startRollupRefresher({
             refreshNext: refreshRollup,
-            keepAhead: () => store.reports.keepFilteredAhead(true),
+            keepAhead: () =>
+              store.reports.keepFilteredAhead(true).catch((error: unknown) => {
+                // A turn cut short by close() is taken again after the next open.
+                if (state === 'open') options.onPoolError?.(error as Error);
+                return false;
+              }),
             onError: (error) => options.onPoolError?.(error as Error),
           });
           compactionTimer = setInterval(() => void compact(), options.compactEveryMs ?? 5_000).unref();

@@ -50,24 +50,38 @@ export type KeepAhead = (whenIdle?: boolean) => Promise<boolean>;
 /** Days looked at in one turn that keeps nothing (each is one small read of the day's aggregates). */
 const DAYS_A_TURN = 4;
 /**
- * How long the list of candidate days is used before it is read again, ms: it reads the day rows
- * of every project's aggregates (about 0.1 s at 10 million events on PostgreSQL), and a turn is
- * taken every second while there is work.
+ * How long the list of candidate days is used before it is read again, ms: the turns of a tick
+ * share it, and a day built since is seen within seconds. It is one index seek per project and
+ * one index range of day rows each.
  */
-const LIST_EVERY_MS = 60_000;
+const LIST_EVERY_MS = 5_000;
+/**
+ * A day built again waits this long before it is kept ahead again, ms: a day that late events
+ * reach is built again every ten minutes (`rollup-refresher.ts`), and keeping its values ahead
+ * after each build would read its events a dozen times over for nothing.
+ */
+const SETTLED_MS = 30 * 60_000;
+/** Reads of one value's day that failed (past the read budget, a lost connection) before it is left to a first view. */
+const MAX_ATTEMPTS = 3;
+
+/** What a process knows of a candidate day. */
+interface DayState {
+  day: number;
+  version: number;
+  /** When the version was first seen (−∞: at the first listing, taken as settled). */
+  since: number;
+  /** Every heavy value of this version is kept (or was tried {@link MAX_ATTEMPTS} times). */
+  done: boolean;
+  /** Reads of this version's values, by filter (`dim value`): a keep refused or failed is not read again at every turn. */
+  tried: Map<string, number>;
+}
 
 /** Keeps the heavy filters of past days ahead, one turn at a time, over `run`. */
 export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: FilteredAheadOptions): KeepAhead {
   const minEvents = options.minEvents ?? 1000;
   const days = options.days ?? 366;
   const now = options.now ?? (() => Date.now());
-  /** The days whose heavy values were all kept, by {@link dayKey}, with the day's version then. */
-  const done = new Map<string, number>();
-  /**
-   * The (day, version, filter)s read once already: one whose keep was refused (the day was built
-   * again meanwhile) or failed is not read again for that version, so that no turn repeats forever.
-   */
-  const tried = new Set<string>();
+  const states = new Map<string, DayState>();
   const dims = FILTER_DIMENSIONS.map((dim) => `'${dim}'`).join(', ');
   let list: { at: number; rows: Array<Record<string, unknown>> } | null = null;
 
@@ -78,11 +92,17 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
     if (list === null || time - list.at >= LIST_EVERY_MS) {
       const today = Math.floor(time / DAY_MS);
       const v = new Values(dialect);
-      // The clean past days with events (a day row of the aggregates), newest first, with their
-      // version (0: built before versions were kept, or never rebuilt).
+      // The clean past days with events (a day row of the aggregates: the projects found by index
+      // seeks, one per project, then one index range each), newest first, with their version (0:
+      // built before versions were kept).
       const rows = await run(
-        `SELECT a.project_id, a.day, COALESCE(r.version, 0) AS version
-         FROM (SELECT DISTINCT project_id, bucket AS day FROM agg_values WHERE dim = '' AND grain = ${GRAIN_DAY} AND bucket >= ${v.add(today - days)} AND bucket < ${v.add(today)}) a
+        `WITH RECURSIVE p (project_id) AS (
+           SELECT (SELECT project_id FROM agg_values ORDER BY project_id LIMIT 1)
+           UNION ALL
+           SELECT (SELECT n.project_id FROM agg_values n WHERE n.project_id > p.project_id ORDER BY n.project_id LIMIT 1) FROM p WHERE p.project_id IS NOT NULL)
+         SELECT a.project_id, a.day, COALESCE(r.version, 0) AS version
+         FROM (SELECT DISTINCT a.project_id, a.bucket AS day FROM p
+                 JOIN agg_values a ON a.project_id = p.project_id AND a.dim = '' AND a.grain = ${GRAIN_DAY} AND a.bucket >= ${v.add(today - days)} AND a.bucket < ${v.add(today)}) a
            LEFT JOIN rollup_versions r ON r.project_id = a.project_id AND r.day = a.day
          WHERE NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.project_id = a.project_id AND d.day = a.day)
          ORDER BY a.day DESC, a.project_id`,
@@ -90,41 +110,49 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
       );
       list = { at: time, rows };
     }
-    const candidates = list.rows;
-    const live = new Set<string>();
     let looked = 0;
-    for (const row of candidates) {
+    for (const row of list.rows) {
       const projectId = String(row.project_id);
       const day = num(row.day);
+      const version = num(row.version);
       const key = dayKey(projectId, day);
-      live.add(key);
-      if (done.get(key) === num(row.version)) continue;
+      let state = states.get(key);
+      if (state === undefined || state.version !== version) {
+        state = { day, version, since: state === undefined ? -Infinity : time, done: false, tried: new Map() };
+        states.set(key, state);
+      }
+      if (state.done || time - state.since < SETTLED_MS) continue;
       if (looked === DAYS_A_TURN || yieldNow()) return true;
       looked++;
-      // The day's heavy values, from the day's aggregates kept at ingest (a row per value and bot
-      // flag), and the filters kept for it (a keep writes every dimension's marker at once).
+      // The day's values with their counts, from the day's aggregates kept at ingest (a row per
+      // value and bot flag), then the filters kept for it (a keep writes every dimension's marker
+      // at once). Both columns only listed side by side: nothing compares their collations.
       const w = new Values(dialect);
-      const heavy = await run(
-        `SELECT 0 AS kind, dim, value FROM agg_values WHERE project_id = ${w.add(projectId)} AND dim IN (${dims}) AND grain = ${GRAIN_DAY} AND bucket = ${w.add(day)}
+      const dayRows = await run(
+        `SELECT 0 AS kept, dim, value FROM agg_values WHERE project_id = ${w.add(projectId)} AND dim IN (${dims}) AND grain = ${GRAIN_DAY} AND bucket = ${w.add(day)}
            GROUP BY dim, value HAVING SUM(events) >= ${w.add(minEvents)}
          UNION ALL
-         SELECT DISTINCT 1 AS kind, filter_dim, filter_value FROM rollup_filtered WHERE project_id = ${w.add(projectId)} AND day = ${w.add(day)} AND value IS NULL`,
+         SELECT DISTINCT 1 AS kept, filter_dim, filter_value FROM rollup_filtered WHERE project_id = ${w.add(projectId)} AND day = ${w.add(day)} AND value IS NULL`,
         w.list,
       );
-      const filterKey = (r: Record<string, unknown>) => `${key}\u0000${num(row.version)}\u0000${String(r.dim)}\u0000${String(r.value)}`;
-      const kept = new Set(heavy.filter((r) => num(r.kind) === 1).map(filterKey));
-      const next = heavy.find((r) => num(r.kind) === 0 && !kept.has(filterKey(r)) && !tried.has(filterKey(r)));
+      const filterOf = (r: Record<string, unknown>) => `${String(r.dim)} ${String(r.value)}`;
+      const kept = new Set(dayRows.filter((r) => num(r.kept) === 1).map(filterOf));
+      const tried = state.tried;
+      const next = dayRows.find((r) => num(r.kept) === 0 && !kept.has(filterOf(r)) && (tried.get(filterOf(r)) ?? 0) < MAX_ATTEMPTS);
       if (next === undefined) {
-        done.set(key, num(row.version));
+        state.done = true;
+        state.tried.clear();
         continue;
       }
-      tried.add(filterKey(next));
+      if (yieldNow()) return true;
+      tried.set(filterOf(next), (tried.get(filterOf(next)) ?? 0) + 1);
       await options.keepDay(projectId, [next.dim as FilterDimension, String(next.value)], day);
       return true;
     }
-    // Days gone from the candidates (past the year, retention) are forgotten.
-    for (const key of done.keys()) if (!live.has(key)) done.delete(key);
-    for (const entry of tried) if (!live.has(entry.slice(0, entry.indexOf('\u0000')))) tried.delete(entry);
+    // Days past the year are forgotten; a day marked again (off the list for now) is not: it comes
+    // back built again, and waits to be settled.
+    const first = Math.floor(time / DAY_MS) - days;
+    for (const [key, state] of states) if (state.day < first) states.delete(key);
     return looked > 0;
   };
 }

@@ -403,7 +403,8 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
   const keepDay: FilteredTops['keepDay'] = async (projectId, filter, day) => {
     // A report reading the day already keeps it.
     const other = reading.get(readingKey(projectId, filter[0], filter[1], day));
-    if (other !== undefined) return void (await other);
+    // Its failure is that report's: this turn then leaves the day to a later one.
+    if (other !== undefined) return void (await other.catch(() => undefined));
     const { read, kept } = readDays(projectId, filter, options.sketchOf?.() ?? null, day, day + 1);
     await read;
     await kept;

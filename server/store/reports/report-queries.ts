@@ -96,7 +96,9 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   let running = 0;
   const run: RunQuery = (sql, values, hints) => {
     running++;
-    return runRead(sql, values, hints).finally(() => running--);
+    return Promise.resolve()
+      .then(() => runRead(sql, values, hints))
+      .finally(() => running--);
   };
   const filteredTops =
     refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf }) : null;
@@ -104,6 +106,8 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
     filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: filteredTops.keepDay, busy: () => running > 0, ...options.keepAhead });
+  /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
+  let aheadTurn: Promise<unknown> = Promise.resolve();
 
   /** The plan of a report the rollups can serve with at most `maxFilters` filters; null: read the events. */
   const rollupPlan = async (q: ReportQuery, maxFilters: number): Promise<DayPlan | null> => {
@@ -153,7 +157,10 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     },
 
     async keepFilteredAhead(whenIdle) {
-      return keepAhead === null ? false : keepAhead(whenIdle);
+      if (keepAhead === null) return false;
+      const turn = aheadTurn.then(() => keepAhead(whenIdle));
+      aheadTurn = turn.catch(() => undefined);
+      return turn;
     },
 
     async totals(q) {

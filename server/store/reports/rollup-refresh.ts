@@ -271,7 +271,7 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
 }
 
 /**
- * The refresh's transaction. JIT compilation off, as for reports (`postgres-report-run.ts`): the
+ * The refresh's transaction. JIT compilation off, as for reads (`postgres-read-run.ts`): the
  * planner's estimates of the build's joins (its CTEs' row counts are guesses) reach billions and
  * turn on JIT with inlining and optimization, which took 3.3 s of an 8.6 s build of a day of
  * 111,000 events, for a statement that is not CPU-bound per row.

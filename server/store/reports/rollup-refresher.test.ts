@@ -29,25 +29,35 @@ function manualTimer() {
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('startRollupRefresher()', () => {
-  it('takes a turn of keeping filters ahead only in a tick that found no day to refresh', async () => {
+  it('takes turns of keeping filters ahead, for keepAheadMs at most, only in a tick that found no day to refresh', async () => {
     const marked = [19_999];
     const refreshNext = async (): Promise<RefreshedDay | null> => {
       const day = marked.shift();
       return day === undefined ? null : { projectId: 'p', day };
     };
+    let now = 20_000 * DAY;
     let turns = 0;
+    let more = true;
+    // Each turn takes 200 ms.
+    const keepAhead = async () => ((now += 200), turns++, more);
     const timer = manualTimer();
-    const refresher = startRollupRefresher({ refreshNext, now: () => 20_000 * DAY, keepAhead: async () => (turns++, true), ...timer });
+    const refresher = startRollupRefresher({ refreshNext, now: () => now, keepAhead, keepAheadMs: 500, ...timer });
     timer.fire();
     await settle();
     expect(turns).toBe(0);
     timer.fire();
     await settle();
-    expect(turns).toBe(1);
+    // 200, 400, 600 ms: the third turn ends the tick.
+    expect(turns).toBe(3);
     marked.push(19_998);
     timer.fire();
     await settle();
-    expect(turns).toBe(1);
+    expect(turns).toBe(3);
+    // Nothing left to keep: one turn, and the tick ends.
+    more = false;
+    timer.fire();
+    await settle();
+    expect(turns).toBe(4);
     await refresher.stop();
   });
 

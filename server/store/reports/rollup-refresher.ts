@@ -12,8 +12,9 @@ import { type RefreshNext, dayKey } from './rollup-refresh.js';
  * offline queue, an import) mark their day at nearly every group commit, and refreshing it at
  * every tick rebuilt the whole day from its events again and again, which halved ingest
  * (bench/RESULTS.md, "Server ingest", the rows of a day before); meanwhile reports read that day
- * from the events, as they read today. A tick with no day to refresh takes one turn of keeping
- * filtered top lists ahead (`filtered-ahead.ts`), so that work waits for the rollups it reads. The
+ * from the events, as they read today. A tick with no day to refresh takes turns of keeping
+ * filtered top lists ahead (`filtered-ahead.ts`) for half a second at most: that work waits for
+ * the rollups it reads, and leaves the reads (SQLite's one reader thread) half of each second. The
  * timer is unref'd: it never keeps a process alive; `stop()` waits for a tick in progress.
  */
 
@@ -45,8 +46,16 @@ export interface RollupRefresherOptions {
    * @default 600000 (10 minutes)
    */
   dayEveryMs?: number;
-  /** One turn of keeping filtered top lists ahead, taken by a tick that refreshed nothing. @default none */
+  /**
+   * One turn of keeping filtered top lists ahead (resolves false when nothing is left to do);
+   * a tick that refreshed nothing takes turns for up to `keepAheadMs`. @default none
+   */
   keepAhead?: () => Promise<boolean>;
+  /**
+   * How long a tick takes turns of keeping ahead, ms, at most (a turn started is finished).
+   * @default 500
+   */
+  keepAheadMs?: number;
   /** Told about a failed refresh or turn (the next tick tries again). @default ignore */
   onError?: (error: unknown) => void;
   /** @default (cb, ms) => setTimeout(cb, ms) */
@@ -57,7 +66,7 @@ export interface RollupRefresherOptions {
 
 /** A running refresher. */
 export interface RollupRefresher {
-  /** Stops the ticks; resolves when a refresh in progress has finished. */
+  /** Stops the ticks; resolves when a tick in progress (a refresh, a turn of keeping ahead) has finished. */
   stop(): Promise<void>;
 }
 
@@ -66,6 +75,7 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
   const now = options.now ?? (() => Date.now());
   const tickMs = options.tickMs ?? 1000;
   const daysPerTick = options.daysPerTick ?? 4;
+  const keepAheadMs = options.keepAheadMs ?? 500;
   const todayEveryMs = options.todayEveryMs ?? Infinity;
   const dayEveryMs = options.dayEveryMs ?? 600_000;
   /** When each recently refreshed past day was refreshed, by {@link dayKey}. */
@@ -95,7 +105,9 @@ export function startRollupRefresher(options: RollupRefresherOptions): RollupRef
       if (refreshed.day >= today) todayRefreshedAt = time;
       else refreshedAt.set(dayKey(refreshed.projectId, refreshed.day), time);
     }
-    if (n === 0 && !stopped) await options.keepAhead?.();
+    if (n > 0 || options.keepAhead === undefined) return;
+    const started = now();
+    while (!stopped && (await options.keepAhead()) && now() - started < keepAheadMs);
   };
 
   const schedule = () => {

@@ -253,7 +253,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     const refreshNext = refreshRollup;
     rollupRefresher = startRollupRefresher({
       refreshNext,
-      keepAhead: () => reports.keepFilteredAhead(true),
+      keepAhead: () =>
+        reports.keepFilteredAhead(true).catch((error: unknown) => {
+          // A turn cut short by close() is taken again after the next open.
+          if (open !== null) process.emitWarning(`Keeping filtered top lists ahead failed: ${String(error)}`);
+          return false;
+        }),
       onError: (error) => process.emitWarning(`Daily rollup refresh failed: ${String(error)}`),
     });
   }
