@@ -159,7 +159,7 @@ describe('the import graph of the product code', () => {
     // The daily rollups refresh, keep filtered rows and create their PostgreSQL tables themselves;
     // those helpers go to postgres/ with the rollups' drivers when the rollups are next reworked.
     expect(show([...between('reports', 'sqlite'), ...between('reports', 'postgres')])).toEqual([
-      'server/store/reports/filtered-keep.ts -> server/store/postgres/postgres-transaction.js (static)',
+      'server/store/reports/report-keep.ts -> server/store/postgres/postgres-transaction.js (static)',
       'server/store/reports/rollup-refresh.ts -> server/store/postgres/postgres-transaction.js (static)',
       'server/store/reports/rollup-schema.ts -> server/store/postgres/postgres-schema.js (static)',
     ]);

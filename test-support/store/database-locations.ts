@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { type PostgresStoreOptions, createPostgresStore } from '../../server/store/postgres/postgres-store.js';
 import { createSqliteStore } from '../../server/store/sqlite/sqlite-store.js';
-import { createPostgresFilteredKeep, prepareSqliteFilteredKeep } from '../../server/store/reports/filtered-keep.js';
+import { createPostgresDayKeeps, createPostgresFilteredKeep, prepareSqliteFilteredKeep } from '../../server/store/reports/report-keep.js';
 import type { RollupLocation } from './rollup.contract.js';
 
 /** Direct SQL on a SQLite file, `?` placeholders, booleans as 0 and 1 (as the store binds them). */
@@ -64,7 +64,7 @@ export function postgresLocation(url: string, options: Omit<PostgresStoreOptions
     async keep(k) {
       const pool = new pg.Pool({ connectionString: url, max: 1 });
       try {
-        return await createPostgresFilteredKeep(pool)(k);
+        return await createPostgresFilteredKeep(createPostgresDayKeeps(pool))(k);
       } finally {
         await pool.end();
       }

@@ -97,6 +97,51 @@ async function panels(store: EventStore, projectId: string) {
 }
 
 /** Runs the rollup contract on a kind of database. */
+/** An event as the funnel walk below reads it. */
+interface WalkedEvent {
+  session: string | null;
+  at: number;
+  id: string;
+  type: string;
+  path: string | null;
+  bot: boolean;
+  device: string | null;
+}
+
+/** The project's stored events, for {@link walkFunnel}. */
+async function walkedEvents(loc: RollupLocation, projectId: string): Promise<WalkedEvent[]> {
+  return (await loc.sql('SELECT session_id, timestamp, event_id, event_type, path, is_bot, device FROM events WHERE project_id = ?', [projectId])).map((row) => ({
+    session: row.session_id === null ? null : String(row.session_id),
+    at: Number(row.timestamp),
+    id: String(row.event_id),
+    type: String(row.event_type),
+    path: row.path === null ? null : String(row.path),
+    bot: row.is_bot === true || row.is_bot === 1,
+    device: row.device === null ? null : String(row.device),
+  }));
+}
+
+/** The walk of docs/decisions.md ("Report definitions") over stored events, in (time, id) byte order. */
+function walkFunnel(stored: readonly WalkedEvent[], q: ReportQuery, funnel: readonly FunnelStepSpec[]): number[] {
+  const sessions = new Map<string, WalkedEvent[]>();
+  for (const e of stored) {
+    if (e.session === null || e.at < q.from || e.at >= q.to || (e.bot && !q.includeBots)) continue;
+    if (q.filters.device !== undefined && e.device !== q.filters.device) continue;
+    sessions.set(e.session, [...(sessions.get(e.session) ?? []), e]);
+  }
+  const reached = funnel.map(() => 0);
+  for (const list of sessions.values()) {
+    list.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    let k = 0;
+    for (const e of list) {
+      const step = funnel[k];
+      if (step !== undefined && e.type === (step.kind === 'page' ? 'page_view' : step.value) && (step.kind === 'event' || e.path === step.value)) k++;
+    }
+    for (let i = 0; i < k; i++) reached[i]! += 1;
+  }
+  return reached;
+}
+
 export function describeRollups(name: string, location: () => Promise<RollupLocation>): void {
   describe(`${name}: daily rollups`, () => {
     const dirtyDays = async (loc: RollupLocation, projectId: string) =>
@@ -296,35 +341,8 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           ],
           chunks: [],
         });
-        const stored = (await loc.sql('SELECT session_id, timestamp, event_id, event_type, path, is_bot, device FROM events WHERE project_id = ?', [projectId])).map((row) => ({
-          session: row.session_id === null ? null : String(row.session_id),
-          at: Number(row.timestamp),
-          id: String(row.event_id),
-          type: String(row.event_type),
-          path: row.path === null ? null : String(row.path),
-          bot: row.is_bot === true || row.is_bot === 1,
-          device: row.device === null ? null : String(row.device),
-        }));
-        /** The walk of docs/decisions.md ("Report definitions") over the stored rows, in (time, id) byte order. */
-        const walk = (q: ReportQuery, funnel: FunnelStepSpec[]): number[] => {
-          const sessions = new Map<string, typeof stored>();
-          for (const e of stored) {
-            if (e.session === null || e.at < q.from || e.at >= q.to || (e.bot && !q.includeBots)) continue;
-            if (q.filters.device !== undefined && e.device !== q.filters.device) continue;
-            sessions.set(e.session, [...(sessions.get(e.session) ?? []), e]);
-          }
-          const reached = funnel.map(() => 0);
-          for (const list of sessions.values()) {
-            list.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-            let k = 0;
-            for (const e of list) {
-              const step = funnel[k];
-              if (step !== undefined && e.type === (step.kind === 'page' ? 'page_view' : step.value) && (step.kind === 'event' || e.path === step.value)) k++;
-            }
-            for (let i = 0; i < k; i++) reached[i]! += 1;
-          }
-          return reached;
-        };
+        const stored = await walkedEvents(loc, projectId);
+        const walk = (q: ReportQuery, funnel: FunnelStepSpec[]) => walkFunnel(stored, q, funnel);
         const funnels: FunnelStepSpec[][] = [
           [{ kind: 'page', value: '/' }, { kind: 'page', value: '/signup' }, { kind: 'event', value: 'signup_started' }, { kind: 'page', value: '/' }],
           [{ kind: 'event', value: 'page_view' }, { kind: 'event', value: 'page_view' }, { kind: 'event', value: 'signup_started' }],
@@ -356,6 +374,115 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         stored.splice(0, stored.length, ...stored.filter((e) => !e.session?.startsWith('made-')));
         const without = walk(queries[0] as ReportQuery, whole);
         expect(base.map((n, k) => n - (without[k] as number))).toEqual([2, 2, 1, 1]);
+      });
+    });
+
+    it('keeps a funnel per day once computed, reads it after, and reads a day again when one of its sessions comes to span days', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 41, 'kf');
+        const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.sessionId !== null) as StoredEvent;
+        const made = (id: string, session: string, at: number, type: string, path: string | null): StoredEvent => ({
+          ...model,
+          eventId: id,
+          sessionId: session,
+          eventType: type,
+          timestamp: at,
+          receivedAt: at,
+          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), path },
+        });
+        // A session across the midnight between days 1 and 2, each step on its own side but the first.
+        const midnight = START + 2 * DAY;
+        await store.write({
+          events: [
+            ...events,
+            made('kf-s-1', 'kf-span', midnight - 60_000, 'page_view', '/'),
+            made('kf-s-2', 'kf-span', midnight + 60_000, 'page_view', '/signup'),
+            made('kf-s-3', 'kf-span', midnight + 120_000, 'signup_started', null),
+          ],
+          chunks: [],
+        });
+        await settle(store, loc, projectId);
+        const funnel: FunnelStepSpec[] = [
+          { kind: 'page', value: '/' },
+          { kind: 'page', value: '/signup' },
+          { kind: 'event', value: 'signup_started' },
+          { kind: 'event', value: 'signup_completed' },
+        ];
+        const q: ReportQuery = { projectId, from: START, to: START + DAYS * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+        const queries = [q, { ...q, includeBots: true }, { ...q, from: START + 5 * HOUR, to: START + (DAYS - 1) * DAY + 7 * HOUR }];
+        let stored = await walkedEvents(loc, projectId);
+        const exact = async () => {
+          for (const query of queries) expect(await store.reports.funnel(query, funnel)).toEqual(walkFunnel(stored, query, funnel));
+        };
+        const keptDays = async (bots: number) =>
+          (await loc.sql('SELECT day FROM rollup_funnels WHERE project_id = ? AND with_bots = ? AND session_id IS NULL ORDER BY day', [projectId, bots])).map((row) =>
+            Number(row.day),
+          );
+        /** Waits for the keeps a funnel handed on (they run after the answer). */
+        const keptAll = async (bots: number, days: number[]) => {
+          for (let attempt = 0; attempt < 250 && (await keptDays(bots)).join() !== days.join(); attempt++) await sleep(20);
+          expect(await keptDays(bots)).toEqual(days);
+        };
+        const allDays = Array.from({ length: DAYS }, (_, i) => START / DAY + i);
+        await exact();
+        await keptAll(0, allDays);
+        await keptAll(1, allDays);
+        // The spanning session is kept with its masks of each day; the funnel reads the kept days again, the same.
+        const spanRows = await loc.sql("SELECT day, masks FROM rollup_funnels WHERE project_id = ? AND with_bots = 0 AND session_id = 'kf-span' ORDER BY day", [projectId]);
+        expect(spanRows.map((row) => [Number(row.day), String(row.masks)])).toEqual([
+          [START / DAY + 1, '1'],
+          [START / DAY + 2, '2,4'],
+        ]);
+        await exact();
+        // The kept rows are what is read.
+        const day0 = await loc.sql('SELECT reached FROM rollup_funnels WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id IS NULL', [projectId, START / DAY]);
+        const reached0 = String(day0[0]?.reached);
+        await loc.sql('UPDATE rollup_funnels SET reached = ? WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id IS NULL', [
+          reached0.split(',').map((n, k) => (k === 0 ? Number(n) + 1000 : Number(n))).join(','),
+          projectId,
+          START / DAY,
+        ]);
+        expect((await store.reports.funnel(q, funnel))[0]).toBe((walkFunnel(stored, q, funnel)[0] as number) + 1000);
+        await loc.sql('UPDATE rollup_funnels SET reached = ? WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id IS NULL', [reached0, projectId, START / DAY]);
+
+        // A late page view of '/' on day 3 of a session that lay wholly inside day 1: only day 3 is
+        // marked, the session now spans days, and day 1 is read again (else it counts twice).
+        const oneDay = events.find(
+          (e) =>
+            !e.isBot &&
+            e.sessionId !== null &&
+            events.every((o) => o.sessionId !== e.sessionId || Math.floor(o.timestamp / DAY) === START / DAY + 1) &&
+            events.some((o) => o.sessionId === e.sessionId && o.eventType === 'page_view' && o.dimensions?.path === '/'),
+        )?.sessionId as string;
+        expect(oneDay).toBeDefined();
+        await store.write({ events: [made('kf-late', oneDay, START + 3 * DAY + HOUR, 'page_view', '/')], chunks: [] });
+        stored = await walkedEvents(loc, projectId);
+        expect(await dirtyDays(loc, projectId)).toEqual([START / DAY + 3]);
+        await exact();
+        for (let attempt = 0; attempt < 250; attempt++) {
+          if ((await loc.sql('SELECT 1 FROM rollup_funnels WHERE project_id = ? AND day = ? AND session_id = ?', [projectId, START / DAY + 1, oneDay])).length > 0) break;
+          await sleep(20);
+        }
+        expect((await loc.sql('SELECT masks FROM rollup_funnels WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id = ?', [projectId, START / DAY + 1, oneDay])).length).toBe(1);
+        await exact();
+        // The rebuild of day 3 dropped its kept rows; computed and kept again.
+        await settle(store, loc, projectId);
+        expect(await keptDays(0)).toEqual(allDays.filter((day) => day !== START / DAY + 3));
+        await exact();
+        await keptAll(0, allDays);
+
+        // An erasure drops the kept rows of the user's days.
+        const user = events.find((e) => e.userId !== null && !e.isBot)?.userId as string;
+        const userDays = [...new Set(events.filter((e) => e.userId === user).map((e) => Math.floor(e.timestamp / DAY)))];
+        await store.deleteUser(projectId, user);
+        const left = await keptDays(0);
+        for (const day of userDays) expect(left).not.toContain(day);
+        stored = await walkedEvents(loc, projectId);
+        await exact();
+        await settle(store, loc, projectId);
+        await exact();
+        await markAll(loc, projectId);
+        await exact();
       });
     });
 

@@ -15,7 +15,7 @@ import { createPostgresReadRun } from './postgres-read-run.js';
 import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
-import { createPostgresFilteredKeep } from '../reports/filtered-keep.js';
+import { createPostgresDayKeeps, createPostgresFilteredKeep, createPostgresFunnelKeep } from '../reports/report-keep.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
 import { filterColumns } from '../report-store.js';
@@ -170,7 +170,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   let sketchUnion: SketchUnionSql | null = null;
   let sketchOf: SketchOfSql | null = null;
   const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
-  const keepFiltered = createPostgresFilteredKeep(pool);
+  // One keep at a time, of either kind (`report-keep.ts`).
+  const keepDays = createPostgresDayKeeps(pool);
+  const keepFiltered = createPostgresFilteredKeep(keepDays);
+  const keepFunnel = createPostgresFunnelKeep(keepDays);
   let rollupRefresher: RollupRefresher | null = null;
   // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
   // starts from the mark of the round before last, so that a part committed a little after a
@@ -226,6 +229,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       sessionSummaries: true,
       sketchUnion: () => sketchUnion,
       keepFiltered: async (keep) => (use(), keepFiltered(keep)),
+      keepFunnel: async (keep) => (use(), keepFunnel(keep)),
       sketchOf: () => sketchOf,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {

@@ -7,7 +7,7 @@ import type { ReportQuery } from '../report-store.js';
 import { type RollupLocation, describeRollups } from '../../../test-support/store/rollup.contract.js';
 import { postgresLocation, postgresSql } from '../../../test-support/store/database-locations.js';
 import pg from 'pg';
-import { createPostgresFilteredKeep } from '../reports/filtered-keep.js';
+import { createPostgresDayKeeps, createPostgresFilteredKeep } from '../reports/report-keep.js';
 import { KEYS_LOCK_SQL } from '../reports/rollup-refresh.js';
 
 let database: TestDatabase;
@@ -112,7 +112,7 @@ describe('postgres: keeping filtered rows', () => {
       // A refresh or an erasure of the project in flight: it holds the dictionary lock.
       await holder.query('BEGIN');
       await holder.query(KEYS_LOCK_SQL, [projectId]);
-      const keep = createPostgresFilteredKeep(pool);
+      const keep = createPostgresFilteredKeep(createPostgresDayKeeps(pool));
       const day = (n: number) => ({ projectId, filterDim: 'device' as const, filterValue: 'mobile', days: [{ day: n, version: 0, dims: [{ dim: 'page' as const, rows: [] }] }] });
       const keeps = [keep(day(1)), keep(day(2)), keep(day(3))];
       for (let waited = 0; waited < 2000 && pool.totalCount === 0; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -12,7 +12,7 @@ import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS, type FilterDimension, type Rep
 import { SQLITE_DIALECT } from './dialect.js';
 import { createFilteredTops } from './filtered-tops.js';
 import { createFilteredAhead } from './filtered-ahead.js';
-import { prepareSqliteFilteredKeep } from './filtered-keep.js';
+import { prepareSqliteFilteredKeep } from './report-keep.js';
 import { planDays } from './rollup-queries.js';
 
 const DAY = 86_400_000;

@@ -29,7 +29,7 @@ const rawMatch = (step: FunnelStepSpec, s: SourceContext): string =>
   step.kind === 'event' ? `event_type = ${s.add(step.value)}` : `event_type = 'page_view' AND path = ${s.add(step.value)}`;
 
 /** The raw rows' mask: bit k set when an event matches step k. */
-const rawMask = (steps: readonly FunnelStepSpec[], s: SourceContext) => (): string =>
+export const rawMask = (steps: readonly FunnelStepSpec[], s: SourceContext) => (): string =>
   steps.map((step, k) => `CASE WHEN ${rawMatch(step, s)} THEN ${2 ** k} ELSE 0 END`).join(' + ');
 
 /**

@@ -30,6 +30,7 @@ import {
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
+import { type KeepFunnel, createKeptFunnels } from './funnel-days.js';
 import { type KeepFiltered, type SketchOfSql, createFilteredTops } from './filtered-tops.js';
 import { type FilteredAheadOptions, createFilteredAhead } from './filtered-ahead.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
@@ -55,8 +56,8 @@ import { num } from '../shared/row-values.js';
  * can answer exactly reads its whole clean days from them and the rest of its range from the
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
  * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
- * A top list with one filter reads what earlier ones kept per day (`filtered-tops.ts`). Everything
- * else reads the events as below.
+ * A top list with one filter reads what earlier ones kept per day (`filtered-tops.ts`), a funnel
+ * what earlier reads of it kept (`funnel-days.ts`). Everything else reads the events as below.
  */
 
 /** Options of {@link createReportStore}. */
@@ -77,7 +78,13 @@ export interface ReportStoreOptions {
    * one reads them (`filtered-tops.ts`); without it, such a list reads the events of its range.
    */
   keepFiltered?: KeepFiltered;
-  /** A keep of filtered rows failed (the report itself was answered). */
+  /**
+   * With the rollups and the session summaries: keeps what a funnel computes per day, so that the
+   * same funnel again reads a row per day (`funnel-days.ts`); without it, a funnel reads the steps'
+   * rows of its range.
+   */
+  keepFunnel?: KeepFunnel;
+  /** A keep of filtered rows or of a funnel failed (the report itself was answered). */
   onKeepError?: (error: unknown) => void;
   /** How the database builds a sketch of keys itself, asked per report (`FilteredTopsOptions`). */
   sketchOf?: () => SketchOfSql | null;
@@ -102,6 +109,10 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   };
   const filteredTops =
     refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf }) : null;
+  const keptFunnels =
+    refreshNext !== undefined && options.keepFunnel !== undefined && options.sessionSummaries === true
+      ? createKeptFunnels(dialect, run, { keep: options.keepFunnel, onKeepError: options.onKeepError })
+      : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
@@ -333,6 +344,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
       const plan = await rollupPlan(q, 0);
+      if (plan !== null && keptFunnels !== null) return keptFunnels(q, steps, plan, (v) => sourceContext(q, v));
       const v = new Values(dialect);
       const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));
       return statement.reached(await run(statement.sql, v.list));

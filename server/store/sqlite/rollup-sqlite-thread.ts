@@ -5,7 +5,8 @@ import type { Dialect } from '../reports/dialect.js';
 import { type RefreshNext, type RefreshedDay, type SqliteRefreshSql, prepareSqliteRefresh, sqliteRefreshSql } from '../reports/rollup-refresh.js';
 import { DAY_MS } from '../reports/rollup-schema.js';
 import type { FilteredKeep, KeepFiltered } from '../reports/filtered-tops.js';
-import { prepareSqliteFilteredKeep } from '../reports/filtered-keep.js';
+import { prepareSqliteFilteredKeep, prepareSqliteFunnelKeep } from '../reports/report-keep.js';
+import type { FunnelKeep, KeepFunnel } from '../reports/funnel-days.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
@@ -13,7 +14,7 @@ import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from
  * day of a large project takes seconds of synchronous work (bench/RESULTS.md, "Report panels"),
  * which on the request thread would stop every HTTP request for that long. Like the writer thread
  * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time. It
- * also keeps the filtered rows reports compute (`reports/filtered-keep.ts`): the reader thread's
+ * also keeps the filtered rows and funnels reports compute (`reports/report-keep.ts`): the reader thread's
  * connection does not write, and the request thread must not wait for the write lock.
  */
 
@@ -25,7 +26,11 @@ interface ThreadData {
   dayMs: number;
 }
 
-type ToThread = { id: number; beforeDay: number; skip: readonly string[] } | { id: number; keep: FilteredKeep } | { close: true };
+type ToThread =
+  | { id: number; beforeDay: number; skip: readonly string[] }
+  | { id: number; keep: FilteredKeep }
+  | { id: number; keepFunnel: FunnelKeep }
+  | { close: true };
 type FromThread = { ready: true } | { id: number; result: RefreshedDay | number | null } | { id: number; error: ThreadError };
 
 interface Port {
@@ -41,6 +46,7 @@ function refreshThreadMain(
   port: Port,
   prepare: typeof prepareSqliteRefresh,
   prepareKeep: typeof prepareSqliteFilteredKeep,
+  prepareFunnelKeep: typeof prepareSqliteFunnelKeep,
   toError: typeof toThreadError,
 ): void {
   const Driver = load(data.driverPath) as typeof Database;
@@ -48,6 +54,7 @@ function refreshThreadMain(
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const refresh = prepare(db, data.sql, data.dayMs);
   const keep = prepareKeep(db);
+  const keepFunnel = prepareFunnelKeep(db);
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
@@ -55,7 +62,8 @@ function refreshThreadMain(
       return;
     }
     try {
-      port.postMessage({ id: message.id, result: 'keep' in message ? keep(message.keep) : refresh(message.beforeDay, message.skip) });
+      const result = 'keep' in message ? keep(message.keep) : 'keepFunnel' in message ? keepFunnel(message.keepFunnel) : refresh(message.beforeDay, message.skip);
+      port.postMessage({ id: message.id, result });
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
     }
@@ -63,12 +71,13 @@ function refreshThreadMain(
   port.postMessage({ ready: true });
 }
 
-const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${toThreadError.toString()});`;
+const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteFunnelKeep.toString()}, ${toThreadError.toString()});`;
 
 /** A running refresh thread. */
 export interface SqliteRollupThread {
   refreshNext: RefreshNext;
   keepFiltered: KeepFiltered;
+  keepFunnel: KeepFunnel;
   /** Lets a refresh in progress finish, then closes the thread's connection. */
   close(): Promise<void>;
 }
@@ -112,6 +121,7 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
         resolve({
           refreshNext: async (beforeDay, skip = []) => (await ask((id) => ({ id, beforeDay, skip }))) as RefreshedDay | null,
           keepFiltered: async (keep) => (await ask((id) => ({ id, keep }))) as number,
+          keepFunnel: async (keepFunnel) => (await ask((id) => ({ id, keepFunnel }))) as number,
           close: async () => {
             if (failure) return;
             worker.ref();

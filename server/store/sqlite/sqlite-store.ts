@@ -10,7 +10,8 @@ import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { prepareSqliteUserErasure, sqliteErasureSql } from './sqlite-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
 import type { KeepFiltered } from '../reports/filtered-tops.js';
-import { prepareSqliteFilteredKeep } from '../reports/filtered-keep.js';
+import type { KeepFunnel } from '../reports/funnel-days.js';
+import { prepareSqliteFilteredKeep, prepareSqliteFunnelKeep } from '../reports/report-keep.js';
 import { registerSketchOf } from './sketch-of-function.js';
 import { createSketchKit } from '../aggregates/visitor-sketch.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
@@ -193,6 +194,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
   let refreshRollup: RefreshNext | null = null;
   let keepFiltered: KeepFiltered | null = null;
+  let keepFunnel: KeepFunnel | null = null;
   let rollupRefresher: RollupRefresher | null = null;
   let closeRollupThread: () => Promise<void> = async () => {};
   // Reads off the request thread (sqlite-reader.ts); null for an in-memory database, whose one
@@ -212,10 +214,13 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
         const keep = prepareSqliteFilteredKeep(db.db);
         keepFiltered = async (k) => keep(k);
+        const keepDays = prepareSqliteFunnelKeep(db.db);
+        keepFunnel = async (k) => keepDays(k);
       } else {
         const thread = await startSqliteRollupThread({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, dialect: SQLITE_DIALECT });
         refreshRollup = thread.refreshNext;
         keepFiltered = thread.keepFiltered;
+        keepFunnel = thread.keepFunnel;
         closeRollupThread = () => thread.close();
       }
       if (isPrivateDatabase(options.path)) {
@@ -293,10 +298,11 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       aggregates: true,
       sessionSummaries: true,
       keepFiltered: async (keep) => (use(), (keepFiltered as KeepFiltered)(keep)),
+      keepFunnel: async (keep) => (use(), (keepFunnel as KeepFunnel)(keep)),
       sketchOf: () => (key) => `sa_sketch_of(${key})`,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {
-        if (open !== null) process.emitWarning(`Keeping filtered rows failed: ${String(error)}`);
+        if (open !== null) process.emitWarning(`Keeping a report's rows failed: ${String(error)}`);
       },
     },
   );

@@ -1,0 +1,184 @@
+import type Database from 'better-sqlite3';
+import type pg from 'pg';
+import { inTransaction } from '../postgres/postgres-transaction.js';
+import type { FilteredKeep, KeepFiltered } from './filtered-tops.js';
+import type { FunnelKeep, KeepFunnel } from './funnel-days.js';
+import { KEYS_LOCK_SQL } from './rollup-refresh.js';
+
+/*
+ * Keeping the rows a report computed from a clean day: the filtered top lists
+ * (`filtered-tops.ts`) and the funnels (`funnel-days.ts`). A day is kept only if, when its rows
+ * are written, it is not marked and its version is still the one the report's snapshot saw (no
+ * refresh built it since). A refresh deletes a day's kept rows and raises its version in the
+ * transaction that builds it; an erasure deletes the kept rows of the days it marks. So rows
+ * computed from a snapshot before either are refused, and none outlives them.
+ */
+
+/**
+ * The SQLite keep on connection `db`, in one write transaction. It runs on the rollup thread
+ * (`sqlite/rollup-sqlite-thread.ts`), which receives it as source text, so it must stay
+ * self-contained; the writer thread's commits and erasures and the refresh on the same thread are
+ * serialized with it by the database's write lock.
+ */
+export function prepareSqliteFilteredKeep(db: Database.Database): (keep: FilteredKeep) => number {
+  const marked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
+  const version = db.prepare('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?').pluck();
+  const keptAlready = db
+    .prepare('SELECT 1 FROM rollup_filtered WHERE project_id = ? AND filter_dim = ? AND filter_value = ? AND dim = ? AND day = ? AND value IS NULL')
+    .pluck();
+  const insert = db.prepare(
+    'INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n, visitors, visitor_hashes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const keep = db.transaction((k: FilteredKeep): number => {
+    let kept = 0;
+    for (const day of k.days) {
+      if (marked.get(k.projectId, day.day) !== undefined) continue;
+      if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
+      for (const { dim, rows } of day.dims) {
+        if (keptAlready.get(k.projectId, k.filterDim, k.filterValue, dim, day.day) !== undefined) continue;
+        insert.run(k.projectId, k.filterDim, k.filterValue, dim, day.day, 0, null, 0, null, null);
+        for (const row of rows) {
+          insert.run(k.projectId, k.filterDim, k.filterValue, dim, day.day, row.isBot ? 1 : 0, row.value, row.n, row.visitors, row.visitorHashes);
+        }
+        kept++;
+      }
+    }
+    return kept;
+  });
+  return (k) => keep.immediate(k);
+}
+
+/**
+ * The SQLite keep of funnels on connection `db`, in one write transaction, as
+ * {@link prepareSqliteFilteredKeep} (self-contained, for the rollup thread). A day kept already is
+ * replaced: a read keeps a day again when a session of it has come to span days.
+ */
+export function prepareSqliteFunnelKeep(db: Database.Database): (keep: FunnelKeep) => number {
+  const marked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
+  const version = db.prepare('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?').pluck();
+  const clear = db.prepare('DELETE FROM rollup_funnels WHERE project_id = ? AND funnel = ? AND with_bots = ? AND day = ?');
+  const insert = db.prepare('INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const keep = db.transaction((k: FunnelKeep): number => {
+    const bots = k.withBots ? 1 : 0;
+    let kept = 0;
+    for (const day of k.days) {
+      if (marked.get(k.projectId, day.day) !== undefined) continue;
+      if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
+      clear.run(k.projectId, k.funnel, bots, day.day);
+      insert.run(k.projectId, k.funnel, bots, day.day, null, null, day.reached.join(','));
+      for (const span of day.spans) insert.run(k.projectId, k.funnel, bots, day.day, span.sessionId, span.masks, null);
+      kept++;
+    }
+    return kept;
+  });
+  return (k) => keep.immediate(k);
+}
+
+/** Keeps days of one project on PostgreSQL: each day of `days` that may be kept is written by `write`. */
+export type PostgresDayKeeps = (projectId: string, days: ReadonlyArray<{ day: number; version: number }>, write: PostgresDayWrite) => Promise<number>;
+
+/** Writes a day's kept rows on PostgreSQL, inside the keep's transaction, once the day may be kept; returns what it kept. */
+export type PostgresDayWrite = (client: pg.PoolClient, day: number) => Promise<number>;
+
+/**
+ * Keeps on PostgreSQL, each in one transaction, one at a time. A keep takes the project's
+ * dictionary lock first, which an erasure holds to its commit and a refresh from before it deletes
+ * a day's rows to its commit, so neither is in flight while it checks; then each day's refresh
+ * lock, without waiting (a refresh holding it waits for the dictionary lock: the day is passed
+ * over, and computed again later), and writes the day only if it is not marked and its version is
+ * the one the rows were computed at. One at a time: a dashboard's first view hands on several, and
+ * each may wait seconds for the dictionary lock (a refresh building a day), holding a pooled
+ * connection that ingest's commits would then wait for. Resolves to the sum of what the writes
+ * returned.
+ */
+export function createPostgresDayKeeps(pool: pg.Pool): PostgresDayKeeps {
+  let last: Promise<unknown> = Promise.resolve();
+  const keep = (projectId: string, days: ReadonlyArray<{ day: number; version: number }>, write: PostgresDayWrite) =>
+    inTransaction(pool, 'BEGIN', async (client) => {
+      await client.query(KEYS_LOCK_SQL, [projectId]);
+      let kept = 0;
+      for (const { day, version } of days) {
+        const state = await client.query<{ claimed: boolean; marked: boolean; version: string | null }>(
+          `SELECT pg_try_advisory_xact_lock(hashtext('rollup:' || $1::text), $2::int) AS claimed,
+             EXISTS (SELECT 1 FROM rollup_dirty WHERE project_id = $1 AND day = $2) AS marked,
+             (SELECT version FROM rollup_versions WHERE project_id = $1 AND day = $2) AS version`,
+          [projectId, day],
+        );
+        const s = state.rows[0];
+        if (s === undefined || !s.claimed || s.marked || Number(s.version ?? 0) !== version) continue;
+        kept += await write(client, day);
+      }
+      return kept;
+    });
+  return (projectId, days, write) => {
+    const kept = last.then(() => keep(projectId, days, write));
+    last = kept.catch(() => undefined);
+    return kept;
+  };
+}
+
+/** The PostgreSQL keep of filtered rows, through a store's one {@link createPostgresDayKeeps}. */
+export function createPostgresFilteredKeep(keepDays: PostgresDayKeeps): KeepFiltered {
+  return (k) => {
+    const byDay = new Map(k.days.map((day) => [day.day, day]));
+    return keepDays(k.projectId, k.days, async (client, dayNumber) => {
+      const day = byDay.get(dayNumber) as FilteredKeep['days'][number];
+      const keptAlready = await client.query<{ kept: string[] | null }>(
+        'SELECT array_agg(dim) AS kept FROM rollup_filtered WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND day = $4 AND value IS NULL',
+        [k.projectId, k.filterDim, k.filterValue, day.day],
+      );
+      const keptDims = new Set(keptAlready.rows[0]?.kept ?? []);
+      let kept = 0;
+      const rows: Array<{ dim: string; isBot: boolean; value: string | null; n: number; visitors: Uint8Array | null; visitorHashes: Uint8Array | null }> = [];
+      for (const { dim, rows: dimRows } of day.dims) {
+        if (keptDims.has(dim)) continue;
+        rows.push({ dim, isBot: false, value: null, n: 0, visitors: null, visitorHashes: null }, ...dimRows.map((row) => ({ dim, ...row })));
+        kept++;
+      }
+      if (rows.length === 0) return 0;
+      await client.query(
+        `INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n, visitors, visitor_hashes)
+         SELECT $1, $2, $3, d, $4, b, v, n, s, h FROM unnest($5::text[], $6::bool[], $7::text[], $8::bigint[], $9::bytea[], $10::bytea[]) AS r(d, b, v, n, s, h)`,
+        [
+          k.projectId,
+          k.filterDim,
+          k.filterValue,
+          day.day,
+          rows.map((r) => r.dim),
+          rows.map((r) => r.isBot),
+          rows.map((r) => r.value),
+          rows.map((r) => r.n),
+          rows.map((r) => (r.visitors === null ? null : Buffer.from(r.visitors))),
+          rows.map((r) => (r.visitorHashes === null ? null : Buffer.from(r.visitorHashes))),
+        ],
+      );
+      return kept;
+    });
+  };
+}
+
+/** The PostgreSQL keep of funnels, through a store's one {@link createPostgresDayKeeps}; a day kept already is replaced. */
+export function createPostgresFunnelKeep(keepDays: PostgresDayKeeps): KeepFunnel {
+  return (k) => {
+    const byDay = new Map(k.days.map((day) => [day.day, day]));
+    const bots = k.withBots ? 1 : 0;
+    return keepDays(k.projectId, k.days, async (client, dayNumber) => {
+      const day = byDay.get(dayNumber) as FunnelKeep['days'][number];
+      await client.query('DELETE FROM rollup_funnels WHERE project_id = $1 AND funnel = $2 AND with_bots = $3 AND day = $4', [k.projectId, k.funnel, bots, day.day]);
+      await client.query(
+        `INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached)
+         SELECT $1, $2, $3, $4, s, m, r FROM unnest($5::text[], $6::text[], $7::text[]) AS x(s, m, r)`,
+        [
+          k.projectId,
+          k.funnel,
+          bots,
+          day.day,
+          [null, ...day.spans.map((span) => span.sessionId)],
+          [null, ...day.spans.map((span) => span.masks)],
+          [day.reached.join(','), ...day.spans.map(() => null)],
+        ],
+      );
+      return 1;
+    });
+  };
+}
