@@ -97,6 +97,24 @@ async function panels(store: EventStore, projectId: string) {
 }
 
 /** Runs the rollup contract on a kind of database. */
+/**
+ * Makes events like the first human page view with a session of `events`, with its report columns
+ * but `dimensions` (and `path`) as given: an id, session, time, type and path each, and `over`.
+ */
+function eventMaker(events: readonly StoredEvent[], dimensions: Partial<NonNullable<StoredEvent['dimensions']>> = {}) {
+  const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.sessionId !== null) as StoredEvent;
+  return (id: string, session: string, at: number, type: string, path: string | null, over: Partial<StoredEvent> = {}): StoredEvent => ({
+    ...model,
+    eventId: id,
+    sessionId: session,
+    eventType: type,
+    timestamp: at,
+    receivedAt: at,
+    dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), ...dimensions, path },
+    ...over,
+  });
+}
+
 /** An event as the funnel walk below reads it. */
 interface WalkedEvent {
   session: string | null;
@@ -309,18 +327,8 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
     it('walks funnels as the stored events do: steps repeated, at one millisecond, across midnight, bots, a filter', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 16, 'f');
-        const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.sessionId !== null) as StoredEvent;
         const midnight = START + 2 * DAY;
-        const made = (id: string, session: string, at: number, type: string, path: string | null, over: Partial<StoredEvent> = {}): StoredEvent => ({
-          ...model,
-          eventId: id,
-          sessionId: session,
-          eventType: type,
-          timestamp: at,
-          receivedAt: at,
-          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), path, device: 'mobile' },
-          ...over,
-        });
+        const made = eventMaker(events, { device: 'mobile' });
         const steps = (session: string, prefix: string, at: number, over: Partial<StoredEvent> = {}) => [
           made(`${prefix}-1`, session, at - 30, 'page_view', '/', over),
           made(`${prefix}-2`, session, at + 10, 'page_view', '/signup', over),
@@ -380,16 +388,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
     it('keeps a funnel per day once computed, reads it after, and reads a day again when one of its sessions comes to span days', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 41, 'kf');
-        const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.sessionId !== null) as StoredEvent;
-        const made = (id: string, session: string, at: number, type: string, path: string | null): StoredEvent => ({
-          ...model,
-          eventId: id,
-          sessionId: session,
-          eventType: type,
-          timestamp: at,
-          receivedAt: at,
-          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), path },
-        });
+        const made = eventMaker(events);
         // A session across the midnight between days 1 and 2, each step on its own side but the first.
         const midnight = START + 2 * DAY;
         await store.write({

@@ -83,8 +83,9 @@ export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_v
 /**
  * The session summaries on SQLite (`sqlite/sqlite-session-summaries.ts`, docs/decisions.md): a state row per session,
  * counted twice (over humans' events, `h_*`, null times when it has none; over every event), with an index of
- * the few sessions whose span crosses a UTC day boundary; and per day the sums of the sessions
- * wholly inside it, for each way of counting (`with_bots`).
+ * the few sessions whose span crosses a UTC day boundary (by start, and by end with the start, which
+ * the kept funnels seek from a range's first day: `reports/funnel-days.ts`); and per day the sums
+ * of the sessions wholly inside it, for each way of counting (`with_bots`).
  */
 export const SQLITE_SESSION_SUMMARY_DDL = `
 CREATE TABLE IF NOT EXISTS agg_session_state (
@@ -93,6 +94,7 @@ CREATE TABLE IF NOT EXISTS agg_session_state (
   first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL, events INTEGER NOT NULL, page_views INTEGER NOT NULL,
   PRIMARY KEY (project_id, session_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, with_bots INTEGER NOT NULL,
   sessions INTEGER NOT NULL, bounces INTEGER NOT NULL, duration INTEGER NOT NULL, page_views INTEGER NOT NULL,
@@ -139,6 +141,7 @@ CREATE TABLE IF NOT EXISTS agg_session_state (
   first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL, events BIGINT NOT NULL, page_views BIGINT NOT NULL,
   PRIMARY KEY (project_id, session_id));
 CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts) INCLUDE (first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
   part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   project_id TEXT NOT NULL, day BIGINT NOT NULL, with_bots SMALLINT NOT NULL,

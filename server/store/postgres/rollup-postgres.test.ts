@@ -22,6 +22,49 @@ afterAll(async () => {
 
 const directSql = (text: string, values: unknown[] = []) => postgresSql(database.url, text, values);
 
+/** A statement a store ran, and the statement its connection ran just before it. */
+interface Ran {
+  sql: string;
+  values: unknown[];
+  before: string | undefined;
+}
+
+/** Runs `body`, recording every statement of any connection whose text `matches`. */
+async function capturing(matches: (sql: string) => boolean, body: () => Promise<void>): Promise<Ran[]> {
+  const query = pg.Client.prototype.query;
+  const last = new WeakMap<pg.Client, string>();
+  const ran: Ran[] = [];
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    if (typeof args[0] === 'string') {
+      if (matches(args[0])) ran.push({ sql: args[0], values: (args[1] as unknown[] | undefined) ?? [], before: last.get(this) });
+      last.set(this, args[0]);
+    }
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await body();
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+  return ran;
+}
+
+/** The plans of statements with sequential scans priced out, as a read hinted `indexesOnly` runs them. */
+async function plansOf(statements: ReadonlyArray<Pick<Ran, 'sql' | 'values'>>): Promise<string[]> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query('SET enable_seqscan = off');
+    const plans: string[] = [];
+    for (const { sql, values } of statements) {
+      plans.push((await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n'));
+    }
+    return plans;
+  } finally {
+    await client.end();
+  }
+}
+
 const location = async (): Promise<RollupLocation> => postgresLocation(database.url);
 
 describeRollups('postgres', location);
@@ -135,35 +178,58 @@ describe('postgres: events read beside the rollups', () => {
     const projectId = newProjectId();
     const store = createPostgresStore({ url: database.url, poolSize: 2 });
     await store.init();
-    const query = pg.Client.prototype.query;
-    const lookups: Array<[string, unknown[]]> = [];
+    let lookups: Ran[] = [];
     try {
       await store.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 60, seed: 31 })], chunks: [] });
       while ((await store.reports.refreshRollups()) > 0);
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        if (typeof args[0] === 'string' && args[0].includes('FROM rollup_keys k WHERE')) lookups.push([args[0], args[1] as unknown[]]);
-        return (query as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof query;
       // A range that starts in the middle of a day: that day's events are read beside the rollups' days.
       const q: ReportQuery = { projectId, from: start + DAY / 2, to: start + 3 * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
-      expect((await store.reports.sessions(q)).sessions).toBeGreaterThan(0);
+      lookups = await capturing(
+        (sql) => sql.includes('FROM rollup_keys k WHERE'),
+        async () => void expect((await store.reports.sessions(q)).sessions).toBeGreaterThan(0),
+      );
     } finally {
-      pg.Client.prototype.query = query;
       await store.close();
     }
     expect(lookups.length).toBeGreaterThan(0);
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
+    // With sequential scans priced out, a dictionary its index cannot serve is still read whole.
+    for (const plan of await plansOf(lookups)) {
+      expect(plan).toContain('rollup_keys_by_key');
+      expect(plan).not.toMatch(/Seq Scan on rollup_keys/);
+    }
+  });
+
+  it('a funnel finds the sessions that span days through the index by their end, told to read indexes', async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    await store.init();
+    let spans: Ran[] = [];
     try {
-      // With sequential scans priced out, a dictionary its index cannot serve is still read whole.
-      await client.query('SET enable_seqscan = off');
-      for (const [sql, values] of lookups) {
-        const plan = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
-        expect(plan).toContain('rollup_keys_by_key');
-        expect(plan).not.toMatch(/Seq Scan on rollup_keys/);
-      }
+      await store.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 60, seed: 33 })], chunks: [] });
+      while ((await store.reports.refreshRollups()) > 0);
+      const q: ReportQuery = { projectId, from: start + DAY / 2, to: start + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      const funnel = [
+        { kind: 'page', value: '/' },
+        { kind: 'page', value: '/pricing' },
+      ] as const;
+      // The first read computes and keeps its days; the second reads them.
+      spans = await capturing(
+        (sql) => sql.includes('FROM agg_session_state'),
+        async () => {
+          await store.reports.funnel(q, [...funnel]);
+          await store.reports.funnel(q, [...funnel]);
+        },
+      );
     } finally {
-      await client.end();
+      await store.close();
+    }
+    expect(spans.length).toBeGreaterThanOrEqual(3);
+    for (const ran of spans) expect(ran.before).toContain('SET LOCAL enable_seqscan = off');
+    for (const plan of await plansOf(spans)) {
+      expect(plan).toMatch(/agg_session_spans_by_end on agg_session_state[^\n]*\n\s*Index Cond: \(\(project_id = [^\n]*AND \(last_ts >= /);
+      expect(plan).not.toMatch(/Seq Scan on agg_session_state/);
     }
   });
 
@@ -193,18 +259,10 @@ describe('postgres: events read beside the rollups', () => {
     expect(builds.length).toBeGreaterThan(0);
     // The build's row estimates are guesses in the billions: JIT would compile for seconds.
     expect((await Promise.all(jitAtBuild)).map((result) => result.rows[0]?.jit)).toEqual(builds.map(() => 'off'));
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      // Hashing the whole project's dictionary to find a day's keys reads it by project alone.
-      await client.query('SET enable_seqscan = off');
-      for (const [sql, values] of builds) {
-        const plan = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n');
-        expect(plan).toMatch(/Scan using rollup_keys_by_key on rollup_keys[^\n]*\n\s*Index Cond: \(\(project_id = [^\n]*AND \(key = /);
-        expect(plan).not.toMatch(/Seq Scan on rollup_keys/);
-      }
-    } finally {
-      await client.end();
+    // Hashing the whole project's dictionary to find a day's keys reads it by project alone.
+    for (const plan of await plansOf(builds.map(([sql, values]) => ({ sql, values })))) {
+      expect(plan).toMatch(/Scan using rollup_keys_by_key on rollup_keys[^\n]*\n\s*Index Cond: \(\(project_id = [^\n]*AND \(key = /);
+      expect(plan).not.toMatch(/Seq Scan on rollup_keys/);
     }
   });
 });

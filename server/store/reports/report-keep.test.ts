@@ -21,24 +21,24 @@ describe('SQLite keep of funnel days', () => {
     try {
       const keep = prepareSqliteFunnelKeep(db);
       const rows = () =>
-        db.prepare('SELECT day, session_id, masks, reached FROM rollup_funnels WHERE project_id = ? ORDER BY day, session_id').all('p') as Array<Record<string, unknown>>;
+        db.prepare('SELECT day, session_id, masks, reached, spans FROM rollup_funnels WHERE project_id = ? ORDER BY day, session_id').all('p') as Array<Record<string, unknown>>;
       const funnel = (day: number, version: number, reached: number[], spans: FunnelKeep['days'][number]['spans'] = []): FunnelKeep => ({
         projectId: 'p',
         funnel: '[["page","/"]]',
         withBots: false,
-        days: [{ day, version, reached, spans }],
+        days: [{ day, version, reached, spans, spanDigest: `${spans.length}` }],
       });
 
       expect(keep(funnel(10, 0, [5], [{ sessionId: 's1', masks: '1,1' }]))).toBe(1);
       expect(rows()).toEqual([
-        { day: 10, session_id: null, masks: null, reached: '5' },
-        { day: 10, session_id: 's1', masks: '1,1', reached: null },
+        { day: 10, session_id: null, masks: null, reached: '5', spans: '1' },
+        { day: 10, session_id: 's1', masks: '1,1', reached: null, spans: null },
       ]);
       // Kept again (a session came to span days): replaced, not added to.
-      expect(keep(funnel(10, 0, [6], [{ sessionId: 's2', masks: '' }]))).toBe(1);
+      expect(keep(funnel(10, 0, [6], [{ sessionId: 's2', masks: '4' }]))).toBe(1);
       expect(rows()).toEqual([
-        { day: 10, session_id: null, masks: null, reached: '6' },
-        { day: 10, session_id: 's2', masks: '', reached: null },
+        { day: 10, session_id: null, masks: null, reached: '6', spans: '1' },
+        { day: 10, session_id: 's2', masks: '4', reached: null, spans: null },
       ]);
 
       // Refreshed since the read (version 1 now): refused; the refresh itself deletes what was kept.

@@ -57,7 +57,7 @@ export function prepareSqliteFunnelKeep(db: Database.Database): (keep: FunnelKee
   const marked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
   const version = db.prepare('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?').pluck();
   const clear = db.prepare('DELETE FROM rollup_funnels WHERE project_id = ? AND funnel = ? AND with_bots = ? AND day = ?');
-  const insert = db.prepare('INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare('INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached, spans) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const keep = db.transaction((k: FunnelKeep): number => {
     const bots = k.withBots ? 1 : 0;
     let kept = 0;
@@ -65,8 +65,8 @@ export function prepareSqliteFunnelKeep(db: Database.Database): (keep: FunnelKee
       if (marked.get(k.projectId, day.day) !== undefined) continue;
       if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
       clear.run(k.projectId, k.funnel, bots, day.day);
-      insert.run(k.projectId, k.funnel, bots, day.day, null, null, day.reached.join(','));
-      for (const span of day.spans) insert.run(k.projectId, k.funnel, bots, day.day, span.sessionId, span.masks, null);
+      insert.run(k.projectId, k.funnel, bots, day.day, null, null, day.reached.join(','), day.spanDigest);
+      for (const span of day.spans) insert.run(k.projectId, k.funnel, bots, day.day, span.sessionId, span.masks, null, null);
       kept++;
     }
     return kept;
@@ -166,8 +166,8 @@ export function createPostgresFunnelKeep(keepDays: PostgresDayKeeps): KeepFunnel
       const day = byDay.get(dayNumber) as FunnelKeep['days'][number];
       await client.query('DELETE FROM rollup_funnels WHERE project_id = $1 AND funnel = $2 AND with_bots = $3 AND day = $4', [k.projectId, k.funnel, bots, day.day]);
       await client.query(
-        `INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached)
-         SELECT $1, $2, $3, $4, s, m, r FROM unnest($5::text[], $6::text[], $7::text[]) AS x(s, m, r)`,
+        `INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached, spans)
+         SELECT $1, $2, $3, $4, s, m, r, d FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) AS x(s, m, r, d)`,
         [
           k.projectId,
           k.funnel,
@@ -176,6 +176,7 @@ export function createPostgresFunnelKeep(keepDays: PostgresDayKeeps): KeepFunnel
           [null, ...day.spans.map((span) => span.sessionId)],
           [null, ...day.spans.map((span) => span.masks)],
           [day.reached.join(','), ...day.spans.map(() => null)],
+          [day.spanDigest, ...day.spans.map(() => null)],
         ],
       );
       return 1;

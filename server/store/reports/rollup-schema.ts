@@ -135,10 +135,10 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * A refresh of the day deletes them (and an erasure those of the days it marks).
  * rollup_funnels: per day, funnel (its steps, `funnel-days.ts`) and bot choice, a row of session
  * null whose `reached` counts the day's sessions that lie wholly inside it reaching each step
- * (comma-separated), and a row per session that spans days with its masks on that day (`masks`,
- * comma-separated, '' for none): written by the first funnel that reads the day, not by the
- * refresh, so the same funnel again reads a row per day and spanning session. Deleted with the
- * filtered rows.
+ * (comma-separated) and whose `spans` is a digest of the sessions that spanned days and reached
+ * into it then, and a row per such session with a step that day, its masks (comma-separated):
+ * written by the first funnel that reads the day, not by the refresh, so the same funnel again
+ * reads a row per day and spanning session. Deleted with the filtered rows.
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */
@@ -173,7 +173,7 @@ CREATE TABLE IF NOT EXISTS rollup_filtered (
 CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
 CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_funnels (
-  project_id TEXT NOT NULL, funnel TEXT NOT NULL, with_bots INTEGER NOT NULL, day INTEGER NOT NULL, session_id TEXT, masks TEXT, reached TEXT);
+  project_id TEXT NOT NULL, funnel TEXT NOT NULL, with_bots INTEGER NOT NULL, day INTEGER NOT NULL, session_id TEXT, masks TEXT, reached TEXT, spans TEXT);
 CREATE INDEX IF NOT EXISTS rollup_funnels_key ON rollup_funnels (project_id, funnel, with_bots, day);
 CREATE INDEX IF NOT EXISTS rollup_funnels_by_day ON rollup_funnels (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_versions (
@@ -256,7 +256,7 @@ CREATE TABLE IF NOT EXISTS rollup_filtered (
 CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
 CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_funnels (
-  project_id TEXT NOT NULL, funnel TEXT NOT NULL, with_bots SMALLINT NOT NULL, day INTEGER NOT NULL, session_id TEXT, masks TEXT, reached TEXT);
+  project_id TEXT NOT NULL, funnel TEXT NOT NULL, with_bots SMALLINT NOT NULL, day INTEGER NOT NULL, session_id TEXT, masks TEXT, reached TEXT, spans TEXT);
 CREATE INDEX IF NOT EXISTS rollup_funnels_key ON rollup_funnels (project_id, funnel, with_bots, day);
 CREATE INDEX IF NOT EXISTS rollup_funnels_by_day ON rollup_funnels (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_versions (

@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateProject } from '../../../test-support/server/report-fixtures.js';
+import { sqliteSql } from '../../../test-support/store/database-locations.js';
+import type { StoredEvent } from '../event-store.js';
+import type { FunnelStepSpec, ReportQuery } from '../report-store.js';
+import { createSqliteStore } from '../sqlite/sqlite-store.js';
+import { SQLITE_DIALECT, type Values } from './dialect.js';
+import { createKeptFunnels } from './funnel-days.js';
+import { planDays } from './rollup-queries.js';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const START = Date.UTC(2026, 0, 5);
+const dir = mkdtempSync(join(tmpdir(), 'funnel-days-test-'));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A SQLite store on a new file, a maker of page views and other events, and a refresh of every marked day. */
+async function sqliteProject(name: string) {
+  const path = join(dir, `${name}.db`);
+  const store = createSqliteStore({ path });
+  await store.init();
+  const projectId = `p-${name}`;
+  const model = [...generateProject({ projectId, start: START, days: 1, sessions: 5, seed: 1, idPrefix: 'm' })].find(
+    (e) => e.eventType === 'page_view' && !e.isBot && e.sessionId !== null,
+  ) as StoredEvent;
+  const made = (id: string, session: string, at: number, type: string, path: string | null, userId: string | null = null): StoredEvent => ({
+    ...model,
+    eventId: id,
+    sessionId: session,
+    userId,
+    eventType: type,
+    timestamp: at,
+    receivedAt: at,
+    dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), path },
+  });
+  const sql = (text: string, values: unknown[] = []) => sqliteSql(path, text, values);
+  const settle = async () => {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      await store.reports.refreshRollups();
+      if ((await sql('SELECT 1 FROM rollup_dirty WHERE project_id = ?', [projectId])).length === 0) return;
+      await sleep(20);
+    }
+    throw new Error('marked days remained');
+  };
+  /** Waits until `days` days of the project are kept. */
+  const kept = async (days: number) => {
+    for (let attempt = 0; attempt < 250; attempt++) {
+      if ((await sql('SELECT 1 FROM rollup_funnels WHERE project_id = ? AND session_id IS NULL', [projectId])).length >= days) return;
+      await sleep(20);
+    }
+    throw new Error('not kept');
+  };
+  return { path, store, projectId, made, sql, settle, kept };
+}
+
+describe('kept funnels', () => {
+  it('counts a session once when it comes to span days between the read of the kept days and the read of the rest', async () => {
+    const { path, store, projectId, made, settle, kept } = await sqliteProject('race');
+    try {
+      await store.write({ events: [made('s-1', 'S', START + DAY + 10 * HOUR, 'page_view', '/'), made('t-1', 'T', START + 2 * DAY + 10 * HOUR, 'page_view', '/')], chunks: [] });
+      await settle();
+      // Day 2 marked again (a late event of T): the range's last day is read from the events.
+      await store.write({ events: [made('t-2', 'T', START + 2 * DAY + 11 * HOUR, 'page_view', '/pricing')], chunks: [] });
+      const funnel: FunnelStepSpec[] = [{ kind: 'page', value: '/' }];
+      const q: ReportQuery = { projectId, from: START, to: START + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      expect(await store.reports.funnel(q, funnel)).toEqual([2]);
+      await kept(2);
+
+      // The same funnel on a connection of its own, S going on after midnight right after the kept days are read.
+      const db = new Database(path, { readonly: true });
+      try {
+        let wrote = false;
+        const run = async (text: string, values: unknown[]) => {
+          const rows = db.prepare(text).all(...values) as Array<Record<string, unknown>>;
+          if (!wrote && text.includes('FROM rollup_funnels')) {
+            wrote = true;
+            await store.write({ events: [made('s-2', 'S', START + 2 * DAY + 12 * HOUR, 'page_view', '/')], chunks: [] });
+          }
+          return rows;
+        };
+        const plan = await planDays(q, run, SQLITE_DIALECT);
+        expect(plan.raw).toEqual([[START + 2 * DAY, START + 3 * DAY]]);
+        const context = (v: Values) => ({
+          dialect: SQLITE_DIALECT,
+          add: (value: unknown) => v.add(value),
+          rawWhere: (from: number, to: number) => `project_id = ${v.add(projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)} AND is_bot = 0`,
+          visitor: 'visitor_id',
+        });
+        const funnels = createKeptFunnels(SQLITE_DIALECT, run, { keep: async () => 0 });
+        // S once, across midnight, and T.
+        expect(await funnels(q, funnel, plan, context)).toEqual([2]);
+        expect(wrote).toBe(true);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps no row naming a session on a day it has no step, so that an erasure and retention leave none', async () => {
+    const { store, projectId, made, sql, settle, kept } = await sqliteProject('privacy');
+    try {
+      const funnel: FunnelStepSpec[] = [
+        { kind: 'page', value: '/' },
+        { kind: 'event', value: 'signup_started' },
+      ];
+      // The user's session has events on days 0 and 2, none on day 1, which another session has.
+      await store.write({
+        events: [
+          made('o-1', 'other', START + DAY + HOUR, 'page_view', '/'),
+          made('u-1', 'secret-session', START + 20 * HOUR, 'page_view', '/', 'user-1'),
+          made('u-2', 'secret-session', START + 2 * DAY + HOUR, 'signup_started', null, 'user-1'),
+        ],
+        chunks: [],
+      });
+      await settle();
+      const q: ReportQuery = { projectId, from: START, to: START + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      expect(await store.reports.funnel(q, funnel)).toEqual([2, 1]);
+      await kept(3);
+      const named = async () => (await sql("SELECT day FROM rollup_funnels WHERE session_id = 'secret-session' ORDER BY day")).map((row) => Number(row.day) - START / DAY);
+      expect(await named()).toEqual([0, 2]);
+      // The day between reads its digest of the spanning sessions, and is read again only when they change.
+      expect(await store.reports.funnel(q, funnel)).toEqual([2, 1]);
+
+      await store.deleteUser(projectId, 'user-1');
+      expect(await named()).toEqual([]);
+      await settle();
+      expect(await store.reports.funnel(q, funnel)).toEqual([1, 0]);
+      await kept(3);
+
+      await store.deleteOlderThan(START + 10 * DAY);
+      await settle();
+      expect(await sql('SELECT 1 FROM rollup_funnels WHERE project_id = ? AND session_id IS NOT NULL', [projectId])).toEqual([]);
+      expect(await store.reports.funnel(q, funnel)).toEqual([0, 0]);
+    } finally {
+      await store.close();
+    }
+  });
+});
