@@ -33,8 +33,8 @@ const RANGES = [7, 30, 90] as const;
 
 /**
  * A panel: its name, its call, and what this bench does before timing it: `first` forgets the
- * rows earlier reports kept (filtered top lists, `reports/filtered-tops.ts`; funnels,
- * `reports/funnel-days.ts`), so that the call computes its days again; `kept` waits until those a
+ * rows earlier reports kept (filtered top lists, `reports/filtered-tops.ts`; funnels and filtered sessions,
+ * `reports/session-days.ts`), so that the call computes its days again; `kept` waits until those a
  * `first` call computed are kept.
  */
 export type Panel = [name: string, run: (store: { reports: ReportStore }, q: ReportQuery) => Promise<unknown>, before?: 'first' | 'kept'];
@@ -145,15 +145,15 @@ interface RawReports {
   markedDays(): Promise<number>;
   /** Deletes the rows reports kept: filtered top lists and funnels. */
   forgetRows(): Promise<void>;
-  /** How many (day, filter, dimension) and (day, funnel) are kept. */
+  /** How many (day, filter, dimension) and (day, report over sessions) are kept. */
   keptRows(): Promise<number>;
   close(): Promise<void>;
 }
 
 function rawReports(location: string): RawReports {
   const marked = 'SELECT COUNT(*) AS n FROM rollup_dirty';
-  const forget = 'DELETE FROM rollup_filtered; DELETE FROM rollup_funnels';
-  const kept = 'SELECT (SELECT COUNT(*) FROM rollup_filtered WHERE value IS NULL) + (SELECT COUNT(*) FROM rollup_funnels WHERE session_id IS NULL) AS n';
+  const forget = 'DELETE FROM rollup_filtered; DELETE FROM rollup_kept_sessions';
+  const kept = 'SELECT (SELECT COUNT(*) FROM rollup_filtered WHERE value IS NULL) + (SELECT COUNT(*) FROM rollup_kept_sessions WHERE session_id IS NULL) AS n';
   if (isPostgresUrl(location)) {
     const pool = new pg.Pool({ connectionString: location, max: 2 });
     const count = async (sql: string) => Number((await pool.query<{ n: string }>(sql)).rows[0]?.n);

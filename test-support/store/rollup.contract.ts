@@ -160,6 +160,24 @@ function walkFunnel(stored: readonly WalkedEvent[], q: ReportQuery, funnel: read
   return reached;
 }
 
+/** The sessions report over stored events, by its definition (docs/decisions.md, "Report definitions"), with a device filter at most. */
+function sessionStatsOf(stored: readonly WalkedEvent[], q: ReportQuery) {
+  const sessions = new Map<string, { first: number; last: number; pageViews: number }>();
+  for (const e of stored) {
+    if (e.session === null || e.at < q.from || e.at >= q.to || (e.bot && !q.includeBots)) continue;
+    if (q.filters.device !== undefined && e.device !== q.filters.device) continue;
+    const s = sessions.get(e.session) ?? { first: e.at, last: e.at, pageViews: 0 };
+    sessions.set(e.session, { first: Math.min(s.first, e.at), last: Math.max(s.last, e.at), pageViews: s.pageViews + (e.type === 'page_view' ? 1 : 0) });
+  }
+  const all = [...sessions.values()];
+  return {
+    sessions: all.length,
+    bounces: all.filter((s) => s.pageViews <= 1).length,
+    totalDurationMs: all.reduce((n, s) => n + s.last - s.first, 0),
+    pageViews: all.reduce((n, s) => n + s.pageViews, 0),
+  };
+}
+
 export function describeRollups(name: string, location: () => Promise<RollupLocation>): void {
   describe(`${name}: daily rollups`, () => {
     const dirtyDays = async (loc: RollupLocation, projectId: string) =>
@@ -385,10 +403,21 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
-    it('keeps a funnel per day once computed, reads it after, and reads a day again when one of its sessions comes to span days', async () => {
+    it('keeps a funnel and the sessions of a filter per day once computed, reads them after, and reads a day again when one of its sessions comes to span days', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 41, 'kf');
-        const made = eventMaker(events);
+        // A session that lies wholly inside day 1 and reaches '/': a late event of it comes below.
+        const oneDay = events.find(
+          (e) =>
+            !e.isBot &&
+            e.sessionId !== null &&
+            events.every((o) => o.sessionId !== e.sessionId || Math.floor(o.timestamp / DAY) === START / DAY + 1) &&
+            events.some((o) => o.sessionId === e.sessionId && o.eventType === 'page_view' && o.dimensions?.path === '/'),
+        ) as StoredEvent;
+        expect(oneDay).toBeDefined();
+        // The sessions report is asked with the filter of that session's device; the made events have it.
+        const device = oneDay.dimensions?.device as string;
+        const made = eventMaker(events, { device });
         // A session across the midnight between days 1 and 2, each step on its own side but the first.
         const midnight = START + 2 * DAY;
         await store.write({
@@ -411,12 +440,19 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const queries = [q, { ...q, includeBots: true }, { ...q, from: START + 5 * HOUR, to: START + (DAYS - 1) * DAY + 7 * HOUR }];
         let stored = await walkedEvents(loc, projectId);
         const exact = async () => {
-          for (const query of queries) expect(await store.reports.funnel(query, funnel)).toEqual(walkFunnel(stored, query, funnel));
+          for (const query of queries) {
+            expect(await store.reports.funnel(query, funnel)).toEqual(walkFunnel(stored, query, funnel));
+            const filtered = { ...query, filters: { device } };
+            expect(await store.reports.sessions(filtered)).toEqual(sessionStatsOf(stored, filtered));
+          }
         };
         const keptDays = async (bots: number) =>
-          (await loc.sql('SELECT day FROM rollup_funnels WHERE project_id = ? AND with_bots = ? AND session_id IS NULL ORDER BY day', [projectId, bots])).map((row) =>
-            Number(row.day),
-          );
+          (
+            await loc.sql("SELECT day FROM rollup_kept_sessions WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = ? AND session_id IS NULL ORDER BY day", [
+              projectId,
+              bots,
+            ])
+          ).map((row) => Number(row.day));
         /** Waits for the keeps a funnel handed on (they run after the answer). */
         const keptAll = async (bots: number, days: number[]) => {
           for (let attempt = 0; attempt < 250 && (await keptDays(bots)).join() !== days.join(); attempt++) await sleep(20);
@@ -427,42 +463,39 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         await keptAll(0, allDays);
         await keptAll(1, allDays);
         // The spanning session is kept with its masks of each day; the funnel reads the kept days again, the same.
-        const spanRows = await loc.sql("SELECT day, masks FROM rollup_funnels WHERE project_id = ? AND with_bots = 0 AND session_id = 'kf-span' ORDER BY day", [projectId]);
-        expect(spanRows.map((row) => [Number(row.day), String(row.masks)])).toEqual([
+        const spanRows = await loc.sql("SELECT day, piece FROM rollup_kept_sessions WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND session_id = 'kf-span' ORDER BY day", [projectId]);
+        expect(spanRows.map((row) => [Number(row.day), String(row.piece)])).toEqual([
           [START / DAY + 1, '1'],
           [START / DAY + 2, '2,4'],
         ]);
         await exact();
         // The kept rows are what is read.
-        const day0 = await loc.sql('SELECT reached FROM rollup_funnels WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id IS NULL', [projectId, START / DAY]);
-        const reached0 = String(day0[0]?.reached);
-        await loc.sql('UPDATE rollup_funnels SET reached = ? WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id IS NULL', [
+        const day0 = await loc.sql("SELECT total FROM rollup_kept_sessions WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND day = ? AND session_id IS NULL", [projectId, START / DAY]);
+        const reached0 = String(day0[0]?.total);
+        await loc.sql("UPDATE rollup_kept_sessions SET total = ? WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND day = ? AND session_id IS NULL", [
           reached0.split(',').map((n, k) => (k === 0 ? Number(n) + 1000 : Number(n))).join(','),
           projectId,
           START / DAY,
         ]);
         expect((await store.reports.funnel(q, funnel))[0]).toBe((walkFunnel(stored, q, funnel)[0] as number) + 1000);
-        await loc.sql('UPDATE rollup_funnels SET reached = ? WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id IS NULL', [reached0, projectId, START / DAY]);
+        await loc.sql("UPDATE rollup_kept_sessions SET total = ? WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND day = ? AND session_id IS NULL", [reached0, projectId, START / DAY]);
 
         // A late page view of '/' on day 3 of a session that lay wholly inside day 1: only day 3 is
         // marked, the session now spans days, and day 1 is read again (else it counts twice).
-        const oneDay = events.find(
-          (e) =>
-            !e.isBot &&
-            e.sessionId !== null &&
-            events.every((o) => o.sessionId !== e.sessionId || Math.floor(o.timestamp / DAY) === START / DAY + 1) &&
-            events.some((o) => o.sessionId === e.sessionId && o.eventType === 'page_view' && o.dimensions?.path === '/'),
-        )?.sessionId as string;
-        expect(oneDay).toBeDefined();
-        await store.write({ events: [made('kf-late', oneDay, START + 3 * DAY + HOUR, 'page_view', '/')], chunks: [] });
+        await store.write({ events: [made('kf-late', oneDay.sessionId as string, START + 3 * DAY + HOUR, 'page_view', '/')], chunks: [] });
         stored = await walkedEvents(loc, projectId);
         expect(await dirtyDays(loc, projectId)).toEqual([START / DAY + 3]);
         await exact();
         for (let attempt = 0; attempt < 250; attempt++) {
-          if ((await loc.sql('SELECT 1 FROM rollup_funnels WHERE project_id = ? AND day = ? AND session_id = ?', [projectId, START / DAY + 1, oneDay])).length > 0) break;
+          if ((await loc.sql('SELECT 1 FROM rollup_kept_sessions WHERE project_id = ? AND day = ? AND session_id = ?', [projectId, START / DAY + 1, oneDay.sessionId])).length > 0) break;
           await sleep(20);
         }
-        expect((await loc.sql('SELECT masks FROM rollup_funnels WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id = ?', [projectId, START / DAY + 1, oneDay])).length).toBe(1);
+        // Kept again with it as a spanning session, by the funnel and by the sessions report.
+        expect(
+          (await loc.sql('SELECT report FROM rollup_kept_sessions WHERE project_id = ? AND with_bots = 0 AND day = ? AND session_id = ? ORDER BY report', [projectId, START / DAY + 1, oneDay.sessionId])).map(
+            (row) => String(row.report).split(' ')[0],
+          ),
+        ).toEqual(['funnel', 'sessions']);
         await exact();
         // The rebuild of day 3 dropped its kept rows; computed and kept again.
         await settle(store, loc, projectId);

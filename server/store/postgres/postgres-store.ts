@@ -15,7 +15,7 @@ import { createPostgresReadRun } from './postgres-read-run.js';
 import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
-import { createPostgresDayKeeps, createPostgresFilteredKeep, createPostgresFunnelKeep } from '../reports/report-keep.js';
+import { createPostgresDayKeeps, createPostgresFilteredKeep, createPostgresSessionDaysKeep } from '../reports/report-keep.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
 import { filterColumns } from '../report-store.js';
@@ -173,7 +173,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   // One keep at a time, of either kind (`report-keep.ts`).
   const keepDays = createPostgresDayKeeps(pool);
   const keepFiltered = createPostgresFilteredKeep(keepDays);
-  const keepFunnel = createPostgresFunnelKeep(keepDays);
+  const keepSessionDays = createPostgresSessionDaysKeep(keepDays);
   let rollupRefresher: RollupRefresher | null = null;
   // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
   // starts from the mark of the round before last, so that a part committed a little after a
@@ -229,7 +229,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       sessionSummaries: true,
       sketchUnion: () => sketchUnion,
       keepFiltered: async (keep) => (use(), keepFiltered(keep)),
-      keepFunnel: async (keep) => (use(), keepFunnel(keep)),
+      keepSessionDays: async (keep) => (use(), keepSessionDays(keep)),
       sketchOf: () => sketchOf,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {

@@ -9,7 +9,8 @@ import type { StoredEvent } from '../event-store.js';
 import type { FunnelStepSpec, ReportQuery } from '../report-store.js';
 import { createSqliteStore } from '../sqlite/sqlite-store.js';
 import { SQLITE_DIALECT, type Values } from './dialect.js';
-import { createKeptFunnels } from './funnel-days.js';
+import { funnelDays } from './funnel-days.js';
+import { createSessionDays } from './session-days.js';
 import { planDays } from './rollup-queries.js';
 
 const DAY = 86_400_000;
@@ -51,7 +52,7 @@ async function sqliteProject(name: string) {
   /** Waits until `days` days of the project are kept. */
   const kept = async (days: number) => {
     for (let attempt = 0; attempt < 250; attempt++) {
-      if ((await sql('SELECT 1 FROM rollup_funnels WHERE project_id = ? AND session_id IS NULL', [projectId])).length >= days) return;
+      if ((await sql('SELECT 1 FROM rollup_kept_sessions WHERE project_id = ? AND session_id IS NULL', [projectId])).length >= days) return;
       await sleep(20);
     }
     throw new Error('not kept');
@@ -78,7 +79,7 @@ describe('kept funnels', () => {
         let wrote = false;
         const run = async (text: string, values: unknown[]) => {
           const rows = db.prepare(text).all(...values) as Array<Record<string, unknown>>;
-          if (!wrote && text.includes('FROM rollup_funnels')) {
+          if (!wrote && text.includes('FROM rollup_kept_sessions')) {
             wrote = true;
             await store.write({ events: [made('s-2', 'S', START + 2 * DAY + 12 * HOUR, 'page_view', '/')], chunks: [] });
           }
@@ -92,9 +93,9 @@ describe('kept funnels', () => {
           rawWhere: (from: number, to: number) => `project_id = ${v.add(projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)} AND is_bot = 0`,
           visitor: 'visitor_id',
         });
-        const funnels = createKeptFunnels(SQLITE_DIALECT, run, { keep: async () => 0 });
+        const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
         // S once, across midnight, and T.
-        expect(await funnels(q, funnel, plan, context)).toEqual([2]);
+        expect(await report(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toEqual([2]);
         expect(wrote).toBe(true);
       } finally {
         db.close();
@@ -124,7 +125,7 @@ describe('kept funnels', () => {
       const q: ReportQuery = { projectId, from: START, to: START + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
       expect(await store.reports.funnel(q, funnel)).toEqual([2, 1]);
       await kept(3);
-      const named = async () => (await sql("SELECT day FROM rollup_funnels WHERE session_id = 'secret-session' ORDER BY day")).map((row) => Number(row.day) - START / DAY);
+      const named = async () => (await sql("SELECT day FROM rollup_kept_sessions WHERE session_id = 'secret-session' ORDER BY day")).map((row) => Number(row.day) - START / DAY);
       expect(await named()).toEqual([0, 2]);
       // The day between reads its digest of the spanning sessions, and is read again only when they change.
       expect(await store.reports.funnel(q, funnel)).toEqual([2, 1]);
@@ -137,7 +138,7 @@ describe('kept funnels', () => {
 
       await store.deleteOlderThan(START + 10 * DAY);
       await settle();
-      expect(await sql('SELECT 1 FROM rollup_funnels WHERE project_id = ? AND session_id IS NOT NULL', [projectId])).toEqual([]);
+      expect(await sql('SELECT 1 FROM rollup_kept_sessions WHERE project_id = ? AND session_id IS NOT NULL', [projectId])).toEqual([]);
       expect(await store.reports.funnel(q, funnel)).toEqual([0, 0]);
     } finally {
       await store.close();

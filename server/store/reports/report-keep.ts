@@ -2,12 +2,12 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { FilteredKeep, KeepFiltered } from './filtered-tops.js';
-import type { FunnelKeep, KeepFunnel } from './funnel-days.js';
+import type { KeepSessionDays, SessionDaysKeep } from './session-days.js';
 import { KEYS_LOCK_SQL } from './rollup-refresh.js';
 
 /*
  * Keeping the rows a report computed from a clean day: the filtered top lists
- * (`filtered-tops.ts`) and the funnels (`funnel-days.ts`). A day is kept only if, when its rows
+ * (`filtered-tops.ts`) and the reports over sessions kept per day (`session-days.ts`). A day is kept only if, when its rows
  * are written, it is not marked and its version is still the one the report's snapshot saw (no
  * refresh built it since). A refresh deletes a day's kept rows and raises its version in the
  * transaction that builds it; an erasure deletes the kept rows of the days it marks. So rows
@@ -49,24 +49,24 @@ export function prepareSqliteFilteredKeep(db: Database.Database): (keep: Filtere
 }
 
 /**
- * The SQLite keep of funnels on connection `db`, in one write transaction, as
+ * The SQLite keep of session days on connection `db`, in one write transaction, as
  * {@link prepareSqliteFilteredKeep} (self-contained, for the rollup thread). A day kept already is
- * replaced: a read keeps a day again when a session of it has come to span days.
+ * replaced: a read keeps a day again when the sessions spanning into it have changed.
  */
-export function prepareSqliteFunnelKeep(db: Database.Database): (keep: FunnelKeep) => number {
+export function prepareSqliteSessionDaysKeep(db: Database.Database): (keep: SessionDaysKeep) => number {
   const marked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
   const version = db.prepare('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?').pluck();
-  const clear = db.prepare('DELETE FROM rollup_funnels WHERE project_id = ? AND funnel = ? AND with_bots = ? AND day = ?');
-  const insert = db.prepare('INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached, spans) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-  const keep = db.transaction((k: FunnelKeep): number => {
+  const clear = db.prepare('DELETE FROM rollup_kept_sessions WHERE project_id = ? AND report = ? AND with_bots = ? AND day = ?');
+  const insert = db.prepare('INSERT INTO rollup_kept_sessions (project_id, report, with_bots, day, session_id, piece, total, spans) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const keep = db.transaction((k: SessionDaysKeep): number => {
     const bots = k.withBots ? 1 : 0;
     let kept = 0;
     for (const day of k.days) {
       if (marked.get(k.projectId, day.day) !== undefined) continue;
       if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
-      clear.run(k.projectId, k.funnel, bots, day.day);
-      insert.run(k.projectId, k.funnel, bots, day.day, null, null, day.reached.join(','), day.spanDigest);
-      for (const span of day.spans) insert.run(k.projectId, k.funnel, bots, day.day, span.sessionId, span.masks, null, null);
+      clear.run(k.projectId, k.report, bots, day.day);
+      insert.run(k.projectId, k.report, bots, day.day, null, null, day.total.join(','), day.spanDigest);
+      for (const span of day.spans) insert.run(k.projectId, k.report, bots, day.day, span.sessionId, span.piece, null, null);
       kept++;
     }
     return kept;
@@ -157,25 +157,25 @@ export function createPostgresFilteredKeep(keepDays: PostgresDayKeeps): KeepFilt
   };
 }
 
-/** The PostgreSQL keep of funnels, through a store's one {@link createPostgresDayKeeps}; a day kept already is replaced. */
-export function createPostgresFunnelKeep(keepDays: PostgresDayKeeps): KeepFunnel {
+/** The PostgreSQL keep of session days, through a store's one {@link createPostgresDayKeeps}; a day kept already is replaced. */
+export function createPostgresSessionDaysKeep(keepDays: PostgresDayKeeps): KeepSessionDays {
   return (k) => {
     const byDay = new Map(k.days.map((day) => [day.day, day]));
     const bots = k.withBots ? 1 : 0;
     return keepDays(k.projectId, k.days, async (client, dayNumber) => {
-      const day = byDay.get(dayNumber) as FunnelKeep['days'][number];
-      await client.query('DELETE FROM rollup_funnels WHERE project_id = $1 AND funnel = $2 AND with_bots = $3 AND day = $4', [k.projectId, k.funnel, bots, day.day]);
+      const day = byDay.get(dayNumber) as SessionDaysKeep['days'][number];
+      await client.query('DELETE FROM rollup_kept_sessions WHERE project_id = $1 AND report = $2 AND with_bots = $3 AND day = $4', [k.projectId, k.report, bots, day.day]);
       await client.query(
-        `INSERT INTO rollup_funnels (project_id, funnel, with_bots, day, session_id, masks, reached, spans)
-         SELECT $1, $2, $3, $4, s, m, r, d FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) AS x(s, m, r, d)`,
+        `INSERT INTO rollup_kept_sessions (project_id, report, with_bots, day, session_id, piece, total, spans)
+         SELECT $1, $2, $3, $4, s, p, t, d FROM unnest($5::text[], $6::text[], $7::text[], $8::text[]) AS x(s, p, t, d)`,
         [
           k.projectId,
-          k.funnel,
+          k.report,
           bots,
           day.day,
           [null, ...day.spans.map((span) => span.sessionId)],
-          [null, ...day.spans.map((span) => span.masks)],
-          [day.reached.join(','), ...day.spans.map(() => null)],
+          [null, ...day.spans.map((span) => span.piece)],
+          [day.total.join(','), ...day.spans.map(() => null)],
           [day.spanDigest, ...day.spans.map(() => null)],
         ],
       );

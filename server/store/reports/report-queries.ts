@@ -30,7 +30,9 @@ import {
 import type { RefreshNext } from './rollup-refresh.js';
 import { refreshAll } from './rollup-refresher.js';
 import { funnelStatement } from './report-funnel.js';
-import { type KeepFunnel, createKeptFunnels } from './funnel-days.js';
+import { funnelDays } from './funnel-days.js';
+import { type KeepSessionDays, createSessionDays } from './session-days.js';
+import { sessionStatsDays } from './session-stats-days.js';
 import { type KeepFiltered, type SketchOfSql, createFilteredTops } from './filtered-tops.js';
 import { type FilteredAheadOptions, createFilteredAhead } from './filtered-ahead.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
@@ -57,7 +59,8 @@ import { num } from '../shared/row-values.js';
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
  * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
  * A top list with one filter reads what earlier ones kept per day (`filtered-tops.ts`), a funnel
- * what earlier reads of it kept (`funnel-days.ts`). Everything else reads the events as below.
+ * and the sessions report with one filter what earlier reads of them kept (`session-days.ts`).
+ * Everything else reads the events as below.
  */
 
 /** Options of {@link createReportStore}. */
@@ -79,12 +82,12 @@ export interface ReportStoreOptions {
    */
   keepFiltered?: KeepFiltered;
   /**
-   * With the rollups and the session summaries: keeps what a funnel computes per day, so that the
-   * same funnel again reads a row per day (`funnel-days.ts`); without it, a funnel reads the steps'
-   * rows of its range.
+   * With the rollups and the session summaries: keeps what a funnel or the sessions report with one
+   * filter computes per day, so that the same report again reads a row per day
+   * (`session-days.ts`); without it, they read a row per session of their range.
    */
-  keepFunnel?: KeepFunnel;
-  /** A keep of filtered rows or of a funnel failed (the report itself was answered). */
+  keepSessionDays?: KeepSessionDays;
+  /** A keep of filtered rows or session days failed (the report itself was answered). */
   onKeepError?: (error: unknown) => void;
   /** How the database builds a sketch of keys itself, asked per report (`FilteredTopsOptions`). */
   sketchOf?: () => SketchOfSql | null;
@@ -109,9 +112,9 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   };
   const filteredTops =
     refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf }) : null;
-  const keptFunnels =
-    refreshNext !== undefined && options.keepFunnel !== undefined && options.sessionSummaries === true
-      ? createKeptFunnels(dialect, run, { keep: options.keepFunnel, onKeepError: options.onKeepError })
+  const sessionDays =
+    refreshNext !== undefined && options.keepSessionDays !== undefined && options.sessionSummaries === true
+      ? createSessionDays(dialect, run, { keep: options.keepSessionDays, onKeepError: options.onKeepError })
       : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
   // The day's counts of each value it starts from are the aggregates'.
@@ -250,6 +253,14 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async sessions(q): Promise<SessionStats> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
+      if (plan !== null && sessionDays !== null) {
+        const [sessions, bounces, totalDurationMs, pageViews] = await sessionDays(
+          q,
+          sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)),
+          plan,
+        );
+        return { sessions: sessions ?? 0, bounces: bounces ?? 0, totalDurationMs: totalDurationMs ?? 0, pageViews: pageViews ?? 0 };
+      }
       const v = new Values(dialect);
       const perSession =
         plan !== null
@@ -344,7 +355,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
       const plan = await rollupPlan(q, 0);
-      if (plan !== null && keptFunnels !== null) return keptFunnels(q, steps, plan, (v) => sourceContext(q, v));
+      if (plan !== null && sessionDays !== null) return sessionDays(q, funnelDays(dialect, q, steps, plan, (v) => sourceContext(q, v)), plan);
       const v = new Values(dialect);
       const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));
       return statement.reached(await run(statement.sql, v.list));

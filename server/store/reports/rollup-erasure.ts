@@ -84,14 +84,14 @@ const holderDaysSql = (project: string, keys: string) =>
 
 /**
  * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`days` and `keys` list expressions),
- * and of the filtered rows and kept funnels of every day step 2 marks or the user had events in:
- * their sketches hold the keys' hashes, their funnels the sessions' ids and counts. Before step 4, which the holders' query needs.
+ * and of the filtered rows and kept session days of every day step 2 marks or the user had events
+ * in: their sketches hold the keys' hashes, their session days the sessions' ids and counts. Before step 4, which the holders' query needs.
  */
 const textKeyDeletes = (project: string, days: string, keys: string): string[] => [
   ...['rollup_errors', 'rollup_exposures'].map(
     (table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
   ),
-  ...['rollup_filtered', 'rollup_funnels'].map(
+  ...['rollup_filtered', 'rollup_kept_sessions'].map(
     (table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN (SELECT * FROM ${days} d UNION ${holderDaysSql(project, keys)})`,
   ),
 ];

@@ -137,7 +137,7 @@ function rollupDeletes(p: string, d: string): string[] {
   return [
     `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
     `DELETE FROM rollup_vitals WHERE project_id = ${p} AND metric IN (${['', ...VITAL_KEYS].map((k) => `'${k}'`).join(', ')}) AND day = ${d}`,
-    ...['rollup_errors', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_funnels'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
+    ...['rollup_errors', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
   ];
 }
 

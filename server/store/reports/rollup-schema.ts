@@ -70,7 +70,7 @@ export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
 const ROLLUP_TABLES = [
-  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_funnels', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
+  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_kept_sessions', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
 ];
 
 /**
@@ -133,12 +133,13 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * frequent value (`filtered-ahead.ts`), for every dimension, not by the refresh (`filtered-tops.ts`),
  * so a dashboard filtered the same way again reads a row per value and day.
  * A refresh of the day deletes them (and an erasure those of the days it marks).
- * rollup_funnels: per day, funnel (its steps, `funnel-days.ts`) and bot choice, a row of session
- * null whose `reached` counts the day's sessions that lie wholly inside it reaching each step
- * (comma-separated) and whose `spans` is a digest of the sessions that spanned days and reached
- * into it then, and a row per such session with a step that day, its masks (comma-separated):
- * written by the first funnel that reads the day, not by the refresh, so the same funnel again
- * reads a row per day and spanning session. Deleted with the filtered rows.
+ * rollup_kept_sessions: per day, report over sessions (a funnel, the sessions report with one
+ * filter: `session-days.ts`) and bot choice, a row of session null with the report's `total` over
+ * the day's sessions that lie wholly inside it (comma-separated numbers) and in `spans` a digest of
+ * the sessions that spanned days and reached into it then, and a row per such session with an
+ * event of the report that day, its `piece` of the day: written by the first read of the report
+ * that reads the day, not by the refresh, so the same report again reads a row per day and
+ * spanning session. Deleted with the filtered rows.
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */
@@ -172,10 +173,10 @@ CREATE TABLE IF NOT EXISTS rollup_filtered (
   value TEXT, n INTEGER NOT NULL, visitors BLOB, visitor_hashes BLOB);
 CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
 CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
-CREATE TABLE IF NOT EXISTS rollup_funnels (
-  project_id TEXT NOT NULL, funnel TEXT NOT NULL, with_bots INTEGER NOT NULL, day INTEGER NOT NULL, session_id TEXT, masks TEXT, reached TEXT, spans TEXT);
-CREATE INDEX IF NOT EXISTS rollup_funnels_key ON rollup_funnels (project_id, funnel, with_bots, day);
-CREATE INDEX IF NOT EXISTS rollup_funnels_by_day ON rollup_funnels (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_kept_sessions (
+  project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots INTEGER NOT NULL, day INTEGER NOT NULL, session_id TEXT, piece TEXT, total TEXT, spans TEXT);
+CREATE INDEX IF NOT EXISTS rollup_kept_sessions_key ON rollup_kept_sessions (project_id, report, with_bots, day);
+CREATE INDEX IF NOT EXISTS rollup_kept_sessions_by_day ON rollup_kept_sessions (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_versions (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
 DROP TRIGGER IF EXISTS rollup_mark_insert;
@@ -255,10 +256,10 @@ CREATE TABLE IF NOT EXISTS rollup_filtered (
   value TEXT COLLATE "C", n BIGINT NOT NULL, visitors BYTEA, visitor_hashes BYTEA);
 CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
 CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
-CREATE TABLE IF NOT EXISTS rollup_funnels (
-  project_id TEXT NOT NULL, funnel TEXT NOT NULL, with_bots SMALLINT NOT NULL, day INTEGER NOT NULL, session_id TEXT, masks TEXT, reached TEXT, spans TEXT);
-CREATE INDEX IF NOT EXISTS rollup_funnels_key ON rollup_funnels (project_id, funnel, with_bots, day);
-CREATE INDEX IF NOT EXISTS rollup_funnels_by_day ON rollup_funnels (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_kept_sessions (
+  project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots SMALLINT NOT NULL, day INTEGER NOT NULL, session_id TEXT, piece TEXT, total TEXT, spans TEXT);
+CREATE INDEX IF NOT EXISTS rollup_kept_sessions_key ON rollup_kept_sessions (project_id, report, with_bots, day);
+CREATE INDEX IF NOT EXISTS rollup_kept_sessions_by_day ON rollup_kept_sessions (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_versions (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (project_id, day));
 CREATE OR REPLACE FUNCTION rollup_mark_new() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -5,8 +5,8 @@ import type { Dialect } from '../reports/dialect.js';
 import { type RefreshNext, type RefreshedDay, type SqliteRefreshSql, prepareSqliteRefresh, sqliteRefreshSql } from '../reports/rollup-refresh.js';
 import { DAY_MS } from '../reports/rollup-schema.js';
 import type { FilteredKeep, KeepFiltered } from '../reports/filtered-tops.js';
-import { prepareSqliteFilteredKeep, prepareSqliteFunnelKeep } from '../reports/report-keep.js';
-import type { FunnelKeep, KeepFunnel } from '../reports/funnel-days.js';
+import { prepareSqliteFilteredKeep, prepareSqliteSessionDaysKeep } from '../reports/report-keep.js';
+import type { KeepSessionDays, SessionDaysKeep } from '../reports/session-days.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
@@ -14,7 +14,7 @@ import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from
  * day of a large project takes seconds of synchronous work (bench/RESULTS.md, "Report panels"),
  * which on the request thread would stop every HTTP request for that long. Like the writer thread
  * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time. It
- * also keeps the filtered rows and funnels reports compute (`reports/report-keep.ts`): the reader thread's
+ * also keeps the filtered rows and session days reports compute (`reports/report-keep.ts`): the reader thread's
  * connection does not write, and the request thread must not wait for the write lock.
  */
 
@@ -29,7 +29,7 @@ interface ThreadData {
 type ToThread =
   | { id: number; beforeDay: number; skip: readonly string[] }
   | { id: number; keep: FilteredKeep }
-  | { id: number; keepFunnel: FunnelKeep }
+  | { id: number; keepSessionDays: SessionDaysKeep }
   | { close: true };
 type FromThread = { ready: true } | { id: number; result: RefreshedDay | number | null } | { id: number; error: ThreadError };
 
@@ -46,7 +46,7 @@ function refreshThreadMain(
   port: Port,
   prepare: typeof prepareSqliteRefresh,
   prepareKeep: typeof prepareSqliteFilteredKeep,
-  prepareFunnelKeep: typeof prepareSqliteFunnelKeep,
+  prepareSessionDaysKeep: typeof prepareSqliteSessionDaysKeep,
   toError: typeof toThreadError,
 ): void {
   const Driver = load(data.driverPath) as typeof Database;
@@ -54,7 +54,7 @@ function refreshThreadMain(
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const refresh = prepare(db, data.sql, data.dayMs);
   const keep = prepareKeep(db);
-  const keepFunnel = prepareFunnelKeep(db);
+  const keepSessionDays = prepareSessionDaysKeep(db);
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
@@ -62,7 +62,7 @@ function refreshThreadMain(
       return;
     }
     try {
-      const result = 'keep' in message ? keep(message.keep) : 'keepFunnel' in message ? keepFunnel(message.keepFunnel) : refresh(message.beforeDay, message.skip);
+      const result = 'keep' in message ? keep(message.keep) : 'keepSessionDays' in message ? keepSessionDays(message.keepSessionDays) : refresh(message.beforeDay, message.skip);
       port.postMessage({ id: message.id, result });
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
@@ -71,13 +71,13 @@ function refreshThreadMain(
   port.postMessage({ ready: true });
 }
 
-const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteFunnelKeep.toString()}, ${toThreadError.toString()});`;
+const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteSessionDaysKeep.toString()}, ${toThreadError.toString()});`;
 
 /** A running refresh thread. */
 export interface SqliteRollupThread {
   refreshNext: RefreshNext;
   keepFiltered: KeepFiltered;
-  keepFunnel: KeepFunnel;
+  keepSessionDays: KeepSessionDays;
   /** Lets a refresh in progress finish, then closes the thread's connection. */
   close(): Promise<void>;
 }
@@ -121,7 +121,7 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
         resolve({
           refreshNext: async (beforeDay, skip = []) => (await ask((id) => ({ id, beforeDay, skip }))) as RefreshedDay | null,
           keepFiltered: async (keep) => (await ask((id) => ({ id, keep }))) as number,
-          keepFunnel: async (keepFunnel) => (await ask((id) => ({ id, keepFunnel }))) as number,
+          keepSessionDays: async (keepSessionDays) => (await ask((id) => ({ id, keepSessionDays }))) as number,
           close: async () => {
             if (failure) return;
             worker.ref();

@@ -72,8 +72,8 @@ describe('the SQLite erasure', () => {
       expect(plan(db, sql.deleteStep, ['p', 1, 0, '/', 'e'])).toContain('USING PRIMARY KEY (project_id=? AND day=? AND kind=? AND value=? AND event_id=?)');
       for (const text of sql.textKeyDeletes) {
         const found = plan(db, text, { p: 'p', keys: '["k"]', days: '[1]' });
-        expect(found).toMatch(/USING (COVERING )?INDEX rollup_(errors|exposures|filtered)_by_day \(project_id=\? AND day=\?\)/);
-        expect(found).not.toMatch(/SCAN (events|rollup_values|rollup_filtered)\b/);
+        expect(found).toMatch(/USING (COVERING )?INDEX rollup_(errors|exposures|filtered|kept_sessions)_by_day \(project_id=\? AND day=\?\)/);
+        expect(found).not.toMatch(/SCAN (events|rollup_values|rollup_filtered|rollup_kept_sessions)\b/);
       }
     } finally {
       db.close();

@@ -10,8 +10,8 @@ import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { prepareSqliteUserErasure, sqliteErasureSql } from './sqlite-erasure.js';
 import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-refresh.js';
 import type { KeepFiltered } from '../reports/filtered-tops.js';
-import type { KeepFunnel } from '../reports/funnel-days.js';
-import { prepareSqliteFilteredKeep, prepareSqliteFunnelKeep } from '../reports/report-keep.js';
+import type { KeepSessionDays } from '../reports/session-days.js';
+import { prepareSqliteFilteredKeep, prepareSqliteSessionDaysKeep } from '../reports/report-keep.js';
 import { registerSketchOf } from './sketch-of-function.js';
 import { createSketchKit } from '../aggregates/visitor-sketch.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
@@ -194,7 +194,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   // Daily rollups (rollup-schema.ts): created at open, before the writer starts; refreshed in the background until close.
   let refreshRollup: RefreshNext | null = null;
   let keepFiltered: KeepFiltered | null = null;
-  let keepFunnel: KeepFunnel | null = null;
+  let keepSessionDays: KeepSessionDays | null = null;
   let rollupRefresher: RollupRefresher | null = null;
   let closeRollupThread: () => Promise<void> = async () => {};
   // Reads off the request thread (sqlite-reader.ts); null for an in-memory database, whose one
@@ -214,13 +214,13 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
         const keep = prepareSqliteFilteredKeep(db.db);
         keepFiltered = async (k) => keep(k);
-        const keepDays = prepareSqliteFunnelKeep(db.db);
-        keepFunnel = async (k) => keepDays(k);
+        const keepDays = prepareSqliteSessionDaysKeep(db.db);
+        keepSessionDays = async (k) => keepDays(k);
       } else {
         const thread = await startSqliteRollupThread({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, dialect: SQLITE_DIALECT });
         refreshRollup = thread.refreshNext;
         keepFiltered = thread.keepFiltered;
-        keepFunnel = thread.keepFunnel;
+        keepSessionDays = thread.keepSessionDays;
         closeRollupThread = () => thread.close();
       }
       if (isPrivateDatabase(options.path)) {
@@ -298,7 +298,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       aggregates: true,
       sessionSummaries: true,
       keepFiltered: async (keep) => (use(), (keepFiltered as KeepFiltered)(keep)),
-      keepFunnel: async (keep) => (use(), (keepFunnel as KeepFunnel)(keep)),
+      keepSessionDays: async (keep) => (use(), (keepSessionDays as KeepSessionDays)(keep)),
       sketchOf: () => (key) => `sa_sketch_of(${key})`,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {
