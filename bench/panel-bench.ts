@@ -83,6 +83,9 @@ export const PANELS: Panel[] = [
   // A funnel's first read, which computes its days from the steps' rows and keeps them; then again.
   ['funnel (4 steps), nothing kept', (s, q) => s.reports.funnel(q, FUNNEL), 'first'],
   ['funnel (4 steps), kept', (s, q) => s.reports.funnel(q, FUNNEL), 'kept'],
+  // The sessions report with one filter the same way (`reports/session-stats-days.ts`).
+  ['sessions, device filter, nothing kept', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } }), 'first'],
+  ['sessions, device filter, kept', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } }), 'kept'],
 ];
 
 /** The overview's top lists (dashboard/src/pages/overview-page.tsx) with a device filter, asked at once as the dashboard does. */

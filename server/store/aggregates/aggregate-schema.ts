@@ -141,7 +141,7 @@ CREATE TABLE IF NOT EXISTS agg_session_state (
   first_ts BIGINT NOT NULL, last_ts BIGINT NOT NULL, events BIGINT NOT NULL, page_views BIGINT NOT NULL,
   PRIMARY KEY (project_id, session_id));
 CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
-CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts) INCLUDE (first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts) INCLUDE (first_ts, session_id) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
   part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   project_id TEXT NOT NULL, day BIGINT NOT NULL, with_bots SMALLINT NOT NULL,

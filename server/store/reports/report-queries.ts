@@ -253,13 +253,10 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async sessions(q): Promise<SessionStats> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
-      if (plan !== null && sessionDays !== null) {
-        const [sessions, bounces, totalDurationMs, pageViews] = await sessionDays(
-          q,
-          sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)),
-          plan,
-        );
-        return { sessions: sessions ?? 0, bounces: bounces ?? 0, totalDurationMs: totalDurationMs ?? 0, pageViews: pageViews ?? 0 };
+      const kept = plan !== null && sessionDays !== null ? await sessionDays(q, sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), plan) : null;
+      if (kept !== null) {
+        const [sessions = 0, bounces = 0, totalDurationMs = 0, pageViews = 0] = kept;
+        return { sessions, bounces, totalDurationMs, pageViews };
       }
       const v = new Values(dialect);
       const perSession =
@@ -355,7 +352,8 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
       const plan = await rollupPlan(q, 0);
-      if (plan !== null && sessionDays !== null) return sessionDays(q, funnelDays(dialect, q, steps, plan, (v) => sourceContext(q, v)), plan);
+      const kept = plan !== null && sessionDays !== null ? await sessionDays(q, funnelDays(dialect, q, steps, plan, (v) => sourceContext(q, v)), plan) : null;
+      if (kept !== null) return kept;
       const v = new Values(dialect);
       const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));
       return statement.reached(await run(statement.sql, v.list));

@@ -26,8 +26,10 @@ import { num } from '../shared/row-values.js';
  * yesterday's sessions span into today. So the answer takes the spanning sessions from the
  * statement that reads the rest of the range, last, and uses a day's total only if the day's
  * digest is of those very sessions; a day whose digest differs is read again after that
- * statement, so that whatever spans in the one snapshot spans in the other too (sessions only
- * come to span), and no session is both in a day's total and taken whole.
+ * statement, and the spanning sessions listed again, until every day's digest is of the sessions
+ * last listed (at most a few rounds; then the report is read another way). Sessions only come to
+ * span, so a session that spanned in the raw statement spans in the last list too, and none is
+ * both in a day's total and taken whole.
  *
  * A first read computes its missing days a few at a time (each read within the read budget, and
  * kept as soon as read).
@@ -91,8 +93,11 @@ export interface SessionDaysOptions {
   onKeepError?: (error: unknown) => void;
 }
 
-/** A report over sessions on a rollup plan with clean days. */
-export type SessionDaysReport = (q: ReportQuery, spec: SessionDaysSpec, plan: DayPlan) => Promise<number[]>;
+/**
+ * A report over sessions on a rollup plan with clean days; null when sessions kept coming to span
+ * days while it read (the range is then read another way).
+ */
+export type SessionDaysReport = (q: ReportQuery, spec: SessionDaysSpec, plan: DayPlan) => Promise<number[] | null>;
 
 /**
  * A digest of a set of session ids: their count and a hash of them in order. A kept day holds this
@@ -108,6 +113,8 @@ export function spanDigest(sessionIds: Iterable<string>): string {
 const READ_AIM_MS = 1000;
 /** At most this many days in one read. */
 const MAX_DAYS_A_READ = 31;
+/** Rounds of reading again the days whose spanning sessions changed, before the report gives up. */
+const ROUNDS = 3;
 
 /** A session that spans days, as the session summaries have it. */
 interface Span {
@@ -242,13 +249,24 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
       if (sessionDays === undefined) whole.set(sessionId, (sessionDays = new Map()));
       sessionDays.set(day, piece);
     };
-    const spans: Span[] = [];
+    const firstSpans: Span[] = [];
     for (const row of await run(parts.join('\n UNION ALL '), w.list, hints)) {
-      if (num(row.kind) === 1) spans.push(spanOf(row));
+      if (num(row.kind) === 1) firstSpans.push(spanOf(row));
       else take(String(row.session_id), num(row.day), String(row.piece));
     }
-    const current = (day: number) => byDay.get(day)?.spanDigest === spanDigest(spanning(spans, day));
-    for (const day of await readWanted(q, spec, range, (d) => !dirty.has(d) && !current(d))) byDay.set(day.day, day);
+    // A day read again has a snapshot of its own, later: a session may have come to span since,
+    // into a day that was current. So the spanning sessions are listed again after each round, and
+    // every day checked against them, until none has changed.
+    let spans = firstSpans;
+    for (let round = 0; ; round++) {
+      const current = (day: number) => byDay.get(day)?.spanDigest === spanDigest(spanning(spans, day));
+      const again = await readWanted(q, spec, range, (d) => !dirty.has(d) && !current(d));
+      if (again.length === 0) break;
+      if (round === ROUNDS) return null;
+      for (const day of again) byDay.set(day.day, day);
+      const u = new Values(dialect);
+      spans = (await run(spansSql(u, q.projectId, days.first, days.end), u.list, hints)).map(spanOf);
+    }
 
     // The days' totals, and the sessions taken whole: their pieces of every day, in day order.
     const answer = Array.from({ length: spec.size }, () => 0);
