@@ -6,6 +6,7 @@ import { type FilterDimension, type FunnelStepSpec, type ReportQuery, VITAL_PROP
 import type { KeepFiltered } from '../../server/store/reports/filtered-tops.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../../server/store/reports/dialect.js';
 import { daySql } from '../../server/store/reports/rollup-schema.js';
+import { sessionStatsKey } from '../../server/store/reports/session-stats-days.js';
 import { cleanVital, vitalStep, vitalStepSql } from '../../server/store/shared/vital-steps.js';
 
 /*
@@ -812,6 +813,38 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           answer[0]!.value,
         ]);
         expect((await store.reports.top(q, 'page', 1))[0]?.events).toBe(answer[0]!.events + 1000);
+
+        // The sessions report of each such filter (as the dashboard asks it, without bots) is kept for the day too.
+        const keptSessions = (
+          await loc.sql("SELECT report, day FROM rollup_kept_sessions WHERE project_id = ? AND with_bots = 0 AND session_id IS NULL AND report LIKE 'sessions %'", [projectId])
+        )
+          .map((row) => `${String(row.report)} ${Number(row.day)}`)
+          .filter((entry) => ['device', 'browser', 'event_type'].some((dim) => entry.startsWith(`sessions [["${dim}",`)))
+          .sort();
+        const keyOf = (entry: string) => {
+          const [d, v, n] = entry.split(' ') as [FilterDimension, string, string];
+          return `${sessionStatsKey({ projectId, from: 0, to: 0, filters: { [d]: v }, includeBots: false, visitorKey: 'anonymous' })} ${n}`;
+        };
+        expect(keptSessions).toEqual(expected.map(keyOf).sort());
+        // And read: exact, and a change to the kept total shows.
+        const [, device, deviceDay] = expected.find((entry) => entry.startsWith('device '))!.split(' ') as [string, string, string];
+        const qs: ReportQuery = { projectId, from: Number(deviceDay) * DAY, to: (Number(deviceDay) + 1) * DAY, filters: { device }, includeBots: false, visitorKey: 'anonymous' };
+        const stats = await store.reports.sessions(qs);
+        expect(stats).toEqual(sessionStatsOf(await walkedEvents(loc, projectId), qs));
+        const total = await loc.sql('SELECT total FROM rollup_kept_sessions WHERE project_id = ? AND day = ? AND report = ? AND session_id IS NULL', [
+          projectId,
+          Number(deviceDay),
+          sessionStatsKey(qs),
+        ]);
+        const dayTotal = Number(String(total[0]?.total).split(',')[0]);
+        expect(dayTotal).toBeGreaterThan(0);
+        await loc.sql('UPDATE rollup_kept_sessions SET total = ? WHERE project_id = ? AND day = ? AND report = ? AND session_id IS NULL', [
+          `${dayTotal + 1000},0,0,0`,
+          projectId,
+          Number(deviceDay),
+          sessionStatsKey(qs),
+        ]);
+        expect((await store.reports.sessions(qs)).sessions).toBe(stats.sessions + 1000);
       });
     });
 

@@ -118,8 +118,19 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
   // The day's counts of each value it starts from are the aggregates'.
+  /**
+   * What a filter clicked on the dashboard reads beside the aggregates, kept ahead for a day: its
+   * top lists, and its sessions report (as the dashboard asks it, without bots).
+   */
+  const keepFilterDay = async (projectId: string, filter: readonly [FilterDimension, string], day: number) => {
+    await filteredTops?.keepDay(projectId, filter, day);
+    if (sessionDays === null) return;
+    const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [filter[0]]: filter[1] }, includeBots: false, visitorKey: 'anonymous' };
+    const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
+    await sessionDays.keepDay(q, sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), day);
+  };
   const keepAhead =
-    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: filteredTops.keepDay, busy: () => running > 0, ...options.keepAhead });
+    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
   /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
   let aheadTurn: Promise<unknown> = Promise.resolve();
 
@@ -253,7 +264,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async sessions(q): Promise<SessionStats> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
-      const kept = plan !== null && sessionDays !== null ? await sessionDays(q, sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), plan) : null;
+      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), plan) : null;
       if (kept !== null) {
         const [sessions = 0, bounces = 0, totalDurationMs = 0, pageViews = 0] = kept;
         return { sessions, bounces, totalDurationMs, pageViews };
@@ -352,7 +363,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
       const plan = await rollupPlan(q, 0);
-      const kept = plan !== null && sessionDays !== null ? await sessionDays(q, funnelDays(dialect, q, steps, plan, (v) => sourceContext(q, v)), plan) : null;
+      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, funnelDays(dialect, q, steps, plan, (v) => sourceContext(q, v)), plan) : null;
       if (kept !== null) return kept;
       const v = new Values(dialect);
       const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));

@@ -97,7 +97,7 @@ describe('reports over sessions kept per day', () => {
         });
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
         // S once, across midnight, and T.
-        expect(await report(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toEqual([2]);
+        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toEqual([2]);
         expect(wrote).toBe(true);
       } finally {
         db.close();
@@ -152,7 +152,7 @@ describe('reports over sessions kept per day', () => {
         const sessions = async () => {
           const plan = await planDays(q, run, SQLITE_DIALECT);
           const visits = (v: Values, days: typeof plan) => visitsSource(q, days, context(v), { dim: 'event_type', value: 'page_view', rawValue: "''" });
-          return (await report(q, sessionStatsDays(q, plan, visits, context), plan))?.[0];
+          return (await report.read(q, sessionStatsDays(q, plan, visits, context), plan))?.[0];
         };
         expect(await sessions()).toBe(4);
         expect(await sessions()).toBe(4);
@@ -202,7 +202,7 @@ describe('reports over sessions kept per day', () => {
           visitor: 'visitor_id',
         });
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
-        expect(await report(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toBeNull();
+        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toBeNull();
         expect(spanning).toBeGreaterThan(3);
       } finally {
         db.close();

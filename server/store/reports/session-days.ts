@@ -93,11 +93,19 @@ export interface SessionDaysOptions {
   onKeepError?: (error: unknown) => void;
 }
 
-/**
- * A report over sessions on a rollup plan with clean days; null when sessions kept coming to span
- * days while it read (the range is then read another way).
- */
-export type SessionDaysReport = (q: ReportQuery, spec: SessionDaysSpec, plan: DayPlan) => Promise<number[] | null>;
+/** Reports over sessions kept per day. */
+export interface SessionDays {
+  /**
+   * A report over sessions on a rollup plan with clean days; null when sessions kept coming to span
+   * days while it read (the range is then read another way).
+   */
+  read(q: ReportQuery, spec: SessionDaysSpec, plan: DayPlan): Promise<number[] | null>;
+  /**
+   * Reads one clean day of a report and keeps it, as its first read would, ahead of it
+   * (`filtered-ahead.ts`); settles once kept (a keep that failed went to `onKeepError`).
+   */
+  keepDay(q: ReportQuery, spec: SessionDaysSpec, day: number): Promise<void>;
+}
 
 /**
  * A digest of a set of session ids: their count and a hash of them in order. A kept day holds this
@@ -124,7 +132,7 @@ interface Span {
 }
 
 /** Reports over sessions over `run`, keeping what they compute per day through `options.keep`. */
-export function createSessionDays(dialect: Dialect, run: RunQuery, options: SessionDaysOptions): SessionDaysReport {
+export function createSessionDays(dialect: Dialect, run: RunQuery, options: SessionDaysOptions): SessionDays {
   /**
    * The sessions that span days and reach into `[first, end)` (days): a seek from the first day's
    * start in the partial index by end (by start, it would pass over every earlier spanning session).
@@ -182,10 +190,14 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     }
     for (const day of read.values()) day.spanDigest = spanDigest(spanning(spanRows, day.day));
     const clean = [...read.values()].filter((day) => !marked.has(day.day));
-    if (clean.length > 0) {
-      options.keep({ projectId: q.projectId, report: spec.key, withBots: q.includeBots, days: clean }).catch((error: unknown) => options.onKeepError?.(error));
-    }
-    return [...read.values()];
+    const kept =
+      clean.length === 0
+        ? Promise.resolve()
+        : options.keep({ projectId: q.projectId, report: spec.key, withBots: q.includeBots, days: clean }).then(
+            () => undefined,
+            (error: unknown) => options.onKeepError?.(error),
+          );
+    return { days: [...read.values()], kept };
   };
 
   /** Reads the days of `[first, end)` for which `want` holds: consecutive ones, one day first, then as many as the last read suggests fit in about a second. */
@@ -200,14 +212,14 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
       let stop = day + 1;
       while (stop < end && stop - day < size && want(stop)) stop++;
       const started = performance.now();
-      out.push(...(await readDays(q, spec, day, stop)));
+      out.push(...(await readDays(q, spec, day, stop)).days);
       size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((stop - day) * READ_AIM_MS) / Math.max(performance.now() - started, 1))));
       day = stop;
     }
     return out;
   };
 
-  return async (q, spec, plan) => {
+  const read: SessionDays['read'] = async (q, spec, plan) => {
     const days = plan.days as NonNullable<DayPlan['days']>;
     const dirty = new Set(days.dirty);
     const range = [days.first, days.end] as const;
@@ -281,5 +293,12 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
       );
     }
     return answer;
+  };
+
+  return {
+    read,
+    async keepDay(q, spec, day) {
+      await (await readDays(q, spec, day, day + 1)).kept;
+    },
   };
 }
