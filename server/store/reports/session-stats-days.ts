@@ -35,16 +35,15 @@ export function sessionStatsDays(
     key: sessionStatsKey(q),
     size: 4,
     dayPieces(v, first, end, spans) {
-      // Values in the order of the text: the project of the spanning sessions' lookup first.
-      const project = v.add(q.projectId);
+      // The spanning sessions' ids in the dictionary, each looked up through its index, joined to
+      // the day's sessions: their text comes from the list. (Values in the order of the text.)
       const rows = visits(v, { days: { first, end, dirty: [] }, raw: [] });
-      // The spanning sessions' ids in the dictionary, each looked up through its index.
-      const spanIds = `SELECT (SELECT k.id FROM rollup_keys k WHERE k.project_id = ${project} AND k.key = sp.session_id) FROM ${spans} sp`;
-      return `SELECT x.day, x.spanning, CASE WHEN x.spanning = 1 THEN (SELECT k.key FROM rollup_keys k WHERE k.id = x.sid) END AS session_id,
-          ${piece('x.f', 'x.l', 'x.pv')} AS piece, x.f, x.l, x.pv
-        FROM (SELECT y.*, CASE WHEN y.sid IN (${spanIds}) THEN 1 ELSE 0 END AS spanning
-          FROM (SELECT day, session_id AS sid, MIN(first_ts) AS f, MAX(last_ts) AS l, SUM(page_views) AS pv
-            FROM (${rows}) r WHERE session_id IS NOT NULL GROUP BY day, session_id) y) x`;
+      const spanIds = `SELECT (SELECT k.id FROM rollup_keys k WHERE k.project_id = ${v.add(q.projectId)} AND k.key = sp.session_id) AS id, sp.session_id AS session_key FROM ${spans} sp`;
+      return `SELECT y.day, CASE WHEN s.session_key IS NULL THEN 0 ELSE 1 END AS spanning, s.session_key AS session_id,
+          ${piece('y.f', 'y.l', 'y.pv')} AS piece, y.f, y.l, y.pv
+        FROM (SELECT day, session_id AS sid, MIN(first_ts) AS f, MAX(last_ts) AS l, SUM(page_views) AS pv
+          FROM (${rows}) r WHERE session_id IS NOT NULL GROUP BY day, session_id) y
+        LEFT JOIN (${spanIds}) s ON s.id = y.sid`;
     },
     rawPieces(v) {
       if (plan.raw.length === 0) return null;
