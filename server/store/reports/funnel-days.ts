@@ -27,10 +27,13 @@ export function funnelDays(dialect: Dialect, q: ReportQuery, steps: readonly Fun
   return {
     key: funnelKey(steps),
     size: steps.length,
-    // Membership as IN, which SQLite indexes on the fly and PostgreSQL hashes.
+    // Membership as a join: PostgreSQL, which overestimates the spanning sessions a hundredfold,
+    // would otherwise scan their list again for each session's day rather than hash it (past the
+    // read budget over a month at ten million events).
     dayPieces: (v, first, end, spans) =>
-      `SELECT m.*, CASE WHEN session_id IN (SELECT session_id FROM ${spans}) THEN 1 ELSE 0 END AS spanning
-       FROM (${masksByDay(stepsSource(q, { days: { first, end, dirty: [] }, raw: [] }, context(v), steps, () => ''))}) m`,
+      `SELECT m.day, m.session_id, m.piece, CASE WHEN s.session_id IS NULL THEN 0 ELSE 1 END AS spanning
+       FROM (${masksByDay(stepsSource(q, { days: { first, end, dirty: [] }, raw: [] }, context(v), steps, () => ''))}) m
+       LEFT JOIN ${spans} s ON s.session_id = m.session_id`,
     rawPieces(v) {
       if (plan.raw.length === 0) return null;
       const s = context(v);
