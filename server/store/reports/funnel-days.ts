@@ -3,7 +3,7 @@ import type { FunnelStepSpec, ReportQuery } from '../report-store.js';
 import { type DayPlan, type SourceContext, stepRawRows, stepsSource } from './rollup-queries.js';
 import { daySql } from './rollup-schema.js';
 import { rawMask, reachedSteps } from './report-funnel.js';
-import type { SessionDaysSpec } from './session-days.js';
+import { type SessionDaysSpec, flagListed } from './session-days.js';
 
 /*
  * A funnel as a report over sessions kept per day (`session-days.ts`; docs/decisions.md, "Kept
@@ -27,13 +27,13 @@ export function funnelDays(dialect: Dialect, q: ReportQuery, steps: readonly Fun
   return {
     key: funnelKey(steps),
     size: steps.length,
-    // Membership as a join: PostgreSQL, which overestimates the spanning sessions a hundredfold,
-    // would otherwise scan their list again for each session's day rather than hash it (past the
-    // read budget over a month at ten million events).
-    dayPieces: (v, first, end, spans) =>
-      `SELECT m.day, m.session_id, m.piece, CASE WHEN s.session_id IS NULL THEN 0 ELSE 1 END AS spanning
-       FROM (${masksByDay(stepsSource(q, { days: { first, end, dirty: [] }, raw: [] }, context(v), steps, () => ''))}) m
-       LEFT JOIN ${spans} s ON s.session_id = m.session_id`,
+    dayPieces: (v, first, end, list) =>
+      `SELECT day, session_id, piece, spanning FROM (${flagListed(
+        dialect,
+        `(${masksByDay(stepsSource(q, { days: { first, end, dirty: [] }, raw: [] }, context(v), steps, () => ''))})`,
+        'session_id',
+        list,
+      )}) x`,
     rawPieces(v) {
       if (plan.raw.length === 0) return null;
       const s = context(v);

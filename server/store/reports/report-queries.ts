@@ -127,7 +127,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     if (sessionDays === null) return;
     const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [filter[0]]: filter[1] }, includeBots: false, visitorKey: 'anonymous' };
     const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
-    await sessionDays.keepDay(q, sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), day);
+    await sessionDays.keepDay(q, sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), day);
   };
   const keepAhead =
     filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
@@ -264,7 +264,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async sessions(q): Promise<SessionStats> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
-      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStatsDays(q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), plan) : null;
+      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), plan) : null;
       if (kept !== null) {
         const [sessions = 0, bounces = 0, totalDurationMs = 0, pageViews = 0] = kept;
         return { sessions, bounces, totalDurationMs, pageViews };

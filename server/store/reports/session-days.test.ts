@@ -152,7 +152,7 @@ describe('reports over sessions kept per day', () => {
         const sessions = async () => {
           const plan = await planDays(q, run, SQLITE_DIALECT);
           const visits = (v: Values, days: typeof plan) => visitsSource(q, days, context(v), { dim: 'event_type', value: 'page_view', rawValue: "''" });
-          return (await report.read(q, sessionStatsDays(q, plan, visits, context), plan))?.[0];
+          return (await report.read(q, sessionStatsDays(SQLITE_DIALECT, q, plan, visits, context), plan))?.[0];
         };
         expect(await sessions()).toBe(4);
         expect(await sessions()).toBe(4);

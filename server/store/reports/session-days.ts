@@ -70,12 +70,18 @@ export interface SessionDaysSpec {
   /** How many numbers the answer has. */
   size: number;
   /**
-   * The statement of each session's piece per clean day of `[first, end)`: `day, spanning` (1 for
-   * a session listed in `spans`, the name of a relation of the spanning sessions' `session_id`s,
-   * else 0), `session_id` (as text, where spanning), `piece` (text), and whatever else
-   * {@link fold} reads; values added through `v` in the order of the text.
+   * The spanning sessions as the report's rows name them: a statement over `spans` (the name of a
+   * relation of their `session_id`s) giving `key` (what {@link dayPieces} joins on) and `text`
+   * (the session id); values through `v`. By default the ids themselves.
    */
-  dayPieces(v: Values, first: number, end: number, spans: string): string;
+  spanList?(v: Values, spans: string): string;
+  /**
+   * The statement of each session's piece per clean day of `[first, end)`: `day, spanning` (1 for
+   * a session in `list`, the name of the relation of {@link spanList}, else 0: {@link flagListed}),
+   * `session_id` (as text, where spanning), `piece` (text), and whatever else {@link fold} reads;
+   * values added through `v` in the order of the text.
+   */
+  dayPieces(v: Values, first: number, end: number, list: string): string;
   /** Each session's piece per day of the range's other parts (the plan's `raw`): `day, session_id, piece`; null when it has none. */
   rawPieces(v: Values): string | null;
   /** A statement over `g1`, the rows of {@link dayPieces} of sessions that lie wholly inside a day, giving `day, piece, n`: read by {@link addFolded}. No values. */
@@ -115,6 +121,21 @@ export interface SessionDays {
 export function spanDigest(sessionIds: Iterable<string>): string {
   const sorted = [...sessionIds].sort();
   return sorted.length === 0 ? '0' : `${sorted.length}:${createHash('sha256').update(sorted.join('\n')).digest('base64url').slice(0, 22)}`;
+}
+
+/**
+ * For {@link SessionDaysSpec.dayPieces}: the rows of `rows` (a relation with a key column `key`)
+ * flagged 1 in `spanning` when their key is in `list` (the name of a relation of `key, text`), else
+ * 0, with the list's `text` for it as `listed` (null when not in it), as the dialect tests
+ * membership best.
+ */
+export function flagListed(dialect: Dialect, rows: string, key: string, list: string): string {
+  if (dialect.listMembership === 'join') {
+    return `SELECT r.*, CASE WHEN l.key IS NULL THEN 0 ELSE 1 END AS spanning, l.text AS listed FROM ${rows} r LEFT JOIN ${list} l ON l.key = r.${key}`;
+  }
+  const listed = `r.${key} IN (SELECT key FROM ${list})`;
+  return `SELECT r.*, CASE WHEN ${listed} THEN 1 ELSE 0 END AS spanning,
+    CASE WHEN ${listed} THEN (SELECT l.text FROM ${list} l WHERE l.key = r.${key}) END AS listed FROM ${rows} r`;
 }
 
 /** How long one read of missing days aims to take, ms: well inside the read budget. */
@@ -158,14 +179,15 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     const v = new Values(dialect);
     // Values are added in the order of the text (SQLite's placeholders are positional).
     const spans = spansSql(v, q.projectId, first, end);
-    const pieces = spec.dayPieces(v, first, end, 'sp');
+    const list = spec.spanList?.(v, 'sp') ?? 'SELECT session_id AS key, session_id AS text FROM sp';
+    const pieces = spec.dayPieces(v, first, end, 'sk');
     const state = (kind: number, table: string, version: string) =>
       `SELECT ${kind}, day, NULL, NULL, ${version} FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day < ${v.add(end)}`;
     // Kinds: 0 a day's total over the sessions wholly inside it, as the report folds them; 1 a
     // spanning session's piece of a day; 2 a spanning session (its first and last times in `day`
     // and `n`); 3 a day's version; 4 a day's mark.
     const rows = await run(
-      `WITH sp AS MATERIALIZED (${spans}), g AS MATERIALIZED (${pieces}),
+      `WITH sp AS MATERIALIZED (${spans}), sk AS MATERIALIZED (${list}), g AS MATERIALIZED (${pieces}),
          g1 AS (SELECT * FROM g WHERE spanning = 0)
        SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS session_id, piece, CAST(n AS BIGINT) AS n FROM (${spec.fold}) f
        UNION ALL SELECT 1, day, session_id, piece, 0 FROM g WHERE spanning = 1

@@ -1,8 +1,8 @@
-import type { Values } from './dialect.js';
+import type { Dialect, Values } from './dialect.js';
 import type { ReportQuery } from '../report-store.js';
 import type { DayPlan, SourceContext } from './rollup-queries.js';
 import { daySql } from './rollup-schema.js';
-import type { SessionDaysSpec } from './session-days.js';
+import { type SessionDaysSpec, flagListed } from './session-days.js';
 
 /*
  * The sessions report with one filter as a report over sessions kept per day (`session-days.ts`;
@@ -25,6 +25,7 @@ export const sessionStatsKey = (q: ReportQuery): string =>
  * `context` gives the raw conditions, its filter included.
  */
 export function sessionStatsDays(
+  dialect: Dialect,
   q: ReportQuery,
   plan: DayPlan,
   visits: (v: Values, plan: DayPlan) => string,
@@ -34,16 +35,14 @@ export function sessionStatsDays(
   return {
     key: sessionStatsKey(q),
     size: 4,
-    dayPieces(v, first, end, spans) {
-      // The spanning sessions' ids in the dictionary, each looked up through its index, joined to
-      // the day's sessions: their text comes from the list. (Values in the order of the text.)
-      const rows = visits(v, { days: { first, end, dirty: [] }, raw: [] });
-      const spanIds = `SELECT (SELECT k.id FROM rollup_keys k WHERE k.project_id = ${v.add(q.projectId)} AND k.key = sp.session_id) AS id, sp.session_id AS session_key FROM ${spans} sp`;
-      return `SELECT y.day, CASE WHEN s.session_key IS NULL THEN 0 ELSE 1 END AS spanning, s.session_key AS session_id,
-          ${piece('y.f', 'y.l', 'y.pv')} AS piece, y.f, y.l, y.pv
-        FROM (SELECT day, session_id AS sid, MIN(first_ts) AS f, MAX(last_ts) AS l, SUM(page_views) AS pv
-          FROM (${rows}) r WHERE session_id IS NOT NULL GROUP BY day, session_id) y
-        LEFT JOIN (${spanIds}) s ON s.id = y.sid`;
+    // The spanning sessions' ids in the dictionary, each looked up through its index.
+    spanList: (v, spans) =>
+      `SELECT (SELECT k.id FROM rollup_keys k WHERE k.project_id = ${v.add(q.projectId)} AND k.key = sp.session_id) AS key, sp.session_id AS text FROM ${spans} sp`,
+    dayPieces(v, first, end, list) {
+      const sessions = `(SELECT day, session_id AS sid, MIN(first_ts) AS f, MAX(last_ts) AS l, SUM(page_views) AS pv
+        FROM (${visits(v, { days: { first, end, dirty: [] }, raw: [] })}) r WHERE session_id IS NOT NULL GROUP BY day, session_id)`;
+      return `SELECT y.day, y.spanning, y.listed AS session_id, ${piece('y.f', 'y.l', 'y.pv')} AS piece, y.f, y.l, y.pv
+        FROM (${flagListed(dialect, sessions, 'sid', list)}) y`;
     },
     rawPieces(v) {
       if (plan.raw.length === 0) return null;
