@@ -33,11 +33,15 @@ const RANGES = [7, 30, 90] as const;
 
 /**
  * A panel: its name, its call, and what this bench does before timing it: `first` forgets the
- * rows earlier reports kept (filtered top lists, `reports/filtered-tops.ts`; funnels and filtered sessions,
- * `reports/session-days.ts`), so that the call computes its days again; `kept` waits until those a
- * `first` call computed are kept.
+ * rows of its kind (`rows`) earlier reports kept (filtered top lists, `reports/filtered-tops.ts`;
+ * funnels and filtered sessions, `reports/session-days.ts`), so that the call computes its days
+ * again, and the other kinds stay kept for the panels after it; `kept` waits until those a `first`
+ * call computed are kept.
  */
-export type Panel = [name: string, run: (store: { reports: ReportStore }, q: ReportQuery) => Promise<unknown>, before?: 'first' | 'kept'];
+export type Panel = [name: string, run: (store: { reports: ReportStore }, q: ReportQuery) => Promise<unknown>, before?: 'first' | 'kept', rows?: KeptRows];
+
+/** Which kept rows a panel's `first` forgets: a filter's top lists, or a report over sessions (by its key's first word). */
+type KeptRows = 'filtered' | 'funnel' | 'sessions';
 
 /** The funnel of the panels. */
 const FUNNEL: FunnelStepSpec[] = [
@@ -75,16 +79,16 @@ export const PANELS: Panel[] = [
   // which is bounded by its events). Such a read reads the events and may run past the reader's
   // budget, and the reader thread finishes a read it has answered BUSY for before it takes the
   // next one, which a panel after it would time. Then the same list again, from the days it kept.
-  ['top pages, device filter, nothing kept', (s, q) => s.reports.top({ ...q, filters: { device: 'mobile' } }, 'page', 10), 'first'],
+  ['top pages, device filter, nothing kept', (s, q) => s.reports.top({ ...q, filters: { device: 'mobile' } }, 'page', 10), 'first', 'filtered'],
   ['top pages, device filter, kept', (s, q) => s.reports.top({ ...q, filters: { device: 'mobile' } }, 'page', 10), 'kept'],
   // What the dashboard asks when a filter is clicked: the overview's eight top lists at once.
-  ['overview top lists, device filter, nothing kept', (s, q) => overviewTops(s, q), 'first'],
+  ['overview top lists, device filter, nothing kept', (s, q) => overviewTops(s, q), 'first', 'filtered'],
   ['overview top lists, device filter, kept', (s, q) => overviewTops(s, q), 'kept'],
   // A funnel's first read, which computes its days from the steps' rows and keeps them; then again.
-  ['funnel (4 steps), nothing kept', (s, q) => s.reports.funnel(q, FUNNEL), 'first'],
+  ['funnel (4 steps), nothing kept', (s, q) => s.reports.funnel(q, FUNNEL), 'first', 'funnel'],
   ['funnel (4 steps), kept', (s, q) => s.reports.funnel(q, FUNNEL), 'kept'],
   // The sessions report with one filter the same way (`reports/session-stats-days.ts`).
-  ['sessions, device filter, nothing kept', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } }), 'first'],
+  ['sessions, device filter, nothing kept', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } }), 'first', 'sessions'],
   ['sessions, device filter, kept', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } }), 'kept'],
 ];
 
@@ -146,8 +150,8 @@ export const answerKey = (name: string, days: number): string => `${days} ${name
 interface RawReports {
   reports: ReportStore;
   markedDays(): Promise<number>;
-  /** Deletes the rows reports kept: filtered top lists and funnels. */
-  forgetRows(): Promise<void>;
+  /** Deletes the rows reports of one kind kept. */
+  forgetRows(rows: KeptRows): Promise<void>;
   /** How many (day, filter, dimension) and (day, report over sessions) are kept. */
   keptRows(): Promise<number>;
   close(): Promise<void>;
@@ -155,7 +159,7 @@ interface RawReports {
 
 function rawReports(location: string): RawReports {
   const marked = 'SELECT COUNT(*) AS n FROM rollup_dirty';
-  const forget = 'DELETE FROM rollup_filtered; DELETE FROM rollup_kept_sessions';
+  const forget = (rows: KeptRows) => (rows === 'filtered' ? 'DELETE FROM rollup_filtered' : `DELETE FROM rollup_kept_sessions WHERE report LIKE '${rows} %'`);
   const kept = 'SELECT (SELECT COUNT(*) FROM rollup_filtered WHERE value IS NULL) + (SELECT COUNT(*) FROM rollup_kept_sessions WHERE session_id IS NULL) AS n';
   if (isPostgresUrl(location)) {
     const pool = new pg.Pool({ connectionString: location, max: 2 });
@@ -163,7 +167,7 @@ function rawReports(location: string): RawReports {
     return {
       reports: createReportStore(POSTGRES_DIALECT, async (sql, values) => (await pool.query(sql, values)).rows),
       markedDays: () => count(marked),
-      forgetRows: async () => void (await pool.query(forget)),
+      forgetRows: async (rows) => void (await pool.query(forget(rows))),
       keptRows: () => count(kept),
       close: () => pool.end(),
     };
@@ -172,11 +176,11 @@ function rawReports(location: string): RawReports {
   return {
     reports: createReportStore(SQLITE_DIALECT, async (sql, values) => db.prepare(sql).all(...values) as Array<Record<string, unknown>>),
     markedDays: async () => (db.prepare(marked).get() as { n: number }).n,
-    async forgetRows() {
+    async forgetRows(rows) {
       const writer = new Database(location);
       try {
         writer.pragma('busy_timeout = 30000');
-        writer.exec(forget);
+        writer.exec(forget(rows));
       } finally {
         writer.close();
       }
@@ -197,10 +201,10 @@ async function awaitKept(raw: RawReports): Promise<void> {
   }
 }
 
-/** Forgets every kept filtered row once the keeps of earlier calls have landed. */
-async function forgetKept(raw: RawReports): Promise<void> {
+/** Forgets the kept rows of one kind once the keeps of earlier calls have landed. */
+async function forgetKept(raw: RawReports, rows: KeptRows): Promise<void> {
   await awaitKept(raw);
-  await raw.forgetRows();
+  await raw.forgetRows(rows);
 }
 
 /** The generated project of a database that `bench/generate-project.ts` filled: its id, events and end (also bench/report-settings.ts). */
@@ -339,8 +343,8 @@ async function measureStore(location: string, events: number, log: (line: string
     // kept ahead are read by the others.
     const phases = [PANELS.filter(([, , before]) => before === undefined), PANELS.filter(([, , before]) => before !== undefined)];
     for (const [phase, days] of phases.flatMap((panels) => RANGES.map((days) => [panels, days] as const))) {
-      for (const [name, run, before] of phase) {
-        if (before === 'first') await forgetKept(raw);
+      for (const [name, run, before, rows] of phase) {
+        if (before === 'first') await forgetKept(raw, rows ?? 'filtered');
         if (before === 'kept') await awaitKept(raw);
         const c0 = await cpu.read();
         const t0 = performance.now();
