@@ -117,7 +117,9 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       ? createSessionDays(dialect, run, { keep: options.keepSessionDays, onKeepError: options.onKeepError })
       : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
-  // The day's counts of each value it starts from are the aggregates'.
+  /** The sessions report of `q` (one filter at most) as a report over sessions kept per day. */
+  const sessionStats = (q: ReportQuery, plan: DayPlan) =>
+    sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v));
   /**
    * What a filter clicked on the dashboard reads beside the aggregates, kept ahead for a day: its
    * top lists, and its sessions report (as the dashboard asks it, without bots).
@@ -127,8 +129,9 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     if (sessionDays === null) return;
     const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [filter[0]]: filter[1] }, includeBots: false, visitorKey: 'anonymous' };
     const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
-    await sessionDays.keepDay(q, sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), day);
+    await sessionDays.keepDay(q, sessionStats(q, plan), day);
   };
+  // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
     filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
   /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
@@ -264,7 +267,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async sessions(q): Promise<SessionStats> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
-      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v)), plan) : null;
+      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStats(q, plan), plan) : null;
       if (kept !== null) {
         const [sessions = 0, bounces = 0, totalDurationMs = 0, pageViews = 0] = kept;
         return { sessions, bounces, totalDurationMs, pageViews };
