@@ -13,7 +13,7 @@ import { funnelDays } from './funnel-days.js';
 import { createSessionDays } from './session-days.js';
 import { sessionStatsDays } from './session-stats-days.js';
 import { prepareSqliteSessionDaysKeep } from './report-keep.js';
-import { planDays, visitsSource } from './rollup-queries.js';
+import { type SourceContext, planDays, visitsSource } from './rollup-queries.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -62,6 +62,17 @@ async function sqliteProject(name: string) {
   return { path, store, projectId, made, sql, settle, kept };
 }
 
+/** The raw conditions of a report of the project without bots (and of one event type), as the report store writes them. */
+function rawConditions(projectId: string, eventType?: string): (v: Values) => SourceContext {
+  return (v) => ({
+    dialect: SQLITE_DIALECT,
+    add: (value) => v.add(value),
+    rawWhere: (from, to) =>
+      `project_id = ${v.add(projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)} AND is_bot = 0${eventType === undefined ? '' : ` AND event_type = ${v.add(eventType)}`}`,
+    visitor: 'COALESCE(anonymous_id, visitor_id)',
+  });
+}
+
 describe('reports over sessions kept per day', () => {
   it('counts a session once when it comes to span days between the read of the kept days and the read of the rest', async () => {
     const { path, store, projectId, made, settle, kept } = await sqliteProject('race');
@@ -89,12 +100,7 @@ describe('reports over sessions kept per day', () => {
         };
         const plan = await planDays(q, run, SQLITE_DIALECT);
         expect(plan.raw).toEqual([[START + 2 * DAY, START + 3 * DAY]]);
-        const context = (v: Values) => ({
-          dialect: SQLITE_DIALECT,
-          add: (value: unknown) => v.add(value),
-          rawWhere: (from: number, to: number) => `project_id = ${v.add(projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)} AND is_bot = 0`,
-          visitor: 'visitor_id',
-        });
+        const context = rawConditions(projectId);
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
         // S once, across midnight, and T.
         expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toEqual([2]);
@@ -142,13 +148,7 @@ describe('reports over sessions kept per day', () => {
         };
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async (k) => keep(k) });
         const q: ReportQuery = { projectId, from: START, to: START + 4 * DAY, filters: { event_type: 'page_view' }, includeBots: false, visitorKey: 'anonymous' };
-        const context = (v: Values) => ({
-          dialect: SQLITE_DIALECT,
-          add: (value: unknown) => v.add(value),
-          rawWhere: (from: number, to: number) =>
-            `project_id = ${v.add(projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)} AND is_bot = 0 AND event_type = ${v.add('page_view')}`,
-          visitor: 'COALESCE(anonymous_id, visitor_id)',
-        });
+        const context = rawConditions(projectId, 'page_view');
         const sessions = async () => {
           const plan = await planDays(q, run, SQLITE_DIALECT);
           const visits = (v: Values, days: typeof plan) => visitsSource(q, days, context(v), { dim: 'event_type', value: 'page_view', rawValue: "''" });
@@ -195,12 +195,7 @@ describe('reports over sessions kept per day', () => {
         const funnel: FunnelStepSpec[] = [{ kind: 'page', value: '/' }];
         const q: ReportQuery = { projectId, from: START, to: START + 4 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
         const plan = await planDays(q, run, SQLITE_DIALECT);
-        const context = (v: Values) => ({
-          dialect: SQLITE_DIALECT,
-          add: (value: unknown) => v.add(value),
-          rawWhere: (from: number, to: number) => `project_id = ${v.add(projectId)} AND timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)} AND is_bot = 0`,
-          visitor: 'visitor_id',
-        });
+        const context = rawConditions(projectId);
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
         expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toBeNull();
         expect(spanning).toBeGreaterThan(3);
