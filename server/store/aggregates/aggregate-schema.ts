@@ -84,7 +84,7 @@ export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_v
  * The session summaries on SQLite (`sqlite/sqlite-session-summaries.ts`, docs/decisions.md): a state row per session,
  * counted twice (over humans' events, `h_*`, null times when it has none; over every event), with an index of
  * the few sessions whose span crosses a UTC day boundary (by start, and by end with the start, which
- * the kept funnels seek from a range's first day: `reports/funnel-days.ts`); and per day the sums
+ * the reports kept per day seek from a range's first day: `reports/session-days.ts`); and per day the sums
  * of the sessions wholly inside it, for each way of counting (`with_bots`).
  */
 export const SQLITE_SESSION_SUMMARY_DDL = `
