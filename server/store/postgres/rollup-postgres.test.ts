@@ -172,16 +172,22 @@ describe('postgres: keeping filtered rows', () => {
 });
 
 describe('postgres: events read beside the rollups', () => {
-  it("finds an event's session and visitor in the key dictionary through its index, not by reading the whole dictionary per event", async () => {
-    const DAY = 86_400_000;
-    const start = Date.UTC(2026, 0, 5);
+  const DAY = 86_400_000;
+  const start = Date.UTC(2026, 0, 5);
+  /** A store with a new project of three generated days, their rollups built. */
+  const threeDays = async (seed: number) => {
     const projectId = newProjectId();
     const store = createPostgresStore({ url: database.url, poolSize: 2 });
     await store.init();
+    await store.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 60, seed })], chunks: [] });
+    while ((await store.reports.refreshRollups()) > 0);
+    return { store, projectId };
+  };
+
+  it("finds an event's session and visitor in the key dictionary through its index, not by reading the whole dictionary per event", async () => {
+    const { store, projectId } = await threeDays(31);
     let lookups: Ran[] = [];
     try {
-      await store.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 60, seed: 31 })], chunks: [] });
-      while ((await store.reports.refreshRollups()) > 0);
       // A range that starts in the middle of a day: that day's events are read beside the rollups' days.
       const q: ReportQuery = { projectId, from: start + DAY / 2, to: start + 3 * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
       lookups = await capturing(
@@ -200,15 +206,9 @@ describe('postgres: events read beside the rollups', () => {
   });
 
   it('a funnel finds the sessions that span days through the index by their end, told to read indexes', async () => {
-    const DAY = 86_400_000;
-    const start = Date.UTC(2026, 0, 5);
-    const projectId = newProjectId();
-    const store = createPostgresStore({ url: database.url, poolSize: 2 });
-    await store.init();
+    const { store, projectId } = await threeDays(33);
     let spans: Ran[] = [];
     try {
-      await store.write({ events: [...generateProject({ projectId, start, days: 3, sessions: 60, seed: 33 })], chunks: [] });
-      while ((await store.reports.refreshRollups()) > 0);
       const q: ReportQuery = { projectId, from: start + DAY / 2, to: start + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
       const funnel = [
         { kind: 'page', value: '/' },
@@ -235,7 +235,6 @@ describe('postgres: events read beside the rollups', () => {
   });
 
   it("a day's refresh looks its keys up in the dictionary through its index, and compiles nothing", async () => {
-    const start = Date.UTC(2026, 0, 5);
     const projectId = newProjectId();
     const store = createPostgresStore({ url: database.url, poolSize: 2 });
     await store.init();
