@@ -120,14 +120,22 @@ export function visitsSource(q: ReportQuery, plan: DayPlan, s: SourceContext, sp
           // the two conditions' selectivities and expected a thirteenth of the rows), and `dim = ''`
           // written out, so that PostgreSQL's partial index of those rows serves any plan.
           // (Values are added in the order of the text, for SQLite's positional `?`.)
+          // One value's rows are sought day by day, a list of the clean days: the indexes hold the
+          // value after the day, so a range of days is read through every value of each day (the
+          // conversions of an experiment report at 10M events over 90 days: 461 against 10 ms on SQLite).
+          const one = spec.value !== null && spec.dim !== '';
           const project = s.add(q.projectId);
           const dim = spec.dim === '' ? "dim = ''" : `dim = ${s.add(spec.dim)}`;
           let sql = `SELECT day, value, session_id, ${visitorColumn} AS visitor, CAST(NULL AS TEXT) AS session_key, CAST(NULL AS TEXT) AS visitor_key,
     events, page_views, first_ts, last_ts FROM rollup_values
-    WHERE project_id = ${project} AND ${dim} AND day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
-          if (days.dirty.length > 0) sql += ` AND day NOT IN (${days.dirty.map((d) => s.add(d)).join(', ')})`;
+    WHERE project_id = ${project} AND ${dim} AND `;
+          if (one) sql += `day IN (${cleanDays(days).map((d) => s.add(d)).join(', ')})`;
+          else {
+            sql += `day >= ${s.add(days.first)} AND day < ${s.add(days.end)}`;
+            if (days.dirty.length > 0) sql += ` AND day NOT IN (${days.dirty.map((d) => s.add(d)).join(', ')})`;
+          }
           if (!q.includeBots) sql += ` AND is_bot = ${s.dialect.falseValue}`;
-          if (spec.value !== null && spec.dim !== '') sql += ` AND value = ${s.add(spec.value)}`;
+          if (one) sql += ` AND value = ${s.add(spec.value)}`;
           return sql + (spec.rollupExtra?.() ?? '');
         },
     (from, to) =>
