@@ -611,10 +611,13 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
     it('keeps no key of an erased user in the dictionary or any rollup row, and counts their anonymous id exactly when it comes back', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 14, 'x');
+        // The user is exposed to an experiment (the exposures keep visitors as the dictionary's ids).
+        const exposed = events.find((e) => e.userId !== null && !e.isBot) as StoredEvent;
+        events.push({ ...exposed, eventId: 'x-exposed', eventType: 'experiment_exposure', timestamp: exposed.timestamp + 1, properties: { experiment: 'checkout-button', variant: 'green' } });
         await store.write({ events, chunks: [] });
         await settle(store, loc, projectId);
         const keysOf = (list: StoredEvent[]) => new Set(list.flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId].filter((k): k is string => typeof k === 'string')));
-        const user = events.find((e) => e.userId !== null && !e.isBot)?.userId as string;
+        const user = exposed.userId as string;
         const userKeys = keysOf(events.filter((e) => e.userId === user));
         const kept = keysOf(events.filter((e) => e.userId !== user));
         // Keys only the user's events hold, and keys events without the user id keep holding.
@@ -631,8 +634,6 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
             ['rollup_steps', 'session_id'],
             ['rollup_errors', 'visitor'],
             ['rollup_errors', 'visitor_hash'],
-            ['rollup_exposures', 'visitor'],
-            ['rollup_exposures', 'visitor_hash'],
           ];
           const hits: string[] = [];
           for (const [table, column] of columns) {
@@ -642,11 +643,24 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           return hits;
         };
         expect((await found(own)).length).toBeGreaterThan(0);
+        // The exposures keep visitors as ids of the dictionary: the days whose rows hold one of the user's.
+        const userIds = (await loc.sql(`SELECT id FROM rollup_keys WHERE project_id = ? AND key IN (${[...userKeys].map(() => '?').join(', ')})`, [projectId, ...userKeys])).map((row) => Number(row.id));
+        const exposedDays = async () => {
+          const list = userIds.map(() => '?').join(', ');
+          const rows = await loc.sql(`SELECT DISTINCT day FROM rollup_exposures WHERE project_id = ? AND (visitor IN (${list}) OR visitor_hash IN (${list})) ORDER BY day`, [projectId, ...userIds, ...userIds]);
+          return rows.map((row) => Number(row.day));
+        };
+        const userDays = [...new Set(events.filter((e) => e.userId === user).map((e) => Math.floor(e.timestamp / DAY)))];
+        expect((await exposedDays()).filter((day) => userDays.includes(day)).length).toBeGreaterThan(0);
         const erased = await store.deleteUser(projectId, user);
         expect(erased.events).toBeGreaterThan(0);
         // Right after the erasure, before any refresh: none of the user's keys, not even those
         // that events without the user id still hold (their days are read from the events).
         expect(await found([...userKeys])).toEqual([]);
+        // No exposure of the user's days holds their ids; a day of events that keep one is marked.
+        expect((await exposedDays()).filter((day) => userDays.includes(day))).toEqual([]);
+        const marked = await dirtyDays(loc, projectId);
+        for (const day of await exposedDays()) expect(marked).toContain(day);
         await expectExact(store, loc, projectId);
         expect(await found(own)).toEqual([]);
         if (shared.length > 0) expect((await found(shared)).length).toBeGreaterThan(0);
@@ -995,6 +1009,44 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         GROUP BY project_id, day, is_bot, path, metric, value`);
     };
 
+    /** Puts back `rollup_exposures` as the shapes before 9 kept it: visitors as text. */
+    const previousExposures = async (loc: RollupLocation) => {
+      await loc.sql(`CREATE TABLE text_exposures AS SELECT e.project_id, e.day, e.is_bot, e.experiment, e.variant, v.key AS visitor, h.key AS visitor_hash, e.first_ts
+        FROM rollup_exposures e LEFT JOIN rollup_keys v ON v.id = e.visitor LEFT JOIN rollup_keys h ON h.id = e.visitor_hash`);
+      await loc.sql('DROP TABLE rollup_exposures');
+      await loc.sql('ALTER TABLE text_exposures RENAME TO rollup_exposures');
+      await loc.sql('CREATE INDEX rollup_exposures_by_day ON rollup_exposures (project_id, day)');
+    };
+    const exposureRows = async (loc: RollupLocation, projectId: string) =>
+      await loc.sql('SELECT day, is_bot, experiment, variant, visitor, visitor_hash, first_ts FROM rollup_exposures WHERE project_id = ? ORDER BY day, is_bot, experiment, variant, visitor, visitor_hash', [projectId]);
+
+    it('gives the exposures of shape 8 (visitors as text) their visitors\' ids in place, without reading the events again', async () => {
+      const loc = await location();
+      const projectId = newProjectId();
+      const first = loc.open();
+      await first.init();
+      await first.write({ events: generated(projectId, 13, 'e'), chunks: [] });
+      await settle(first, loc, projectId);
+      const rolled = await panels(first, projectId);
+      const keyed = await exposureRows(loc, projectId);
+      expect(keyed.length).toBeGreaterThan(0);
+      expect(keyed.every((row) => row.visitor !== null && Number.isInteger(Number(row.visitor)))).toBe(true);
+      await first.close();
+      await previousExposures(loc);
+      expect((await exposureRows(loc, projectId)).every((row) => typeof row.visitor === 'string' && !/^[0-9]+$/.test(row.visitor))).toBe(true);
+      await loc.sql('UPDATE rollup_meta SET shape = ?', [8]);
+      const second = loc.open();
+      await second.init();
+      try {
+        expect(await exposureRows(loc, projectId)).toEqual(keyed);
+        // Converted, not rebuilt: no day was marked for a refresh from the events.
+        expect(await dirtyDays(loc, projectId)).toEqual([]);
+        expect(await panels(second, projectId)).toEqual(rolled);
+      } finally {
+        await second.close();
+      }
+    });
+
     for (const [shape, rounded, what] of [
       [7, true, 'a row per rounded value'],
       [6, false, 'a row per value as sent'],
@@ -1010,7 +1062,9 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const rows = async () => await loc.sql('SELECT day, is_bot, path, metric, n, counts FROM rollup_vitals WHERE project_id = ? ORDER BY day, is_bot, path, metric', [projectId]);
         const packed = await rows();
         await first.close();
+        const keyed = await exposureRows(loc, projectId);
         await previousVitals(loc, rounded);
+        await previousExposures(loc);
         const valueRows = async () => Number((await loc.sql('SELECT COUNT(*) AS n FROM rollup_vitals WHERE project_id = ?', [projectId]))[0]?.n);
         expect(await valueRows()).toBeGreaterThan(packed.length);
         await loc.sql('UPDATE rollup_meta SET shape = ?', [shape]);
@@ -1018,6 +1072,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         await second.init();
         try {
           expect(await rows()).toEqual(packed);
+          expect(await exposureRows(loc, projectId)).toEqual(keyed);
           // Converted, not rebuilt: no day was marked for a refresh from the events.
           expect(await dirtyDays(loc, projectId)).toEqual([]);
           expect(await panels(second, projectId)).toEqual(rolled);

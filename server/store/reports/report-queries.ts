@@ -379,10 +379,10 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       const source =
         plan !== null
           ? experimentsSource(q, plan, sourceContext(q, v))
-          : `SELECT ${dialect.textProperty('experiment')} AS experiment, ${visitorOf(q)} AS visitor
+          : `SELECT ${dialect.textProperty('experiment')} AS experiment, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key
         FROM events WHERE ${where(q, v)} AND event_type = 'experiment_exposure'`;
       const rows = await run(
-        `SELECT experiment, COUNT(DISTINCT visitor) AS visitors FROM (${source}) x
+        `SELECT experiment, ${DISTINCT_VISITORS_SQL} AS visitors FROM (${source}) x
          WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
          ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
         v.list,
@@ -406,11 +406,14 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       const plan = await rollupPlan(q, 0);
       const v = new Values(dialect);
       const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
+      // A visitor is an id of the key dictionary, or a key no refresh has given one yet (only raw
+      // rows have those: `visitsSource`); both sides group and meet on integers but for those.
+      const keyOnly = 'CASE WHEN visitor IS NULL THEN visitor_key END';
       const exposures =
         plan !== null
-          ? `SELECT variant, visitor, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
-        WHERE visitor IS NOT NULL GROUP BY variant, visitor`
-          : `SELECT ${variant} AS variant, ${visitorOf(q)} AS visitor, MIN(timestamp) AS first FROM events
+          ? `SELECT variant, visitor, ${keyOnly} AS visitor_key, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
+        WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY variant, visitor, ${keyOnly}`
+          : `SELECT ${variant} AS variant, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MIN(timestamp) AS first FROM events
         WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
           AND ${visitorOf(q)} IS NOT NULL
         GROUP BY ${variant}, ${visitorOf(q)}`;
@@ -423,21 +426,23 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       }
       const conversions =
         plan !== null
-          ? // Visitors as text, as the exposures have them: the dictionary's key of an id (a CAST,
-            // so that SQLite's join below can index it: an expression has no affinity).
-            `SELECT CAST(COALESCE(k.key, c.visitor_key) AS TEXT) AS visitor, MAX(c.last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
+          ? `SELECT visitor, ${keyOnly} AS visitor_key, MAX(last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
               dim: 'event_type',
               value: conversion,
               rawValue: 'event_type',
               rawExtra: () => ` AND event_type = ${v.add(conversion)}`,
-            })}) c LEFT JOIN rollup_keys k ON k.id = c.visitor WHERE c.visitor IS NOT NULL OR c.visitor_key IS NOT NULL GROUP BY COALESCE(k.key, c.visitor_key)`
-          : `SELECT ${visitorOf(q)} AS visitor, MAX(timestamp) AS last FROM events
+            })}) c WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY visitor, ${keyOnly}`
+          : `SELECT CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MAX(timestamp) AS last FROM events
         WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
-      // A visitor converted when a conversion event came at or after their first exposure.
+      // A visitor converted when a conversion event came at or after their first exposure. The
+      // two kinds of visitor meet in two joins, each on one column, which both databases hash (one
+      // join on either column would be a nested loop on PostgreSQL).
       const rows = await run(
-        `WITH x AS (${exposures}), c AS (${conversions})
-         SELECT x.variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN c.last >= x.first THEN 1 ELSE 0 END), 0) AS conversions
-         FROM x LEFT JOIN c ON c.visitor = x.visitor GROUP BY x.variant ORDER BY ${dialect.byteOrder('x.variant')}`,
+        `WITH x AS (${exposures}), c AS (${conversions}),
+         j AS (SELECT x.variant, x.first, c.last FROM x LEFT JOIN c ON c.visitor = x.visitor WHERE x.visitor IS NOT NULL
+           UNION ALL SELECT x.variant, x.first, c.last FROM x LEFT JOIN c ON c.visitor_key = x.visitor_key WHERE x.visitor IS NULL)
+         SELECT variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN last >= first THEN 1 ELSE 0 END), 0) AS conversions
+         FROM j GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
         v.list,
       );
       return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));

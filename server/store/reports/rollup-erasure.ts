@@ -16,8 +16,9 @@ import { DAY_MS } from './rollup-schema.js';
  *    every event of a day by session and visitor (visitor hashes are daily, so only the user's own
  *    days hold theirs): one pass over an index of a row per session and day, not over the events.
  *    Reports read marked days from the events, so no count moves; the next refresh builds them.
- * 3. The rows that hold a key as text go: the erased events' own rows of `rollup_steps`, and the
- *    rows of `rollup_errors` and `rollup_exposures` of the user's days that name one of the keys.
+ * 3. The rows that hold a key go: the erased events' own rows of `rollup_steps`, the rows of
+ *    `rollup_errors` of the user's days that name one of the keys, and those of `rollup_exposures`
+ *    that hold the id of one.
  *    Rows of kept events elsewhere keep the keys those events keep.
  * 4. The keys leave the dictionary. `rollup_values` rows of marked days may still hold their ids,
  *    numbers that no longer name anything; they are never read (their days are marked) and the
@@ -76,21 +77,23 @@ function userRollupRows(rows: UserEventRow[]): UserRollupRows {
   return { keys: [...keys], days: [...days], steps };
 }
 
+/** The ids of the keys in the project's dictionary (`keys` a list expression of text), as a list expression. */
+const keyIds = (project: string, keys: string) => `(SELECT id FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys})`;
+
 /** The days whose `rollup_values` rows of dimension '' hold an id of one of the keys (a list expression of text). */
 const holderDaysSql = (project: string, keys: string) =>
   `SELECT DISTINCT day FROM rollup_values WHERE project_id = ${project} AND dim = '' AND (
-     visitor IN (SELECT id FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys})
-     OR session_id IN (SELECT id FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys}))`;
+     visitor IN ${keyIds(project, keys)} OR session_id IN ${keyIds(project, keys)})`;
 
 /**
- * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`days` and `keys` list expressions),
- * and of the filtered rows and kept session days of every day step 2 marks or the user had events
- * in: their sketches hold the keys' hashes, their session days the sessions' ids and counts. Before step 4, which the holders' query needs.
+ * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`days` and `keys` list expressions;
+ * the exposures by their keys' ids), and of the filtered rows and kept session days of every day
+ * step 2 marks or the user had events in: their sketches hold the keys' hashes, their session days
+ * the sessions' ids and counts. Before step 4, which the ids and the holders' query need.
  */
 const textKeyDeletes = (project: string, days: string, keys: string): string[] => [
-  ...['rollup_errors', 'rollup_exposures'].map(
-    (table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
-  ),
+  `DELETE FROM rollup_errors WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
+  `DELETE FROM rollup_exposures WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keyIds(project, keys)} OR visitor_hash IN ${keyIds(project, keys)})`,
   ...['rollup_filtered', 'rollup_kept_sessions'].map(
     (table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN (SELECT * FROM ${days} d UNION ${holderDaysSql(project, keys)})`,
   ),

@@ -200,27 +200,37 @@ export function vitalsCountsSql(q: ReportQuery, plan: DayPlan, s: SourceContext,
   return `WITH ${ctes.join(',\n  ')}\n  ${rows.join('\n  UNION ALL ')}`;
 }
 
-/** Exposures to any experiment: `experiment, visitor`. */
+/**
+ * Exposures to any experiment: `experiment, visitor, visitor_key`, visitors as in
+ * {@link visitsSource} (count them with {@link DISTINCT_VISITORS_SQL}).
+ */
 export function experimentsSource(q: ReportQuery, plan: DayPlan, s: SourceContext): string {
   const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
   return union(
     plan,
-    () => `SELECT experiment, ${visitorColumn} AS visitor FROM rollup_exposures WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
+    () =>
+      `SELECT experiment, ${visitorColumn} AS visitor, CAST(NULL AS TEXT) AS visitor_key FROM rollup_exposures
+    WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)}`,
     (from, to) =>
-      `SELECT ${s.dialect.textProperty('experiment')} AS experiment, ${s.visitor} AS visitor
+      `SELECT ${s.dialect.textProperty('experiment')} AS experiment, ${keyIdSql(s.dialect, s.visitor)} AS visitor, ${s.visitor} AS visitor_key
     FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'experiment_exposure'`,
   );
 }
 
-/** Exposures to one experiment: `variant, visitor, first`. */
+/**
+ * Exposures to one experiment: `variant, visitor, visitor_key, first`, visitors as in
+ * {@link visitsSource}: an id of the key dictionary, or for a raw row whose key has none yet, null
+ * and the key (a raw row carries its key either way).
+ */
 export function exposuresSource(q: ReportQuery, plan: DayPlan, s: SourceContext, experiment: string): string {
   const visitorColumn = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
   return union(
     plan,
-    () => `SELECT variant, ${visitorColumn} AS visitor, first_ts AS first FROM rollup_exposures
+    () => `SELECT variant, ${visitorColumn} AS visitor, CAST(NULL AS TEXT) AS visitor_key, first_ts AS first FROM rollup_exposures
     WHERE ${rollupWhere(q, plan.days as NonNullable<DayPlan['days']>, s)} AND experiment = ${s.add(experiment)}`,
     (from, to) =>
-      `SELECT COALESCE(${s.dialect.textProperty('variant')}, '') AS variant, ${s.visitor} AS visitor, timestamp AS first
+      `SELECT COALESCE(${s.dialect.textProperty('variant')}, '') AS variant, ${keyIdSql(s.dialect, s.visitor)} AS visitor, ${s.visitor} AS visitor_key,
+    timestamp AS first
     FROM events WHERE ${s.rawWhere(from, to)} AND event_type = 'experiment_exposure' AND ${s.dialect.textProperty('experiment')} = ${s.add(experiment)}`,
   );
 }

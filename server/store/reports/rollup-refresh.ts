@@ -103,7 +103,20 @@ function valuesInsert(into: string, groups: string, ids: string, p: string, d: s
 }
 
 /**
- * The rollup rows of one day but `rollup_values`, as INSERT … SELECT from `src` (the day's rows of
+ * The INSERT of a day's `rollup_exposures` rows from `src` (the day's rows of {@link dayColumns}),
+ * each visitor key replaced by its id in `ids` (as {@link valuesInsert}: every event's keys are
+ * among those of the groups of dimension '').
+ */
+function exposuresInsert(into: string, src: string, ids: string, p: string, d: string): string {
+  return `INSERT INTO ${into} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
+     SELECT ${p}, ${d}, x.is_bot, x.experiment, x.variant, v.id, h.id, x.first_ts FROM (
+       SELECT is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) AS first_ts FROM ${src}
+       WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash) x
+     LEFT JOIN ${ids} v ON v.key = x.visitor LEFT JOIN ${ids} h ON h.key = x.visitor_hash`;
+}
+
+/**
+ * The rollup rows of one day but `rollup_values` and `rollup_exposures`, as INSERT … SELECT from `src` (the day's rows of
  * {@link dayColumns}); `p`, `d` name project and day; `into` names the table written in place of
  * each rollup table.
  */
@@ -123,9 +136,6 @@ function rollupInserts(dialect: Dialect, src: string, p: string, d: string, into
          ${VITAL_KEYS.map((k) => `UNION ALL SELECT is_bot, path, '${k}', ${vitalStepSql(k)} FROM ${src} WHERE event_type = 'performance' AND path IS NOT NULL AND ${k} IS NOT NULL`).join('\n         ')}) v
        WHERE value IS NOT NULL GROUP BY is_bot, path, metric, value) c
      GROUP BY is_bot, path, metric`,
-    `INSERT INTO ${into('rollup_exposures')} (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
-     SELECT ${p}, ${d}, is_bot, experiment, variant, visitor, visitor_hash, MIN(timestamp) FROM ${src}
-     WHERE event_type = 'experiment_exposure' AND experiment IS NOT NULL GROUP BY is_bot, experiment, variant, visitor, visitor_hash`,
     `INSERT INTO ${into('rollup_steps')} (project_id, day, kind, value, event_id, is_bot, session_id, ts)
      SELECT ${p}, ${d}, ${STEP_KIND}, ${STEP_VALUE}, event_id, is_bot, session_id, timestamp FROM ${src} WHERE session_id IS NOT NULL
      ORDER BY 3, 4, 5`,
@@ -192,6 +202,7 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
        SELECT k, (SELECT id FROM main.rollup_keys WHERE project_id = @p AND key = k) FROM (${groupKeysSql('temp.rollup_staged_groups')})`,
       'UPDATE temp.rollup_staged_keys SET id = @base + n WHERE id IS NULL',
       valuesInsert(staged('rollup_values'), 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', '@p', '@d'),
+      exposuresInsert(staged('rollup_exposures'), 'temp.rollup_day', 'temp.rollup_staged_keys', '@p', '@d'),
       ...rollupInserts(dialect, 'temp.rollup_day', '@p', '@d', staged),
     ],
     deletes: rollupDeletes('@p', '@d'),
@@ -313,7 +324,11 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       FROM (SELECT ${dialect.asDictionaryKey('k')} AS key FROM keys) looking),
     added AS (INSERT INTO rollup_keys (project_id, key) SELECT $1, key FROM looked WHERE id IS NULL RETURNING id, key),
     ids AS MATERIALIZED (SELECT id, key FROM looked WHERE id IS NOT NULL UNION ALL SELECT id, key FROM added),
-    ${[valuesInsert('rollup_values', 'groups', 'ids', '$1::text', '$2::int'), ...rollupInserts(dialect, 'src', '$1::text', '$2::int')]
+    ${[
+      valuesInsert('rollup_values', 'groups', 'ids', '$1::text', '$2::int'),
+      exposuresInsert('rollup_exposures', 'src', 'ids', '$1::text', '$2::int'),
+      ...rollupInserts(dialect, 'src', '$1::text', '$2::int'),
+    ]
       .map((sql, i) => `w${i} AS (${sql})`)
       .join(',\n    ')}
     SELECT (SELECT count(*) FROM seen) AS marks`;

@@ -20,10 +20,12 @@ import { vitalCountsSql } from './vital-counts.js';
 
 /**
  * Version of the rollup tables' shape; a database with another one gets them dropped and rebuilt,
- * except from {@link VITALS_ROUNDED_FROM} and {@link VITALS_PACKED_FROM}, whose rollups are
- * converted in place.
+ * except from {@link VITALS_ROUNDED_FROM}, {@link VITALS_PACKED_FROM} and
+ * {@link EXPOSURES_KEYED_FROM}, whose rollups are converted in place. 9: `rollup_exposures` keeps
+ * visitors as ids of the key dictionary, as `rollup_values` does, so that an experiment's
+ * exposures meet its conversions on integers.
  */
-export const ROLLUP_SHAPE = 8;
+export const ROLLUP_SHAPE = 9;
 
 /**
  * The shape before `rollup_vitals` counted rounded values (`vital-steps.ts`): its counts are
@@ -58,6 +60,40 @@ const UNPACK_VITALS_SQL = [
   'INSERT INTO rollup_vitals (project_id, day, is_bot, path, metric, n, counts) SELECT project_id, day, is_bot, path, metric, n, counts FROM packed_vitals',
   'DROP TABLE packed_vitals',
 ];
+
+/**
+ * The last shape whose `rollup_exposures` held visitors as text; from it (and the shapes before,
+ * down to {@link VITALS_ROUNDED_FROM}) the rows get their visitors' ids from the key dictionary in
+ * place, with no event read. A key the dictionary no longer holds (erased) is only on a day an
+ * erasure marked, which no report reads before its refresh replaces the rows.
+ */
+const EXPOSURES_KEYED_FROM = 8;
+
+/**
+ * The statements that copy `rollup_exposures` of a shape before 9 into a temporary table, each
+ * visitor's text replaced by its id, and drop the table; {@link UNKEY_EXPOSURES_SQL} fills the
+ * table of the current shape from it.
+ */
+const KEY_EXPOSURES_SQL = [
+  `CREATE TEMP TABLE keyed_exposures AS SELECT e.project_id, e.day, e.is_bot, e.experiment, e.variant, v.id AS visitor, h.id AS visitor_hash, e.first_ts
+   FROM rollup_exposures e LEFT JOIN rollup_keys v ON v.project_id = e.project_id AND v.key = e.visitor
+   LEFT JOIN rollup_keys h ON h.project_id = e.project_id AND h.key = e.visitor_hash`,
+  'DROP TABLE rollup_exposures',
+];
+
+/** The statements that move the rows of {@link KEY_EXPOSURES_SQL} into `rollup_exposures` of the current shape. */
+const UNKEY_EXPOSURES_SQL = [
+  `INSERT INTO rollup_exposures (project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts)
+   SELECT project_id, day, is_bot, experiment, variant, visitor, visitor_hash, first_ts FROM keyed_exposures`,
+  'DROP TABLE keyed_exposures',
+];
+
+/** Whether a database of rollup shape `shape` is brought to the current one in place, and how. */
+function inPlace(shape: number | undefined): { vitals: boolean; exposures: boolean } | null {
+  if (shape === VITALS_ROUNDED_FROM || shape === VITALS_PACKED_FROM) return { vitals: true, exposures: true };
+  if (shape === EXPOSURES_KEYED_FROM) return { vitals: false, exposures: true };
+  return null;
+}
 
 /** Milliseconds in a UTC day. */
 export const DAY_MS = 86_400_000;
@@ -121,7 +157,8 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * one dimension at a time. On SQLite the table is clustered by that key: a range of days is a
  * contiguous read, where a secondary index by day cost a key lookup per row (bench/RESULTS.md,
  * "Report panels").
- * rollup_exposures: per day, experiment, variant and visitor, the first exposure.
+ * rollup_exposures: per day, experiment, variant and visitor (ids of the key dictionary), the first
+ * exposure.
  * rollup_steps: what a funnel reads of each event with a session, keyed by what a step can match
  * (kind 0: a page view, value its path; kind 1: a page view without a path, value ''; kind 2:
  * any other event, value its type): a funnel reads only the rows of its steps' keys, one index
@@ -163,7 +200,7 @@ CREATE TABLE IF NOT EXISTS rollup_vitals (
   n INTEGER NOT NULL, counts TEXT NOT NULL, PRIMARY KEY (project_id, metric, day, path, is_bot)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, experiment, variant NOT NULL,
-  visitor TEXT, visitor_hash TEXT, first_ts INTEGER NOT NULL);
+  visitor INTEGER, visitor_hash INTEGER, first_ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_steps (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, kind INTEGER NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
@@ -245,7 +282,7 @@ CREATE TABLE IF NOT EXISTS rollup_vitals (
 CREATE INDEX IF NOT EXISTS rollup_vitals_by_metric ON rollup_vitals (project_id, metric, day);
 CREATE TABLE IF NOT EXISTS rollup_exposures (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, experiment TEXT NOT NULL, variant TEXT NOT NULL,
-  visitor TEXT, visitor_hash TEXT, first_ts BIGINT NOT NULL);
+  visitor BIGINT, visitor_hash BIGINT, first_ts BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_exposures_by_day ON rollup_exposures (project_id, day);
 CREATE TABLE IF NOT EXISTS rollup_steps (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, kind SMALLINT NOT NULL, value TEXT NOT NULL, event_id TEXT NOT NULL,
@@ -285,12 +322,13 @@ export function ensureSqliteRollups(db: Database.Database): void {
   db.transaction(() => {
     const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollup_meta'").get();
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM rollup_meta').pluck().get() as number | undefined);
-    const packing = shape === VITALS_ROUNDED_FROM || shape === VITALS_PACKED_FROM;
-    if (packing) for (const sql of packVitalsSql(SQLITE_DIALECT, shape === VITALS_ROUNDED_FROM)) db.exec(sql);
-    if (shape === ROLLUP_SHAPE || packing) {
+    const convert = inPlace(shape);
+    if (convert?.vitals === true) for (const sql of packVitalsSql(SQLITE_DIALECT, shape === VITALS_ROUNDED_FROM)) db.exec(sql);
+    if (convert?.exposures === true) for (const sql of KEY_EXPOSURES_SQL) db.exec(sql);
+    if (shape === ROLLUP_SHAPE || convert !== null) {
       db.exec(SQLITE_ROLLUP_DDL);
-      if (packing) {
-        for (const sql of UNPACK_VITALS_SQL) db.exec(sql);
+      if (convert !== null) {
+        for (const sql of [...(convert.vitals ? UNPACK_VITALS_SQL : []), ...UNKEY_EXPOSURES_SQL]) db.exec(sql);
         db.prepare('UPDATE rollup_meta SET shape = ?').run(ROLLUP_SHAPE);
       }
       return;
@@ -312,16 +350,20 @@ export async function ensurePostgresRollups(pool: pg.Pool): Promise<void> {
     await client.query(SCHEMA_LOCK_SQL);
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('rollup_meta') IS NOT NULL AS found");
     const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM rollup_meta')).rows[0]?.shape : undefined;
-    const packing = shape === VITALS_ROUNDED_FROM || shape === VITALS_PACKED_FROM;
-    if (packing) for (const sql of packVitalsSql(POSTGRES_DIALECT, shape === VITALS_ROUNDED_FROM)) await client.query(sql);
-    const rebuild = shape !== ROLLUP_SHAPE && !packing;
+    const convert = inPlace(shape);
+    if (convert?.vitals === true) for (const sql of packVitalsSql(POSTGRES_DIALECT, shape === VITALS_ROUNDED_FROM)) await client.query(sql);
+    if (convert?.exposures === true) for (const sql of KEY_EXPOSURES_SQL) await client.query(sql);
+    const rebuild = shape !== ROLLUP_SHAPE && convert === null;
     if (rebuild) {
       for (const trigger of ['rollup_mark_insert', 'rollup_mark_delete', 'rollup_mark_update']) await client.query(`DROP TRIGGER IF EXISTS ${trigger} ON events`);
       await client.query(`DROP TABLE IF EXISTS ${ROLLUP_TABLES.join(', ')}`);
     }
     await client.query(POSTGRES_ROLLUP_DDL);
-    if (packing) {
-      for (const sql of UNPACK_VITALS_SQL) await client.query(sql);
+    if (convert !== null) {
+      for (const sql of [...(convert.vitals ? UNPACK_VITALS_SQL : []), ...UNKEY_EXPOSURES_SQL]) await client.query(sql);
+      // A new table has no statistics until autovacuum comes: the planner took the experiment
+      // report's 415,000 exposures at 10M events for one row and sorted them on disk (1.5 s against 0.8 s).
+      await client.query('ANALYZE rollup_exposures');
       await client.query('UPDATE rollup_meta SET shape = $1', [ROLLUP_SHAPE]);
     }
     if (rebuild) {
