@@ -16,18 +16,19 @@ import { DAY_MS } from './rollup-schema.js';
  *    every event of a day by session and visitor (visitor hashes are daily, so only the user's own
  *    days hold theirs): one pass over an index of a row per session and day, not over the events.
  *    Reports read marked days from the events, so no count moves; the next refresh builds them.
- * 3. The rows that hold a key go: the erased events' own rows of `rollup_steps`, the rows of
- *    `rollup_errors` of the user's days that name one of the keys, and those of `rollup_exposures`
- *    that hold the id of one.
- *    Rows of kept events elsewhere keep the keys those events keep.
- * 4. The keys leave the dictionary. `rollup_values` rows of marked days may still hold their ids,
- *    numbers that no longer name anything; they are never read (their days are marked) and the
- *    refresh of each day replaces them. On SQLite, where a new id is the largest plus one, an
+ * 3. The rows that hold a key go: the erased events' own rows of `rollup_steps`, and the rows of
+ *    `rollup_errors` and `rollup_exposures` of the user's days that name one of the keys (as text,
+ *    and as its id). Rows of kept events elsewhere keep the keys those events keep.
+ * 4. The keys leave the dictionary. `rollup_values` and `rollup_exposures` rows of marked days
+ *    may still hold their ids, numbers that no longer name anything; they are never read (their
+ *    days are marked) and the refresh of each day replaces them. On SQLite, where a new id is the largest plus one, an
  *    erased key's row stays as a tombstone with the key replaced, so its id is never given again
  *    while such a row exists; PostgreSQL's ids come from a sequence and never repeat.
  *
- * Races with a refresh computing a day meanwhile: on SQLite the marks of step 2 change the count
- * the refresh installs under, so a day holding a key is dropped and computed again; on PostgreSQL
+ * Races with a refresh computing a day meanwhile: on SQLite the erasure adds a mark to every
+ * marked day of the project, which changes the count the refresh installs under, so a day being
+ * computed is dropped and computed again (step 2 alone would miss a day in its first build: it has
+ * no rows yet, and its computed rows may hold an id of an erased key); on PostgreSQL
  * the erasure takes the project's dictionary lock first, which a refresh holds from before it
  * deletes a day's rows to its commit.
  */

@@ -5,7 +5,10 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateProject } from '../../../test-support/server/report-fixtures.js';
 import { makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
-import type { StoredEvent } from '../event-store.js';
+import type { EventDimensions, StoredEvent } from '../event-store.js';
+import type { ReportQuery } from '../report-store.js';
+import { SQLITE_DIALECT } from '../reports/dialect.js';
+import { sqliteRefreshSql } from '../reports/rollup-refresh.js';
 import { sqliteErasureSql } from './sqlite-erasure.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -13,7 +16,8 @@ import { createSqliteStore } from './sqlite-store.js';
  * Where the SQLite erasure runs and what it reads (`sqlite-erasure.ts`). What it leaves behind, and
  * that every report stays exact, is the contract suites' part (`event-store.contract.ts`,
  * `rollup.contract.ts`, `aggregate.contract.ts`); here: it runs off the request thread, and it
- * finds its rows through indexes, never by reading every event of the project.
+ * finds its rows through indexes, never by reading every event of the project; and a refresh in
+ * flight, which it races on the refresh thread, installs nothing an erasure made stale.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'sqlite-erasure-test-'));
@@ -77,6 +81,102 @@ describe('the SQLite erasure', () => {
       }
     } finally {
       db.close();
+    }
+  });
+});
+
+describe('an erasure between a refresh\'s compute and its install', () => {
+  const DAY = 86_400_000;
+  const HOUR = 3_600_000;
+  let n = 0;
+  const NO_DIMENSIONS: EventDimensions = {
+    path: null, host: null, referrerHost: null, channel: null, utmSource: null, utmMedium: null, utmCampaign: null,
+    browser: null, os: null, device: null, screenClass: null, anonymousId: null, country: null,
+  };
+  /** An event of the visitor with anonymous id `anonymous` (a session and a visitor hash of its day). */
+  const event = (projectId: string, type: string, at: number, anonymous: string, userId: string | null, properties: Record<string, string> = {}): StoredEvent => ({
+    projectId,
+    eventId: `race-${++n}`,
+    eventType: type,
+    userId,
+    sessionId: `s-${anonymous}-${Math.floor(at / DAY)}`,
+    timestamp: at,
+    clientTimestamp: null,
+    receivedAt: at,
+    properties: { ...properties, anonymous_id: anonymous },
+    userAgent: null,
+    ipAddress: null,
+    isBot: false,
+    visitorId: `h-${anonymous}-${Math.floor(at / DAY)}`,
+    dimensions: { ...NO_DIMENSIONS, anonymousId: anonymous },
+  });
+
+  it("drops a day's first build that holds an id of a key the erasure forgot, so the day's exposures meet the key's conversions again", async () => {
+    const path = join(dir, 'race.db');
+    const store = createSqliteStore({ path });
+    await store.init();
+    const projectId = newProjectId();
+    const marked = async () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare('SELECT day FROM rollup_dirty WHERE project_id = ? ORDER BY day').all(projectId) as Array<{ day: number }>).map((row) => row.day);
+      } finally {
+        db.close();
+      }
+    };
+    const settle = async () => {
+      for (let i = 0; i < 100 && (await marked()).length > 0; i++) await store.reports.refreshRollups();
+    };
+    const q: ReportQuery = { projectId, from: START, to: START + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+    const answers = async () => ({ experiment: await store.reports.experiment(q, 'exp', 'purchase'), totals: await store.reports.totals(q) });
+    try {
+      // Day 1: the user, identified, under anonymous id 'a-u'; day 2: a purchase of 'a-u' sent
+      // without the user id (kept by the erasure), and another visitor.
+      await store.write({
+        events: [event(projectId, 'page_view', START + DAY + HOUR, 'a-u', 'u'), event(projectId, 'purchase', START + 2 * DAY + HOUR, 'a-u', null), event(projectId, 'page_view', START + 2 * DAY + HOUR, 'a-o', null)],
+        chunks: [],
+      });
+      await settle();
+      // Day 0, with no rollup row yet: an exposure of 'a-u' before `identify()`, kept too.
+      await store.write({ events: [event(projectId, 'experiment_exposure', START + HOUR, 'a-u', null, { experiment: 'exp', variant: 'green' })], chunks: [] });
+      const day = START / DAY;
+      expect(await marked()).toEqual([day]);
+      // Day 0's refresh as the refresh thread runs it (`prepareSqliteRefresh`), the erasure between its two transactions.
+      const db = new Database(path);
+      try {
+        const sql = sqliteRefreshSql(SQLITE_DIALECT);
+        for (const statement of sql.setup) db.exec(statement);
+        db.exec('BEGIN');
+        const marks = db.prepare(sql.marksOf).pluck().get(projectId, day);
+        const values = { p: projectId, d: day, base: db.prepare(sql.lastKey).pluck().get() as number };
+        for (const statement of sql.clears) db.prepare(statement).run();
+        db.prepare(sql.load).run(projectId, day * DAY, (day + 1) * DAY);
+        for (const statement of sql.computes) db.prepare(statement).run(values);
+        db.exec('COMMIT');
+        // The staged exposure holds the id 'a-u' has now.
+        expect(db.prepare('SELECT COUNT(*) FROM temp.rollup_staged_exposures WHERE visitor IS NOT NULL').pluck().get()).toBe(1);
+        expect((await store.deleteUser(projectId, 'u')).events).toBe(1);
+        db.exec('BEGIN IMMEDIATE');
+        const installs = db.prepare(sql.marksOf).pluck().get(projectId, day) === marks && db.prepare(sql.lastKey).pluck().get() === values.base;
+        db.exec('COMMIT');
+        // The count moved: the result is dropped and the day stays marked for a refresh of its own.
+        expect(installs).toBe(false);
+      } finally {
+        db.close();
+      }
+      await settle();
+      const rolled = await answers();
+      expect(rolled.experiment).toEqual([{ variant: 'green', exposures: 1, conversions: 1 }]);
+      // The same from the events: every day marked.
+      const writer = new Database(path);
+      try {
+        for (let d = day - 1; d <= day + 3; d++) writer.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING').run(projectId, d);
+      } finally {
+        writer.close();
+      }
+      expect(await answers()).toEqual(rolled);
+    } finally {
+      await store.close();
     }
   });
 });

@@ -33,6 +33,8 @@ export interface SqliteErasureSql {
   deleteEvents: string;
   /** Marks the days whose rollups hold one of the keys (`@p`, `@keys` as a JSON array). */
   markHolders: string;
+  /** Adds a mark to every marked day of the project (`@p`): a refresh in flight then drops its result. */
+  markMarked: string;
   /** Deletes one `rollup_steps` row by its key (`?` project, day, kind, value, event id). */
   deleteStep: string;
   /** Deletes the rows that name a key as text (`@p`, `@keys`, `@days` as JSON arrays). */
@@ -72,6 +74,10 @@ export function sqliteErasureSql(): SqliteErasureSql {
     deleteEvents: 'DELETE FROM events WHERE project_id = ? AND user_id = ?',
     markHolders: `INSERT INTO rollup_dirty (project_id, day) SELECT DISTINCT @p, day FROM (${rollups.holderDays}) WHERE true
       ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1`,
+    // A refresh in flight installs only if its day's marks did not move (`rollup-refresh.ts`); a day
+    // in its first build has no rows the holders' query could find, yet its computed rows may hold
+    // an erased key's id: every marked day of the project moves, so no such install lands.
+    markMarked: 'UPDATE rollup_dirty SET marks = marks + 1 WHERE project_id = @p',
     deleteStep: 'DELETE FROM rollup_steps WHERE project_id = ? AND day = ? AND kind = ? AND value = ? AND event_id = ?',
     textKeyDeletes: rollups.textKeyDeletes,
     // A tombstone, not a delete: a new id is the largest plus one, and an erased key's id may still
@@ -106,6 +112,7 @@ export function prepareSqliteUserErasure(
   const deleteChunks = db.prepare(sql.deleteChunks);
   const deleteEvents = db.prepare(sql.deleteEvents);
   const markHolders = db.prepare(sql.markHolders);
+  const markMarked = db.prepare(sql.markMarked);
   const deleteStep = db.prepare(sql.deleteStep);
   const textKeyDeletes = sql.textKeyDeletes.map((text) => db.prepare(text));
   const forgetKeys = db.prepare(sql.forgetKeys);
@@ -189,6 +196,7 @@ export function prepareSqliteUserErasure(
     if (keys.size > 0) {
       const values = { p: projectId, keys: JSON.stringify([...keys]), days: JSON.stringify([...days]) };
       markHolders.run({ p: values.p, keys: values.keys });
+      markMarked.run({ p: values.p });
       for (const [day, kind, value, eventId] of steps) deleteStep.run(projectId, day, kind, value, eventId);
       for (const statement of textKeyDeletes) statement.run(values);
       forgetKeys.run({ p: values.p, keys: values.keys });
