@@ -11,6 +11,8 @@
 //   npm run bench:server -- --quick --no-write   # print only; bench/RESULTS.md is left as it is
 //   npm run bench:server -- --panels[=N]         # instead of ingest: every report panel over 7/30/90 days
 //   npm run bench:server -- --panels-on=data/big.db  # the same on a database bench/generate-project.ts filled
+//   npm run bench:server -- --panels-on=data/big.db --panels-only='experiment;funnel (4 steps)'
+//                                                # those panels only, printed, never written (bench/panel-bench.ts)
 //   npm run bench:server -- --panels=N --targets=sqlite,postgres,clickhouse [--chdb-dir=DIR]
 //                                                # the panels on ClickHouse (chDB) beside SQLite and PostgreSQL on
 //                                                # the same generated project, FINAL's cost, and each store's ingest
@@ -113,6 +115,8 @@ interface Settings extends RunShape {
   readsOn: string[];
   /** Databases filled before, which the panel benchmark measures instead of generating. */
   panelsOn: string[];
+  /** The panels the panel benchmark measures; null for all. */
+  panelsOnly: string[] | null;
   /** `clickhouse` was named in `--targets` (or BENCH_TARGETS), not only there by default. */
   clickhouseAsked: boolean;
   /** Where the panel benchmark keeps its chDB data (kept after the run); null for a temporary directory. */
@@ -121,7 +125,7 @@ interface Settings extends RunShape {
   repeats: number;
 }
 
-const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir', 'repeats'];
+const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'panels-only', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir', 'repeats'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -162,6 +166,8 @@ function readSettings(argv: string[]): Settings {
     panels:
       args.has('panels') || args.has('panels-on') ? (args.get('panels') ?? 'true') === 'true' ? 10_000_000 : num('panels', 'BENCH_PANELS', 10_000_000) : null,
     panelsOn: (args.get('panels-on') ?? '').split(',').filter(Boolean),
+    // Names hold commas ("top pages, device filter, kept ahead"): a semicolon separates them.
+    panelsOnly: args.has('panels-only') ? (args.get('panels-only') ?? '').split(';').filter(Boolean) : null,
     reads: args.has('reads') ? ((args.get('reads') ?? 'true') === 'true' ? 1_000_000 : num('reads', 'BENCH_READS', 1_000_000)) : null,
     readsOn: (args.get('reads-on') ?? '').split(',').filter(Boolean),
     chdbDir: args.get('chdb-dir') ?? null,
@@ -559,9 +565,16 @@ async function main(): Promise<void> {
   }
   if (settings.panels !== null) {
     const stores = settings.targets.filter((t): t is 'sqlite' | 'postgres' => t === 'sqlite' || t === 'postgres');
-    const table = await runPanelBench({ events: settings.panels, stores, existing: settings.panelsOn, log: (line) => process.stderr.write(`${line}\n`) });
+    const table = await runPanelBench({
+      events: settings.panels,
+      stores,
+      existing: settings.panelsOn,
+      ...(settings.panelsOnly === null ? {} : { only: settings.panelsOnly }),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
     console.log(`\n${PANELS_SECTION}\n\n${table}\n`);
-    if (settings.write) {
+    // Some panels are not the section's table: printed only.
+    if (settings.write && settings.panelsOnly === null) {
       writeResultsSection(RESULTS_PATH, PANELS_SECTION, table);
       console.log(`written to ${RESULTS_PATH}`);
     }
