@@ -21,9 +21,10 @@ import { DAY_MS } from './rollup-schema.js';
  *    and as its id). Rows of kept events elsewhere keep the keys those events keep.
  * 4. The keys leave the dictionary. `rollup_values` and `rollup_exposures` rows of marked days
  *    may still hold their ids, numbers that no longer name anything; they are never read (their
- *    days are marked) and the refresh of each day replaces them. On SQLite, where a new id is the largest plus one, an
- *    erased key's row stays as a tombstone with the key replaced, so its id is never given again
- *    while such a row exists; PostgreSQL's ids come from a sequence and never repeat.
+ *    days are marked) and the refresh of each day replaces them. On SQLite, where a new id is the
+ *    largest plus one, an erased key's row stays as a tombstone with the key replaced, so its id
+ *    is never given again while such a row exists; PostgreSQL's ids come from a sequence and never
+ *    repeat.
  *
  * Races with a refresh computing a day meanwhile: on SQLite the erasure adds a mark to every
  * marked day of the project, which changes the count the refresh installs under, so a day being
