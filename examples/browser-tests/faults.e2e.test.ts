@@ -225,14 +225,16 @@ interface BurstOutcome {
   queueSize: number;
   faulted: number;
   counts: ReturnType<FaultProxy['counts']>;
+  /** Seconds from the burst to an empty queue (or to the bound, when it stayed not empty). */
+  drainedSeconds: number;
 }
 
 /**
  * Tracks `total` events in one task on a page whose client sends through a proxy that faults 30%
  * of requests (seeded), then waits until its queue is empty: every event sent, or given up and
- * reported. `options` are the client's, beside the project's defaults.
+ * reported, or `drainMs` passed. `options` are the client's, beside the project's defaults.
  */
-async function burstThroughFaults(seed: number, path: string, options: Record<string, unknown>, total: number): Promise<BurstOutcome> {
+async function burstThroughFaults(seed: number, path: string, options: Record<string, unknown>, total: number, drainMs: number): Promise<BurstOutcome> {
   const project = await env.server.createProject();
   const proxy = await startFaultProxy({ target: env.server.url, seed, faultRate: 0.3, delayMs: [50, 300], retryAfterSeconds: 1 });
   const context = await env.browser.newContext();
@@ -246,8 +248,9 @@ async function burstThroughFaults(seed: number, path: string, options: Record<st
     const run = runId();
     await track(page, run, 0, total);
     const queueSize = () => page.evaluate(() => (window as unknown as W).harness.queueSize());
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline && (await queueSize()) > 0) await sleep(250);
+    const started = Date.now();
+    while (Date.now() < started + drainMs && (await queueSize()) > 0) await sleep(250);
+    const drainedSeconds = (Date.now() - started) / 1000;
     await sleep(1_500); // answers dropped after a commit: let those batches' retries land
     return {
       run,
@@ -256,6 +259,7 @@ async function burstThroughFaults(seed: number, path: string, options: Record<st
       queueSize: await queueSize(),
       faulted: proxy.log.filter((r) => r.fault !== 'none').length,
       counts: proxy.counts(),
+      drainedSeconds,
     };
   } finally {
     await context.close();
@@ -268,7 +272,7 @@ describe('delivery through a proxy that faults 30% of requests, default settings
     // Defaults: batchSize 20, flushInterval 10 s, maxQueueSize 1000 (so half the burst is
     // dropped as overflow at once), retryAttempts 3, retryDelay 1 s.
     const total = 2_000;
-    const { rows, discards, queueSize, counts } = await burstThroughFaults(7, '/faults-defaults.html', {}, total);
+    const { rows, discards, queueSize, counts } = await burstThroughFaults(7, '/faults-defaults.html', {}, total, 100_000);
     // Everything has been decided once the queue is empty: sent, or given up and reported.
     expect(queueSize).toBe(0);
     const stored = new Set(rows.map((row) => row.eventId));
@@ -283,11 +287,21 @@ describe('delivery through a proxy that faults 30% of requests, default settings
 });
 
 describe('delivery through a proxy that faults 30% of requests, the options for unreliable networks', () => {
+  // Usually drained in about 15 s. The backoff doubles from 1 s per failed send of a batch, so a
+  // batch that meets a fault seven times running waits 127 s before its eighth send (about one run
+  // in a hundred, at about one failed send in four): the bound is that tail's, and a queue still
+  // not empty at it fails with what the proxy did, rather than the run's timeout with nothing.
   it('2,000 events in one task with retryAttempts 10 and maxQueueSize 20000: every one stored, once, none discarded', async () => {
     const total = 2_000;
     // Only these two differ from the defaults: more attempts, and a queue that holds the burst.
-    const { run, rows, discards, queueSize, faulted, counts } = await burstThroughFaults(11, '/faults-reliable.html', { retryAttempts: 10, maxQueueSize: 20_000 }, total);
-    expect(queueSize).toBe(0);
+    const { run, rows, discards, queueSize, faulted, counts, drainedSeconds } = await burstThroughFaults(
+      11,
+      '/faults-reliable.html',
+      { retryAttempts: 10, maxQueueSize: 20_000 },
+      total,
+      270_000,
+    );
+    expect(queueSize, `queue not empty after ${drainedSeconds} s; proxy ${JSON.stringify(counts)}`).toBe(0);
     const indices = rows.map((row) => row.properties.i as number);
     expect(rows.every((row) => row.properties.run === run)).toBe(true);
     expect(rows.length).toBe(total);
@@ -297,8 +311,8 @@ describe('delivery through a proxy that faults 30% of requests, the options for 
     expect(discards).toEqual([]);
     // The proxy did fault: the retries were needed.
     expect(faulted).toBeGreaterThan(20);
-    console.log(`[faults] retryAttempts 10, maxQueueSize 20000: ${total} tracked, ${rows.length} stored, proxy ${JSON.stringify(counts)}`);
-  });
+    console.log(`[faults] retryAttempts 10, maxQueueSize 20000: ${total} tracked, ${rows.length} stored in ${drainedSeconds} s, proxy ${JSON.stringify(counts)}`);
+  }, 300_000);
 });
 
 /** Tracks events `{ run, i }` for i in [from, to) in one task. */
