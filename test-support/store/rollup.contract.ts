@@ -1029,65 +1029,79 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
     const exposureRows = async (loc: RollupLocation, projectId: string) =>
       await loc.sql('SELECT day, is_bot, experiment, variant, visitor, visitor_hash, first_ts FROM rollup_exposures WHERE project_id = ? ORDER BY day, is_bot, experiment, variant, visitor, visitor_hash', [projectId]);
 
-    it('gives the exposures of shape 8 (visitors as text) their visitors\' ids in place, without reading the events again', async () => {
+    /**
+     * A project rolled up at the current shape, put back by `putBack` as an older `shape` kept it,
+     * and opened again: converted in place, not rebuilt (no day marked for a refresh from the
+     * events, every panel as before), and `check` holds on the reopened database.
+     */
+    const convertedInPlace = async (
+      shape: number,
+      prefix: string,
+      putBack: (loc: RollupLocation, projectId: string) => Promise<void>,
+      check: (loc: RollupLocation, projectId: string) => Promise<void>,
+    ) => {
       const loc = await location();
       const projectId = newProjectId();
       const first = loc.open();
       await first.init();
-      await first.write({ events: generated(projectId, 13, 'e'), chunks: [] });
+      await first.write({ events: generated(projectId, 13, prefix), chunks: [] });
       await settle(first, loc, projectId);
       const rolled = await panels(first, projectId);
-      const keyed = await exposureRows(loc, projectId);
-      expect(keyed.length).toBeGreaterThan(0);
-      expect(keyed.every((row) => row.visitor !== null && Number.isInteger(Number(row.visitor)))).toBe(true);
       await first.close();
-      await previousExposures(loc);
-      expect((await exposureRows(loc, projectId)).every((row) => typeof row.visitor === 'string' && !/^[0-9]+$/.test(row.visitor))).toBe(true);
-      await loc.sql('UPDATE rollup_meta SET shape = ?', [8]);
+      await putBack(loc, projectId);
+      await loc.sql('UPDATE rollup_meta SET shape = ?', [shape]);
       const second = loc.open();
       await second.init();
       try {
-        expect(await exposureRows(loc, projectId)).toEqual(keyed);
-        // Converted, not rebuilt: no day was marked for a refresh from the events.
+        await check(loc, projectId);
         expect(await dirtyDays(loc, projectId)).toEqual([]);
         expect(await panels(second, projectId)).toEqual(rolled);
       } finally {
         await second.close();
       }
+    };
+
+    it('gives the exposures of shape 8 (visitors as text) their visitors\' ids in place, without reading the events again', async () => {
+      let keyed: Array<Record<string, unknown>> = [];
+      await convertedInPlace(
+        8,
+        'e',
+        async (loc, projectId) => {
+          keyed = await exposureRows(loc, projectId);
+          expect(keyed.length).toBeGreaterThan(0);
+          expect(keyed.every((row) => row.visitor !== null && Number.isInteger(Number(row.visitor)))).toBe(true);
+          await previousExposures(loc);
+          expect((await exposureRows(loc, projectId)).every((row) => typeof row.visitor === 'string' && !/^[0-9]+$/.test(row.visitor))).toBe(true);
+        },
+        async (loc, projectId) => expect(await exposureRows(loc, projectId)).toEqual(keyed),
+      );
     });
 
+    const vitalRows = async (loc: RollupLocation, projectId: string) =>
+      await loc.sql('SELECT day, is_bot, path, metric, n, counts FROM rollup_vitals WHERE project_id = ? ORDER BY day, is_bot, path, metric', [projectId]);
     for (const [shape, rounded, what] of [
       [7, true, 'a row per rounded value'],
       [6, false, 'a row per value as sent'],
     ] as const) {
       it(`packs the vitals of shape ${shape} (${what}) into a row per page and vital in place, without reading the events again`, async () => {
-        const loc = await location();
-        const projectId = newProjectId();
-        const first = loc.open();
-        await first.init();
-        await first.write({ events: generated(projectId, 13, 'v'), chunks: [] });
-        await settle(first, loc, projectId);
-        const rolled = await panels(first, projectId);
-        const rows = async () => await loc.sql('SELECT day, is_bot, path, metric, n, counts FROM rollup_vitals WHERE project_id = ? ORDER BY day, is_bot, path, metric', [projectId]);
-        const packed = await rows();
-        await first.close();
-        const keyed = await exposureRows(loc, projectId);
-        await previousVitals(loc, rounded);
-        await previousExposures(loc);
-        const valueRows = async () => Number((await loc.sql('SELECT COUNT(*) AS n FROM rollup_vitals WHERE project_id = ?', [projectId]))[0]?.n);
-        expect(await valueRows()).toBeGreaterThan(packed.length);
-        await loc.sql('UPDATE rollup_meta SET shape = ?', [shape]);
-        const second = loc.open();
-        await second.init();
-        try {
-          expect(await rows()).toEqual(packed);
-          expect(await exposureRows(loc, projectId)).toEqual(keyed);
-          // Converted, not rebuilt: no day was marked for a refresh from the events.
-          expect(await dirtyDays(loc, projectId)).toEqual([]);
-          expect(await panels(second, projectId)).toEqual(rolled);
-        } finally {
-          await second.close();
-        }
+        let packed: Array<Record<string, unknown>> = [];
+        let keyed: Array<Record<string, unknown>> = [];
+        await convertedInPlace(
+          shape,
+          'v',
+          async (loc, projectId) => {
+            packed = await vitalRows(loc, projectId);
+            keyed = await exposureRows(loc, projectId);
+            await previousVitals(loc, rounded);
+            await previousExposures(loc);
+            const valueRows = Number((await loc.sql('SELECT COUNT(*) AS n FROM rollup_vitals WHERE project_id = ?', [projectId]))[0]?.n);
+            expect(valueRows).toBeGreaterThan(packed.length);
+          },
+          async (loc, projectId) => {
+            expect(await vitalRows(loc, projectId)).toEqual(packed);
+            expect(await exposureRows(loc, projectId)).toEqual(keyed);
+          },
+        );
       });
     }
   });
