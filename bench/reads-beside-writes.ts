@@ -1,13 +1,16 @@
-// Reads beside writes on SQLite: `/healthz` and ingest latency while nothing else runs, while the
-// heaviest report runs again and again, and while a user is erased, side by side in one run on one
-// generated project of N events over a year (bench/generate-project.ts). Run by
+// Reads beside writes on SQLite: `/healthz`, ingest and a dashboard panel's latency while nothing
+// else runs, while the heaviest report runs again and again, and while a user is erased, side by
+// side in one run on one generated project of N events over a year (bench/generate-project.ts),
+// its daily rollups built first, so that the server's background keeps frequent filters ahead
+// throughout, as it does in its first minutes on a file and after each midnight. Run by
 // `npm run bench:server -- --reads[=N]` (default 1,000,000 events): it then measures only this and
 // writes "## Reads beside writes" of bench/RESULTS.md. The aim (docs/decisions.md, "Reads off the
 // request thread"): `/healthz` and ingest p99 within 2x of their idle values.
 //
 // The server is a `service-analytics-server start` process (the CLI, on the generated file); the
-// load (8 lanes of 20-event batches), the probe of `/healthz` (every 20 ms) and the reads come from
-// this process, over HTTP. Each phase lasts the same time; the report phase keeps one report in
+// load (8 lanes of 20-event batches), the probes of `/healthz` (every 20 ms) and of the
+// dashboard's first panel (the last 7 days' daily series and totals, every 200 ms) and the reads
+// come from this process, over HTTP. Each phase lasts the same time; the report phase keeps one report in
 // flight at a time, the erasure phase erases one user once the load is under way.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -37,13 +40,13 @@ async function timedFetch(url: string, init?: RequestInit): Promise<Timed> {
   }
 }
 
-/** Probes `/healthz` every `everyMs` until stopped; each probe waits for the last. */
-function probe(url: string, everyMs: number): { stop(): Promise<Timed[]> } {
+/** Probes `url` every `everyMs` until stopped; each probe waits for the last. */
+function probe(url: string, everyMs: number, init?: RequestInit): { stop(): Promise<Timed[]> } {
   const results: Timed[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
-      results.push(await timedFetch(`${url}/healthz`));
+      results.push(await timedFetch(url, init));
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();
@@ -65,6 +68,9 @@ interface PhaseResult {
   healthP50: number;
   healthP99: number;
   healthMax: number;
+  panelP50: number;
+  panelP99: number;
+  panelMax: number;
   reads: string;
 }
 
@@ -127,6 +133,10 @@ async function measure(prepared: Prepared, options: { phaseMs?: number; log: (li
   {
     const store = openStore(location);
     await store.init();
+    // The rollups built now, not by the server during the phases: its background then keeps filters ahead.
+    const refreshStarted = performance.now();
+    while ((await store.reports.refreshRollups()) > 0);
+    options.log(`reads bench: rollups built in ${((performance.now() - refreshStarted) / 1000).toFixed(0)} s`);
     const write = generateKey(generated.projectId, 'write', Date.now());
     const admin = generateKey(generated.projectId, 'admin', Date.now());
     await store.createKey(write.record);
@@ -146,12 +156,15 @@ async function measure(prepared: Prepared, options: { phaseMs?: number; log: (li
     const from = new Date(generated.end - 365 * DAY_MS).toISOString();
     const to = new Date(generated.end).toISOString();
     const heavy = `${server.url}/api/v1/reports/timeseries?from=${from}&to=${to}&interval=day&device=mobile&browser=Chrome&os=Android`;
+    // The dashboard's first panel over the last week (the series with its totals, in one answer).
+    const panel = `${server.url}/api/v1/reports/timeseries?from=${new Date(generated.end - 7 * DAY_MS).toISOString()}&to=${to}&interval=day`;
     const rows: PhaseResult[] = [];
     try {
       for (const phase of ['idle (ingest only)', 'heaviest report, again and again', 'erasure of one user'] as const) {
         options.log(`reads bench: ${phase}`);
         const load = startLoad({ url: server.url, projectId: generated.projectId, writeKey: write.key, concurrency: 8, batchSize: 20, durationMs: phaseMs });
-        const health = probe(server.url, 20);
+        const health = probe(`${server.url}/healthz`, 20);
+        const panels = probe(panel, 200, { headers: headers(generated.readKey) });
         const reads: Timed[] = [];
         let readsRunning = true;
         const readLoop = (async () => {
@@ -165,6 +178,7 @@ async function measure(prepared: Prepared, options: { phaseMs?: number; log: (li
         const result = await load.done;
         readsRunning = false;
         const probes = await health.stop();
+        const panelTimes = (await panels.stop()).map((p) => p.ms);
         await readLoop;
         const lat = result.latenciesMs;
         const ok = reads.filter((r) => r.status === 200);
@@ -178,6 +192,9 @@ async function measure(prepared: Prepared, options: { phaseMs?: number; log: (li
           healthP50: percentile(probes.map((p) => p.ms), 50),
           healthP99: percentile(probes.map((p) => p.ms), 99),
           healthMax: percentile(probes.map((p) => p.ms), 100),
+          panelP50: percentile(panelTimes, 50),
+          panelP99: percentile(panelTimes, 99),
+          panelMax: percentile(panelTimes, 100),
           reads:
             reads.length === 0
               ? '—'
@@ -190,13 +207,13 @@ async function measure(prepared: Prepared, options: { phaseMs?: number; log: (li
     }
     const idle = rows[0] as PhaseResult;
     const lines = [
-      `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC by ${prepared.made}, a \`service-analytics-server start\` process on SQLite (durability full, defaults otherwise, no rate limit) holding it; each phase ${phaseMs / 1000} s of ingest (8 lanes of 20-event batches) with \`/healthz\` probed every 20 ms. Load average ${load0.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end; 2 cores. The heaviest report: a year's daily series under three filters (\`device\`, \`browser\`, \`os\`), which no rollup answers, one in flight at a time. The erasure: the user with the most events (${userEvents}), with an admin key, a third into its phase.`,
+      `Measured ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC by ${prepared.made}, a \`service-analytics-server start\` process on SQLite (durability full, defaults otherwise, no rate limit) holding it; each phase ${phaseMs / 1000} s of ingest (8 lanes of 20-event batches) with \`/healthz\` probed every 20 ms and the dashboard's first panel (the last 7 days' daily series and totals) every 200 ms; the daily rollups built before the server started, so that its background keeps frequent filters ahead throughout. Load average ${load0.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end; 2 cores. The heaviest report: a year's daily series under three filters (\`device\`, \`browser\`, \`os\`), which no rollup answers, one in flight at a time. The erasure: the user with the most events (${userEvents}), with an admin key, a third into its phase.`,
       '',
-      '| phase | ingest events/s | ingest p50 ms | ingest p99 ms | ingest max ms | /healthz p50 ms | /healthz p99 ms | /healthz max ms | p99 against idle (ingest, /healthz) | reads (answers; first times) |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---|---|',
+      '| phase | ingest events/s | ingest p50 ms | ingest p99 ms | ingest max ms | /healthz p50 ms | /healthz p99 ms | /healthz max ms | panel p50 ms | panel p99 ms | panel max ms | p99 against idle (ingest, /healthz) | reads (answers; first times) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
       ...rows.map(
         (r) =>
-          `| ${r.phase} | ${Math.round(r.eventsPerSec).toLocaleString('en-US')} | ${fmt(r.ingestP50)} | ${fmt(r.ingestP99)} | ${fmt(r.ingestMax)} | ${fmt(r.healthP50)} | ${fmt(r.healthP99)} | ${fmt(r.healthMax)} | ${(r.ingestP99 / idle.ingestP99).toFixed(2)}×, ${(r.healthP99 / idle.healthP99).toFixed(2)}× | ${r.reads} |`,
+          `| ${r.phase} | ${Math.round(r.eventsPerSec).toLocaleString('en-US')} | ${fmt(r.ingestP50)} | ${fmt(r.ingestP99)} | ${fmt(r.ingestMax)} | ${fmt(r.healthP50)} | ${fmt(r.healthP99)} | ${fmt(r.healthMax)} | ${fmt(r.panelP50)} | ${fmt(r.panelP99)} | ${fmt(r.panelMax)} | ${(r.ingestP99 / idle.ingestP99).toFixed(2)}×, ${(r.healthP99 / idle.healthP99).toFixed(2)}× | ${r.reads} |`,
       ),
     ];
     return lines.join('\n');

@@ -259,7 +259,8 @@ export interface ReportStore {
    * One turn of keeping filtered top lists ahead of their first view (the store also does it in
    * the background): keeps one day of one frequent filter value, or looks at a few days; resolves
    * false once every such day is kept (or the store keeps none). With `whenIdle`, as the
-   * background takes its turns, a turn while a report reads does nothing (and resolves true).
+   * background takes its turns, a turn stops as soon as a report reads, and resolves false (try
+   * again later).
    */
   keepFilteredAhead(whenIdle?: boolean): Promise<boolean>;
   totals(query: ReportQuery): Promise<Totals>;

@@ -43,7 +43,9 @@ export interface FilteredAheadOptions {
 /**
  * One turn of keeping ahead: resolves true when it did something (checked a day, or kept a value's
  * day) and there may be more to do, false when every heavy value of every clean day is kept. With
- * `whenIdle` (the background's way), a turn while a report reads does nothing and resolves true.
+ * `whenIdle` (the background's way), a turn stops as soon as a report reads, and resolves false:
+ * the caller's loop of turns must end there, not call again at once (a turn that yields awaits no
+ * I/O, so such a loop would hold the event loop, and every request, until it timed out).
  */
 export type KeepAhead = (whenIdle?: boolean) => Promise<boolean>;
 
@@ -87,7 +89,7 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
 
   return async (whenIdle = false) => {
     const yieldNow = () => whenIdle && options.busy();
-    if (yieldNow()) return true;
+    if (yieldNow()) return false;
     const time = now();
     if (list === null || time - list.at >= LIST_EVERY_MS) {
       const today = Math.floor(time / DAY_MS);
@@ -122,7 +124,8 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
         states.set(key, state);
       }
       if (state.done || time - state.since < SETTLED_MS) continue;
-      if (looked === DAYS_A_TURN || yieldNow()) return true;
+      if (yieldNow()) return false;
+      if (looked === DAYS_A_TURN) return true;
       looked++;
       // The day's values with their counts, from the day's aggregates kept at ingest (a row per
       // value and bot flag), then the filters kept for it (a keep writes every dimension's marker
@@ -144,7 +147,7 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
         state.tried.clear();
         continue;
       }
-      if (yieldNow()) return true;
+      if (yieldNow()) return false;
       tried.set(filterOf(next), (tried.get(filterOf(next)) ?? 0) + 1);
       await options.keepDay(projectId, [next.dim as FilterDimension, String(next.value)], day);
       return true;

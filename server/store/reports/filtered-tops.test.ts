@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { writeProject } from '../../../test-support/server/report-fixtures.js';
 import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import { createSqliteStore } from '../sqlite/sqlite-store.js';
@@ -12,7 +12,8 @@ import { BUILT_IN_EVENT_TYPES, FILTER_DIMENSIONS, type FilterDimension, type Rep
 import { SQLITE_DIALECT } from './dialect.js';
 import { createFilteredTops } from './filtered-tops.js';
 import { createFilteredAhead } from './filtered-ahead.js';
-import { prepareSqliteFilteredKeep } from './report-keep.js';
+import { prepareSqliteFilteredKeep, prepareSqliteSessionDaysKeep } from './report-keep.js';
+import { createReportStore } from './report-queries.js';
 import { planDays } from './rollup-queries.js';
 
 const DAY = 86_400_000;
@@ -148,7 +149,7 @@ describe('filtered top lists kept ahead', () => {
       const keepDay: typeof tops.keepDay = (project, filter, day) => (keptDays.push(day), tops.keepDay(project, filter, day));
       // The sixth day is today: not kept ahead (its rollups are built again as it goes on).
       const ahead = createFilteredAhead(SQLITE_DIALECT, run, { keepDay, busy: () => busy, minEvents, now: () => now });
-      expect(await ahead(true)).toBe(true);
+      expect(await ahead(true)).toBe(false);
       expect(statements).toEqual([]);
       busy = false;
       const heavy = (db.prepare(
@@ -219,6 +220,94 @@ describe('filtered top lists kept ahead', () => {
       expect(heavy.n).toBeGreaterThan(5);
       expect(asked).toHaveLength(3 * heavy.n);
       expect(new Set(asked).size).toBe(heavy.n);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("reads ahead through the background's own run, so a report never waits behind it, and a turn yields to a report in flight with false", async () => {
+    const { projectId, db, keep } = await sixDays('ahead-background.db', 49);
+    try {
+      const keepDays = prepareSqliteSessionDaysKeep(db);
+      const direct = (sql: string, values: unknown[]) => db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+      const reportStatements: string[] = [];
+      const backgroundStatements: string[] = [];
+      /** While set, the reports' statements wait for it (as behind a read on SQLite's one reader thread). */
+      let reportsHeld: Promise<void> | null = null;
+      /** While set, the background's reads of events wait for it; `onEventsHeld` is called when one starts waiting. */
+      let eventsHeld: Promise<void> | null = null;
+      let onEventsHeld = () => {};
+      const eventsReached = new Promise<void>((resolve) => (onEventsHeld = resolve));
+      const gate = () => {
+        let open = () => {};
+        return { closed: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
+      };
+      const reports = createReportStore(
+        SQLITE_DIALECT,
+        async (sql, values) => {
+          reportStatements.push(sql);
+          if (reportsHeld !== null) await reportsHeld;
+          return direct(sql, values);
+        },
+        {
+          runBackground: async (sql, values) => {
+            backgroundStatements.push(sql);
+            if (eventsHeld !== null && sql.includes('FROM events')) {
+              onEventsHeld();
+              await eventsHeld;
+            }
+            return direct(sql, values);
+          },
+          refreshNext: async () => null,
+          aggregates: true,
+          sessionSummaries: true,
+          keepFiltered: async (k) => keep(k),
+          keepSessionDays: async (k) => keepDays(k),
+          sketchOf: () => (key) => `sa_sketch_of(${key})`,
+          keepAhead: { minEvents: 40, now: () => START + 5 * DAY + 1000 },
+        },
+      );
+      const q: ReportQuery = { projectId, from: START, to: START + 5 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+
+      // A turn while a report's statement is in flight reads nothing and says false, so the
+      // refresher's loop of turns ends (on true it called again at once and held the event loop).
+      const reportsGate = gate();
+      reportsHeld = reportsGate.closed;
+      const report = reports.totals(q);
+      await vi.waitFor(() => expect(reportStatements.length).toBeGreaterThan(0));
+      expect(await reports.keepFilteredAhead(true)).toBe(false);
+      expect(backgroundStatements).toEqual([]);
+      reportsHeld = null;
+      reportsGate.open();
+      await report;
+
+      // Turns until one is held in its read of a value's day; reports answer meanwhile.
+      const eventsGate = gate();
+      eventsHeld = eventsGate.closed;
+      let turn: Promise<boolean> = Promise.resolve(true);
+      for (let turns = 0; ; turns++) {
+        expect(turns).toBeLessThan(20);
+        turn = reports.keepFilteredAhead(true);
+        if ((await Promise.race([turn.then(() => 'turned'), eventsReached.then(() => 'held')])) === 'held') break;
+      }
+      const [, pages, sessions] = await Promise.all([reports.totals(q), reports.top(q, 'page', 10), reports.sessions(q)]);
+      expect(pages.length).toBeGreaterThan(0);
+      expect(sessions.sessions).toBeGreaterThan(0);
+      const reportsRan = reportStatements.length;
+      eventsHeld = null;
+      eventsGate.open();
+      await turn;
+
+      // Every turn to the end: its reads, of both kinds kept ahead, all through the background's run.
+      let more = 0;
+      while (await reports.keepFilteredAhead()) expect(++more).toBeLessThan(500);
+      expect(reportStatements).toHaveLength(reportsRan);
+      expect(backgroundStatements.some((sql) => sql.includes('agg_session_state'))).toBe(true);
+      const kept = db
+        .prepare('SELECT (SELECT COUNT(*) FROM rollup_filtered WHERE project_id = ?) AS tops, (SELECT COUNT(*) FROM rollup_kept_sessions WHERE project_id = ?) AS sessions')
+        .get(projectId, projectId) as { tops: number; sessions: number };
+      expect(kept.tops).toBeGreaterThan(0);
+      expect(kept.sessions).toBeGreaterThan(0);
     } finally {
       db.close();
     }

@@ -89,6 +89,8 @@ export interface FilteredTopsOptions {
   sketchOf?: () => SketchOfSql | null;
   /** A keep that failed: the report was answered; the days are computed again next time. */
   onKeepError?: (error: unknown) => void;
+  /** Runs the reads of {@link FilteredTops.keepDay} (the background's), by default `run`. */
+  runBackground?: RunQuery;
 }
 
 /** A top list with one filter over a rollup plan. */
@@ -273,11 +275,11 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
    * until kept: a report arriving meanwhile takes this read rather than the events again. `kept`
    * settles once the store has kept what was read (or failed to: `onKeepError`).
    */
-  const readDays = (projectId: string, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number) => {
+  const readDays = (projectId: string, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number, via: RunQuery = run) => {
     const read = turns.take(async () => {
       const v = new Values(dialect);
       const started = performance.now();
-      const rows = await run(eventsSql(v, sketchOf, projectId, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
+      const rows = await via(eventsSql(v, sketchOf, projectId, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
       return readOf(sketchOf !== null, first, end, performance.now() - started)(rows);
     });
     const keys = Array.from({ length: end - first }, (_, i) => readingKey(projectId, filter[0], filter[1], first + i));
@@ -405,7 +407,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     const other = reading.get(readingKey(projectId, filter[0], filter[1], day));
     // Its failure is that report's: this turn then leaves the day to a later one.
     if (other !== undefined) return void (await other.catch(() => undefined));
-    const { read, kept } = readDays(projectId, filter, options.sketchOf?.() ?? null, day, day + 1);
+    const { read, kept } = readDays(projectId, filter, options.sketchOf?.() ?? null, day, day + 1, options.runBackground);
     await read;
     await kept;
   };

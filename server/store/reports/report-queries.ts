@@ -93,6 +93,12 @@ export interface ReportStoreOptions {
   sketchOf?: () => SketchOfSql | null;
   /** With the kept filtered rows: which values the background keeps ahead (`filtered-ahead.ts`). */
   keepAhead?: Pick<FilteredAheadOptions, 'minEvents' | 'days' | 'now'>;
+  /**
+   * Runs the reads of keeping filters ahead, where they must not queue with the reports' (SQLite
+   * runs its reports one at a time on a reader thread, and a frequent value's day read ahead at
+   * ten million events takes up to seconds). By default `runRead`.
+   */
+  runBackground?: RunQuery;
 }
 
 /** How many filters a report has. */
@@ -110,11 +116,15 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       .then(() => runRead(sql, values, hints))
       .finally(() => running--);
   };
+  // The background's statements are not counted as running: it yields to reports, not to itself.
+  const runBackground = options.runBackground ?? runRead;
   const filteredTops =
-    refreshNext !== undefined && keepFiltered !== undefined ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf }) : null;
+    refreshNext !== undefined && keepFiltered !== undefined
+      ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf, runBackground })
+      : null;
   const sessionDays =
     refreshNext !== undefined && options.keepSessionDays !== undefined && options.sessionSummaries === true
-      ? createSessionDays(dialect, run, { keep: options.keepSessionDays, onKeepError: options.onKeepError })
+      ? createSessionDays(dialect, run, { keep: options.keepSessionDays, onKeepError: options.onKeepError, runBackground })
       : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
   /** The sessions report of `q` (one filter at most) as a report over sessions kept per day. */
@@ -133,7 +143,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   };
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
-    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, run, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
+    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
   /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
   let aheadTurn: Promise<unknown> = Promise.resolve();
 

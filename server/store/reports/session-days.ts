@@ -97,6 +97,8 @@ export interface SessionDaysOptions {
   keep: KeepSessionDays;
   /** A keep that failed: the report was answered; the days are computed again next time. */
   onKeepError?: (error: unknown) => void;
+  /** Runs the reads of {@link SessionDays.keepDay} (the background's), by default `run`. */
+  runBackground?: RunQuery;
 }
 
 /** Reports over sessions kept per day. */
@@ -175,7 +177,7 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
    * Reads the clean days `[first, end)`, with the sessions spanning into them and the days'
    * versions and marks in the same snapshot, and hands the days that were clean to the store to keep.
    */
-  const readDays = async (q: ReportQuery, spec: SessionDaysSpec, first: number, end: number) => {
+  const readDays = async (q: ReportQuery, spec: SessionDaysSpec, first: number, end: number, via: RunQuery = run) => {
     const v = new Values(dialect);
     // Values are added in the order of the text (SQLite's placeholders are positional).
     const spans = spansSql(v, q.projectId, first, end);
@@ -186,7 +188,7 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     // Kinds: 0 a day's total over the sessions wholly inside it, as the report folds them; 1 a
     // spanning session's piece of a day; 2 a spanning session (its first and last times in `day`
     // and `n`); 3 a day's version; 4 a day's mark.
-    const rows = await run(
+    const rows = await via(
       `WITH sp AS MATERIALIZED (${spans}), sk AS MATERIALIZED (${list}), g AS MATERIALIZED (${pieces}),
          g1 AS (SELECT * FROM g WHERE spanning = 0)
        SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS session_id, piece, CAST(n AS BIGINT) AS n FROM (${spec.fold}) f
@@ -320,7 +322,7 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
   return {
     read,
     async keepDay(q, spec, day) {
-      await (await readDays(q, spec, day, day + 1)).kept;
+      await (await readDays(q, spec, day, day + 1, options.runBackground)).kept;
     },
   };
 }

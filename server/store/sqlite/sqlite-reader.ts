@@ -33,6 +33,11 @@ export interface SqliteReaderOptions {
   busyTimeoutMs: number;
   /** The time budget of one read, from its call, ms. */
   budgetMs: number;
+  /**
+   * The thread's nice value (Linux; 0 normal, 19 lowest): the background's reads run below the
+   * reports'. @default 10
+   */
+  niceness?: number;
 }
 
 /** The reader thread, seen from the request thread. */
@@ -203,7 +208,7 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
     path: options.path,
     busyTimeoutMs: options.busyTimeoutMs,
-    niceness: READER_NICENESS,
+    niceness: options.niceness ?? READER_NICENESS,
   };
   let nextId = 1;
   // Reads wait here and go to the thread one at a time, so a read that is refused before its turn
