@@ -89,7 +89,10 @@ export interface FilteredTopsOptions {
   sketchOf?: () => SketchOfSql | null;
   /** A keep that failed: the report was answered; the days are computed again next time. */
   onKeepError?: (error: unknown) => void;
-  /** Runs the reads of {@link FilteredTops.keepDay} (the background's), by default `run`. */
+  /**
+   * Runs the reads of {@link FilteredTops.keepDay} (the background's), by default `run`. A report
+   * never waits for such a read of a day: it reads the day itself.
+   */
   runBackground?: RunQuery;
 }
 
@@ -164,7 +167,15 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
   const builtIns = new Set(BUILT_IN_EVENT_TYPES);
   const turns = createTurns(READS_AT_ONCE);
   /** Reads of missing days under way, by project, filter and day (each read is listed under each of its days). */
-  const reading = new Map<string, Promise<EventsRead>>();
+  const reading = new Map<string, { read: Promise<EventsRead>; background: boolean }>();
+  /**
+   * The read of a day a report may wait for: another report's. The background's runs at the lowest
+   * priority, so a report reads the day itself rather than wait (the second keep of it is refused).
+   */
+  const reportReading = (key: string) => {
+    const entry = reading.get(key);
+    return entry === undefined || entry.background ? undefined : entry.read;
+  };
   const readingKey = (projectId: string, filterDim: FilterDimension, filterValue: string, day: number) =>
     JSON.stringify([projectId, filterDim, filterValue, day]);
 
@@ -283,9 +294,10 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       return readOf(sketchOf !== null, first, end, performance.now() - started)(rows);
     });
     const keys = Array.from({ length: end - first }, (_, i) => readingKey(projectId, filter[0], filter[1], first + i));
-    for (const key of keys) reading.set(key, read);
+    const entry = { read, background: via === options.runBackground };
+    for (const key of keys) reading.set(key, entry);
     const release = () => {
-      for (const key of keys) if (reading.get(key) === read) reading.delete(key);
+      for (const key of keys) if (reading.get(key) === entry) reading.delete(key);
     };
     const kept = read.then((done) => keepRead(projectId, filter, done)).then(release, release);
     return { read, kept };
@@ -353,14 +365,14 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       const others = new Set<Promise<EventsRead>>();
       for (let pass = 0; pass < 2; pass++) {
         for (let day = days.first; day < days.end; ) {
-          const other = pass === 0 ? reading.get(readingKey(q.projectId, filterDim, filterValue, day)) : undefined;
+          const other = pass === 0 ? reportReading(readingKey(q.projectId, filterDim, filterValue, day)) : undefined;
           if (!missing(day) || other !== undefined) {
             if (other !== undefined) others.add(other);
             day++;
             continue;
           }
           let end = day + 1;
-          while (end < days.end && end - day < size && missing(end) && (pass > 0 || !reading.has(readingKey(q.projectId, filterDim, filterValue, end)))) end++;
+          while (end < days.end && end - day < size && missing(end) && (pass > 0 || reportReading(readingKey(q.projectId, filterDim, filterValue, end)) === undefined)) end++;
           const read = await readDays(q.projectId, filter, sketchOf, day, end).read;
           countRead(read);
           size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((end - day) * READ_AIM_MS) / Math.max(read.ms, 1))));
@@ -404,7 +416,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
 
   const keepDay: FilteredTops['keepDay'] = async (projectId, filter, day) => {
     // A report reading the day already keeps it.
-    const other = reading.get(readingKey(projectId, filter[0], filter[1], day));
+    const other = reading.get(readingKey(projectId, filter[0], filter[1], day))?.read;
     // Its failure is that report's: this turn then leaves the day to a later one.
     if (other !== undefined) return void (await other.catch(() => undefined));
     const { read, kept } = readDays(projectId, filter, options.sketchOf?.() ?? null, day, day + 1, options.runBackground);

@@ -95,8 +95,9 @@ export interface ReportStoreOptions {
   keepAhead?: Pick<FilteredAheadOptions, 'minEvents' | 'days' | 'now'>;
   /**
    * Runs the reads of keeping filters ahead, where they must not queue with the reports' (SQLite
-   * runs its reports one at a time on a reader thread, and a frequent value's day read ahead at
-   * ten million events takes up to seconds). By default `runRead`.
+   * runs its reports on a reader thread or two, and a frequent value's day read ahead at ten
+   * million events takes up to seconds): not counted as a report reading, and not waited for by
+   * one (`filtered-tops.ts`). By default the reports' run.
    */
   runBackground?: RunQuery;
 }
@@ -116,8 +117,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       .then(() => runRead(sql, values, hints))
       .finally(() => running--);
   };
-  // The background's statements are not counted as running: it yields to reports, not to itself.
-  const runBackground = options.runBackground ?? runRead;
+  const { runBackground } = options;
   const filteredTops =
     refreshNext !== undefined && keepFiltered !== undefined
       ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf, runBackground })
@@ -143,7 +143,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   };
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
-    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
+    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground ?? run, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
   /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
   let aheadTurn: Promise<unknown> = Promise.resolve();
 

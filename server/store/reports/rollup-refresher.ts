@@ -13,8 +13,8 @@ import { type RefreshNext, dayKey } from './rollup-refresh.js';
  * every tick rebuilt the whole day from its events again and again, which halved ingest
  * (bench/RESULTS.md, "Server ingest", the rows of a day before); meanwhile reports read that day
  * from the events, as they read today. A tick with no day to refresh takes turns of keeping
- * filtered top lists ahead (`filtered-ahead.ts`) for half a second at most: that work waits for
- * the rollups it reads, and leaves the reads (SQLite's one reader thread) half of each second. The
+ * filtered top lists ahead (`filtered-ahead.ts`) for half a second at most, and none while a
+ * report reads: that work waits for the rollups it reads, and leaves the cores to the reports. The
  * timer is unref'd: it never keeps a process alive; `stop()` waits for a tick in progress.
  */
 
@@ -47,8 +47,9 @@ export interface RollupRefresherOptions {
    */
   dayEveryMs?: number;
   /**
-   * One turn of keeping filtered top lists ahead (resolves false when nothing is left to do);
-   * a tick that refreshed nothing takes turns for up to `keepAheadMs`. @default none
+   * One turn of keeping filtered top lists ahead (resolves false when nothing is left to do, or a
+   * report is reading: the tick's turns end there); a tick that refreshed nothing takes turns for
+   * up to `keepAheadMs`. @default none
    */
   keepAhead?: () => Promise<boolean>;
   /**

@@ -78,4 +78,32 @@ describe('startSqliteReader(options)', () => {
     // Had close waited for the count, the read would have been answered.
     expect(await heavy).toBe('NOT_OPEN');
   });
+
+  it('with two threads, answers a read while another runs long, and refuses past the budget only what waits behind two runaways', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 400, threads: 2 });
+    try {
+      const outcome = (read: Promise<unknown>) =>
+        read.then(
+          () => 'answered',
+          (error: unknown) => (isStoreError(error) ? error.code : String(error)),
+        );
+      const first = outcome(own.all(HEAVY, []));
+      // The other thread answers at once, while the first still counts (it runs past its budget).
+      expect(await own.all('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([{ v: 1 }]);
+      expect(await own.all('SELECT count(*) AS n FROM t', [])).toEqual([{ n: 2 }]);
+      // A second runaway takes the other thread: both given up, and no third thread starts while
+      // they run, so a read behind them is refused at its budget.
+      const second = outcome(own.all(HEAVY, []));
+      const behind = outcome(own.all('SELECT 1 AS one', []));
+      expect(await first).toBe('BUSY');
+      expect(await second).toBe('BUSY');
+      expect(await behind).toBe('BUSY');
+      // Once the runaways end, new threads answer. Bounded: each try waits at most its budget.
+      let answer: unknown = null;
+      for (let i = 0; i < 200 && answer === null; i++) answer = await own.all('SELECT v FROM t WHERE k = ?', ['b']).catch(() => null);
+      expect(answer).toEqual([{ v: 2 }]);
+    } finally {
+      await own.close();
+    }
+  });
 });

@@ -7,20 +7,21 @@ import { createSketchKit } from '../aggregates/visitor-sketch.js';
 import { registerSketchOf } from './sketch-of-function.js';
 
 /*
- * The SQLite store's reads (reports, the read API, the export) run on a thread of their own, on a
- * read-only connection: better-sqlite3 is synchronous, and a report over a large range held the
+ * The SQLite store's reads (reports, the read API, the export) run on threads of their own, each on
+ * a read-only connection: better-sqlite3 is synchronous, and a report over a large range held the
  * request thread, so `/healthz` and every project's ingest waited for it (docs/decisions.md,
- * "Reads off the request thread"). WAL lets this connection read a snapshot beside the writer
- * thread's commits.
+ * "Reads off the request thread"). WAL lets these connections read a snapshot beside the writer
+ * thread's commits. Reads wait in one queue and each thread takes the next when it is free.
  *
- * Each read has a time budget, counted from its call (a read waiting behind another counts its
+ * Each read has a time budget, counted from its call (a read waiting behind others counts its
  * wait). Past it the read is refused with `StoreError('BUSY')`, which the server answers 503 with
  * `Retry-After`. A read still running then cannot be stopped (better-sqlite3 has no interrupt, and
  * a thread's termination waits for the native call to return), so its thread is abandoned to
- * finish on its own and a new one takes the next reads; while one abandoned read still runs, no
- * second is abandoned: reads wait for it, and past their budget are refused too. The server then
- * spends at most one core on a runaway read and keeps the other for ingest. The thread runs at a
- * lower priority than the others (Linux), so reads take what ingest leaves of the cores.
+ * finish on its own and a new one takes the next reads, but only while fewer threads than the
+ * reader has are reading: reads wait for a runaway to end, and past their budget are refused too.
+ * The server then spends at most as many cores on runaway reads as the reader has threads. The
+ * threads run at a lower priority than the others (Linux), so reads take what ingest leaves of
+ * the cores.
  */
 
 /** Values of a statement: positional, or named (`@name`). */
@@ -34,19 +35,24 @@ export interface SqliteReaderOptions {
   /** The time budget of one read, from its call, ms. */
   budgetMs: number;
   /**
-   * The thread's nice value (Linux; 0 normal, 19 lowest): the background's reads run below the
+   * The threads' nice value (Linux; 0 normal, 19 lowest): the background's reads run below the
    * reports'. @default 10
    */
   niceness?: number;
+  /**
+   * How many threads read, each a read at a time from one queue: with two, a read never waits
+   * behind one long read. @default 1
+   */
+  threads?: number;
 }
 
-/** The reader thread, seen from the request thread. */
+/** The reader's threads, seen from the request thread. */
 export interface SqliteReader {
   /** Runs a read-only statement and resolves with its rows. @throws StoreError `BUSY` past the budget */
   all(sql: string, values: ReadValues): Promise<Array<Record<string, unknown>>>;
   /**
-   * Ends the thread: waits for it when idle; a read still in flight is refused and its thread left
-   * to end with the process (as are abandoned ones), so that closing never waits for a query.
+   * Ends the threads: waits for the idle ones; a read still in flight is refused and its thread
+   * left to end with the process (as are abandoned ones), so that closing never waits for a query.
    */
   close(): Promise<void>;
 }
@@ -202,7 +208,14 @@ function overBudget(budgetMs: number): StoreError {
   return new StoreError('BUSY', `The database did not answer this read within its budget of ${budgetMs} ms; retry later.`);
 }
 
-/** Starts the reader thread and resolves once its connection is open. */
+/** One thread of the reader: the worker it runs on now, and the read it is running. */
+interface Lane {
+  current: Worker | null;
+  starting: Promise<Worker> | null;
+  running: Read | null;
+}
+
+/** Starts the reader's threads and resolves once their connections are open. */
 export async function startSqliteReader(options: SqliteReaderOptions): Promise<SqliteReader> {
   const data: ReaderThreadData = {
     driverPath: createRequire(import.meta.url).resolve('better-sqlite3'),
@@ -210,18 +223,17 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     busyTimeoutMs: options.busyTimeoutMs,
     niceness: options.niceness ?? READER_NICENESS,
   };
+  const threads = Math.max(1, options.threads ?? 1);
   let nextId = 1;
-  // Reads wait here and go to the thread one at a time, so a read that is refused before its turn
-  // never reaches the thread at all.
+  // Reads wait here and go to a free thread one at a time, so a read that is refused before its
+  // turn never reaches a thread at all.
   const queue: Read[] = [];
-  let running: Read | null = null;
-  let current: Worker | null = null;
-  let starting: Promise<Worker> | null = null;
-  /** Threads left to finish a read past its budget; at most one. */
+  const lanes: Lane[] = Array.from({ length: threads }, () => ({ current: null, starting: null, running: null }));
+  /** Threads left to finish a read past its budget. */
   let abandoned = 0;
   let closed = false;
 
-  const spawn = (): Promise<Worker> =>
+  const spawn = (lane: Lane): Promise<Worker> =>
     new Promise((resolve, reject) => {
       const worker = new Worker(READER_SOURCE, { eval: true, workerData: data });
       let ready = false;
@@ -231,9 +243,9 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
           resolve(worker);
           return;
         }
-        if (worker !== current || running === null || running.id !== message.id) return;
-        const read = running;
-        running = null;
+        if (worker !== lane.current || lane.running === null || lane.running.id !== message.id) return;
+        const read = lane.running;
+        lane.running = null;
         clearTimeout(read.timer);
         if ('cells' in message) read.resolve(unpackRows(message));
         else read.reject(fromThreadError('SQLite reader', message.error));
@@ -241,12 +253,12 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
       });
       const fail = (error: Error): void => {
         if (!ready) reject(error);
-        if (worker !== current) return;
-        current = null;
-        if (running !== null) {
-          clearTimeout(running.timer);
-          running.reject(error);
-          running = null;
+        if (worker !== lane.current) return;
+        lane.current = null;
+        if (lane.running !== null) {
+          clearTimeout(lane.running.timer);
+          lane.running.reject(error);
+          lane.running = null;
         }
         pump();
       };
@@ -254,38 +266,49 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
       worker.on('exit', (code) => fail(new Error(`SQLite reader thread exited (code ${code}).`)));
     });
 
-  function pump(): void {
-    if (closed || running !== null || queue.length === 0) {
-      if (running === null && queue.length === 0) current?.unref();
-      return;
-    }
-    if (current === null) {
-      // After an abandoned read, a new thread starts only while no other is still finishing one.
-      if (starting !== null || abandoned > 0) return;
-      starting = spawn();
-      starting.then(
-        (worker) => {
-          starting = null;
-          current = worker;
-          pump();
-        },
-        (error: unknown) => {
-          starting = null;
-          for (const read of queue.splice(0)) {
-            clearTimeout(read.timer);
-            read.reject(error instanceof Error ? error : new Error(String(error)));
-          }
-        },
-      );
-      return;
-    }
-    const read = queue.shift() as Read;
-    running = read;
-    current.ref();
-    current.postMessage({ id: read.id, sql: read.sql, values: read.values } satisfies ToReader);
+  /** Threads that are reading or may read: each lane's, starting or started, and the abandoned ones. */
+  const live = () => abandoned + lanes.filter((lane) => lane.current !== null || lane.starting !== null).length;
+
+  function start(lane: Lane): void {
+    lane.starting = spawn(lane);
+    lane.starting.then(
+      (worker) => {
+        lane.starting = null;
+        lane.current = worker;
+        pump();
+      },
+      (error: unknown) => {
+        lane.starting = null;
+        // With no other thread to take them, the reads waiting cannot be answered.
+        if (live() > 0) return;
+        for (const read of queue.splice(0)) {
+          clearTimeout(read.timer);
+          read.reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      },
+    );
   }
 
-  /** A read whose budget ran out: refused, and its thread given up if it was the one running. */
+  function pump(): void {
+    if (closed) return;
+    for (const lane of lanes) {
+      if (queue.length === 0) break;
+      if (lane.running !== null || lane.starting !== null) continue;
+      if (lane.current === null) {
+        // A thread given up on still reads: a new one starts only while fewer than `threads` read.
+        if (live() < threads) start(lane);
+        continue;
+      }
+      const read = queue.shift() as Read;
+      lane.running = read;
+      lane.current.ref();
+      lane.current.postMessage({ id: read.id, sql: read.sql, values: read.values } satisfies ToReader);
+    }
+    // An idle thread does not keep the process alive.
+    for (const lane of lanes) if (lane.running === null) lane.current?.unref();
+  }
+
+  /** A read whose budget ran out: refused, and its thread given up if it was running there. */
   function expire(read: Read): void {
     const waiting = queue.indexOf(read);
     if (waiting !== -1) {
@@ -293,11 +316,12 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
       read.reject(overBudget(options.budgetMs));
       return;
     }
-    if (running !== read || current === null) return;
-    running = null;
+    const lane = lanes.find((candidate) => candidate.running === read);
+    if (lane === undefined || lane.current === null) return;
+    lane.running = null;
     read.reject(overBudget(options.budgetMs));
-    const worker = current;
-    current = null;
+    const worker = lane.current;
+    lane.current = null;
     abandoned++;
     worker.unref();
     worker.once('exit', () => {
@@ -309,8 +333,11 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     pump();
   }
 
-  current = await spawn();
-  current.unref();
+  const started = await Promise.all(lanes.map((lane) => spawn(lane)));
+  lanes.forEach((lane, i) => {
+    lane.current = started[i] as Worker;
+    lane.current.unref();
+  });
 
   return {
     all(sql, values) {
@@ -329,23 +356,27 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
         clearTimeout(read.timer);
         read.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
       }
-      const worker = current ?? (await starting?.catch(() => null)) ?? null;
-      if (worker === null) return;
-      if (running !== null) {
-        // A read in flight may take as long as its query does (no interrupt): refused now, its
-        // thread left to end with the process, so that shutdown never waits for a report.
-        clearTimeout(running.timer);
-        running.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
-        running = null;
-        current = null;
-        worker.unref();
-        void worker.terminate();
-        return;
-      }
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-      worker.ref();
-      worker.postMessage({ close: true } satisfies ToReader);
-      await exited;
+      await Promise.all(
+        lanes.map(async (lane) => {
+          const worker = lane.current ?? (await lane.starting?.catch(() => null)) ?? null;
+          if (worker === null) return;
+          if (lane.running !== null) {
+            // A read in flight may take as long as its query does (no interrupt): refused now, its
+            // thread left to end with the process, so that shutdown never waits for a report.
+            clearTimeout(lane.running.timer);
+            lane.running.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
+            lane.running = null;
+            lane.current = null;
+            worker.unref();
+            void worker.terminate();
+            return;
+          }
+          const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+          worker.ref();
+          worker.postMessage({ close: true } satisfies ToReader);
+          await exited;
+        }),
+      );
     },
   };
 }

@@ -157,8 +157,19 @@ function isPrivateDatabase(path: string): boolean {
   return path === '' || path === ':memory:' || path.startsWith('file::memory:') || path.includes('mode=memory');
 }
 
+/**
+ * Threads that read reports, the read API and the export: two, so that a long read (a year of
+ * events under several filters, an export) leaves a thread for the dashboard's other panels.
+ */
+const REPORT_THREADS = 2;
+
 /** The nice value of the background's reader thread: below the reports' reader (`sqlite-reader.ts`). */
 const BACKGROUND_NICENESS = 19;
+/**
+ * The background's read budget, ms: nobody waits for its reads, which at nice 19 on busy cores
+ * take longer than a report's, and a read refused is work thrown away.
+ */
+const BACKGROUND_BUDGET_MS = 120_000;
 
 /** The default of {@link SqliteStoreOptions.readBudgetMs}. */
 export const DEFAULT_READ_BUDGET_MS = 15_000;
@@ -251,8 +262,8 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         eraseUser = (projectId, userId) => writer.eraseUser(projectId, userId);
         closeWriter = () => writer.close();
         const readerOptions = { path: options.path, busyTimeoutMs: db.busyTimeoutMs, budgetMs: options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS };
-        reader = await startSqliteReader(readerOptions);
-        backgroundReader = await startSqliteReader({ ...readerOptions, niceness: BACKGROUND_NICENESS });
+        reader = await startSqliteReader({ ...readerOptions, threads: REPORT_THREADS });
+        backgroundReader = await startSqliteReader({ ...readerOptions, budgetMs: BACKGROUND_BUDGET_MS, niceness: BACKGROUND_NICENESS });
       }
     } catch (error) {
       await closeReaders();
@@ -545,6 +556,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       closed = true;
       const current = open;
       open = null;
+      // The background's reader first: a turn waiting for a read of it ends at once (refused), so
+      // the refresher stops without waiting for that read.
+      await backgroundReader?.close();
       await rollupRefresher?.stop();
       await closeReaders();
       await closeRollupThread();
