@@ -234,6 +234,9 @@ describe('filtered top lists kept ahead', () => {
       const backgroundStatements: string[] = [];
       /** While set, the reports' statements wait for it (as behind a read on SQLite's one reader thread). */
       let reportsHeld: Promise<void> | null = null;
+      /** While set, the reports' reads of events wait for it, counted in `eventsInFlight`. */
+      let reportEventsHeld: Promise<void> | null = null;
+      let eventsInFlight = 0;
       /** While set, the background's reads of events wait for it; `onEventsHeld` is called when one starts waiting. */
       let eventsHeld: Promise<void> | null = null;
       let onEventsHeld = () => {};
@@ -247,6 +250,11 @@ describe('filtered top lists kept ahead', () => {
         async (sql, values) => {
           reportStatements.push(sql);
           if (reportsHeld !== null) await reportsHeld;
+          if (reportEventsHeld !== null && sql.includes('FROM events')) {
+            eventsInFlight++;
+            await reportEventsHeld;
+            eventsInFlight--;
+          }
           return direct(sql, values);
         },
         {
@@ -302,6 +310,15 @@ describe('filtered top lists kept ahead', () => {
         )
         .all(projectId) as Array<{ dim: FilterDimension; value: string }>;
       expect(aheadValues.length).toBeGreaterThan(5);
+      // Two first views at once read side by side: the background's read takes no turn of theirs.
+      const reportEventsGate = gate();
+      reportEventsHeld = reportEventsGate.closed;
+      const [a, b] = aheadValues as [(typeof aheadValues)[number], (typeof aheadValues)[number]];
+      const firstViews = Promise.all([a, b].map(({ dim, value }) => reports.top({ ...q, filters: { [dim]: value } }, 'page', 10)));
+      await vi.waitFor(() => expect(eventsInFlight).toBe(2));
+      reportEventsHeld = null;
+      reportEventsGate.open();
+      await firstViews;
       for (const { dim, value } of aheadValues) await reports.top({ ...q, filters: { [dim]: value } }, 'page', 10);
       const reportsRan = reportStatements.length;
       eventsHeld = null;

@@ -287,14 +287,17 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
    * settles once the store has kept what was read (or failed to: `onKeepError`).
    */
   const readDays = (projectId: string, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number, via: RunQuery = run) => {
-    const read = turns.take(async () => {
+    const background = via === options.runBackground;
+    const task = async () => {
       const v = new Values(dialect);
       const started = performance.now();
       const rows = await via(eventsSql(v, sketchOf, projectId, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
       return readOf(sketchOf !== null, first, end, performance.now() - started)(rows);
-    });
+    };
+    // The background's reads, one at a time on a thread of their own, take no turn from the reports'.
+    const read = background ? task() : turns.take(task);
     const keys = Array.from({ length: end - first }, (_, i) => readingKey(projectId, filter[0], filter[1], first + i));
-    const entry = { read, background: via === options.runBackground };
+    const entry = { read, background };
     for (const key of keys) reading.set(key, entry);
     const release = () => {
       for (const key of keys) if (reading.get(key) === entry) reading.delete(key);

@@ -333,9 +333,15 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     pump();
   }
 
-  const started = await Promise.all(lanes.map((lane) => spawn(lane)));
+  const starts = await Promise.allSettled(lanes.map((lane) => spawn(lane)));
+  const failed = starts.find((start) => start.status === 'rejected');
+  if (failed !== undefined) {
+    // The threads that did start must not outlive a reader that never was.
+    for (const start of starts) if (start.status === 'fulfilled') void start.value.terminate();
+    throw failed.reason;
+  }
   lanes.forEach((lane, i) => {
-    lane.current = started[i] as Worker;
+    lane.current = (starts[i] as PromiseFulfilledResult<Worker>).value;
     lane.current.unref();
   });
 

@@ -556,11 +556,10 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       closed = true;
       const current = open;
       open = null;
-      // The background's reader first: a turn waiting for a read of it ends at once (refused), so
-      // the refresher stops without waiting for that read.
-      await backgroundReader?.close();
-      await rollupRefresher?.stop();
+      // The readers first: a turn of the background waiting for a read ends at once (refused),
+      // so the refresher stops without waiting for that read.
       await closeReaders();
+      await rollupRefresher?.stop();
       await closeRollupThread();
       // Groups already handed to the writer commit before its connection closes.
       await closeWriter();
