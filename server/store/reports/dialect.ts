@@ -56,6 +56,12 @@ export interface QueryHints {
    * turns sequential scans off for it; SQLite follows the index anyway.
    */
   indexesOnly?: boolean;
+  /**
+   * The statement reads the events of its whole range (no aggregate or rollup answers it), so its
+   * cost grows with them: SQLite's reader runs such reads on all but one of its threads, so that
+   * the others never wait behind them.
+   */
+  scan?: boolean;
 }
 
 /** Runs a statement and returns its rows. */

@@ -37,7 +37,7 @@ import { type KeepFiltered, type SketchOfSql, createFilteredTops } from './filte
 import { type FilteredAheadOptions, createFilteredAhead } from './filtered-ahead.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
-import { type Dialect, type RunQuery, Values } from './dialect.js';
+import { type Dialect, type QueryHints, type RunQuery, Values } from './dialect.js';
 import { DAY_MS } from './rollup-schema.js';
 import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
@@ -101,6 +101,9 @@ export interface ReportStoreOptions {
    */
   runBackground?: RunQuery;
 }
+
+/** The hints of a statement that reads the events of the report's whole range. */
+const SCAN: QueryHints = { scan: true };
 
 /** How many filters a report has. */
 const filterCount = (q: ReportQuery): number => Object.values(q.filters).filter((v) => v !== undefined).length;
@@ -210,7 +213,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
         return toTotals(rows[0]);
       }
       const v = new Values(dialect);
-      const rows = await run(`SELECT ${totalsSql(q)} FROM events WHERE ${where(q, v)}`, v.list);
+      const rows = await run(`SELECT ${totalsSql(q)} FROM events WHERE ${where(q, v)}`, v.list, SCAN);
       return toTotals(rows[0]);
     },
 
@@ -227,6 +230,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       const rows = await run(
         `SELECT (timestamp / ${bucket}) * ${bucket} AS t, ${totalsSql(q)} FROM events WHERE ${where(q, v)} GROUP BY 1 ORDER BY 1`,
         v.list,
+        SCAN,
       );
       return rows.map((row) => ({ time: num(row.t), ...toTotals(row) }));
     },
@@ -270,6 +274,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
          FROM events WHERE ${base} AND ${extra}
          GROUP BY ${column} ORDER BY events DESC, ${dialect.byteOrder(column)} LIMIT ${v.add(limit)}`,
         v.list,
+        SCAN,
       );
       return rows.map((row) => ({ value: String(row.value), events: num(row.events), visitors: num(row.visitors) }));
     },
@@ -295,6 +300,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
          SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
            COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s`,
         v.list,
+        plan === null ? SCAN : undefined,
       );
       const row = rows[0];
       return { sessions: num(row?.sessions), bounces: num(row?.bounces), totalDurationMs: num(row?.duration), pageViews: num(row?.page_views) };
@@ -325,6 +331,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
          FROM pages LEFT JOIN ranked ON ranked.path = pages.path AND ranked.rn = (3 * ranked.n + 3) / 4
          ORDER BY pages.samples DESC, ${dialect.byteOrder('pages.path')}`,
         v.list,
+        SCAN,
       );
       const byPath = new Map<string, PageVitals>();
       for (const row of rows) {
@@ -363,6 +370,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
          FROM g JOIN latest ON latest.message = g.message AND latest.rn = 1
          ORDER BY g.n DESC, ${dialect.byteOrder('g.message')}`,
         v.list,
+        plan === null ? SCAN : undefined,
       );
       return rows.map((row) => ({
         message: String(row.message),
@@ -380,7 +388,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       if (kept !== null) return kept;
       const v = new Values(dialect);
       const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));
-      return statement.reached(await run(statement.sql, v.list));
+      return statement.reached(await run(statement.sql, v.list, plan === null ? SCAN : undefined));
     },
 
     async experiments(q, limit): Promise<ExperimentSummary[]> {
@@ -396,20 +404,21 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
          WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
          ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
         v.list,
+        plan === null ? SCAN : undefined,
       );
       return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
     },
 
     async frustration(q, limit): Promise<FrustrationRow[]> {
       const v = new Values(dialect);
-      return frustrationRows(await run(frustrationSql(dialect, v, where(q, v), limit), v.list));
+      return frustrationRows(await run(frustrationSql(dialect, v, where(q, v), limit), v.list, SCAN));
     },
 
     async heatmap(q, limit): Promise<HeatmapReport> {
       const c = new Values(dialect);
-      const clicks = await run(heatmapClicksSql(dialect, c, where(q, c), limit), c.list);
+      const clicks = await run(heatmapClicksSql(dialect, c, where(q, c), limit), c.list, SCAN);
       const s = new Values(dialect);
-      return heatmapReport(clicks, await run(heatmapScrollSql(dialect, where(q, s)), s.list));
+      return heatmapReport(clicks, await run(heatmapScrollSql(dialect, where(q, s)), s.list, SCAN));
     },
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {
@@ -431,6 +440,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
         const rows = await run(
           `WITH x AS (${exposures}) SELECT variant, COUNT(*) AS exposures FROM x GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
           v.list,
+          plan === null ? SCAN : undefined,
         );
         return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
       }
@@ -454,6 +464,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
          SELECT variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN last >= first THEN 1 ELSE 0 END), 0) AS conversions
          FROM j GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
         v.list,
+        plan === null ? SCAN : undefined,
       );
       return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));
     },

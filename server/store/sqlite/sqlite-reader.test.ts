@@ -106,4 +106,20 @@ describe('startSqliteReader(options)', () => {
       await own.close();
     }
   });
+
+  it('runs scans on all threads but one: a read asked behind two scans answers while the first still runs', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 60_000, threads: 2 });
+    try {
+      let firstDone = false;
+      const first = own.all(HEAVY, [], { scan: true }).then((rows) => ((firstDone = true), rows));
+      const second = own.all(HEAVY, [], { scan: true });
+      // The second scan waits for the first; the read after it takes the other thread at once.
+      expect(await own.all('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([{ v: 1 }]);
+      expect(firstDone).toBe(false);
+      expect(await first).toEqual([{ n: 20_000_000 }]);
+      expect(await second).toEqual([{ n: 20_000_000 }]);
+    } finally {
+      await own.close();
+    }
+  });
 });

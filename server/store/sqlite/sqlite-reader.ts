@@ -48,8 +48,13 @@ export interface SqliteReaderOptions {
 
 /** The reader's threads, seen from the request thread. */
 export interface SqliteReader {
-  /** Runs a read-only statement and resolves with its rows. @throws StoreError `BUSY` past the budget */
-  all(sql: string, values: ReadValues): Promise<Array<Record<string, unknown>>>;
+  /**
+   * Runs a read-only statement and resolves with its rows. With `scan` (a read whose cost grows
+   * with the data: a report from the events of its range, the export), it runs on all threads but
+   * one at most, so that other reads never all wait behind such reads.
+   * @throws StoreError `BUSY` past the budget
+   */
+  all(sql: string, values: ReadValues, options?: { scan?: boolean }): Promise<Array<Record<string, unknown>>>;
   /**
    * Ends the threads: waits for the idle ones; a read still in flight is refused and its thread
    * left to end with the process (as are abandoned ones), so that closing never waits for a query.
@@ -192,6 +197,8 @@ interface Read {
   id: number;
   sql: string;
   values: ReadValues;
+  /** A read whose cost grows with the data (`SqliteReader.all`'s `scan`). */
+  scan: boolean;
   resolve(rows: Array<Record<string, unknown>>): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout;
@@ -289,6 +296,9 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     );
   }
 
+  /** Scans may run on this many threads at once: all but one, so other reads always have one. */
+  const maxScans = Math.max(1, threads - 1);
+
   function pump(): void {
     if (closed) return;
     for (const lane of lanes) {
@@ -299,7 +309,11 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
         if (live() < threads) start(lane);
         continue;
       }
-      const read = queue.shift() as Read;
+      // The first read that may run: a scan waits while scans hold all threads but one.
+      const scans = lanes.filter((other) => other.running?.scan === true).length;
+      const next = queue.findIndex((read) => !read.scan || scans < maxScans);
+      if (next === -1) break;
+      const read = queue.splice(next, 1)[0] as Read;
       lane.running = read;
       lane.current.ref();
       lane.current.postMessage({ id: read.id, sql: read.sql, values: read.values } satisfies ToReader);
@@ -346,10 +360,10 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   });
 
   return {
-    all(sql, values) {
+    all(sql, values, readOptions) {
       if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
       return new Promise((resolve, reject) => {
-        const read: Read = { id: nextId++, sql, values, resolve, reject, timer: setTimeout(() => expire(read), options.budgetMs) };
+        const read: Read = { id: nextId++, sql, values, scan: readOptions?.scan === true, resolve, reject, timer: setTimeout(() => expire(read), options.budgetMs) };
         read.timer.unref();
         queue.push(read);
         pump();

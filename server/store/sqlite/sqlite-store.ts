@@ -308,9 +308,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   /** Runs report statements on the thread `thread()` gives, or here for an in-memory database (statements cached by text: a handful of shapes per report and filter combination). */
   const runOn =
     (thread: () => SqliteReader | null): RunQuery =>
-    async (sql, values) => {
+    async (sql, values, hints) => {
       const onThread = thread();
-      if (onThread !== null) return onThread.all(sql, values);
+      if (onThread !== null) return onThread.all(sql, values, { scan: hints?.scan === true });
       const current = use();
       let statement = current.reportCache.get(sql);
       if (!statement) {
