@@ -110,14 +110,33 @@ describe('startSqliteReader(options)', () => {
   it('runs scans on all threads but one: a read asked behind two scans answers while the first still runs', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 60_000, threads: 2 });
     try {
-      let firstDone = false;
-      const first = own.all(HEAVY, [], { scan: true }).then((rows) => ((firstDone = true), rows));
-      const second = own.all(HEAVY, [], { scan: true });
+      let done = 0;
+      const first = own.all(HEAVY, [], { scan: true }).then((rows) => (done++, rows));
+      const second = own.all(HEAVY, [], { scan: true }).then((rows) => (done++, rows));
       // The second scan waits for the first; the read after it takes the other thread at once.
       expect(await own.all('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([{ v: 1 }]);
-      expect(firstDone).toBe(false);
+      expect(done).toBe(0);
       expect(await first).toEqual([{ n: 20_000_000 }]);
       expect(await second).toEqual([{ n: 20_000_000 }]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('counts a scan given up past its budget among the scans until its thread ends: the other thread stays for other reads', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
+    try {
+      const code = (read: Promise<unknown>) =>
+        read.then(
+          () => 'answered',
+          (error: unknown) => (isStoreError(error) ? error.code : String(error)),
+        );
+      // Past its budget: refused, its thread left to finish the count.
+      expect(await code(own.all(HEAVY, [], { scan: true }))).toBe('BUSY');
+      // A second scan waits for that thread to end (and is refused at its budget); a read beside it answers.
+      const second = code(own.all(HEAVY, [], { scan: true }));
+      expect(await own.all('SELECT v FROM t WHERE k = ?', ['b'])).toEqual([{ v: 2 }]);
+      expect(await second).toBe('BUSY');
     } finally {
       await own.close();
     }

@@ -50,8 +50,8 @@ export interface SqliteReaderOptions {
 export interface SqliteReader {
   /**
    * Runs a read-only statement and resolves with its rows. With `scan` (a read whose cost grows
-   * with the data: a report from the events of its range, the export), it runs on all threads but
-   * one at most, so that other reads never all wait behind such reads.
+   * with the data: a report from the events of its range), it runs on all threads but one at
+   * most, abandoned ones included, so that other reads never all wait behind such reads.
    * @throws StoreError `BUSY` past the budget
    */
   all(sql: string, values: ReadValues, options?: { scan?: boolean }): Promise<Array<Record<string, unknown>>>;
@@ -236,8 +236,9 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   // turn never reaches a thread at all.
   const queue: Read[] = [];
   const lanes: Lane[] = Array.from({ length: threads }, () => ({ current: null, starting: null, running: null }));
-  /** Threads left to finish a read past its budget. */
+  /** Threads left to finish a read past its budget, and how many of those reads are scans. */
   let abandoned = 0;
+  let abandonedScans = 0;
   let closed = false;
 
   const spawn = (lane: Lane): Promise<Worker> =>
@@ -310,7 +311,7 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
         continue;
       }
       // The first read that may run: a scan waits while scans hold all threads but one.
-      const scans = lanes.filter((other) => other.running?.scan === true).length;
+      const scans = abandonedScans + lanes.filter((other) => other.running?.scan === true).length;
       const next = queue.findIndex((read) => !read.scan || scans < maxScans);
       if (next === -1) break;
       const read = queue.splice(next, 1)[0] as Read;
@@ -337,9 +338,12 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     const worker = lane.current;
     lane.current = null;
     abandoned++;
+    // A scan given up on still scans until its thread ends: it holds its place among the scans.
+    if (read.scan) abandonedScans++;
     worker.unref();
     worker.once('exit', () => {
       abandoned--;
+      if (read.scan) abandonedScans--;
       pump();
     });
     // Ends the thread as soon as its native call returns; the exit lets the next thread start.
