@@ -9,6 +9,23 @@ import { type SqliteReader, startSqliteReader } from './sqlite-reader.js';
 /** A read that keeps a core busy for a few seconds: twenty million rows counted one by one. */
 const HEAVY = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000000) SELECT count(*) AS n FROM c';
 
+/** How a read ended: 'answered', or the store error's code (any other error as its text). */
+const outcome = (read: Promise<unknown>): Promise<string> =>
+  read.then(
+    () => 'answered',
+    (error: unknown) => (isStoreError(error) ? error.code : String(error)),
+  );
+
+/**
+ * Reads row 'b' until a thread answers, once the runaway reads have ended. Bounded: the runaways
+ * count for seconds, and each try waits at most the reader's budget.
+ */
+async function readOnceFree(reader: SqliteReader, tries: number): Promise<unknown> {
+  let answer: unknown = null;
+  for (let i = 0; i < tries && answer === null; i++) answer = await reader.all('SELECT v FROM t WHERE k = ?', ['b']).catch(() => null);
+  return answer;
+}
+
 describe('startSqliteReader(options)', () => {
   let dir: string;
   let path: string;
@@ -39,23 +56,15 @@ describe('startSqliteReader(options)', () => {
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
     try {
-      const heavy = reader.all(HEAVY, []).then(
-        () => 'answered',
-        (error: unknown) => (isStoreError(error) ? error.code : String(error)),
-      );
+      const heavy = outcome(reader.all(HEAVY, []));
       // Queued behind the runaway read: refused at its own budget, never run.
-      const waiting = reader.all('SELECT 1 AS one', []).catch((error: unknown) => (isStoreError(error) ? error.code : String(error)));
+      const waiting = outcome(reader.all('SELECT 1 AS one', []));
       expect(await heavy).toBe('BUSY');
       expect(await waiting).toBe('BUSY');
       // The event loop of this thread ran all along: the read held another thread.
       expect(ticks).toBeGreaterThan(0);
-      // The abandoned thread finishes its count on its own; then a new one answers. Bounded: the
-      // count takes seconds, and each try waits at most its budget.
-      let answer: unknown = null;
-      for (let i = 0; i < 400 && answer === null; i++) {
-        answer = await reader.all('SELECT v FROM t WHERE k = ?', ['b']).catch(() => null);
-      }
-      expect(answer).toEqual([{ v: 2 }]);
+      // The abandoned thread finishes its count on its own; then a new one answers.
+      expect(await readOnceFree(reader, 400)).toEqual([{ v: 2 }]);
     } finally {
       clearInterval(ticker);
     }
@@ -69,10 +78,7 @@ describe('startSqliteReader(options)', () => {
 
   it('closes at once while a read is in flight: the read is refused, its thread left to end', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 60_000 });
-    const heavy = own.all(HEAVY, []).then(
-      () => 'answered',
-      (error: unknown) => (isStoreError(error) ? error.code : String(error)),
-    );
+    const heavy = outcome(own.all(HEAVY, []));
     await new Promise((resolve) => setTimeout(resolve, 50));
     await own.close();
     // Had close waited for the count, the read would have been answered.
@@ -82,11 +88,6 @@ describe('startSqliteReader(options)', () => {
   it('with two threads, answers a read while another runs long, and refuses past the budget only what waits behind two runaways', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 400, threads: 2 });
     try {
-      const outcome = (read: Promise<unknown>) =>
-        read.then(
-          () => 'answered',
-          (error: unknown) => (isStoreError(error) ? error.code : String(error)),
-        );
       const first = outcome(own.all(HEAVY, []));
       // The other thread answers at once, while the first still counts (it runs past its budget).
       expect(await own.all('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([{ v: 1 }]);
@@ -98,10 +99,8 @@ describe('startSqliteReader(options)', () => {
       expect(await first).toBe('BUSY');
       expect(await second).toBe('BUSY');
       expect(await behind).toBe('BUSY');
-      // Once the runaways end, new threads answer. Bounded: each try waits at most its budget.
-      let answer: unknown = null;
-      for (let i = 0; i < 200 && answer === null; i++) answer = await own.all('SELECT v FROM t WHERE k = ?', ['b']).catch(() => null);
-      expect(answer).toEqual([{ v: 2 }]);
+      // Once the runaways end, new threads answer.
+      expect(await readOnceFree(own, 200)).toEqual([{ v: 2 }]);
     } finally {
       await own.close();
     }
@@ -126,15 +125,10 @@ describe('startSqliteReader(options)', () => {
   it('counts a scan given up past its budget among the scans until its thread ends: the other thread stays for other reads', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
     try {
-      const code = (read: Promise<unknown>) =>
-        read.then(
-          () => 'answered',
-          (error: unknown) => (isStoreError(error) ? error.code : String(error)),
-        );
       // Past its budget: refused, its thread left to finish the count.
-      expect(await code(own.all(HEAVY, [], { scan: true }))).toBe('BUSY');
+      expect(await outcome(own.all(HEAVY, [], { scan: true }))).toBe('BUSY');
       // A second scan waits for that thread to end (and is refused at its budget); a read beside it answers.
-      const second = code(own.all(HEAVY, [], { scan: true }));
+      const second = outcome(own.all(HEAVY, [], { scan: true }));
       expect(await own.all('SELECT v FROM t WHERE k = ?', ['b'])).toEqual([{ v: 2 }]);
       expect(await second).toBe('BUSY');
     } finally {
