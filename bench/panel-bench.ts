@@ -17,13 +17,15 @@
 // keeps filtered top lists ahead only when one of them is a "kept ahead" row: a change to one
 // report measured at 10M events in minutes rather than the whole table's 40. It prints its table
 // and writes nothing.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { isPostgresUrl, openStore } from '../server/store/open-store.js';
 import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
+import { createSqliteStore } from '../server/store/sqlite/sqlite-store.js';
 import { isStoreError } from '../server/store/store-error.js';
 import { createReportStore } from '../server/store/reports/report-queries.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../server/store/reports/dialect.js';
@@ -46,6 +48,9 @@ export type Panel = [name: string, run: (store: { reports: ReportStore }, q: Rep
 
 /** Which kept rows a panel's `first` forgets: a filter's top lists, or a report over sessions (by its key's first word). */
 type KeptRows = 'filtered' | 'funnel' | 'sessions';
+
+/** The row of the overview page's reads at once. */
+const OVERVIEW_PANEL = 'overview, every read at once';
 
 /** The funnel of the panels. */
 const FUNNEL: FunnelStepSpec[] = [
@@ -75,6 +80,7 @@ export const PANELS: Panel[] = [
   ['funnel (4 steps)', (s, q) => s.reports.funnel(q, FUNNEL)],
   ['experiment', (s, q) => s.reports.experiment(q, 'checkout-button', 'purchase')],
   ['live (5 min)', (s, q) => s.reports.totals({ ...q, from: q.to - 300_000 })],
+  [OVERVIEW_PANEL, (s, q) => overview(s, q)],
   // A filter clicked on the dashboard, its value frequent enough to be kept ahead in the background.
   ['top pages, device filter, kept ahead', (s, q) => s.reports.top({ ...q, filters: { device: 'mobile' } }, 'page', 10)],
   ['overview top lists, device filter, kept ahead', (s, q) => overviewTops(s, q)],
@@ -96,10 +102,74 @@ export const PANELS: Panel[] = [
   ['sessions, device filter, kept', (s, q) => s.reports.sessions({ ...q, filters: { device: 'mobile' } }), 'kept'],
 ];
 
-/** The overview's top lists (dashboard/src/pages/overview-page.tsx) with a device filter, asked at once as the dashboard does. */
+/** The overview's top lists. */
+const OVERVIEW_DIMENSIONS = ['page', 'referrer', 'channel', 'browser', 'os', 'device', 'country', 'custom_event'] as const;
+
+/**
+ * What the overview page (dashboard/src/pages/overview-page.tsx) asks when it opens, at once as
+ * it does: the traffic series with its totals and the sessions, each for the range and the period
+ * before it (the change against the previous period), and the eight top lists.
+ */
+function overview(s: { reports: ReportStore }, q: ReportQuery): Promise<unknown> {
+  const before = { ...q, from: q.from - (q.to - q.from), to: q.from };
+  return Promise.all([
+    ...[q, before].flatMap((r) => [s.reports.totals(r), s.reports.series(r, DAY_MS), s.reports.sessions(r)]),
+    ...OVERVIEW_DIMENSIONS.map((dimension) => s.reports.top(q, dimension, 8)),
+  ]);
+}
+
+/** The overview's top lists with a device filter, asked at once as the dashboard does. */
 function overviewTops(s: { reports: ReportStore }, q: ReportQuery): Promise<unknown> {
-  const dimensions = ['page', 'referrer', 'channel', 'browser', 'os', 'device', 'country', 'custom_event'] as const;
-  return Promise.all(dimensions.map((dimension) => s.reports.top({ ...q, filters: { device: 'mobile' } }, dimension, 8)));
+  return Promise.all(OVERVIEW_DIMENSIONS.map((dimension) => s.reports.top({ ...q, filters: { device: 'mobile' } }, dimension, 8)));
+}
+
+/** The reader threads the cold overview is measured with: the store's count before session 28, and now. */
+const COLD_OVERVIEW_THREADS = [2, 4] as const;
+
+/** Drops the OS's page cache (Linux, as root); false where that cannot be done. */
+function dropPageCache(): boolean {
+  try {
+    execFileSync('sync');
+    writeFileSync('/proc/sys/vm/drop_caches', '1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Rounds of the cold overview, each on every count of threads in turn: a cold read is noisy, so the median counts. */
+const COLD_OVERVIEW_ROUNDS = 5;
+
+/** {@link StoreResult.coldOverview} of a SQLite file, or undefined where the page cache cannot be dropped. */
+async function measureColdOverview(path: string, q: ReportQuery, log: (line: string) => void): Promise<StoreResult['coldOverview']> {
+  const times = new Map<number, { cold: number[]; warm: number[] }>(COLD_OVERVIEW_THREADS.map((threads) => [threads, { cold: [], warm: [] }]));
+  for (let round = 0; round < COLD_OVERVIEW_ROUNDS; round++) {
+    // Alternated, so that neither count always comes first.
+    const order = round % 2 === 0 ? COLD_OVERVIEW_THREADS : [...COLD_OVERVIEW_THREADS].reverse();
+    for (const threads of order) {
+      const store = createSqliteStore({ path, readThreads: threads });
+      await store.init();
+      try {
+        if (!dropPageCache()) {
+          log('  overview after the page cache was dropped: not measured (it needs root on Linux)');
+          return undefined;
+        }
+        let t0 = performance.now();
+        await overview(store, q);
+        const coldMs = performance.now() - t0;
+        t0 = performance.now();
+        await overview(store, q);
+        const warmMs = performance.now() - t0;
+        times.get(threads)?.cold.push(coldMs);
+        times.get(threads)?.warm.push(warmMs);
+        log(`  overview, 90 days, ${threads} reader threads: ${coldMs.toFixed(0)} ms after the page cache was dropped, ${warmMs.toFixed(0)} ms again`);
+      } finally {
+        await store.close();
+      }
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  return [...times].map(([threads, { cold, warm }]) => ({ threads, coldMs: median(cold), warmMs: median(warm) }));
 }
 
 /** Waits until the store's reader has finished what it was reading: a five-minute total, queued behind it, retried while it is itself past the budget. */
@@ -142,6 +212,13 @@ export interface StoreResult {
    * sketches (as without the extension), each panel's time and whether every answer was equal.
    */
   nodeMerged?: { timings: Map<string, number>; sameAnswers: boolean };
+  /**
+   * SQLite, where the OS's page cache can be dropped (Linux, root): the overview's reads at once
+   * over 90 days on a store opened with each count of reader threads, the first time just after
+   * the page cache was dropped (a dashboard's first view after a restart, or after the file left
+   * memory), then again.
+   */
+  coldOverview?: Array<{ threads: number; coldMs: number; warmMs: number }>;
 }
 
 /** The key of a panel's answer over `days` in {@link StoreResult.answers}. */
@@ -307,6 +384,7 @@ async function measureStore(location: string, events: number, log: (line: string
   let aheadSeconds = 0;
   const kept = new Map<string, unknown>();
   let nodeMerged: StoreResult['nodeMerged'];
+  let coldOverview: StoreResult['coldOverview'];
   const raw = rawReports(location);
   const cpu = cpuMeter(location);
   try {
@@ -380,13 +458,14 @@ async function measureStore(location: string, events: number, log: (line: string
       worstEstimateError = Math.max(worstEstimateError, compared.worstEstimateError);
       log(`  ${name}, 30 days from the events: ${ms.toFixed(0)} ms`);
     }
+    if (!isPostgresUrl(location) && panels.some(([name]) => name === OVERVIEW_PANEL)) coldOverview = await measureColdOverview(location, query(90), log);
     if ('sketchMerge' in store && store.sketchMerge === 'hll') nodeMerged = await measureNodeMerged(location, query(90), kept, log, panels);
   } finally {
     await cpu.close();
     await raw.close();
     await store.close();
   }
-  return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, aheadSeconds, mismatches, worstEstimateError, answers: kept, ...(nodeMerged === undefined ? {} : { nodeMerged }) };
+  return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, aheadSeconds, mismatches, worstEstimateError, answers: kept, ...(nodeMerged === undefined ? {} : { nodeMerged }), ...(coldOverview === undefined ? {} : { coldOverview }) };
 }
 
 /** The 90-day panels of a PostgreSQL database read again by a store that merges the sketches in Node, beside the extension's answers (`kept`). */
@@ -498,11 +577,20 @@ export function panelTable(results: ReadonlyMap<string, StoreResult>): string {
     })
     .join('; ');
   const mismatches = names.flatMap((n) => (results.get(n) as StoreResult).mismatches.map((panel) => `${n} ${panel}`));
+  const cold = names
+    .filter((n) => results.get(n)?.coldOverview !== undefined)
+    .map(
+      (n) =>
+        `${n}, the overview's reads at once over 90 days on a store opened for it, the OS's page cache dropped just before (a dashboard's first view after a restart, or once the file has left memory), then again, the median of ${COLD_OVERVIEW_ROUNDS} rounds alternating the count of reader threads: ${(results.get(n)?.coldOverview ?? [])
+          .map(({ threads, coldMs, warmMs }) => `${threads} reader threads ${fmt(coldMs)} ms, then ${fmt(warmMs)} ms`)
+          .join('; ')} (the store reads on 4).`,
+    );
   return [
     `Milliseconds per panel (wall time, and the database's CPU time over 30 days), one call each after a warm-up of every panel over 90 days, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: timeseries, top lists, errors and sessions from the aggregates kept at ingest (docs/decisions.md, "Aggregates at ingest", "Session summaries"), the other panels from the daily rollups (whole clean days) and the events (the rest), a top list with one filter from the rows kept per day (ahead, in the background, for every value with at least 1,000 events a day; or by the top lists of that filter before it) and the events for the rest (docs/decisions.md, "Filtered top lists"; the rows "nothing kept" delete every kept row first and compute them from the events; the overview rows are the dashboard's eight top lists asked at once with that filter), a funnel and the sessions report with one filter from what their first read kept per day and the sessions that span days (docs/decisions.md, "Kept funnels and sessions"; their rows "nothing kept" delete the kept rows first); the last column of each store is the same 30 days read from the events alone, by the report SQL without aggregates or rollups. ${mismatches.length === 0 ? 'Every exact number of every 30-day answer was equal both ways' : `Answers whose exact numbers differed between the store and the events: ${mismatches.join(', ')}`}; the largest relative error of a unique count (visitors, and sessions outside the sessions report: sketch estimates, docs/protocol.md) was ${names.map((n) => `${((results.get(n) as StoreResult).worstEstimateError * 100).toFixed(2)}% on ${n}`).join(', ')}. Aim: each panel ≤ 100 ms over 90 days (issue aim).${merged}`,
     '',
     header,
     rule,
     ...rows,
+    ...(cold.length === 0 ? [] : ['', ...cold]),
   ].join('\n');
 }

@@ -122,6 +122,22 @@ describe('startSqliteReader(options)', () => {
     }
   });
 
+  it('runs scans on at most `scanThreads` threads: a scan waits for the one running while other reads take the other threads', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 60_000, threads: 3, scanThreads: 1 });
+    try {
+      const order: string[] = [];
+      const first = own.all(HEAVY, [], { scan: true }).then(() => order.push('first scan'));
+      // Cheap, but a scan: it waits for the first, though a thread is free.
+      const second = own.all('SELECT 2 AS two', [], { scan: true }).then(() => order.push('second scan'));
+      await Promise.all([own.all('SELECT 1 AS one', []), own.all('SELECT 1 AS one', [])]);
+      order.push('reads');
+      await Promise.all([first, second]);
+      expect(order).toEqual(['reads', 'first scan', 'second scan']);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('counts a scan given up past its budget among the scans until its thread ends: the other thread stays for other reads', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
     try {

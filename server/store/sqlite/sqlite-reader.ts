@@ -44,13 +44,18 @@ export interface SqliteReaderOptions {
    * behind one long read. @default 1
    */
   threads?: number;
+  /**
+   * How many of the threads may run scans (`all`'s `scan`) at once, abandoned ones included: at
+   * most all but one, so other reads always have a thread. @default all but one (at least one)
+   */
+  scanThreads?: number;
 }
 
 /** The reader's threads, seen from the request thread. */
 export interface SqliteReader {
   /**
    * Runs a read-only statement and resolves with its rows. With `scan` (a read whose cost grows
-   * with the data: a report from the events of its range), it runs on all threads but one at
+   * with the data: a report from the events of its range), it runs on `scanThreads` threads at
    * most, abandoned ones included, so that other reads never all wait behind such reads.
    * @throws StoreError `BUSY` past the budget
    */
@@ -297,8 +302,8 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     );
   }
 
-  /** Scans may run on this many threads at once: all but one, so other reads always have one. */
-  const maxScans = Math.max(1, threads - 1);
+  /** Scans may run on this many threads at once: never all of them, so other reads always have one. */
+  const maxScans = Math.max(1, Math.min(threads - 1, options.scanThreads ?? threads - 1));
 
   function pump(): void {
     if (closed) return;
@@ -310,7 +315,7 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
         if (live() < threads) start(lane);
         continue;
       }
-      // The first read that may run: a scan waits while scans hold all threads but one.
+      // The first read that may run: a scan waits while scans hold the threads they may (`maxScans`).
       const scans = abandonedScans + lanes.filter((other) => other.running?.scan === true).length;
       const next = queue.findIndex((read) => !read.scan || scans < maxScans);
       if (next === -1) break;

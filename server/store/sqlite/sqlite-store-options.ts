@@ -27,6 +27,12 @@ export interface SqliteStoreOptions {
    */
   readBudgetMs?: number;
   /**
+   * Threads that read reports, the read API and the export, one read each at a time; scans (a
+   * report read from the events of its whole range) take one of them at most. More keep more reads
+   * waiting on the disk at once when the file is not in memory. @default 4
+   */
+  readThreads?: number;
+  /**
    * Copy the database beside itself (`<path>.before-v<version>-<time>`) before a migration changes
    * it, so that an upgrade that goes wrong can be undone with `restore`. @default true
    */

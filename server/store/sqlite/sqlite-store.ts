@@ -158,10 +158,18 @@ function isPrivateDatabase(path: string): boolean {
 }
 
 /**
- * Threads that read reports, the read API and the export: two, so that a long read (a year of
- * events under several filters, an export) leaves a thread for the dashboard's other panels.
+ * Threads that read reports, the read API and the export (`readThreads`). Four, though the machine
+ * may have two cores: a dashboard's first view after the file left the OS's page cache waits on
+ * the disk, one random page at a time per thread, so more threads keep more reads in flight; warm,
+ * where the cores are the limit, they change nothing (bench/RESULTS.md, "Report panels", the
+ * overview after the page cache was dropped).
  */
-const REPORT_THREADS = 2;
+const REPORT_THREADS = 4;
+/**
+ * Of those, how many may run scans (reads of a report's whole range of events) at once: one, so
+ * that scans, which keep a core busy for seconds, leave the cores to ingest and the other reads.
+ */
+const REPORT_SCAN_THREADS = 1;
 
 /** The nice value of the background's reader thread: below the reports' reader (`sqlite-reader.ts`). */
 const BACKGROUND_NICENESS = 19;
@@ -262,7 +270,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         eraseUser = (projectId, userId) => writer.eraseUser(projectId, userId);
         closeWriter = () => writer.close();
         const readerOptions = { path: options.path, busyTimeoutMs: db.busyTimeoutMs, budgetMs: options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS };
-        reader = await startSqliteReader({ ...readerOptions, threads: REPORT_THREADS });
+        reader = await startSqliteReader({ ...readerOptions, threads: options.readThreads ?? REPORT_THREADS, scanThreads: REPORT_SCAN_THREADS });
         backgroundReader = await startSqliteReader({ ...readerOptions, budgetMs: BACKGROUND_BUDGET_MS, niceness: BACKGROUND_NICENESS });
       }
     } catch (error) {
