@@ -25,7 +25,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { isPostgresUrl, openStore } from '../server/store/open-store.js';
 import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
-import { createSqliteStore } from '../server/store/sqlite/sqlite-store.js';
+import { REPORT_THREADS, createSqliteStore } from '../server/store/sqlite/sqlite-store.js';
 import { isStoreError } from '../server/store/store-error.js';
 import { createReportStore } from '../server/store/reports/report-queries.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../server/store/reports/dialect.js';
@@ -49,8 +49,8 @@ export type Panel = [name: string, run: (store: { reports: ReportStore }, q: Rep
 /** Which kept rows a panel's `first` forgets: a filter's top lists, or a report over sessions (by its key's first word). */
 type KeptRows = 'filtered' | 'funnel' | 'sessions';
 
-/** The row of the overview page's reads at once. */
-const OVERVIEW_PANEL = 'overview, every read at once';
+/** The row of the overview page's reads, as a browser sends them. */
+const OVERVIEW_PANEL = 'overview, as a browser asks it';
 
 /** The funnel of the panels. */
 const FUNNEL: FunnelStepSpec[] = [
@@ -105,17 +105,31 @@ export const PANELS: Panel[] = [
 /** The overview's top lists. */
 const OVERVIEW_DIMENSIONS = ['page', 'referrer', 'channel', 'browser', 'os', 'device', 'country', 'custom_event'] as const;
 
+/** Requests a browser keeps in flight to one server (HTTP/1.1, per host). */
+const BROWSER_CONNECTIONS = 6;
+
 /**
- * What the overview page (dashboard/src/pages/overview-page.tsx) asks when it opens, at once as
- * it does: the traffic series with its totals and the sessions, each for the range and the period
- * before it (the change against the previous period), and the eight top lists.
+ * What the overview page (dashboard/src/pages/overview-page.tsx) asks when it opens, as a browser
+ * sends it: the traffic series with its totals, the sessions, the eight top lists and the
+ * visitors-now badge (the live report), each endpoint's store calls together, at most six requests
+ * in flight; the previous period's series and sessions each once its own answered
+ * (dashboard/src/lib/use-comparison.ts).
  */
-function overview(s: { reports: ReportStore }, q: ReportQuery): Promise<unknown> {
+async function overview(s: { reports: ReportStore }, q: ReportQuery): Promise<void> {
   const before = { ...q, from: q.from - (q.to - q.from), to: q.from };
-  return Promise.all([
-    ...[q, before].flatMap((r) => [s.reports.totals(r), s.reports.series(r, DAY_MS), s.reports.sessions(r)]),
-    ...OVERVIEW_DIMENSIONS.map((dimension) => s.reports.top(q, dimension, 8)),
-  ]);
+  const live = { ...q, from: q.to - 300_000 };
+  const traffic = (r: ReportQuery) => Promise.all([s.reports.totals(r), s.reports.series(r, DAY_MS)]);
+  const requests: Array<() => Promise<unknown>> = [
+    () => traffic(q).then(() => requests.push(() => traffic(before))),
+    () => s.reports.sessions(q).then(() => requests.push(() => s.reports.sessions(before))),
+    ...OVERVIEW_DIMENSIONS.map((dimension) => () => s.reports.top(q, dimension, 8)),
+    () => Promise.all([s.reports.totals(live), s.reports.series(live, 60_000)]),
+  ];
+  // A connection that finds nothing left ends; a request it answers may add one, which it then takes.
+  const connection = async () => {
+    for (let next = requests.shift(); next !== undefined; next = requests.shift()) await next();
+  };
+  await Promise.all(Array.from({ length: BROWSER_CONNECTIONS }, connection));
 }
 
 /** The overview's top lists with a device filter, asked at once as the dashboard does. */
@@ -123,10 +137,13 @@ function overviewTops(s: { reports: ReportStore }, q: ReportQuery): Promise<unkn
   return Promise.all(OVERVIEW_DIMENSIONS.map((dimension) => s.reports.top({ ...q, filters: { device: 'mobile' } }, dimension, 8)));
 }
 
-/** The reader threads the cold overview is measured with: the store's count before session 28, and now. */
-const COLD_OVERVIEW_THREADS = [2, 4] as const;
+/** The reader threads the cold overview is measured with: the store's count before 51adca8, and its count now. */
+const COLD_OVERVIEW_THREADS = [2, REPORT_THREADS] as const;
 
-/** Drops the OS's page cache (Linux, as root); false where that cannot be done. */
+/** Rounds of the cold overview, each on every count of threads in turn: a cold read is noisy, so the median counts. */
+const COLD_OVERVIEW_ROUNDS = 5;
+
+/** Drops the OS's page cache (Linux, as root; the whole machine's); false where that cannot be done. */
 function dropPageCache(): boolean {
   try {
     execFileSync('sync');
@@ -137,19 +154,20 @@ function dropPageCache(): boolean {
   }
 }
 
-/** Rounds of the cold overview, each on every count of threads in turn: a cold read is noisy, so the median counts. */
-const COLD_OVERVIEW_ROUNDS = 5;
-
-/** {@link StoreResult.coldOverview} of a SQLite file, or undefined where the page cache cannot be dropped. */
+/**
+ * {@link StoreResult.coldOverview} of a SQLite file no other store has open, or undefined where the
+ * page cache cannot be dropped. Each store is opened with its background keeping no filters ahead,
+ * whose reads would fill the cache beside the overview's.
+ */
 async function measureColdOverview(path: string, q: ReportQuery, log: (line: string) => void): Promise<StoreResult['coldOverview']> {
   const times = new Map<number, { cold: number[]; warm: number[] }>(COLD_OVERVIEW_THREADS.map((threads) => [threads, { cold: [], warm: [] }]));
   for (let round = 0; round < COLD_OVERVIEW_ROUNDS; round++) {
     // Alternated, so that neither count always comes first.
     const order = round % 2 === 0 ? COLD_OVERVIEW_THREADS : [...COLD_OVERVIEW_THREADS].reverse();
     for (const threads of order) {
-      const store = createSqliteStore({ path, readThreads: threads });
-      await store.init();
+      const store = createSqliteStore({ path, readThreads: threads, keepFiltersAhead: false });
       try {
+        await store.init();
         if (!dropPageCache()) {
           log('  overview after the page cache was dropped: not measured (it needs root on Linux)');
           return undefined;
@@ -213,10 +231,10 @@ export interface StoreResult {
    */
   nodeMerged?: { timings: Map<string, number>; sameAnswers: boolean };
   /**
-   * SQLite, where the OS's page cache can be dropped (Linux, root): the overview's reads at once
-   * over 90 days on a store opened with each count of reader threads, the first time just after
-   * the page cache was dropped (a dashboard's first view after a restart, or after the file left
-   * memory), then again.
+   * SQLite, when asked (`--cold-overview`) and where the OS's page cache can be dropped (Linux,
+   * root): the overview's reads over 90 days on a store opened with each count of reader threads,
+   * the first time just after the page cache was dropped (a dashboard's first view after a
+   * restart, or after the file left memory), then again; medians.
    */
   coldOverview?: Array<{ threads: number; coldMs: number; warmMs: number }>;
 }
@@ -364,13 +382,15 @@ function cpuMeter(location: string): { read(): Promise<number>; close(): Promise
 }
 
 /** Measures a store: on a project generated now into `location`, or on the one it holds (`existing`). */
-async function measureStore(location: string, events: number, log: (line: string) => void, existing = false, panels: Panel[] = PANELS): Promise<StoreResult> {
+async function measureStore(location: string, events: number, log: (line: string) => void, existing = false, panels: Panel[] = PANELS, cold = false): Promise<StoreResult> {
   const started = performance.now();
   const project = existing
     ? await existingProject(location)
     : await generateIntoStore({ location, events, onProgress: (n) => n % 1_000_000 < 5_000 && log(`  ${n.toLocaleString('en')} events loaded`) });
   const loadSeconds = existing ? Number.NaN : (performance.now() - started) / 1000;
-  const store = openStore(location);
+  // The bench keeps filters ahead itself, before the panels: the store's background keeping them
+  // (again, after a row that deleted them) would read beside the panels it times.
+  const store = openStore(location, { keepFiltersAhead: false });
   // The first open builds the report aggregates from the events (generate-project.ts drops them).
   const openStarted = performance.now();
   await store.init();
@@ -387,6 +407,14 @@ async function measureStore(location: string, events: number, log: (line: string
   let coldOverview: StoreResult['coldOverview'];
   const raw = rawReports(location);
   const cpu = cpuMeter(location);
+  const query = (days: number): ReportQuery => ({
+    projectId: project.projectId,
+    from: project.end - days * DAY_MS,
+    to: project.end,
+    filters: {},
+    includeBots: false,
+    visitorKey: 'anonymous',
+  });
   try {
     const refreshStarted = performance.now();
     refreshedDays = await raw.markedDays();
@@ -400,20 +428,16 @@ async function measureStore(location: string, events: number, log: (line: string
     if (panels.some(([name]) => name.includes('kept ahead'))) while (await store.reports.keepFilteredAhead()) turns++;
     aheadSeconds = (performance.now() - aheadStarted) / 1000;
     log(`  filtered top lists kept ahead in ${aheadSeconds.toFixed(1)} s (${turns} turns)`);
-    const query = (days: number): ReportQuery => ({
-      projectId: project.projectId,
-      from: project.end - days * DAY_MS,
-      to: project.end,
-      filters: {},
-      includeBots: false,
-      visitorKey: 'anonymous',
-    });
     // A warm-up read past the budget (a cold cache) is no result either: the measured calls follow.
     // Over the longest range, which holds the others: what a report keeps at its first read (a
     // funnel's days, reports/session-days.ts) is then kept for every range, as for a dashboard
     // opened before.
+    // The panels that read the events (`first`, `kept`) warm up first: on a file larger than
+    // memory their reads push the others' pages out of the OS's cache, which the others' warm-up
+    // then brings back, as a dashboard read before has them.
     const longest = query(RANGES[RANGES.length - 1] as number);
-    for (const [, run] of panels) {
+    const warmUp = [...panels.filter(([, , before]) => before !== undefined), ...panels.filter(([, , before]) => before === undefined)];
+    for (const [, run] of warmUp) {
       await run(store, longest).catch(async (error: unknown) => {
         if (!(isStoreError(error) && error.code === 'BUSY')) throw error;
         await settle(store, longest);
@@ -447,6 +471,8 @@ async function measureStore(location: string, events: number, log: (line: string
       }
     }
     for (const [name, run] of panels) {
+      // Its reads are other rows' own, compared with the events there.
+      if (name === OVERVIEW_PANEL) continue;
       const t0 = performance.now();
       const answer = await run(raw, query(30));
       const ms = performance.now() - t0;
@@ -458,13 +484,13 @@ async function measureStore(location: string, events: number, log: (line: string
       worstEstimateError = Math.max(worstEstimateError, compared.worstEstimateError);
       log(`  ${name}, 30 days from the events: ${ms.toFixed(0)} ms`);
     }
-    if (!isPostgresUrl(location) && panels.some(([name]) => name === OVERVIEW_PANEL)) coldOverview = await measureColdOverview(location, query(90), log);
     if ('sketchMerge' in store && store.sketchMerge === 'hll') nodeMerged = await measureNodeMerged(location, query(90), kept, log, panels);
   } finally {
     await cpu.close();
     await raw.close();
     await store.close();
   }
+  if (cold && !isPostgresUrl(location)) coldOverview = await measureColdOverview(location, query(90), log);
   return { timings, events: project.events, loadSeconds, aggregateSeconds, refreshedDays, refreshSeconds, aheadSeconds, mismatches, worstEstimateError, answers: kept, ...(nodeMerged === undefined ? {} : { nodeMerged }), ...(coldOverview === undefined ? {} : { coldOverview }) };
 }
 
@@ -507,6 +533,8 @@ export interface PanelBenchOptions {
   existing?: string[];
   /** Names of the panels to measure (all when absent). */
   only?: string[];
+  /** Also time the overview after dropping the OS's page cache, on SQLite ({@link StoreResult.coldOverview}). */
+  coldOverview?: boolean;
   log: (line: string) => void;
 }
 
@@ -527,13 +555,13 @@ export async function measurePanels(options: PanelBenchOptions): Promise<Map<str
     for (const location of options.existing ?? []) {
       const name = isPostgresUrl(location) ? 'PostgreSQL' : 'SQLite';
       options.log(`panel bench: ${name}, ${location}`);
-      results.set(name, await measureStore(location, 0, options.log, true, panels));
+      results.set(name, await measureStore(location, 0, options.log, true, panels, options.coldOverview));
     }
     if (options.existing !== undefined && options.existing.length > 0) {
       // Measured on the given databases only.
     } else if (options.stores.includes('sqlite')) {
       options.log('panel bench: SQLite');
-      results.set('SQLite', await measureStore(join(dir, 'panels.db'), options.events, options.log, false, panels));
+      results.set('SQLite', await measureStore(join(dir, 'panels.db'), options.events, options.log, false, panels, options.coldOverview));
       // A 10M-event file is about 12 GB: gone before the next store fills the disk.
       for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `panels.db${suffix}`), { force: true });
     }
@@ -581,12 +609,12 @@ export function panelTable(results: ReadonlyMap<string, StoreResult>): string {
     .filter((n) => results.get(n)?.coldOverview !== undefined)
     .map(
       (n) =>
-        `${n}, the overview's reads at once over 90 days on a store opened for it, the OS's page cache dropped just before (a dashboard's first view after a restart, or once the file has left memory), then again, the median of ${COLD_OVERVIEW_ROUNDS} rounds alternating the count of reader threads: ${(results.get(n)?.coldOverview ?? [])
+        `${n}, the overview's reads over 90 days (as a browser sends them: six at a time, each previous period after its own) on a store opened for it, the OS's page cache dropped just before (a dashboard's first view after a restart, or once the file has left memory), then again, the median of ${COLD_OVERVIEW_ROUNDS} rounds alternating the count of reader threads: ${(results.get(n)?.coldOverview ?? [])
           .map(({ threads, coldMs, warmMs }) => `${threads} reader threads ${fmt(coldMs)} ms, then ${fmt(warmMs)} ms`)
-          .join('; ')} (the store reads on 4).`,
+          .join('; ')} (the store reads on ${REPORT_THREADS}).`,
     );
   return [
-    `Milliseconds per panel (wall time, and the database's CPU time over 30 days), one call each after a warm-up of every panel over 90 days, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: timeseries, top lists, errors and sessions from the aggregates kept at ingest (docs/decisions.md, "Aggregates at ingest", "Session summaries"), the other panels from the daily rollups (whole clean days) and the events (the rest), a top list with one filter from the rows kept per day (ahead, in the background, for every value with at least 1,000 events a day; or by the top lists of that filter before it) and the events for the rest (docs/decisions.md, "Filtered top lists"; the rows "nothing kept" delete every kept row first and compute them from the events; the overview rows are the dashboard's eight top lists asked at once with that filter), a funnel and the sessions report with one filter from what their first read kept per day and the sessions that span days (docs/decisions.md, "Kept funnels and sessions"; their rows "nothing kept" delete the kept rows first); the last column of each store is the same 30 days read from the events alone, by the report SQL without aggregates or rollups. ${mismatches.length === 0 ? 'Every exact number of every 30-day answer was equal both ways' : `Answers whose exact numbers differed between the store and the events: ${mismatches.join(', ')}`}; the largest relative error of a unique count (visitors, and sessions outside the sessions report: sketch estimates, docs/protocol.md) was ${names.map((n) => `${((results.get(n) as StoreResult).worstEstimateError * 100).toFixed(2)}% on ${n}`).join(', ')}. Aim: each panel ≤ 100 ms over 90 days (issue aim).${merged}`,
+    `Milliseconds per panel (wall time, and the database's CPU time over 30 days), one call each after a warm-up of every panel over 90 days, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, on this 2-core machine shared with other work (noisy: compare columns of one run; load average ${loadavg()[0]?.toFixed(1)} at the end). ${loads} (bench/generate-project.ts: a bulk load straight into the tables, then \`refreshRollups()\`). Each panel is what its endpoint asks of the store, without HTTP: timeseries, top lists, errors and sessions from the aggregates kept at ingest (docs/decisions.md, "Aggregates at ingest", "Session summaries"), the other panels from the daily rollups (whole clean days) and the events (the rest), a top list with one filter from the rows kept per day (ahead, for every value with at least 1,000 events a day: in a server by its background, here by the bench before the panels, the store's background keeping none while it times them; or by the top lists of that filter before it) and the events for the rest (docs/decisions.md, "Filtered top lists"; the rows "nothing kept" delete every kept row first and compute them from the events; the overview rows are the dashboard's eight top lists asked at once with that filter), a funnel and the sessions report with one filter from what their first read kept per day and the sessions that span days (docs/decisions.md, "Kept funnels and sessions"; their rows "nothing kept" delete the kept rows first); the last column of each store is the same 30 days read from the events alone, by the report SQL without aggregates or rollups. ${mismatches.length === 0 ? 'Every exact number of every 30-day answer was equal both ways' : `Answers whose exact numbers differed between the store and the events: ${mismatches.join(', ')}`}; the largest relative error of a unique count (visitors, and sessions outside the sessions report: sketch estimates, docs/protocol.md) was ${names.map((n) => `${((results.get(n) as StoreResult).worstEstimateError * 100).toFixed(2)}% on ${n}`).join(', ')}. Aim: each panel ≤ 100 ms over 90 days (issue aim).${merged}`,
     '',
     header,
     rule,

@@ -13,6 +13,10 @@
 //   npm run bench:server -- --panels-on=data/big.db  # the same on a database bench/generate-project.ts filled
 //   npm run bench:server -- --panels-on=data/big.db --panels-only='experiment;funnel (4 steps)'
 //                                                # those panels only, printed, never written (bench/panel-bench.ts)
+//   npm run bench:server -- --panels-on=data/big.db --cold-overview
+//                                                # and the overview's first view after the OS's page cache was
+//                                                # dropped, on two and four reader threads (Linux, root: it empties
+//                                                # the page cache of the whole machine)
 //   npm run bench:server -- --panels=N --targets=sqlite,postgres,clickhouse [--chdb-dir=DIR]
 //                                                # the panels on ClickHouse (chDB) beside SQLite and PostgreSQL on
 //                                                # the same generated project, FINAL's cost, and each store's ingest
@@ -117,6 +121,8 @@ interface Settings extends RunShape {
   panelsOn: string[];
   /** The panels the panel benchmark measures; null for all. */
   panelsOnly: string[] | null;
+  /** Drop the OS's page cache to time the overview cold (Linux, root; it empties the cache of the whole machine). */
+  coldOverview: boolean;
   /** `clickhouse` was named in `--targets` (or BENCH_TARGETS), not only there by default. */
   clickhouseAsked: boolean;
   /** Where the panel benchmark keeps its chDB data (kept after the run); null for a temporary directory. */
@@ -125,7 +131,7 @@ interface Settings extends RunShape {
   repeats: number;
 }
 
-const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'panels-only', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir', 'repeats'];
+const KNOWN_ARGS = ['reads', 'reads-on', 'panels', 'panels-on', 'panels-only', 'quick', 'duration', 'warmup', 'concurrency', 'batch', 'rounds', 'targets', 'client', 'cpu-prof', 'write', 'no-write', 'store-alone', 'chdb-dir', 'repeats', 'cold-overview'];
 
 function readSettings(argv: string[]): Settings {
   const args = new Map<string, string>();
@@ -170,6 +176,7 @@ function readSettings(argv: string[]): Settings {
     panelsOnly: args.has('panels-only') ? (args.get('panels-only') ?? '').split(';').filter(Boolean) : null,
     reads: args.has('reads') ? ((args.get('reads') ?? 'true') === 'true' ? 1_000_000 : num('reads', 'BENCH_READS', 1_000_000)) : null,
     readsOn: (args.get('reads-on') ?? '').split(',').filter(Boolean),
+    coldOverview: get('cold-overview', 'BENCH_COLD_OVERVIEW', 'false') === 'true' || process.env.BENCH_COLD_OVERVIEW === '1',
     chdbDir: args.get('chdb-dir') ?? null,
     repeats: Math.round(num('repeats', 'BENCH_REPEATS', 3)),
   };
@@ -570,6 +577,7 @@ async function main(): Promise<void> {
       stores,
       existing: settings.panelsOn,
       ...(settings.panelsOnly === null ? {} : { only: settings.panelsOnly }),
+      coldOverview: settings.coldOverview,
       log: (line) => process.stderr.write(`${line}\n`),
     });
     console.log(`\n${PANELS_SECTION}\n\n${table}\n`);

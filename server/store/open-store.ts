@@ -27,6 +27,8 @@ export interface OpenStoreOptions {
   onMigrationBackup?: (path: string, fromVersion: number) => void;
   /** Told when the open builds the report aggregates from the events, and when it is done. */
   onAggregatesBuild?: AggregatesBuildListener;
+  /** Keep frequent filters' top lists ahead in the background (SQLite, PostgreSQL). @default true */
+  keepFiltersAhead?: boolean;
   /**
    * A ClickHouse server's HTTP address, `http[s]://[user:password@]host:8123[/database]`: events,
    * recordings and reports go to ClickHouse (the database in the path, else `service_analytics`,
@@ -71,6 +73,7 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
       url: location,
       ...(options.readBudgetMs === undefined ? {} : { readBudgetMs: options.readBudgetMs }),
       ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }),
+      ...(options.keepFiltersAhead === undefined ? {} : { keepFiltersAhead: options.keepFiltersAhead }),
     });
   }
   if (location.trim() === '') throw new Error('The database location is empty: give a SQLite file path or a postgres:// URL.');
@@ -82,5 +85,6 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
     ...(options.migrationBackup === undefined ? {} : { migrationBackup: options.migrationBackup }),
     ...(options.onMigrationBackup === undefined ? {} : { onMigrationBackup: options.onMigrationBackup }),
     ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }),
+    ...(options.keepFiltersAhead === undefined ? {} : { keepFiltersAhead: options.keepFiltersAhead }),
   });
 }

@@ -1,11 +1,44 @@
 import { randomBytes } from 'node:crypto';
 import type { RecordedEvent } from '../../protocol/index.js';
-import type { ApiKeyRecord, Project, StoredEvent, StoredRecordingChunk } from '../../server/store/event-store.js';
+import type { ApiKeyRecord, EventDimensions, Project, StoredEvent, StoredRecordingChunk } from '../../server/store/event-store.js';
 
 /**
  * Builders for the store tests. Every test works in its own project (`newProjectId()`), so a store
  * shared by several tests (one PostgreSQL database per file) never mixes their rows.
  */
+
+/** Report columns all null: spread it and set those a test is about. */
+export const NO_DIMENSIONS: Readonly<EventDimensions> = {
+  path: null,
+  host: null,
+  referrerHost: null,
+  channel: null,
+  utmSource: null,
+  utmMedium: null,
+  utmCampaign: null,
+  browser: null,
+  os: null,
+  device: null,
+  screenClass: null,
+  anonymousId: null,
+  country: null,
+};
+
+/**
+ * 1,000 page views of one device on UTC day `day` (days since the epoch): a value frequent enough
+ * for the background to keep its top lists ahead (`reports/filtered-ahead.ts`) once the day is
+ * built, when the day is in the last year.
+ */
+export function frequentValueDay(projectId: string, day: number): StoredEvent[] {
+  return Array.from({ length: 1000 }, (_, i) =>
+    makeEvent(projectId, i, {
+      timestamp: day * 86_400_000 + i * 1000,
+      receivedAt: day * 86_400_000 + i * 1000,
+      properties: {},
+      dimensions: { ...NO_DIMENSIONS, device: 'mobile', path: '/' },
+    }),
+  );
+}
 
 /** A recent instant; tests place their data around it. Retention tests use far older instants. */
 export const T0 = 1_760_000_000_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useStore, type MakeStore } from './event-store.contract-support.js';
 import type { EventDimensions, StoredEvent } from '../../server/store/event-store.js';
-import { T0 as UNALIGNED_T0, makeEvent } from './event-store.fixtures.js';
+import { NO_DIMENSIONS, T0 as UNALIGNED_T0, makeEvent } from './event-store.fixtures.js';
 import { FRUSTRATION_SESSION_IDS, type FrustrationRow, type ReportQuery } from '../../server/store/report-store.js';
 import { expectedFrustration, frustrationFixture } from './frustration-fixture.js';
 import { expectedHeatmap, heatmapFixture } from './heatmap-fixture.js';
@@ -18,21 +18,6 @@ import { expectedHeatmap, heatmapFixture } from './heatmap-fixture.js';
 
 const DAY_MS = 86_400_000;
 
-const NO_DIMENSIONS: EventDimensions = {
-  path: null,
-  host: null,
-  referrerHost: null,
-  channel: null,
-  utmSource: null,
-  utmMedium: null,
-  utmCampaign: null,
-  browser: null,
-  os: null,
-  device: null,
-  screenClass: null,
-  anonymousId: null,
-  country: null,
-};
 
 /** Runs the report contract against a store, from the events and from the daily rollups. */
 export function describeReportStore(name: string, makeStore: MakeStore): void {

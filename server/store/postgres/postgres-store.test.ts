@@ -5,7 +5,7 @@ import { describeAccountStore } from '../../../test-support/store/account-store.
 import { describeEventStore } from '../../../test-support/store/event-store.contract.js';
 import { describeReportStore } from '../../../test-support/store/report-store.contract.js';
 import type { Credential, EventStore, StoredEvent } from '../event-store.js';
-import { T0, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import { T0, frequentValueDay, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import { LISTENER_APPLICATION_NAME, createCredentialCache } from './postgres-credentials.js';
 import { uuidV7 } from '../../ids.js';
 import { createPostgresStore } from './postgres-store.js';
@@ -44,6 +44,30 @@ function batches<T>(items: readonly T[], size: number): T[][] {
 }
 
 describe('createPostgresStore({ url })', () => {
+  it('keeps no filter value ahead in the background with keepFiltersAhead: false, though a caller still can', async () => {
+    // A database of its own: the other tests' stores keep every project's filters ahead.
+    const own = await createTestDatabase();
+    const store = createPostgresStore({ url: own.url, poolSize: 2, keepFiltersAhead: false });
+    const db = new pg.Client({ connectionString: own.url });
+    try {
+      await store.init();
+      await db.connect();
+      const projectId = newProjectId();
+      const keptDays = async () => Number((await db.query('SELECT COUNT(*) AS n FROM rollup_filtered WHERE project_id = $1 AND value IS NULL', [projectId])).rows[0].n);
+      expect((await store.write({ events: frequentValueDay(projectId, Math.floor(Date.now() / 86_400_000) - 2), chunks: [] })).eventInserted.every(Boolean)).toBe(true);
+      await store.reports.refreshRollups();
+      // Several of the background's ticks (one a second), with nothing kept.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(await keptDays()).toBe(0);
+      while (await store.reports.keepFilteredAhead());
+      expect(await keptDays()).toBeGreaterThan(0);
+    } finally {
+      await db.end();
+      await store.close();
+      await own.drop();
+    }
+  });
+
   it('rejects calls before init() with NOT_OPEN', async () => {
     const store = createPostgresStore({ url: database.url });
     await expect(store.ping()).rejects.toMatchObject({ code: 'NOT_OPEN' });

@@ -84,6 +84,13 @@ export interface PostgresStoreOptions {
    * @default true
    */
   hllExtension?: boolean;
+  /**
+   * Keep the top lists of frequent filter values ahead in the background (docs/decisions.md,
+   * "Filtered top lists"): off, nothing is read ahead, and a filter's first view of a day reads
+   * its events (then keeps them). Hours of background reads after the first open of a file of tens
+   * of millions of events, on a machine that may rather spend them elsewhere. @default true
+   */
+  keepFiltersAhead?: boolean;
 }
 
 /** The PostgreSQL store, and what it found at open. */
@@ -249,12 +256,16 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
           state = 'open';
           rollupRefresher = startRollupRefresher({
             refreshNext: refreshRollup,
-            keepAhead: () =>
-              store.reports.keepFilteredAhead(true).catch((error: unknown) => {
-                // A turn cut short by close() is taken again after the next open.
-                if (state === 'open') options.onPoolError?.(error as Error);
-                return false;
-              }),
+            ...(options.keepFiltersAhead === false
+              ? {}
+              : {
+                  keepAhead: () =>
+                    store.reports.keepFilteredAhead(true).catch((error: unknown) => {
+                      // A turn cut short by close() is taken again after the next open.
+                      if (state === 'open') options.onPoolError?.(error as Error);
+                      return false;
+                    }),
+                }),
             onError: (error) => options.onPoolError?.(error as Error),
           });
           compactionTimer = setInterval(() => void compact(), options.compactEveryMs ?? 5_000).unref();

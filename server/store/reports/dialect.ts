@@ -58,8 +58,8 @@ export interface QueryHints {
   indexesOnly?: boolean;
   /**
    * The statement reads the events of its whole range (no aggregate or rollup answers it), so its
-   * cost grows with them: SQLite's reader runs such reads on all but one of its threads, so that
-   * the others never wait behind them.
+   * cost grows with them: SQLite's reader runs such reads on at most one of its threads
+   * (`sqlite-store.ts`), so that other reads never wait behind them.
    */
   scan?: boolean;
 }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateProject } from '../../../test-support/server/report-fixtures.js';
-import { makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
-import type { EventDimensions, StoredEvent } from '../event-store.js';
+import { NO_DIMENSIONS, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import type { StoredEvent } from '../event-store.js';
 import type { ReportQuery } from '../report-store.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { sqliteRefreshSql } from '../reports/rollup-refresh.js';
@@ -89,10 +89,6 @@ describe('an erasure between a refresh\'s compute and its install', () => {
   const DAY = 86_400_000;
   const HOUR = 3_600_000;
   let n = 0;
-  const NO_DIMENSIONS: EventDimensions = {
-    path: null, host: null, referrerHost: null, channel: null, utmSource: null, utmMedium: null, utmCampaign: null,
-    browser: null, os: null, device: null, screenClass: null, anonymousId: null, country: null,
-  };
   /** An event of the visitor with anonymous id `anonymous` (a session and a visitor hash of its day). */
   const event = (projectId: string, type: string, at: number, anonymous: string, userId: string | null, properties: Record<string, string> = {}): StoredEvent => ({
     projectId,

@@ -138,6 +138,12 @@ describe('startSqliteReader(options)', () => {
     }
   });
 
+  it('refuses a count of threads or scan threads that is not a positive integer', async () => {
+    for (const bad of [{ threads: 0 }, { threads: 2.5 }, { threads: Number.NaN }, { threads: 2, scanThreads: 0 }, { threads: 3, scanThreads: 1.5 }]) {
+      await expect(startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 1000, ...bad })).rejects.toThrow(/must be a positive integer/);
+    }
+  });
+
   it('counts a scan given up past its budget among the scans until its thread ends: the other thread stays for other reads', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
     try {

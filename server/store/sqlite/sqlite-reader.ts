@@ -40,13 +40,14 @@ export interface SqliteReaderOptions {
    */
   niceness?: number;
   /**
-   * How many threads read, each a read at a time from one queue: with two, a read never waits
-   * behind one long read. @default 1
+   * How many threads read (a positive integer), each a read at a time from one queue: with two, a
+   * read never waits behind one long read. @default 1
    */
   threads?: number;
   /**
-   * How many of the threads may run scans (`all`'s `scan`) at once, abandoned ones included: at
-   * most all but one, so other reads always have a thread. @default all but one (at least one)
+   * How many of the threads may run scans (`all`'s `scan`) at once, abandoned ones included (a
+   * positive integer): at most all but one, so other reads always have a thread, but for a reader
+   * of one thread, where scans and other reads take turns. @default all but one (at least one)
    */
   scanThreads?: number;
 }
@@ -235,7 +236,10 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     busyTimeoutMs: options.busyTimeoutMs,
     niceness: options.niceness ?? READER_NICENESS,
   };
-  const threads = Math.max(1, options.threads ?? 1);
+  for (const [name, value] of [['threads', options.threads], ['scanThreads', options.scanThreads]] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1)) throw new RangeError(`SQLite reader: ${name} must be a positive integer, not ${value}`);
+  }
+  const threads = options.threads ?? 1;
   let nextId = 1;
   // Reads wait here and go to a free thread one at a time, so a read that is refused before its
   // turn never reaches a thread at all.

@@ -33,6 +33,13 @@ export interface SqliteStoreOptions {
    */
   readThreads?: number;
   /**
+   * Keep the top lists of frequent filter values ahead in the background (docs/decisions.md,
+   * "Filtered top lists"): off, nothing is read ahead, and a filter's first view of a day reads
+   * its events (then keeps them). Hours of background reads after the first open of a file of tens
+   * of millions of events, on a machine that may rather spend them elsewhere. @default true
+   */
+  keepFiltersAhead?: boolean;
+  /**
    * Copy the database beside itself (`<path>.before-v<version>-<time>`) before a migration changes
    * it, so that an upgrade that goes wrong can be undone with `restore`. @default true
    */

@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeAccountStore } from '../../../test-support/store/account-store.contract.js';
 import { describeEventStore } from '../../../test-support/store/event-store.contract.js';
 import { describeReportStore } from '../../../test-support/store/report-store.contract.js';
-import { T0, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import { T0, frequentValueDay, makeEvent, makeKey, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import { SQLITE_ACCOUNT_TABLES, SQLITE_SCHEMA, SQLITE_SCHEMA_VERSION } from './sqlite-schema.js';
 
 /** Version 6's schema: this one without `events.country`, added by version 7. */
@@ -25,6 +26,58 @@ describeReportStore('sqlite', async () => createSqliteStore({ path: newPath() })
 describeAccountStore('sqlite', async () => createSqliteStore({ path: newPath() }));
 
 describe('createSqliteStore({ path })', () => {
+  it('refuses a count of reader threads that is not a positive integer', () => {
+    for (const readThreads of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => createSqliteStore({ path: newPath(), readThreads })).toThrow(/readThreads must be a positive integer/);
+    }
+  });
+
+  it('keeps a frequent filter value ahead in the background, and not with keepFiltersAhead: false (then a caller still can)', async () => {
+    const DAY_MS = 86_400_000;
+    const day = Math.floor(Date.now() / DAY_MS) - 2;
+    const keptDays = (path: string, projectId: string): number => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare('SELECT COUNT(*) AS n FROM rollup_filtered WHERE project_id = ? AND value IS NULL').get(projectId) as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const fill = async (store: ReturnType<typeof createSqliteStore>, projectId: string) => {
+      expect((await store.write({ events: frequentValueDay(projectId, day), chunks: [] })).eventInserted.every(Boolean)).toBe(true);
+      await store.reports.refreshRollups();
+    };
+
+    const onPath = newPath();
+    const on = createSqliteStore({ path: onPath });
+    await on.init();
+    const onProject = newProjectId();
+    try {
+      await fill(on, onProject);
+      // The background's refresher ticks every second; bounded so a failure ends.
+      for (let i = 0; i < 300 && keptDays(onPath, onProject) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(keptDays(onPath, onProject)).toBeGreaterThan(0);
+    } finally {
+      await on.close();
+    }
+
+    const offPath = newPath();
+    const off = createSqliteStore({ path: offPath, keepFiltersAhead: false });
+    await off.init();
+    const offProject = newProjectId();
+    try {
+      await fill(off, offProject);
+      // Several of the background's ticks, with nothing kept.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(keptDays(offPath, offProject)).toBe(0);
+      // The same day was worth keeping: a caller's turns keep it.
+      while (await off.reports.keepFilteredAhead());
+      expect(keptDays(offPath, offProject)).toBeGreaterThan(0);
+    } finally {
+      await off.close();
+    }
+  });
+
   it('keeps the data in the file across a close and reopen', async () => {
     const path = newPath();
     const p = newProjectId();

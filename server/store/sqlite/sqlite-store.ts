@@ -164,7 +164,7 @@ function isPrivateDatabase(path: string): boolean {
  * where the cores are the limit, they change nothing (bench/RESULTS.md, "Report panels", the
  * overview after the page cache was dropped).
  */
-const REPORT_THREADS = 4;
+export const REPORT_THREADS = 4;
 /**
  * Of those, how many may run scans (reads of a report's whole range of events) at once: one, so
  * that scans, which keep a core busy for seconds, leave the cores to ingest and the other reads.
@@ -194,6 +194,9 @@ const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmedi
  * revoked key stops working at once while event writes never empty the cache.
  */
 export function createSqliteStore(options: SqliteStoreOptions): EventStore {
+  if (options.readThreads !== undefined && !(Number.isInteger(options.readThreads) && options.readThreads >= 1)) {
+    throw new RangeError(`readThreads must be a positive integer, not ${options.readThreads}`);
+  }
   let open: OpenDatabase | null = null;
   let closed = false;
   let write: ((batch: WriteBatch) => Promise<WriteResult>) | null = null;
@@ -292,12 +295,16 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     const refreshNext = refreshRollup;
     rollupRefresher = startRollupRefresher({
       refreshNext,
-      keepAhead: () =>
-        reports.keepFilteredAhead(true).catch((error: unknown) => {
-          // A turn cut short by close() is taken again after the next open.
-          if (open !== null) process.emitWarning(`Keeping filtered top lists ahead failed: ${String(error)}`);
-          return false;
-        }),
+      ...(options.keepFiltersAhead === false
+        ? {}
+        : {
+            keepAhead: () =>
+              reports.keepFilteredAhead(true).catch((error: unknown) => {
+                // A turn cut short by close() is taken again after the next open.
+                if (open !== null) process.emitWarning(`Keeping filtered top lists ahead failed: ${String(error)}`);
+                return false;
+              }),
+          }),
       onError: (error) => process.emitWarning(`Daily rollup refresh failed: ${String(error)}`),
     });
   }
