@@ -431,10 +431,9 @@ async function measureStore(location: string, events: number, log: (line: string
     // A warm-up read past the budget (a cold cache) is no result either: the measured calls follow.
     // Over the longest range, which holds the others: what a report keeps at its first read (a
     // funnel's days, reports/session-days.ts) is then kept for every range, as for a dashboard
-    // opened before.
-    // The panels that read the events (`first`, `kept`) warm up first: on a file larger than
-    // memory their reads push the others' pages out of the OS's cache, which the others' warm-up
-    // then brings back, as a dashboard read before has them.
+    // opened before. The panels that read the events (`first`, `kept`) warm up first: on a file
+    // larger than memory their reads push the others' pages out of the OS's cache, which the
+    // others' warm-up then brings back, as a dashboard read before has them.
     const longest = query(RANGES[RANGES.length - 1] as number);
     const warmUp = [...panels.filter(([, , before]) => before !== undefined), ...panels.filter(([, , before]) => before === undefined)];
     for (const [, run] of warmUp) {
