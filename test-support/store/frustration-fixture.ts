@@ -1,7 +1,7 @@
 import type { EventDimensions, StoredEvent } from '../../server/store/event-store.js';
 import type { FilterDimension, FrustrationRow, FrustrationSignal, ReportQuery } from '../../server/store/report-store.js';
 import { FRUSTRATION_SIGNALS } from '../../server/store/report-store.js';
-import { makeEvent } from './event-store.fixtures.js';
+import { NO_DIMENSIONS, makeEvent } from './event-store.fixtures.js';
 
 /*
  * Generated events for the frustration report's contract (`report-store.contract.ts`), and the
@@ -36,21 +36,8 @@ export function frustrationFixture(projectId: string, t0: number, count: number,
   return Array.from({ length: count }, (_, k) => {
     const selector = pick(SELECTORS);
     const session = next() < 0.05 ? null : `s${Math.floor(next() * 40)}`;
-    const dimensions: EventDimensions = {
-      path: pick(PATHS),
-      host: null,
-      referrerHost: null,
-      channel: null,
-      utmSource: null,
-      utmMedium: null,
-      utmCampaign: null,
-      browser: pick(BROWSERS),
-      os: null,
-      device: null,
-      screenClass: null,
-      anonymousId: null,
-      country: null,
-    };
+    // Path before browser: the order the generator draws them in.
+    const dimensions: EventDimensions = { ...NO_DIMENSIONS, path: pick(PATHS), browser: pick(BROWSERS) };
     return makeEvent(projectId, 1_000_000 + k, {
       eventType: pick(TYPES),
       // A little before and after the day, so that its edges matter.

@@ -2,7 +2,7 @@ import type { EventDimensions, StoredEvent } from '../../server/store/event-stor
 import type { PropertyValue } from '../../protocol/wire-types.js';
 import type { FilterDimension, HeatmapCell, HeatmapElement, HeatmapReport, ReportQuery } from '../../server/store/report-store.js';
 import { HEATMAP_GRID, SCROLL_DEPTH_EVENT, SCROLL_DEPTH_STEP } from '../../server/store/report-store.js';
-import { makeEvent } from './event-store.fixtures.js';
+import { NO_DIMENSIONS, makeEvent } from './event-store.fixtures.js';
 
 /*
  * Generated events for the heatmap report's contract (`report-store.contract.ts`, and against
@@ -52,21 +52,8 @@ export function heatmapFixture(projectId: string, t0: number, count: number, see
         properties.relativeY = position();
       }
     }
-    const dimensions: EventDimensions = {
-      path: pick(PATHS),
-      host: null,
-      referrerHost: null,
-      channel: null,
-      utmSource: null,
-      utmMedium: null,
-      utmCampaign: null,
-      browser: pick(BROWSERS),
-      os: null,
-      device: null,
-      screenClass: null,
-      anonymousId: null,
-      country: null,
-    };
+    // Path before browser: the order the generator draws them in.
+    const dimensions: EventDimensions = { ...NO_DIMENSIONS, path: pick(PATHS), browser: pick(BROWSERS) };
     return makeEvent(projectId, 2_000_000 + k, {
       eventType,
       // A little before and after the day, so that its edges matter.
