@@ -125,11 +125,19 @@ async function overview(s: { reports: ReportStore }, q: ReportQuery): Promise<vo
     ...OVERVIEW_DIMENSIONS.map((dimension) => () => s.reports.top(q, dimension, 8)),
     () => Promise.all([s.reports.totals(live), s.reports.series(live, 60_000)]),
   ];
-  // A connection that finds nothing left ends; a request it answers may add one, which it then takes.
+  // A connection that finds nothing left ends; a request it answers may add one, which it then
+  // takes. A request that fails leaves nothing for the others to take, and the page fails once
+  // every request in flight has ended, so that nothing of it runs on beside what comes next.
   const connection = async () => {
-    for (let next = requests.shift(); next !== undefined; next = requests.shift()) await next();
+    for (let next = requests.shift(); next !== undefined; next = requests.shift()) {
+      await next().catch((error: unknown) => {
+        requests.length = 0;
+        throw error;
+      });
+    }
   };
-  await Promise.all(Array.from({ length: BROWSER_CONNECTIONS }, connection));
+  const ended = await Promise.allSettled(Array.from({ length: BROWSER_CONNECTIONS }, connection));
+  for (const result of ended) if (result.status === 'rejected') throw result.reason;
 }
 
 /** The overview's top lists with a device filter, asked at once as the dashboard does. */
@@ -501,7 +509,7 @@ async function measureNodeMerged(
   log: (line: string) => void,
   panels: Panel[],
 ): Promise<NonNullable<StoreResult['nodeMerged']>> {
-  const store = createPostgresStore({ url, poolSize: 4, hllExtension: false });
+  const store = createPostgresStore({ url, poolSize: 4, hllExtension: false , keepFiltersAhead: false });
   await store.init();
   const timings = new Map<string, number>();
   let sameAnswers = true;

@@ -229,8 +229,8 @@ describe('service-analytics-server CLI on SQLite', () => {
     expect((await runCli(cli, ['--help'])).stdout).toContain('key create --project ID --kind write|read|admin');
   });
 
-  it('start --trust-proxy takes a list (bare: loopback), --durability full|relaxed, --read-budget-ms; bad values are named', async () => {
-    for (const args of [['--trust-proxy', '--durability', 'relaxed', '--read-budget-ms', '5000'], ['--trust-proxy', '127.0.0.1,10.0.0.0/8', '--durability', 'full'], ['--trust-proxy']]) {
+  it('start --trust-proxy takes a list (bare: loopback), --durability full|relaxed, --read-budget-ms, --no-keep-filters-ahead; bad values are named', async () => {
+    for (const args of [['--trust-proxy', '--durability', 'relaxed', '--read-budget-ms', '5000', '--no-keep-filters-ahead'], ['--trust-proxy', '127.0.0.1,10.0.0.0/8', '--durability', 'full'], ['--trust-proxy']]) {
       const server = await startServerProcess(cli, ['--db', db, ...args]);
       try {
         expect((await fetch(`${server.url}/healthz`)).status).toBe(200);

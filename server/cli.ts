@@ -332,6 +332,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       ...(clickhouseUrl === undefined ? {} : { clickhouseUrl }),
       durability,
       ...(readBudgetMs === undefined ? {} : { readBudgetMs }),
+      keepFiltersAhead: values['no-keep-filters-ahead'] !== true,
       migrationBackup: values['no-migration-backup'] !== true,
       onMigrationBackup: (copy, fromVersion) => logger.info('database copied before its migration', { copy, fromVersion }),
       // Minutes for millions of events, before the server listens: said, so that nobody restarts it meanwhile.

@@ -32,9 +32,9 @@ describe('createSqliteStore({ path })', () => {
     }
   });
 
-  it('keeps a frequent filter value ahead in the background, and not with keepFiltersAhead: false (then a caller still can)', async () => {
-    const DAY_MS = 86_400_000;
-    const day = Math.floor(Date.now() / DAY_MS) - 2;
+  describe('keeping frequent filters ahead in the background', () => {
+    // A past day of the last year with one device on 1,000 events: frequent enough to be kept ahead.
+    const day = Math.floor(Date.now() / 86_400_000) - 2;
     const keptDays = (path: string, projectId: string): number => {
       const db = new Database(path, { readonly: true });
       try {
@@ -48,34 +48,38 @@ describe('createSqliteStore({ path })', () => {
       await store.reports.refreshRollups();
     };
 
-    const onPath = newPath();
-    const on = createSqliteStore({ path: onPath });
-    await on.init();
-    const onProject = newProjectId();
-    try {
-      await fill(on, onProject);
-      // The background's refresher ticks every second; bounded so a failure ends.
-      for (let i = 0; i < 300 && keptDays(onPath, onProject) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(keptDays(onPath, onProject)).toBeGreaterThan(0);
-    } finally {
-      await on.close();
-    }
+    it('keeps a frequent value ahead by default', { timeout: 60_000 }, async () => {
+      const path = newPath();
+      const store = createSqliteStore({ path });
+      try {
+        await store.init();
+        const projectId = newProjectId();
+        await fill(store, projectId);
+        // The refresher ticks every second; bounded so that a failure ends as one.
+        for (let i = 0; i < 200 && keptDays(path, projectId) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(keptDays(path, projectId)).toBeGreaterThan(0);
+      } finally {
+        await store.close();
+      }
+    });
 
-    const offPath = newPath();
-    const off = createSqliteStore({ path: offPath, keepFiltersAhead: false });
-    await off.init();
-    const offProject = newProjectId();
-    try {
-      await fill(off, offProject);
-      // Several of the background's ticks, with nothing kept.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      expect(keptDays(offPath, offProject)).toBe(0);
-      // The same day was worth keeping: a caller's turns keep it.
-      while (await off.reports.keepFilteredAhead());
-      expect(keptDays(offPath, offProject)).toBeGreaterThan(0);
-    } finally {
-      await off.close();
-    }
+    it('keeps none with keepFiltersAhead: false, though a caller still can', async () => {
+      const path = newPath();
+      const store = createSqliteStore({ path, keepFiltersAhead: false });
+      try {
+        await store.init();
+        const projectId = newProjectId();
+        await fill(store, projectId);
+        // Several of the background's ticks, with nothing kept.
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        expect(keptDays(path, projectId)).toBe(0);
+        // The same day was worth keeping: a caller's turns keep it.
+        while (await store.reports.keepFilteredAhead());
+        expect(keptDays(path, projectId)).toBeGreaterThan(0);
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   it('keeps the data in the file across a close and reopen', async () => {
