@@ -35,8 +35,8 @@ export interface SqliteStoreOptions {
   /**
    * Keep the top lists of frequent filter values ahead in the background (docs/decisions.md,
    * "Filtered top lists"): off, nothing is read ahead, and a filter's first view of a day reads
-   * its events (then keeps them). Hours of background reads after the first open of a file of tens
-   * of millions of events, on a machine that may rather spend them elsewhere. @default true
+   * its events (then keeps them). Minutes to hours of background reads after the first open of a
+   * file of millions of events, on a machine that may rather spend them elsewhere. @default true
    */
   keepFiltersAhead?: boolean;
   /**

@@ -160,9 +160,9 @@ function isPrivateDatabase(path: string): boolean {
 /**
  * Threads that read reports, the read API and the export (`readThreads`). Four, though the machine
  * may have two cores: a dashboard's first view after the file left the OS's page cache waits on
- * the disk, one random page at a time per thread, so more threads keep more reads in flight; warm,
- * where the cores are the limit, they change nothing (bench/RESULTS.md, "Report panels", the
- * overview after the page cache was dropped).
+ * the disk, one random page at a time per thread, so more threads keep more reads in flight
+ * (about a sixth faster than two at 10M and 30M events); warm, where the cores are the limit, about
+ * the same (bench/RESULTS.md, "Report panels", the overview after the page cache was dropped).
  */
 export const REPORT_THREADS = 4;
 /**
