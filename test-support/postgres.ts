@@ -17,6 +17,9 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** Tenths of a second a drop waits for the database's connections to end before it ends them. */
+const DROP_WAITS = 20;
+
 async function withAdmin<T>(baseUrl: string, work: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: baseUrl });
   await client.connect();
@@ -40,7 +43,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     async drop() {
-      await withAdmin(baseUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await withAdmin(baseUrl, async (client) => {
+        // A connection still closing (a pool's end() in flight) ends on its own within moments; one
+        // the forced drop ends meanwhile gets a FATAL its client may no longer listen for, which
+        // the test run reports as an uncaught error. So wait a little for them, then force.
+        for (let i = 0; i < DROP_WAITS; i++) {
+          const open = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if ((open.rows[0]?.n ?? 0) === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      });
     },
   };
 }
