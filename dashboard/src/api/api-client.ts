@@ -51,16 +51,56 @@ function authOf(credentials: Credentials): { headers: Record<string, string>; co
   return { headers: { Authorization: `ApiKey ${credentials.readKey}`, 'X-Project-ID': credentials.projectId }, cookies: 'omit' };
 }
 
+/**
+ * How often a GET answered `503` with `Retry-After` is asked again, and the longest wait honoured.
+ * A report past the server's read budget is such an answer: on SQLite the read goes on, and the
+ * same request asked again gets its answer (docs/protocol.md, "Errors and limits of the reports").
+ */
+const BUSY_RETRIES = 3;
+const MAX_RETRY_AFTER_S = 30;
+
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(signal.reason);
+    const done = (): void => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const abort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+  });
+}
+
+/** The seconds of a `Retry-After` of seconds, when the answer has one (a date is not waited for). */
+function retryAfterSeconds(response: Response): number | null {
+  const value = Number(response.headers.get('Retry-After') ?? Number.NaN);
+  return Number.isFinite(value) && value >= 0 ? Math.min(value, MAX_RETRY_AFTER_S) : null;
+}
+
 /** Creates the client. */
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const auth = authOf(options.credentials);
 
   async function request(method: string, path: string, params: Params | undefined, body: unknown, accept: string, signal?: AbortSignal): Promise<Response> {
+    for (let retries = 0; ; retries++) {
+      const response = await requestOnce(method, path, params, body, accept, signal);
+      const seconds = method === 'GET' && response.status === 503 && retries < BUSY_RETRIES ? retryAfterSeconds(response) : null;
+      if (seconds === null) return answerOf(response);
+      await response.body?.cancel().catch(() => undefined);
+      await wait(seconds * 1000, signal);
+    }
+  }
+
+  async function requestOnce(method: string, path: string, params: Params | undefined, body: unknown, accept: string, signal?: AbortSignal): Promise<Response> {
     const url = `${options.basePath}/api/v1/${path}${queryString(params)}`;
-    let response: Response;
     try {
-      response = await doFetch(url, {
+      return await doFetch(url, {
         method,
         headers: { ...auth.headers, Accept: accept, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
         cache: 'no-store',
@@ -72,6 +112,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       if (signal?.aborted === true) throw error;
       throw new ApiError('The server could not be reached.', 0, null);
     }
+  }
+
+  /** The response when it is a success, else its error as an {@link ApiError}. */
+  async function answerOf(response: Response): Promise<Response> {
     if (!response.ok) {
       const b = (await response.json().catch(() => null)) as { error?: unknown; code?: unknown } | null;
       if (response.status === 401) options.onUnauthorized?.();

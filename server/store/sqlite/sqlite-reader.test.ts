@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreError } from '../store-error.js';
 import { type SqliteReader, startSqliteReader } from './sqlite-reader.js';
 
-/** A read that keeps a core busy for a few seconds: twenty million rows counted one by one. */
-const HEAVY = 'WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 20000000) SELECT count(*) AS n FROM c';
+/** A read that keeps a core busy for a few seconds: `rows` rows counted one by one. */
+const heavy = (rows = 20_000_000): string => `WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ${rows}) SELECT count(*) AS n FROM c`;
+const HEAVY = heavy();
 
 /** How a read ended: 'answered', or the store error's code (any other error as its text). */
 const outcome = (read: Promise<unknown>): Promise<string> =>
@@ -138,6 +139,53 @@ describe('startSqliteReader(options)', () => {
     }
   });
 
+  it('answers the same read asked again from its runaway: waiting for it without a thread of its own, then from its kept answer', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
+    try {
+      expect(await outcome(own.all(HEAVY, []))).toBe('BUSY');
+      // Asked again while the runaway counts: it waits for that answer, so the one thread left
+      // answers another read at once (a second copy of the count would hold it past the budget).
+      const again = own.all(HEAVY, []).then(
+        (rows) => rows,
+        (error: unknown) => (isStoreError(error) ? error.code : error),
+      );
+      expect(await own.all('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([{ v: 1 }]);
+      // Its own budget may end before the count does; either way no other answer is possible.
+      expect([[{ n: 20_000_000 }], 'BUSY']).toContainEqual(await again);
+      // Asked until the count ends (each try waits for it at most its budget): then answered.
+      let answer: unknown = null;
+      for (let i = 0; i < 200 && answer === null; i++) answer = await own.all(HEAVY, []).catch(() => null);
+      expect(answer).toEqual([{ n: 20_000_000 }]);
+      // The runaway has ended and its answer is kept: asked again, the count is answered at once,
+      // where running it would be refused at the budget.
+      expect(await own.all(HEAVY, [])).toEqual([{ n: 20_000_000 }]);
+      // Only that read: other values are another read.
+      expect(await outcome(own.all(`${HEAVY} WHERE ? = 1`, [1]))).toBe('BUSY');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('keeps no answer of a read within its budget, and forgets a runaway\'s after `keptAnswerMs`', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, keptAnswerMs: 100 });
+    const writer = new Database(path);
+    try {
+      expect(await own.all('SELECT count(*) AS n FROM t', [])).toEqual([{ n: 2 }]);
+      writer.prepare('INSERT INTO t VALUES (?, ?)').run('c', 3);
+      expect(await own.all('SELECT count(*) AS n FROM t', [])).toEqual([{ n: 3 }]);
+      const rows = heavy(20_000_002);
+      expect(await outcome(own.all(rows, []))).toBe('BUSY');
+      expect(await readOnceFree(own, 200)).toEqual([{ v: 2 }]);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // Forgotten: the count runs again, past its budget.
+      expect(await outcome(own.all(rows, []))).toBe('BUSY');
+    } finally {
+      writer.prepare('DELETE FROM t WHERE k = ?').run('c');
+      writer.close();
+      await own.close();
+    }
+  });
+
   it('refuses a count of threads or scan threads that is not a positive integer', async () => {
     for (const bad of [{ threads: 0 }, { threads: 2.5 }, { threads: Number.NaN }, { threads: 2, scanThreads: 0 }, { threads: 3, scanThreads: 1.5 }]) {
       await expect(startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 1000, ...bad })).rejects.toThrow(/must be a positive integer/);
@@ -149,8 +197,9 @@ describe('startSqliteReader(options)', () => {
     try {
       // Past its budget: refused, its thread left to finish the count.
       expect(await outcome(own.all(HEAVY, [], { scan: true }))).toBe('BUSY');
-      // A second scan waits for that thread to end (and is refused at its budget); a read beside it answers.
-      const second = outcome(own.all(HEAVY, [], { scan: true }));
+      // A second scan (another statement: the same one would wait for the first's answer) waits for
+      // that thread to end (and is refused at its budget); a read beside it answers.
+      const second = outcome(own.all(heavy(20_000_001), [], { scan: true }));
       expect(await own.all('SELECT v FROM t WHERE k = ?', ['b'])).toEqual([{ v: 2 }]);
       expect(await second).toBe('BUSY');
     } finally {

@@ -22,6 +22,13 @@ import { registerSketchOf } from './sketch-of-function.js';
  * The server then spends at most as many cores on runaway reads as the reader has threads. The
  * threads run at a lower priority than the others (Linux), so reads take what ingest leaves of
  * the cores.
+ *
+ * What a runaway computes is not thrown away: the same read asked again (the same statement and
+ * values: the client's retry after `Retry-After`) waits for the runaway's answer within its own
+ * budget rather than running a second copy, and once the runaway has ended its answer is kept for
+ * `keptAnswerMs` for such a retry. A report too heavy for one budget is so answered on a retry
+ * (docs/protocol.md, "Errors and limits of the reports"). Answers of reads within their budget are
+ * never kept: every other read sees the database as it is.
  */
 
 /** Values of a statement: positional, or named (`@name`). */
@@ -50,6 +57,11 @@ export interface SqliteReaderOptions {
    * of one thread, where scans and other reads take turns. @default all but one (at least one)
    */
   scanThreads?: number;
+  /**
+   * How long the answer of a read refused past its budget is kept, once its thread has finished
+   * it, for the same read asked again. @default 60000
+   */
+  keptAnswerMs?: number;
 }
 
 /** The reader's threads, seen from the request thread. */
@@ -203,6 +215,7 @@ interface Read {
   id: number;
   sql: string;
   values: ReadValues;
+  key: string | null;
   /** A read whose cost grows with the data (`SqliteReader.all`'s `scan`). */
   scan: boolean;
   resolve(rows: Array<Record<string, unknown>>): void;
@@ -219,6 +232,36 @@ const READER_NICENESS = 10;
 /** The refusal of a read past its budget. */
 function overBudget(budgetMs: number): StoreError {
   return new StoreError('BUSY', `The database did not answer this read within its budget of ${budgetMs} ms; retry later.`);
+}
+
+/** A read refused past its budget whose thread still runs it, and the same reads asked since. */
+interface Runaway {
+  key: string;
+  /** Reads waiting for its answer, each within its own budget. */
+  joined: Set<Read>;
+}
+
+/** The answer of a runaway that ended, kept for the same read asked again. */
+interface KeptAnswer {
+  answer: PackedRows;
+  until: number;
+  /** Its memory, roughly: the blobs' bytes and {@link CELL_BYTES} a cell. */
+  size: number;
+}
+
+/** How many answers are kept at most, and in how much memory all told (a larger answer is not kept). */
+const MAX_KEPT_ANSWERS = 16;
+const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+/** What a cell costs in memory, about: a number's or a short string's slot and value. */
+const CELL_BYTES = 32;
+
+/** The same read's key: its statement and values (null when the values have no JSON form: never joined or kept). */
+function keyOf(sql: string, values: ReadValues): string | null {
+  try {
+    return `${sql}\u0000${JSON.stringify(values)}`;
+  } catch {
+    return null;
+  }
 }
 
 /** One thread of the reader: the worker it runs on now, and the read it is running. */
@@ -249,6 +292,37 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   let abandoned = 0;
   let abandonedScans = 0;
   let closed = false;
+  /** The threads given up on, by the read each still runs. */
+  const runaways = new Map<Worker, Runaway>();
+  const kept = new Map<string, KeptAnswer>();
+  const keptAnswerMs = options.keptAnswerMs ?? 60_000;
+
+  /** A runaway's thread answered: the reads joined to it get its answer, which is kept for more; then the thread ends. */
+  function finish(worker: Worker, runaway: Runaway, message: FromReader): void {
+    runaways.delete(worker);
+    void worker.terminate();
+    if ('ready' in message) return;
+    for (const read of runaway.joined) {
+      clearTimeout(read.timer);
+      if ('cells' in message) read.resolve(unpackRows(message));
+      else read.reject(fromThreadError('SQLite reader', message.error));
+    }
+    if (!('cells' in message) || closed) return;
+    const size = message.bytes.byteLength + CELL_BYTES * message.cells.length;
+    if (size > MAX_KEPT_BYTES) return;
+    const entry: KeptAnswer = { answer: message, until: Date.now() + keptAnswerMs, size };
+    kept.delete(runaway.key);
+    kept.set(runaway.key, entry);
+    setTimeout(() => kept.get(runaway.key) === entry && kept.delete(runaway.key), keptAnswerMs).unref();
+    // Within the bounds, the oldest go first (a Map iterates in insertion order).
+    let total = 0;
+    for (const answer of kept.values()) total += answer.size;
+    for (const [key, answer] of kept) {
+      if (kept.size <= MAX_KEPT_ANSWERS && total <= MAX_KEPT_BYTES) break;
+      kept.delete(key);
+      total -= answer.size;
+    }
+  }
 
   const spawn = (lane: Lane): Promise<Worker> =>
     new Promise((resolve, reject) => {
@@ -260,6 +334,8 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
           resolve(worker);
           return;
         }
+        const runaway = runaways.get(worker);
+        if (runaway !== undefined) return void finish(worker, runaway, message);
         if (worker !== lane.current || lane.running === null || lane.running.id !== message.id) return;
         const read = lane.running;
         lane.running = null;
@@ -334,6 +410,9 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
 
   /** A read whose budget ran out: refused, and its thread given up if it was running there. */
   function expire(read: Read): void {
+    for (const runaway of runaways.values()) {
+      if (runaway.joined.delete(read)) return void read.reject(overBudget(options.budgetMs));
+    }
     const waiting = queue.indexOf(read);
     if (waiting !== -1) {
       queue.splice(waiting, 1);
@@ -350,13 +429,20 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     // A scan given up on still scans until its thread ends: it holds its place among the scans.
     if (read.scan) abandonedScans++;
     worker.unref();
-    worker.once('exit', () => {
+    // Its answer ends it (`finish`); the exit lets the next thread start.
+    if (read.key !== null) runaways.set(worker, { key: read.key, joined: new Set() });
+    else void worker.terminate();
+    worker.once('exit', (code) => {
       abandoned--;
       if (read.scan) abandonedScans--;
+      // Ended without an answer (it died): the reads joined to it cannot get one.
+      for (const joined of runaways.get(worker)?.joined ?? []) {
+        clearTimeout(joined.timer);
+        joined.reject(new Error(`SQLite reader thread exited (code ${code}).`));
+      }
+      runaways.delete(worker);
       pump();
     });
-    // Ends the thread as soon as its native call returns; the exit lets the next thread start.
-    void worker.terminate();
     pump();
   }
 
@@ -375,9 +461,14 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   return {
     all(sql, values, readOptions) {
       if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
+      const key = keyOf(sql, values);
+      const answer = key === null ? undefined : kept.get(key);
+      if (answer !== undefined && answer.until > Date.now()) return Promise.resolve(unpackRows(answer.answer));
       return new Promise((resolve, reject) => {
-        const read: Read = { id: nextId++, sql, values, scan: readOptions?.scan === true, resolve, reject, timer: setTimeout(() => expire(read), options.budgetMs) };
+        const read: Read = { id: nextId++, sql, values, key, scan: readOptions?.scan === true, resolve, reject, timer: setTimeout(() => expire(read), options.budgetMs) };
         read.timer.unref();
+        // The same read still running past its budget: its answer, rather than a second copy of it.
+        for (const runaway of runaways.values()) if (runaway.key === key) return void runaway.joined.add(read);
         queue.push(read);
         pump();
       });
@@ -385,7 +476,10 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     async close() {
       if (closed) return;
       closed = true;
-      for (const read of queue.splice(0)) {
+      kept.clear();
+      const joined = [...runaways.values()].flatMap((runaway) => [...runaway.joined.values()]);
+      for (const runaway of runaways.values()) runaway.joined.clear();
+      for (const read of [...queue.splice(0), ...joined]) {
         clearTimeout(read.timer);
         read.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
       }
