@@ -1,6 +1,24 @@
 /** A titled card that shows its resource's loading, error and "not available" states itself. */
-import type { ReactNode } from 'react';
+import { type ReactNode, useEffect, useState } from 'react';
 import type { Resource } from '../lib/use-resource.js';
+
+/**
+ * After this long loading, the panel says why: the server may be computing a range it has not
+ * kept yet, and the client retries a report past the read budget (`api/api-client.ts`).
+ */
+export const SLOW_AFTER_MS = 3000;
+
+/** True once `loading` has lasted {@link SLOW_AFTER_MS}. */
+function useSlow(loading: boolean): boolean {
+  const [slow, setSlow] = useState(false);
+  useEffect(() => {
+    setSlow(false);
+    if (!loading) return;
+    const timer = setTimeout(() => setSlow(true), SLOW_AFTER_MS);
+    return () => clearTimeout(timer);
+  }, [loading]);
+  return slow;
+}
 
 interface PanelProps<T> {
   title: string;
@@ -15,6 +33,7 @@ interface PanelProps<T> {
 
 /** The panel. */
 export function Panel<T>({ title, resource, children, actions, className, testId }: PanelProps<T>): ReactNode {
+  const slow = useSlow(resource.state === 'loading');
   return (
     <section className={`panel ${className ?? ''}`} aria-label={title} data-testid={testId} data-state={resource.state}>
       <header className="panel-header">
@@ -22,7 +41,9 @@ export function Panel<T>({ title, resource, children, actions, className, testId
         {resource.state === 'ready' && resource.refreshing && <span className="dot" aria-label="refreshing" />}
         {actions}
       </header>
-      {resource.state === 'loading' && <p className="muted">Loading…</p>}
+      {resource.state === 'loading' && (
+        <p className="muted">{slow ? 'Still loading: the server is computing this range, which can take a minute the first time it is asked.' : 'Loading…'}</p>
+      )}
       {resource.state === 'error' && (
         <p className="error" role="alert">
           {resource.message}
