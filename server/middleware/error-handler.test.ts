@@ -16,6 +16,7 @@ describe('errorHandler(logger, metrics)', () => {
     app.use(errorHandler(silentLogger, createMetrics()));
     app.use((ctx) => {
       if (ctx.path === '/busy') throw new StoreError('BUSY', 'The database did not answer this read within its budget of 15000 ms; retry later.');
+      if (ctx.path === '/busy-continues') throw new StoreError('BUSY', 'The database did not answer this read within its budget of 15000 ms; retry later.', { continues: true });
       if (ctx.path === '/broken') throw new Error('disk on fire');
       ctx.body = { ok: true };
     });
@@ -32,6 +33,15 @@ describe('errorHandler(logger, metrics)', () => {
       503,
       '5',
       { error: 'The database did not answer this read within its budget of 15000 ms; retry later.', code: 'STORAGE_UNAVAILABLE' },
+    ]);
+  });
+
+  it('says when the read goes on, so that the same request asked again gets its answer', async () => {
+    const res = await fetch(`${url}/busy-continues`);
+    expect([res.status, res.headers.get('retry-after'), await res.json()]).toEqual([
+      503,
+      '5',
+      { error: 'The database did not answer this read within its budget of 15000 ms; retry later.', code: 'STORAGE_UNAVAILABLE', continues: true },
     ]);
   });
 

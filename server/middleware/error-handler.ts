@@ -43,10 +43,11 @@ export function errorHandler(logger: Logger, metrics: Metrics): Middleware {
         ctx.set(error.headers);
         ctx.body = { ...error.details, error: error.message, code: error.code };
       } else if (isStoreError(error) && error.code === 'BUSY') {
-        // A read past its time budget (store/sqlite/sqlite-reader.ts): busy, not broken.
+        // A read past its time budget (store/sqlite/sqlite-reader.ts): busy, not broken. `continues`:
+        // the read goes on, and the same request asked again gets its answer.
         ctx.status = ERROR_STATUS.STORAGE_UNAVAILABLE;
         ctx.set('Retry-After', BUSY_RETRY_AFTER_SECONDS);
-        ctx.body = { error: error.message, code: 'STORAGE_UNAVAILABLE' };
+        ctx.body = { error: error.message, code: 'STORAGE_UNAVAILABLE', ...(error.continues ? { continues: true } : {}) };
       } else {
         const e = error as ExposedError;
         if (e.status === 501) {

@@ -29,6 +29,8 @@ export interface OpenStoreOptions {
   onAggregatesBuild?: AggregatesBuildListener;
   /** Keep frequent filters' top lists ahead in the background (SQLite, PostgreSQL). @default true */
   keepFiltersAhead?: boolean;
+  /** SQLite: how long the answer of a read refused past its budget is kept for its retry, ms; 0 keeps none and a retry runs it again. @default 60000 */
+  keptAnswerMs?: number;
   /**
    * A ClickHouse server's HTTP address, `http[s]://[user:password@]host:8123[/database]`: events,
    * recordings and reports go to ClickHouse (the database in the path, else `service_analytics`,
@@ -86,5 +88,6 @@ export function openStore(location: string, options: OpenStoreOptions = {}): Eve
     ...(options.onMigrationBackup === undefined ? {} : { onMigrationBackup: options.onMigrationBackup }),
     ...(options.onAggregatesBuild === undefined ? {} : { onAggregatesBuild: options.onAggregatesBuild }),
     ...(options.keepFiltersAhead === undefined ? {} : { keepFiltersAhead: options.keepFiltersAhead }),
+    ...(options.keptAnswerMs === undefined ? {} : { keptAnswerMs: options.keptAnswerMs }),
   });
 }

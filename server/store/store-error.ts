@@ -21,10 +21,16 @@ export type StoreErrorCode =
 export class StoreError extends Error {
   override readonly name = 'StoreError';
   readonly code: StoreErrorCode;
+  /**
+   * `BUSY` only: the read goes on after its refusal, and the same read asked again gets its answer
+   * (SQLite's reader); otherwise a retry runs it again (PostgreSQL cancels it).
+   */
+  readonly continues: boolean;
 
-  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: StoreErrorCode, message: string, options?: { cause?: unknown; continues?: boolean }) {
     super(message, options);
     this.code = code;
+    this.continues = options?.continues === true;
   }
 }
 

@@ -24,11 +24,13 @@ describe('the API client', () => {
     afterEach(() => {
       vi.useRealTimers();
     });
-    const busy = () =>
-      new Response(JSON.stringify({ error: 'The database did not answer this read within its budget of 15000 ms; retry later.', code: 'STORAGE_UNAVAILABLE' }), {
+    const busyAs = (extra: object, retryAfter = '5') => () =>
+      new Response(JSON.stringify({ error: 'The database did not answer this read within its budget of 15000 ms; retry later.', code: 'STORAGE_UNAVAILABLE', ...extra }), {
         status: 503,
-        headers: { 'Retry-After': '5' },
+        headers: { 'Retry-After': retryAfter },
       });
+    // SQLite's: the read goes on, and the same request asked again gets its answer.
+    const busy = busyAs({ continues: true });
     const client = (answers: Array<() => Response>) => {
       const asked: number[] = [];
       const fake = (async () => {
@@ -63,6 +65,18 @@ describe('the API client', () => {
       await vi.advanceTimersByTimeAsync(60_000);
       expect(((await stopped) as Error).message).toBe('left the page');
       expect(aborted.asked).toHaveLength(1);
+    });
+
+    it('is asked again once only when the read does not go on (PostgreSQL cancels it), and not at all for an empty Retry-After', async () => {
+      vi.useFakeTimers();
+      const cancelled = client([busyAs({}), busyAs({})]);
+      const failed = cancelled.api.get('reports/funnel').catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(((await failed) as Error).message).toMatch(/within its budget/);
+      expect(cancelled.asked).toHaveLength(2);
+      const empty = client([busyAs({ continues: true }, '')]);
+      expect(((await empty.api.get('reports/funnel').catch((e: unknown) => e)) as Error).message).toMatch(/within its budget/);
+      expect(empty.asked).toHaveLength(1);
     });
 
     it('is not asked again for a change, nor for a 503 without Retry-After', async () => {

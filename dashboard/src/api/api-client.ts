@@ -53,8 +53,10 @@ function authOf(credentials: Credentials): { headers: Record<string, string>; co
 
 /**
  * How often a GET answered `503` with `Retry-After` is asked again, and the longest wait honoured.
- * A report past the server's read budget is such an answer: on SQLite the read goes on, and the
- * same request asked again gets its answer (docs/protocol.md, "Errors and limits of the reports").
+ * A report past the server's read budget is such an answer. When it says `continues` (SQLite) the
+ * read goes on and the same request asked again gets its answer, so it is asked up to three times;
+ * otherwise (PostgreSQL cancels the read) once, since each retry spends the whole budget again
+ * (docs/protocol.md, "Errors and limits of the reports").
  */
 const BUSY_RETRIES = 3;
 const MAX_RETRY_AFTER_S = 30;
@@ -78,8 +80,14 @@ function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /** The seconds of a `Retry-After` of seconds, when the answer has one (a date is not waited for). */
 function retryAfterSeconds(response: Response): number | null {
-  const value = Number(response.headers.get('Retry-After') ?? Number.NaN);
-  return Number.isFinite(value) && value >= 0 ? Math.min(value, MAX_RETRY_AFTER_S) : null;
+  const value = response.headers.get('Retry-After')?.trim() ?? '';
+  return /^\d+$/.test(value) ? Math.min(Number(value), MAX_RETRY_AFTER_S) : null;
+}
+
+/** How many times a GET answered `response` may have been asked again and still be asked once more. */
+async function retriesAllowed(response: Response): Promise<number> {
+  const body = (await response.clone().json().catch(() => null)) as { continues?: unknown } | null;
+  return body?.continues === true ? BUSY_RETRIES : 1;
 }
 
 /** Creates the client. */
@@ -90,8 +98,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   async function request(method: string, path: string, params: Params | undefined, body: unknown, accept: string, signal?: AbortSignal): Promise<Response> {
     for (let retries = 0; ; retries++) {
       const response = await requestOnce(method, path, params, body, accept, signal);
-      const seconds = method === 'GET' && response.status === 503 && retries < BUSY_RETRIES ? retryAfterSeconds(response) : null;
-      if (seconds === null) return answerOf(response);
+      const seconds = method === 'GET' && response.status === 503 ? retryAfterSeconds(response) : null;
+      if (seconds === null || retries >= (await retriesAllowed(response))) return answerOf(response);
       await response.body?.cancel().catch(() => undefined);
       await wait(seconds * 1000, signal);
     }

@@ -28,4 +28,15 @@ describe('<Panel>', () => {
     expect(view.container.textContent).toContain('Loading…');
     expect(view.container.textContent).not.toContain('computing');
   });
+
+  it('counts again from a new load that replaces a slow one', () => {
+    vi.useFakeTimers();
+    const view = render(panel({ state: 'loading' }));
+    act(() => vi.advanceTimersByTime(SLOW_AFTER_MS));
+    expect(view.container.textContent).toContain('computing');
+    view.rerender(panel({ state: 'loading' }));
+    expect(view.container.textContent).toContain('Loading…');
+    act(() => vi.advanceTimersByTime(SLOW_AFTER_MS));
+    expect(view.container.textContent).toContain('computing');
+  });
 });

@@ -8,12 +8,15 @@ import type { Resource } from '../lib/use-resource.js';
  */
 export const SLOW_AFTER_MS = 3000;
 
-/** True once `loading` has lasted {@link SLOW_AFTER_MS}. */
-function useSlow(loading: boolean): boolean {
+/**
+ * True once the load `loading` (its resource; null when none is loading) has lasted
+ * {@link SLOW_AFTER_MS}: a new load (a new range) starts counting again.
+ */
+function useSlow(loading: object | null): boolean {
   const [slow, setSlow] = useState(false);
   useEffect(() => {
     setSlow(false);
-    if (!loading) return;
+    if (loading === null) return;
     const timer = setTimeout(() => setSlow(true), SLOW_AFTER_MS);
     return () => clearTimeout(timer);
   }, [loading]);
@@ -33,7 +36,7 @@ interface PanelProps<T> {
 
 /** The panel. */
 export function Panel<T>({ title, resource, children, actions, className, testId }: PanelProps<T>): ReactNode {
-  const slow = useSlow(resource.state === 'loading');
+  const slow = useSlow(resource.state === 'loading' ? resource : null);
   return (
     <section className={`panel ${className ?? ''}`} aria-label={title} data-testid={testId} data-state={resource.state}>
       <header className="panel-header">

@@ -17,6 +17,13 @@ const outcome = (read: Promise<unknown>): Promise<string> =>
     (error: unknown) => (isStoreError(error) ? error.code : String(error)),
   );
 
+/** How a read was refused: its store error's code, and whether the read goes on. */
+const refusal = (read: Promise<unknown>): Promise<unknown> =>
+  read.then(
+    () => 'answered',
+    (error: unknown) => (isStoreError(error) ? { code: error.code, continues: error.continues } : String(error)),
+  );
+
 /**
  * Reads row 'b' until a thread answers, once the runaway reads have ended. Bounded: the runaways
  * count for seconds, and each try waits at most the reader's budget.
@@ -93,9 +100,10 @@ describe('startSqliteReader(options)', () => {
       // The other thread answers at once, while the first still counts (it runs past its budget).
       expect(await own.all('SELECT v FROM t WHERE k = ?', ['a'])).toEqual([{ v: 1 }]);
       expect(await own.all('SELECT count(*) AS n FROM t', [])).toEqual([{ n: 2 }]);
-      // A second runaway takes the other thread: both given up, and no third thread starts while
-      // they run, so a read behind them is refused at its budget.
-      const second = outcome(own.all(HEAVY, []));
+      // A second runaway (another statement: the same one may wait for the first's answer) takes
+      // the other thread: both given up, and no third thread starts while they run, so a read
+      // behind them is refused at its budget.
+      const second = outcome(own.all(heavy(20_000_001), []));
       const behind = outcome(own.all('SELECT 1 AS one', []));
       expect(await first).toBe('BUSY');
       expect(await second).toBe('BUSY');
@@ -142,7 +150,8 @@ describe('startSqliteReader(options)', () => {
   it('answers the same read asked again from its runaway: waiting for it without a thread of its own, then from its kept answer', async () => {
     const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
     try {
-      expect(await outcome(own.all(HEAVY, []))).toBe('BUSY');
+      // Refused, and says so: its thread goes on with it.
+      expect(await refusal(own.all(HEAVY, []))).toEqual({ code: 'BUSY', continues: true });
       // Asked again while the runaway counts: it waits for that answer, so the one thread left
       // answers another read at once (a second copy of the count would hold it past the budget).
       const again = own.all(HEAVY, []).then(
@@ -161,6 +170,44 @@ describe('startSqliteReader(options)', () => {
       expect(await own.all(HEAVY, [])).toEqual([{ n: 20_000_000 }]);
       // Only that read: other values are another read.
       expect(await outcome(own.all(`${HEAVY} WHERE ? = 1`, [1]))).toBe('BUSY');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('lets the same read waiting in the queue wait for the runaway\'s answer, not run it again, and says so', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300 });
+    try {
+      const first = refusal(own.all(HEAVY, []));
+      // Queued behind it (one thread), asked before it ran past its budget.
+      const queued = refusal(own.all(HEAVY, []));
+      const other = refusal(own.all('SELECT 1 AS one', []));
+      expect(await first).toEqual({ code: 'BUSY', continues: true });
+      // Moved to wait for the runaway's answer: refused at its own budget, as a read that goes on.
+      expect(await queued).toEqual({ code: 'BUSY', continues: true });
+      // Another read waits for a thread, and is refused as one that never ran.
+      expect(await other).toEqual({ code: 'BUSY', continues: false });
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('forgets kept answers at `forget()`: a runaway from before is neither waited for nor kept', async () => {
+    const own = await startSqliteReader({ path, busyTimeoutMs: 1000, budgetMs: 300, threads: 2 });
+    try {
+      const rows = heavy(20_000_003);
+      expect(await refusal(own.all(rows, []))).toEqual({ code: 'BUSY', continues: true });
+      own.forget();
+      // Not joined: it runs as a second copy, on the other thread, and is refused at its budget as
+      // a read that goes on; the first runaway's answer, when it comes, is not kept.
+      expect(await refusal(own.all(rows, []))).toEqual({ code: 'BUSY', continues: true });
+      own.forget();
+      // Once both copies have ended, the count runs again: nothing of theirs was kept.
+      let free: unknown = null;
+      for (let i = 0; i < 200 && free === null; i++) {
+        free = await Promise.all([own.all('SELECT v FROM t WHERE k = ?', ['a']), own.all('SELECT v FROM t WHERE k = ?', ['b'])]).catch(() => null);
+      }
+      expect(await refusal(own.all(rows, []))).toEqual({ code: 'BUSY', continues: true });
     } finally {
       await own.close();
     }

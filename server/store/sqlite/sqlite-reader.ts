@@ -59,7 +59,8 @@ export interface SqliteReaderOptions {
   scanThreads?: number;
   /**
    * How long the answer of a read refused past its budget is kept, once its thread has finished
-   * it, for the same read asked again. @default 60000
+   * it, for the same read asked again; 0 turns both off (a retry runs the read again, its thread
+   * ends with it). @default 60000
    */
   keptAnswerMs?: number;
 }
@@ -73,6 +74,11 @@ export interface SqliteReader {
    * @throws StoreError `BUSY` past the budget
    */
   all(sql: string, values: ReadValues, options?: { scan?: boolean }): Promise<Array<Record<string, unknown>>>;
+  /**
+   * Forgets the answers kept for retries and lets no read join or keep the answer of a runaway
+   * that started before: after an erasure or a purge, no read answers with rows it removed.
+   */
+  forget(): void;
   /**
    * Ends the threads: waits for the idle ones; a read still in flight is refused and its thread
    * left to end with the process (as are abandoned ones), so that closing never waits for a query.
@@ -229,14 +235,19 @@ interface Read {
  */
 const READER_NICENESS = 10;
 
-/** The refusal of a read past its budget. */
-function overBudget(budgetMs: number): StoreError {
-  return new StoreError('BUSY', `The database did not answer this read within its budget of ${budgetMs} ms; retry later.`);
+/**
+ * The refusal of a read past its budget; `continues` when its thread goes on with it and the same
+ * read asked again gets that answer.
+ */
+function overBudget(budgetMs: number, continues = false): StoreError {
+  return new StoreError('BUSY', `The database did not answer this read within its budget of ${budgetMs} ms; retry later.`, { continues });
 }
 
 /** A read refused past its budget whose thread still runs it, and the same reads asked since. */
 interface Runaway {
   key: string;
+  /** The reader's {@link SqliteReader.forget} generation when the read was asked. */
+  generation: number;
   /** Reads waiting for its answer, each within its own budget. */
   joined: Set<Read>;
 }
@@ -252,8 +263,15 @@ interface KeptAnswer {
 /** How many answers are kept at most, and in how much memory all told (a larger answer is not kept). */
 const MAX_KEPT_ANSWERS = 16;
 const MAX_KEPT_BYTES = 64 * 1024 * 1024;
-/** What a cell costs in memory, about: a number's or a short string's slot and value. */
+/** What a cell costs in memory besides a string's characters, about: its slot and the value's header. */
 const CELL_BYTES = 32;
+
+/** The memory of an answer, about: its blobs, and each cell with a string's two bytes a character. */
+function sizeOf(answer: PackedRows): number {
+  let size = answer.bytes.byteLength;
+  for (const cell of answer.cells) size += CELL_BYTES + (typeof cell === 'string' ? 2 * cell.length : 0);
+  return size;
+}
 
 /** The same read's key: its statement and values (null when the values have no JSON form: never joined or kept). */
 function keyOf(sql: string, values: ReadValues): string | null {
@@ -296,6 +314,8 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   const runaways = new Map<Worker, Runaway>();
   const kept = new Map<string, KeptAnswer>();
   const keptAnswerMs = options.keptAnswerMs ?? 60_000;
+  /** Raised by `forget()`: a runaway of an earlier generation is neither joined nor kept. */
+  let generation = 0;
 
   /** A runaway's thread answered: the reads joined to it get its answer, which is kept for more; then the thread ends. */
   function finish(worker: Worker, runaway: Runaway, message: FromReader): void {
@@ -307,8 +327,8 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
       if ('cells' in message) read.resolve(unpackRows(message));
       else read.reject(fromThreadError('SQLite reader', message.error));
     }
-    if (!('cells' in message) || closed) return;
-    const size = message.bytes.byteLength + CELL_BYTES * message.cells.length;
+    if (!('cells' in message) || closed || runaway.generation !== generation) return;
+    const size = sizeOf(message);
     if (size > MAX_KEPT_BYTES) return;
     const entry: KeptAnswer = { answer: message, until: Date.now() + keptAnswerMs, size };
     kept.delete(runaway.key);
@@ -411,7 +431,7 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   /** A read whose budget ran out: refused, and its thread given up if it was running there. */
   function expire(read: Read): void {
     for (const runaway of runaways.values()) {
-      if (runaway.joined.delete(read)) return void read.reject(overBudget(options.budgetMs));
+      if (runaway.joined.delete(read)) return void read.reject(overBudget(options.budgetMs, runaway.generation === generation));
     }
     const waiting = queue.indexOf(read);
     if (waiting !== -1) {
@@ -422,16 +442,22 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
     const lane = lanes.find((candidate) => candidate.running === read);
     if (lane === undefined || lane.current === null) return;
     lane.running = null;
-    read.reject(overBudget(options.budgetMs));
+    read.reject(overBudget(options.budgetMs, read.key !== null));
     const worker = lane.current;
     lane.current = null;
     abandoned++;
     // A scan given up on still scans until its thread ends: it holds its place among the scans.
     if (read.scan) abandonedScans++;
     worker.unref();
-    // Its answer ends it (`finish`); the exit lets the next thread start.
-    if (read.key !== null) runaways.set(worker, { key: read.key, joined: new Set() });
-    else void worker.terminate();
+    // Its answer ends it (`finish`); the exit lets the next thread start. The same read waiting in
+    // the queue waits for that answer rather than run a second copy.
+    if (read.key !== null) {
+      const joined = new Set(queue.filter((other) => other.key === read.key));
+      for (const other of joined) queue.splice(queue.indexOf(other), 1);
+      runaways.set(worker, { key: read.key, generation, joined });
+    } else {
+      void worker.terminate();
+    }
     worker.once('exit', (code) => {
       abandoned--;
       if (read.scan) abandonedScans--;
@@ -461,17 +487,21 @@ export async function startSqliteReader(options: SqliteReaderOptions): Promise<S
   return {
     all(sql, values, readOptions) {
       if (closed) return Promise.reject(new StoreError('NOT_OPEN', 'The SQLite store is closed.'));
-      const key = keyOf(sql, values);
+      const key = keptAnswerMs > 0 ? keyOf(sql, values) : null;
       const answer = key === null ? undefined : kept.get(key);
       if (answer !== undefined && answer.until > Date.now()) return Promise.resolve(unpackRows(answer.answer));
       return new Promise((resolve, reject) => {
         const read: Read = { id: nextId++, sql, values, key, scan: readOptions?.scan === true, resolve, reject, timer: setTimeout(() => expire(read), options.budgetMs) };
         read.timer.unref();
         // The same read still running past its budget: its answer, rather than a second copy of it.
-        for (const runaway of runaways.values()) if (runaway.key === key) return void runaway.joined.add(read);
+        for (const runaway of runaways.values()) if (runaway.key === key && runaway.generation === generation) return void runaway.joined.add(read);
         queue.push(read);
         pump();
       });
+    },
+    forget() {
+      generation++;
+      kept.clear();
     },
     async close() {
       if (closed) return;

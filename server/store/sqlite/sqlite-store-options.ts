@@ -33,6 +33,12 @@ export interface SqliteStoreOptions {
    */
   readThreads?: number;
   /**
+   * How long the answer of a read refused past its budget is kept, once its thread has finished
+   * it, for the same read asked again (a client's retry after `Retry-After`), ms; 0 keeps none and
+   * a retry runs the read again (`sqlite-reader.ts`). @default 60000
+   */
+  keptAnswerMs?: number;
+  /**
    * Keep the top lists of frequent filter values ahead in the background (docs/decisions.md,
    * "Filtered top lists"): off, nothing is read ahead, and a filter's first view of a day reads
    * its events (then keeps them). Minutes to hours of background reads after the first open of a

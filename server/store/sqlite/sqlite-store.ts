@@ -229,6 +229,10 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   // priority: a report never waits behind one (a frequent value's day at ten million events takes
   // up to seconds, and reads on one thread run one at a time).
   let backgroundReader: SqliteReader | null = null;
+  const forgetKeptAnswers = (): void => {
+    reader?.forget();
+    backgroundReader?.forget();
+  };
   const closeReaders = async () => {
     await reader?.close();
     await backgroundReader?.close();
@@ -273,7 +277,12 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         eraseUser = (projectId, userId) => writer.eraseUser(projectId, userId);
         closeWriter = () => writer.close();
         const readerOptions = { path: options.path, busyTimeoutMs: db.busyTimeoutMs, budgetMs: options.readBudgetMs ?? DEFAULT_READ_BUDGET_MS };
-        reader = await startSqliteReader({ ...readerOptions, threads: options.readThreads ?? REPORT_THREADS, scanThreads: REPORT_SCAN_THREADS });
+        reader = await startSqliteReader({
+          ...readerOptions,
+          threads: options.readThreads ?? REPORT_THREADS,
+          scanThreads: REPORT_SCAN_THREADS,
+          ...(options.keptAnswerMs === undefined ? {} : { keptAnswerMs: options.keptAnswerMs }),
+        });
         backgroundReader = await startSqliteReader({ ...readerOptions, budgetMs: BACKGROUND_BUDGET_MS, niceness: BACKGROUND_NICENESS });
       }
     } catch (error) {
@@ -523,7 +532,10 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
     async deleteUser(projectId, userId) {
       use();
       // On the writer thread, in turn with the group commits (sqlite-erasure.ts).
-      return (eraseUser as NonNullable<typeof eraseUser>)(projectId, userId);
+      const erased = await (eraseUser as NonNullable<typeof eraseUser>)(projectId, userId);
+      // No answer kept for a retry may show the erased rows (sqlite-reader.ts).
+      forgetKeptAnswers();
+      return erased;
     },
 
     async dailySalt(day, candidate) {
@@ -559,6 +571,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         if (deleted < DELETE_SLICE) break;
         await yieldToEventLoop();
       }
+      forgetKeptAnswers();
       return { events, chunks };
     },
 
