@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateProject } from '../../../test-support/server/report-fixtures.js';
 import { NO_DIMENSIONS, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import type { StoredEvent } from '../event-store.js';
+import { isStoreError } from '../store-error.js';
 import type { ReportQuery } from '../report-store.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { sqliteRefreshSql } from '../reports/rollup-refresh.js';
@@ -51,6 +52,46 @@ describe('the SQLite erasure', () => {
       expect(erased.events).toBe(events.filter((e) => e.userId === user).length);
       const left = await store.queryEvents({ projectId, userId: user, limit: 10 });
       expect(left.events).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('leaves no answer kept for a retry that still shows the erased user\'s events', async () => {
+    const path = join(dir, 'kept.db');
+    // A budget of 1 ms: a page of 1,000 events is refused past it, and is answered only from the
+    // answer its refused read went on to compute (sqlite-reader.ts), which is what is looked at.
+    const store = createSqliteStore({ path, readBudgetMs: 1, readThreads: 1 });
+    await store.init();
+    try {
+      const projectId = newProjectId();
+      await store.createProject(makeProject(projectId));
+      const events: StoredEvent[] = [...generateProject({ projectId, start: START, days: 2, sessions: 400, seed: 5, idPrefix: 'k' })];
+      await store.write({ events, chunks: [] });
+      const page = { projectId, limit: 1000 };
+      const firstPage = [...events].sort((a, b) => a.timestamp - b.timestamp || (a.eventId < b.eventId ? -1 : 1)).slice(0, 1000);
+      const user = firstPage.find((e) => e.userId !== null)?.userId as string;
+      /** The page, asked until answered; and whether a refusal said its read goes on. */
+      const answered = async () => {
+        let continued = false;
+        for (let i = 0; i < 500; i++) {
+          const rows = await store.exportEvents(page).catch((error: unknown) => {
+            if (!isStoreError(error) || error.code !== 'BUSY') throw error;
+            continued ||= error.continues;
+            return null;
+          });
+          if (rows !== null) return { rows, continued };
+        }
+        throw new Error('never answered');
+      };
+      const before = await answered();
+      expect(before.continued).toBe(true);
+      expect(before.rows.some((row) => row.userId === user)).toBe(true);
+      await store.deleteUser(projectId, user);
+      // Without the erasure forgetting it, the answer kept from before would be served here.
+      const after = await answered();
+      expect(after.rows.some((row) => row.userId === user)).toBe(false);
+      expect(after.rows).toHaveLength(1000);
     } finally {
       await store.close();
     }
