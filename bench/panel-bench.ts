@@ -198,7 +198,13 @@ async function measureColdOverview(path: string, q: ReportQuery, log: (line: str
   return [...times].map(([threads, { cold, warm }]) => ({ threads, coldMs: median(cold), warmMs: median(warm) }));
 }
 
-/** Waits until the store's reader has finished what it was reading: a five-minute total, queued behind it, retried while it is itself past the budget. */
+/**
+ * Waits until the store's reader has finished what it was reading: a five-minute total, retried
+ * while it is itself past the budget, then until this process (its reader threads included) is
+ * idle. The total alone was enough with one reader thread, where it queued behind the read given
+ * up on; with several it is answered at once by another thread while that read still runs, and
+ * the next panel would be timed beside it.
+ */
 async function settle(store: { reports: ReportStore }, q: ReportQuery): Promise<void> {
   for (;;) {
     const done = await store.reports.totals({ ...q, from: q.to - 300_000 }).then(
@@ -208,7 +214,14 @@ async function settle(store: { reports: ReportStore }, q: ReportQuery): Promise<
         throw error;
       },
     );
-    if (done) return;
+    if (done) break;
+  }
+  // Idle: under a twentieth of a core over a quarter of a second (a runaway read keeps one busy).
+  for (let waited = 0; waited < 600_000; waited += 250) {
+    const before = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const used = process.cpuUsage(before);
+    if ((used.user + used.system) / 1000 < 250 / 20) return;
   }
 }
 
