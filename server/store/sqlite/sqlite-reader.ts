@@ -256,7 +256,7 @@ interface Runaway {
 interface KeptAnswer {
   answer: PackedRows;
   until: number;
-  /** Its memory, roughly: the blobs' bytes and {@link CELL_BYTES} a cell. */
+  /** Its memory, about ({@link sizeOf}). */
   size: number;
 }
 
