@@ -263,6 +263,11 @@ export interface ReportStore {
    * again later).
    */
   keepFilteredAhead(whenIdle?: boolean): Promise<boolean>;
+  /**
+   * Resolves once what reports started keeping in this process (an experiment report's cells,
+   * built after its first read) is kept or given up.
+   */
+  keptSettled(): Promise<void>;
   totals(query: ReportQuery): Promise<Totals>;
   /** Buckets of `bucketMs` (a minute, an hour, a day), aligned to the epoch (UTC). */
   series(query: ReportQuery, bucketMs: number): Promise<SeriesPoint[]>;

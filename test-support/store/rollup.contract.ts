@@ -201,15 +201,21 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       }
     };
 
-    /** The panels as they are now, after a refresh, and from the events alone are all equal. */
+    /**
+     * The panels as they are now, after a refresh, once what their reads keep is kept (an
+     * experiment report's cells, built after its first read), and from the events alone are all equal.
+     */
     const expectExact = async (store: EventStore, loc: RollupLocation, projectId: string) => {
       const now = await panels(store, projectId);
       await settle(store, loc, projectId);
       const rolled = await panels(store, projectId);
+      await store.reports.keptSettled();
+      const kept = await panels(store, projectId);
       await markAll(loc, projectId);
       const raw = await panels(store, projectId);
       await settle(store, loc, projectId);
       expect(rolled).toEqual(raw);
+      expect(kept).toEqual(raw);
       expect(now).toEqual(raw);
       return raw;
     };
@@ -913,6 +919,101 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         expect(await rows()).toEqual([]);
         expect(await versionOf()).toBe(version + 1);
         expect(await keep(version)).toBe(0);
+      });
+    });
+
+    it('answers the experiment report from the cells it keeps, exactly, with yesterday from the rollups and today from the events, after late events and an erasure', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const today = Math.floor(Date.now() / DAY);
+        const events = [...generateProject({ projectId, start: (today - 6) * DAY, days: 7, sessions: 160, seed: 21, idPrefix: 'c' })];
+        await store.write({ events, chunks: [] });
+        await settle(store, loc, projectId);
+        const to = Date.now() + 1;
+        const ranges: Array<[number, number]> = [
+          [(today - 6) * DAY, to],
+          [(today - 6) * DAY, (today - 1) * DAY],
+          [(today - 3) * DAY, to],
+          [(today - 4) * DAY, (today - 2) * DAY + 5 * HOUR],
+          [(today - 1) * DAY, to],
+        ];
+        const kinds: Array<[Partial<ReportQuery>, string | null]> = [
+          [{}, 'purchase'],
+          [{ visitorKey: 'hash', includeBots: true }, 'purchase'],
+          [{}, null],
+        ];
+        const answers = () =>
+          Promise.all(
+            ranges.flatMap(([from, end]) =>
+              kinds.map(([over, conversion]) =>
+                store.reports.experiment({ projectId, from, to: end, filters: {}, includeBots: false, visitorKey: 'anonymous', ...over }, 'checkout-button', conversion),
+              ),
+            ),
+          );
+        /** The answers from the events alone (every recent day marked), then refreshed. */
+        const fromEvents = async () => {
+          for (let day = today - 7; day <= today; day++) {
+            await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING', [projectId, day]);
+          }
+          const raw = await answers();
+          await settle(store, loc, projectId);
+          return raw;
+        };
+        /** The answers once the cells are built equal the events', and come from the cells. */
+        const expectFromCells = async () => {
+          await answers();
+          await store.reports.keptSettled();
+          const kept = await answers();
+          // A change to the exposure rows of a day the cells hold does not show: the cells are read.
+          await loc.sql("UPDATE rollup_exposures SET variant = 'zzz' WHERE project_id = ? AND day = ?", [projectId, today - 4]);
+          expect(await answers()).toEqual(kept);
+          expect(await fromEvents()).toEqual(kept);
+          expect(kept.flat().some((variant) => variant.exposures > 0 && (variant.conversions ?? 0) > 0)).toBe(true);
+          return kept;
+        };
+        const before = await expectFromCells();
+        // Refreshed since the build (`fromEvents` refreshed every recent day): answered from the rollups, then built again.
+        expect(await answers()).toEqual(before);
+        const again = await expectFromCells();
+        expect(again).toEqual(before);
+
+        // Late: a visitor exposed four days ago converts three days ago; two visitors the cells
+        // hold as exposed and not converted convert, yesterday (from the rollups) and today (from
+        // the events); exposures today of a visitor the cells hold and of keys no refresh has seen yet.
+        const make = eventMaker(events);
+        const buyers = new Set(events.filter((e) => e.eventType === 'purchase').map((e) => e.dimensions?.anonymousId));
+        const [unconverted, unconvertedToo] = events.filter(
+          (e) => e.eventType === 'experiment_exposure' && !e.isBot && e.timestamp < (today - 3) * DAY && !buyers.has(e.dimensions?.anonymousId),
+        ) as [StoredEvent, StoredEvent];
+        const converts = (e: StoredEvent, id: string, at: number): StoredEvent => ({ ...e, eventId: id, eventType: 'purchase', timestamp: at, receivedAt: at, properties: { amount: 1 } });
+        const late = [
+          make('late-x', 'late-s1', (today - 4) * DAY + 9 * HOUR, 'experiment_exposure', '/', { properties: { experiment: 'checkout-button', variant: 'green' } }),
+          make('late-c', 'late-s2', (today - 3) * DAY + 9 * HOUR, 'purchase', '/'),
+          converts(unconverted, 'late-yesterday', (today - 1) * DAY + 3 * HOUR),
+        ];
+        await store.write({ events: late, chunks: [] });
+        const marked = await answers();
+        await settle(store, loc, projectId);
+        const model = events.find((e) => e.eventType === 'experiment_exposure' && !e.isBot && e.timestamp < (today - 3) * DAY) as StoredEvent;
+        const now = Date.now() - 1000;
+        const fresh = make('new-x', 'new-s', now, 'experiment_exposure', '/', {
+          properties: { experiment: 'checkout-button', variant: 'blue', anonymous_id: 'new-visitor' },
+          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId: 'new-visitor' },
+          visitorId: 'new-hash',
+        });
+        const returning = { ...model, eventId: 'returning-x', sessionId: 'returning-s', timestamp: now, receivedAt: now };
+        await store.write({ events: [fresh, returning, converts(unconvertedToo, 'late-today', now), { ...fresh, eventId: 'new-c', eventType: 'purchase', timestamp: now + 1, receivedAt: now + 1, properties: { anonymous_id: 'new-visitor' } }], chunks: [] });
+        const withToday = await answers();
+        expect(withToday).not.toEqual(before);
+        expect(marked).not.toEqual(before);
+        const after = await expectFromCells();
+        expect(after).toEqual(withToday);
+
+        // An erasure marks the user's days: answered from the rollups until the cells are built again.
+        const user = events.find((e) => e.userId !== null && e.eventType === 'experiment_exposure' && e.timestamp < (today - 2) * DAY)?.userId as string;
+        expect((await store.deleteUser(projectId, user)).events).toBeGreaterThan(0);
+        const erased = await answers();
+        expect(erased).not.toEqual(after);
+        expect(await expectFromCells()).toEqual(erased);
       });
     });
 

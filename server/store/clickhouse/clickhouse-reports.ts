@@ -122,6 +122,8 @@ export function createClickHouseReports(transport: ClickHouseTransport, tables: 
       return false;
     },
 
+    async keptSettled() {},
+
     async totals(q): Promise<Totals> {
       const b = new Bind();
       const rows = await run(`SELECT ${totalsSql(q)} FROM ${events} WHERE ${where(q, b)}`, b);

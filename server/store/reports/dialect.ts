@@ -14,6 +14,8 @@ export interface Dialect {
   placeholder(n: number): string;
   /** The literal of `is_bot = false`. */
   falseValue: string;
+  /** The literal of `is_bot = true`. */
+  trueValue: string;
   /** A string property of `properties`, as text (null when absent). */
   textProperty(name: string): string;
   /** A numeric property of `properties`, as a number (null when absent or not a number). */
@@ -71,6 +73,7 @@ export type RunQuery = (sql: string, values: unknown[], hints?: QueryHints) => P
 export const SQLITE_DIALECT: Dialect = {
   placeholder: () => '?',
   falseValue: '0',
+  trueValue: '1',
   textProperty: (name) => `json_extract(properties, '$.${name}')`,
   numberProperty: (name) =>
     `CASE WHEN json_type(properties, '$.${name}') IN ('integer', 'real') THEN json_extract(properties, '$.${name}') END`,
@@ -85,6 +88,7 @@ export const SQLITE_DIALECT: Dialect = {
 export const POSTGRES_DIALECT: Dialect = {
   placeholder: (n) => `$${n}`,
   falseValue: 'false',
+  trueValue: 'true',
   textProperty: (name) => `(properties ->> '${name}')`,
   numberProperty: (name) => `CASE WHEN jsonb_typeof(properties -> '${name}') = 'number' THEN (properties ->> '${name}')::float8 END`,
   byteOrder: (expression) => `${expression} COLLATE "C"`,

@@ -43,6 +43,7 @@ import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggre
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 import { pageVitalsFromCounts } from './vital-counts.js';
+import { type ExperimentRowsSql, createKeptExposureGaps } from './kept-exposure-gaps.js';
 import { num } from '../shared/row-values.js';
 
 /*
@@ -192,9 +193,34 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     sessions: num(row?.sessions),
   });
 
+  // A visitor is an id of the key dictionary, or a key no refresh has given one yet (only raw
+  // rows have those: `visitsSource`); both sides group and meet on integers but for those.
+  const keyOnly = 'CASE WHEN visitor IS NULL THEN visitor_key END';
+  /** The experiment report's rows over a plan, a row per visitor (and variant). */
+  const experimentRows: ExperimentRowsSql = {
+    exposures: (q, plan, v, experiment) =>
+      `SELECT variant, visitor, ${keyOnly} AS visitor_key, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
+        WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY variant, visitor, ${keyOnly}`,
+    conversions: (q, plan, v, conversion) =>
+      `SELECT visitor, ${keyOnly} AS visitor_key, MAX(last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
+        dim: 'event_type',
+        value: conversion,
+        rawValue: 'event_type',
+        rawExtra: () => ` AND event_type = ${v.add(conversion)}`,
+      })}) c WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY visitor, ${keyOnly}`,
+  };
+  const exposureGaps =
+    refreshNext === undefined
+      ? null
+      : createKeptExposureGaps(dialect, { run, runBackground: runBackground ?? run, rows: experimentRows, onKeepError: options.onKeepError });
+
   return {
     async refreshRollups(skip) {
       return refreshNext === undefined ? 0 : refreshAll((beforeDay) => refreshNext(beforeDay, skip));
+    },
+
+    async keptSettled() {
+      await exposureGaps?.settled();
     },
 
     async keepFilteredAhead(whenIdle) {
@@ -423,15 +449,15 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {
       const plan = await rollupPlan(q, 0);
+      if (plan !== null && exposureGaps !== null) {
+        const kept = await exposureGaps.read(q, plan, experiment, conversion);
+        if (kept !== null) return kept;
+      }
       const v = new Values(dialect);
       const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
-      // A visitor is an id of the key dictionary, or a key no refresh has given one yet (only raw
-      // rows have those: `visitsSource`); both sides group and meet on integers but for those.
-      const keyOnly = 'CASE WHEN visitor IS NULL THEN visitor_key END';
       const exposures =
         plan !== null
-          ? `SELECT variant, visitor, ${keyOnly} AS visitor_key, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
-        WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY variant, visitor, ${keyOnly}`
+          ? experimentRows.exposures(q, plan, v, experiment)
           : `SELECT ${variant} AS variant, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MIN(timestamp) AS first FROM events
         WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
           AND ${visitorOf(q)} IS NOT NULL
@@ -446,12 +472,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       }
       const conversions =
         plan !== null
-          ? `SELECT visitor, ${keyOnly} AS visitor_key, MAX(last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
-              dim: 'event_type',
-              value: conversion,
-              rawValue: 'event_type',
-              rawExtra: () => ` AND event_type = ${v.add(conversion)}`,
-            })}) c WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY visitor, ${keyOnly}`
+          ? experimentRows.conversions(q, plan, v, conversion)
           : `SELECT CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MAX(timestamp) AS last FROM events
         WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
       // A visitor converted when a conversion event came at or after their first exposure. The

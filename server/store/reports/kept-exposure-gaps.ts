@@ -1,0 +1,233 @@
+import type { ReportQuery, VariantResult } from '../report-store.js';
+import { type Dialect, type RunQuery, Values } from './dialect.js';
+import { type ExposureGaps, type GapConversion, type GapExposure, type GapTail, answerExposureGaps, buildExposureGaps } from './exposure-gaps.js';
+import type { DayPlan } from './rollup-queries.js';
+import { DAY_MS } from './rollup-schema.js';
+import { num } from '../shared/row-values.js';
+
+/*
+ * The experiment report's cells (`exposure-gaps.ts`), kept in memory per experiment, conversion,
+ * kind of visitor and bots (docs/decisions.md, "The experiment report's kept cells").
+ *
+ * - A report finding none answers from the rollups as before and starts a build in the
+ *   background: one read, in one snapshot, of the rollups' exposure rows of the experiment and
+ *   conversion rows of the event type over 90 days (or from the report's first day) up to the day
+ *   before yesterday, with each day's refresh version and mark. Yesterday is left out: late events
+ *   of the night before refresh it, and a refreshed day makes the cells stale for the ranges over it.
+ * - A report over whole days from one the cells hold reads, in one statement, the versions and
+ *   marks of its days the cells hold, and its tail: its days after them, read as every report
+ *   reads them (rollups, and the events of marked days and today), a row per visitor.
+ *   - One of those days marked (a late event, an erasure, retention: each marks the days it
+ *     changes), or marked when the cells were built: answered from the rollups, which read it from
+ *     the events, until a refresh has built it again.
+ *   - One of them refreshed since the build: answered from the rollups, and a new build starts.
+ *   - The cells stay for the ranges over other days: only a range's own days matter.
+ * - A report starting before the cells, or within a day (its first hours are in no cell), is
+ *   answered from the rollups; one starting before them starts a build from its first day.
+ * - Once a day has passed since the build, the next report starts a new build and is answered from
+ *   the cells it has.
+ *
+ * Cells live in this process only: another process's erasure is seen through the marks and
+ * versions, like its own. They take a few megabytes at ten million events; past `maxBytes` the
+ * least recently read go.
+ */
+
+/** How a report reads its rows of exposures and conversions, a row per visitor (`report-queries.ts`). */
+export interface ExperimentRowsSql {
+  /** `variant, visitor, visitor_key, first`: a row per variant and visitor exposed in the plan's range. */
+  exposures(q: ReportQuery, plan: DayPlan, v: Values, experiment: string): string;
+  /** `visitor, visitor_key, last`: a row per visitor with the event type in the plan's range. */
+  conversions(q: ReportQuery, plan: DayPlan, v: Values, conversion: string): string;
+}
+
+/** Options of {@link createKeptExposureGaps}. */
+export interface KeptExposureGapsOptions {
+  /** Runs a report's statement. */
+  run: RunQuery;
+  /** Runs a build's read, where it does not queue with the reports'. */
+  runBackground: RunQuery;
+  rows: ExperimentRowsSql;
+  /** The clock, ms (tests move it). */
+  now?: () => number;
+  /** The bytes of cells kept at most; the least recently read go first. */
+  maxBytes?: number;
+  /** A build failed (the report was answered). */
+  onKeepError?: (error: unknown) => void;
+}
+
+/** The experiment report's kept cells. */
+export interface KeptExposureGaps {
+  /** The report from the cells, or null: none fit (answer from the rollups; a build may have started). */
+  read(q: ReportQuery, plan: DayPlan, experiment: string, conversion: string | null): Promise<VariantResult[] | null>;
+  /** Resolves once the builds started so far have kept their cells or given up. */
+  settled(): Promise<void>;
+}
+
+/** The days the cells cover from the newest back, at least (the dashboard's longest range). */
+const SPAN_DAYS = 90;
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** The version kept for a day marked when the cells were built: no refresh version equals it. */
+const MARKED = -1;
+
+interface Kept {
+  gaps: ExposureGaps;
+  /** The cells hold days [first, last]. */
+  first: number;
+  last: number;
+  /** Each day's refresh version when the cells were built (absent: none, 0). */
+  versions: Map<number, number>;
+}
+
+/** The kept cells of one store. */
+export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGapsOptions): KeptExposureGaps {
+  const now = options.now ?? Date.now;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  /** In order of last use, the most recent last. */
+  const kept = new Map<string, Kept>();
+  const building = new Map<string, Promise<void>>();
+
+  const keyOf = (q: ReportQuery, experiment: string, conversion: string | null) =>
+    JSON.stringify([q.projectId, experiment, conversion, q.visitorKey, q.includeBots]);
+
+  const build = (key: string, q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number) => {
+    if (building.has(key) || last < first) return;
+    const done = buildCells(q, experiment, conversion, first, last)
+      .then((cells) => {
+        kept.delete(key);
+        kept.set(key, cells);
+        let bytes = 0;
+        for (const entry of kept.values()) bytes += entry.gaps.bytes;
+        for (const [old, entry] of kept) {
+          if (bytes <= maxBytes || old === key) break;
+          kept.delete(old);
+          bytes -= entry.gaps.bytes;
+        }
+      })
+      .catch((error: unknown) => options.onKeepError?.(error))
+      .finally(() => building.delete(key));
+    building.set(key, done);
+  };
+
+  /** The cells over days [first, last] in one snapshot. */
+  const buildCells = async (q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number): Promise<Kept> => {
+    const v = new Values(dialect);
+    const visitor = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+    const bots = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
+    const days = (from: string) => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day <= ${v.add(last)}${from}`;
+    const parts = [
+      `SELECT 0 AS kind, variant, visitor, day, t FROM (SELECT variant, ${visitor} AS visitor, day, MIN(first_ts) AS t FROM rollup_exposures
+        WHERE ${days('')} AND experiment = ${v.add(experiment)}${bots} AND ${visitor} IS NOT NULL GROUP BY variant, ${visitor}, day) x`,
+    ];
+    if (conversion !== null) {
+      // Day by day (`rollup-queries.ts` says why), both values of is_bot named so each day is one seek.
+      // (Values are added in the order of the text, for SQLite's positional `?`.)
+      const project = v.add(q.projectId);
+      const list: string[] = [];
+      for (let day = first; day <= last; day++) list.push(v.add(day));
+      const isBot = q.includeBots ? `is_bot IN (${dialect.falseValue}, ${dialect.trueValue})` : `is_bot = ${dialect.falseValue}`;
+      parts.push(`SELECT 1, CAST(NULL AS TEXT), visitor, day, t FROM (SELECT ${visitor} AS visitor, day, MAX(last_ts) AS t FROM rollup_values
+        WHERE project_id = ${project} AND dim = 'event_type' AND day IN (${list.join(', ')}) AND ${isBot} AND value = ${v.add(conversion)}
+          AND ${visitor} IS NOT NULL GROUP BY ${visitor}, day) c`);
+    }
+    parts.push(`SELECT 2, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(version AS BIGINT) FROM rollup_versions WHERE ${days('')}`);
+    parts.push(`SELECT 3, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(NULL AS BIGINT) FROM rollup_dirty WHERE ${days('')}`);
+    const rows = await options.runBackground(
+      `SELECT * FROM (${parts.join('\n  UNION ALL ')}) r ORDER BY kind, visitor, ${dialect.byteOrder('variant')}, day`,
+      v.list,
+    );
+    const exposures: GapExposure[] = [];
+    const conversions: GapConversion[] = [];
+    const versions = new Map<number, number>();
+    for (const row of rows) {
+      const kind = num(row.kind);
+      if (kind === 0) exposures.push({ variant: String(row.variant), visitor: num(row.visitor), day: num(row.day), first: num(row.t) });
+      else if (kind === 1) conversions.push({ visitor: num(row.visitor), day: num(row.day), last: num(row.t) });
+      else if (kind === 2) versions.set(num(row.day), num(row.t));
+    }
+    // A day marked in the snapshot has rollups a refresh will replace: no range over it is
+    // answered until the cells are built again after that refresh (its version then differs).
+    for (const row of rows) if (num(row.kind) === 3) versions.set(num(row.day), MARKED);
+    return { gaps: buildExposureGaps(exposures, conversions), first, last, versions };
+  };
+
+  return {
+    async read(q, plan, experiment, conversion) {
+      if (plan.days === null || q.from !== plan.days.first * DAY_MS) return null;
+      const key = keyOf(q, experiment, conversion);
+      const a = plan.days.first;
+      const b = plan.days.end - 1;
+      const newest = Math.floor(now() / DAY_MS) - 2;
+      const cells = kept.get(key);
+      if (cells === undefined || cells.first > a) {
+        build(key, q, experiment, conversion, Math.min(a, newest - SPAN_DAYS + 1), newest);
+        return null;
+      }
+      kept.delete(key);
+      kept.set(key, cells);
+      const end = Math.min(b, cells.last);
+      const tail = await readTail(q, plan, experiment, conversion, cells, a, end);
+      if (tail === 'marked') return null;
+      // The cells stay for ranges without the changed day (only a range's own days matter).
+      if (tail === 'changed' || cells.last < newest) build(key, q, experiment, conversion, Math.min(cells.first, newest - SPAN_DAYS + 1), newest);
+      if (tail === 'changed') return null;
+      return answerExposureGaps(cells.gaps, a, end, tail, conversion !== null);
+    },
+
+    async settled() {
+      while (building.size > 0) await Promise.all(building.values());
+    },
+  };
+
+  /**
+   * The tail of a report after day `end` and, in the same snapshot, the versions and marks of its
+   * days [a, end]: `marked` when one of them is marked (a refresh will change it), `changed` when
+   * one was refreshed since the cells were built.
+   */
+  async function readTail(
+    q: ReportQuery,
+    plan: DayPlan,
+    experiment: string,
+    conversion: string | null,
+    cells: Kept,
+    a: number,
+    end: number,
+  ): Promise<GapTail | 'marked' | 'changed'> {
+    const days = plan.days as NonNullable<DayPlan['days']>;
+    const from = Math.max(a, end + 1);
+    const tailPlan: DayPlan = {
+      days: from < days.end && days.dirty.filter((day) => day >= from).length < days.end - from ? { first: from, end: days.end, dirty: days.dirty.filter((day) => day >= from) } : null,
+      raw: plan.raw.filter(([start]) => start >= from * DAY_MS),
+    };
+    const tailQ: ReportQuery = { ...q, from: from * DAY_MS };
+    const v = new Values(dialect);
+    const parts: string[] = [];
+    const hasTail = tailPlan.days !== null || tailPlan.raw.length > 0;
+    if (hasTail) {
+      parts.push(`SELECT 0 AS kind, variant, visitor, visitor_key, first AS t, CAST(NULL AS BIGINT) AS day FROM (${options.rows.exposures(tailQ, tailPlan, v, experiment)}) x`);
+      if (conversion !== null) {
+        parts.push(`SELECT 1, CAST(NULL AS TEXT), visitor, visitor_key, last, CAST(NULL AS BIGINT) FROM (${options.rows.conversions(tailQ, tailPlan, v, conversion)}) c`);
+      }
+    }
+    if (end >= a) {
+      const range = () => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(a)} AND day <= ${v.add(end)}`;
+      // Named in full: this may be the union's first part, which names the columns.
+      parts.push(`SELECT 2 AS kind, CAST(NULL AS TEXT) AS variant, CAST(NULL AS BIGINT) AS visitor, CAST(NULL AS TEXT) AS visitor_key, CAST(version AS BIGINT) AS t, day FROM rollup_versions WHERE ${range()}`);
+      parts.push(`SELECT 3, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day FROM rollup_dirty WHERE ${range()}`);
+    }
+    if (parts.length === 0) return { exposures: [], conversions: [] };
+    const rows = await options.run(parts.join('\n  UNION ALL '), v.list);
+    const tail: { exposures: Array<GapTail['exposures'][number]>; conversions: Array<GapTail['conversions'][number]> } = { exposures: [], conversions: [] };
+    const seen = new Map<number, number>();
+    for (const row of rows) {
+      const kind = num(row.kind);
+      const visitor = row.visitor === null || row.visitor === undefined ? null : num(row.visitor);
+      const key = row.visitor_key === null || row.visitor_key === undefined ? null : String(row.visitor_key);
+      if (kind === 0) tail.exposures.push({ variant: String(row.variant), visitor, key, first: num(row.t) });
+      else if (kind === 1) tail.conversions.push({ visitor, key, last: num(row.t) });
+      else if (kind === 2) seen.set(num(row.day), num(row.t));
+      else return 'marked';
+    }
+    for (let day = a; day <= end; day++) if ((seen.get(day) ?? 0) !== (cells.versions.get(day) ?? 0)) return 'changed';
+    return tail;
+  }
+}
