@@ -976,23 +976,32 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const again = await expectFromCells();
         expect(again).toEqual(before);
 
-        // Late: a visitor exposed four days ago converts three days ago; two visitors the cells
+        // Late: a new visitor exposed four days ago converts three days ago, and a visitor exposed
+        // before and not converted converts three days ago (days the cells hold); two visitors the cells
         // hold as exposed and not converted convert, yesterday (from the rollups) and today (from
         // the events); exposures today of a visitor the cells hold and of keys no refresh has seen yet.
         const make = eventMaker(events);
         const buyers = new Set(events.filter((e) => e.eventType === 'purchase').map((e) => e.dimensions?.anonymousId));
-        const [unconverted, unconvertedToo] = events.filter(
+        const [unconverted, unconvertedToo, unconvertedThird] = events.filter(
           (e) => e.eventType === 'experiment_exposure' && !e.isBot && e.timestamp < (today - 3) * DAY && !buyers.has(e.dimensions?.anonymousId),
-        ) as [StoredEvent, StoredEvent];
+        ) as [StoredEvent, StoredEvent, StoredEvent];
         const converts = (e: StoredEvent, id: string, at: number): StoredEvent => ({ ...e, eventId: id, eventType: 'purchase', timestamp: at, receivedAt: at, properties: { amount: 1 } });
         const late = [
-          make('late-x', 'late-s1', (today - 4) * DAY + 9 * HOUR, 'experiment_exposure', '/', { properties: { experiment: 'checkout-button', variant: 'green' } }),
-          make('late-c', 'late-s2', (today - 3) * DAY + 9 * HOUR, 'purchase', '/'),
+          make('late-x', 'late-s1', (today - 4) * DAY + 9 * HOUR, 'experiment_exposure', '/', {
+            properties: { experiment: 'checkout-button', variant: 'green', anonymous_id: 'late-visitor' },
+            dimensions: { ...(events[0]?.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId: 'late-visitor' },
+          }),
+          make('late-c', 'late-s2', (today - 3) * DAY + 9 * HOUR, 'purchase', '/', {
+            properties: { anonymous_id: 'late-visitor' },
+            dimensions: { ...(events[0]?.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId: 'late-visitor' },
+          }),
+          converts(unconvertedThird, 'late-third', (today - 3) * DAY + 10 * HOUR),
           converts(unconverted, 'late-yesterday', (today - 1) * DAY + 3 * HOUR),
         ];
         await store.write({ events: late, chunks: [] });
+        // Their days marked, the cells do not answer for them: the answers are the events'.
         const marked = await answers();
-        await settle(store, loc, projectId);
+        expect(marked).toEqual(await fromEvents());
         const model = events.find((e) => e.eventType === 'experiment_exposure' && !e.isBot && e.timestamp < (today - 3) * DAY) as StoredEvent;
         const now = Date.now() - 1000;
         const fresh = make('new-x', 'new-s', now, 'experiment_exposure', '/', {

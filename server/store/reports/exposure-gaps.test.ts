@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { VariantResult } from '../report-store.js';
-import { type GapConversion, type GapExposure, type GapTail, answerExposureGaps, buildExposureGaps } from './exposure-gaps.js';
+import { ExposureGapsBuilder, type GapConversion, type GapExposure, type GapTail, answerExposureGaps } from './exposure-gaps.js';
 
 const DAY = 86_400_000;
 
@@ -35,30 +35,26 @@ function oracle(events: readonly Event[], from: number, to: number, conversions:
     });
 }
 
-/** The cells' input from the events of days up to `hi`, as the rollups hold them. */
-function rollupRows(events: readonly Event[], hi: number): { exposures: GapExposure[]; conversions: GapConversion[] } {
-  const exposures = new Map<string, GapExposure>();
-  const conversions = new Map<string, GapConversion>();
+/** The cells' input from the events of days up to `hi`, as the rollups hold them: per day, a row per variant and visitor, and per visitor. */
+function rollupDays(events: readonly Event[], hi: number): Map<number, { exposures: Map<string, GapExposure>; conversions: Map<number, GapConversion> }> {
+  const days = new Map<number, { exposures: Map<string, GapExposure>; conversions: Map<number, GapConversion> }>();
   for (const event of events) {
     const day = Math.floor(event.ts / DAY);
     if (day > hi || typeof event.visitor !== 'number') continue;
+    const rows = days.get(day) ?? { exposures: new Map<string, GapExposure>(), conversions: new Map<number, GapConversion>() };
+    days.set(day, rows);
     if (event.variant === null) {
-      const key = `${event.visitor}:${day}`;
-      const row = conversions.get(key);
-      if (row === undefined) conversions.set(key, { visitor: event.visitor, day, last: event.ts });
+      const row = rows.conversions.get(event.visitor);
+      if (row === undefined) rows.conversions.set(event.visitor, { visitor: event.visitor, last: event.ts });
       else row.last = Math.max(row.last, event.ts);
     } else {
-      const key = `${event.visitor}:${event.variant}:${day}`;
-      const row = exposures.get(key);
-      if (row === undefined) exposures.set(key, { visitor: event.visitor, variant: event.variant, day, first: event.ts });
+      const key = `${event.visitor}:${event.variant}`;
+      const row = rows.exposures.get(key);
+      if (row === undefined) rows.exposures.set(key, { visitor: event.visitor, variant: event.variant, first: event.ts });
       else row.first = Math.min(row.first, event.ts);
     }
   }
-  const byBytes = (x: string, y: string) => Buffer.compare(Buffer.from(x), Buffer.from(y));
-  return {
-    exposures: [...exposures.values()].sort((x, y) => x.visitor - y.visitor || byBytes(x.variant, y.variant) || x.day - y.day),
-    conversions: [...conversions.values()].sort((x, y) => x.visitor - y.visitor || x.day - y.day),
-  };
+  return days;
 }
 
 /** The tail's rows over [from, to), a row per variant and visitor, and per visitor. */
@@ -85,8 +81,13 @@ function tailOf(events: readonly Event[], from: number, to: number): GapTail {
 
 /** The cells built up to day `hi`, answering [a, to) with the rest as the tail. */
 function fromCells(events: readonly Event[], hi: number, a: number, to: number, conversions: boolean): VariantResult[] {
-  const rows = rollupRows(events, hi);
-  const gaps = buildExposureGaps(rows.exposures, rows.conversions);
+  const builder = new ExposureGapsBuilder();
+  const days = rollupDays(events, hi);
+  for (const day of [...days.keys()].sort((x, y) => x - y)) {
+    const rows = days.get(day) as NonNullable<ReturnType<typeof days.get>>;
+    builder.addDay(day, rows.exposures.values(), rows.conversions.values());
+  }
+  const gaps = builder.finish();
   const end = Math.min(Math.floor(to / DAY) - 1, hi);
   return answerExposureGaps(gaps, a, end, tailOf(events, Math.max(a, end + 1) * DAY, to), conversions);
 }
@@ -152,15 +153,9 @@ describe('exposure gaps', () => {
     expect(fromCells(events, 5, 3, 5 * DAY, true)).toEqual([{ variant: 'a', exposures: 1, conversions: 0 }]);
   });
 
-  it('refuse exposures out of visitor order', () => {
-    expect(() =>
-      buildExposureGaps(
-        [
-          { visitor: 2, variant: 'a', day: 1, first: 1 },
-          { visitor: 1, variant: 'a', day: 1, first: 1 },
-        ],
-        [],
-      ),
-    ).toThrow(/order/);
+  it('refuse days out of order', () => {
+    const builder = new ExposureGapsBuilder();
+    builder.addDay(2, [], []);
+    expect(() => builder.addDay(2, [], [])).toThrow(/order/);
   });
 });

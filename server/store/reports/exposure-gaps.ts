@@ -20,18 +20,16 @@ import type { VariantResult } from '../report-store.js';
  * their rows kept by visitor.
  */
 
-/** One variant, visitor and day of exposures: the day's first exposure time. */
+/** One variant and visitor exposed on a day: the day's first exposure time. */
 export interface GapExposure {
   variant: string;
   visitor: number;
-  day: number;
   first: number;
 }
 
-/** One visitor and day of conversions: the day's last conversion time. */
+/** One visitor converting on a day: the day's last conversion time. */
 export interface GapConversion {
   visitor: number;
-  day: number;
   last: number;
 }
 
@@ -48,88 +46,126 @@ export interface ExposureGaps {
   readonly variants: readonly string[];
   /** Per cell: its variant (an index of `variants`), p, e, c and the number of visitors. */
   readonly cells: { variant: Uint16Array; p: Int32Array; e: Int32Array; c: Int32Array; n: Int32Array };
-  /** The visitors with rows, ascending; the rows of `visitors[i]` are `starts[i]` to `starts[i + 1]`. */
+  /** The visitors with rows, ascending, and each one's newest row. */
   readonly visitors: Float64Array;
-  readonly starts: Int32Array;
-  /** Per row, in order of visitor, variant and day: its variant, day `e` and `c`. */
-  readonly rows: { variant: Uint16Array; e: Int32Array; c: Int32Array };
+  readonly newest: Int32Array;
+  /** Per row: its variant, day `e`, `c`, and the visitor's row before it (-1: none), newest first. */
+  readonly rows: { variant: Uint16Array; e: Int32Array; c: Int32Array; previous: Int32Array };
   /** What the arrays hold, in bytes. */
   readonly bytes: number;
 }
 
+/** A column of numbers that grows as rows are added. */
+class Column<T extends Int32Array | Uint16Array | Float64Array> {
+  length = 0;
+  constructor(
+    public values: T,
+    private readonly make: (size: number) => T,
+  ) {}
+  push(value: number): void {
+    if (this.length === this.values.length) {
+      const grown = this.make(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.length++] = value;
+  }
+  trimmed(): T {
+    return this.values.slice(0, this.length) as T;
+  }
+}
+
+const int32 = () => new Column(new Int32Array(1024), (n) => new Int32Array(n));
+
 /**
- * Builds the cells from a visitor's exposures and conversions, both in order of visitor (then
- * variant and day, and day). Conversions of visitors never exposed may be in `conversions`; they
- * are passed over.
+ * Builds the cells a day at a time, in ascending order of days, so that a build reads the
+ * rollups in small pieces: each day's rows are a few megabytes at most.
  */
-export function buildExposureGaps(exposures: Iterable<GapExposure>, conversions: readonly GapConversion[]): ExposureGaps {
-  const variantIndex = new Map<string, number>();
-  const visitors: number[] = [];
-  const starts: number[] = [];
-  const rowVariant: number[] = [];
-  const rowDay: number[] = [];
-  const rowC: number[] = [];
-  const cellCounts = new Map<string, number>();
-  let at = 0; // the first conversion of the current visitor or later
-  let visitor = Number.NaN;
-  let variant = -1;
-  let previous = -1;
-  for (const row of exposures) {
-    if (row.visitor !== visitor) {
-      if (row.visitor < visitor) throw new Error('buildExposureGaps: exposures out of visitor order.');
-      visitor = row.visitor;
-      variant = -1;
-      visitors.push(visitor);
-      starts.push(rowDay.length);
-      while (at < conversions.length && (conversions[at] as GapConversion).visitor < visitor) at++;
+export class ExposureGapsBuilder {
+  private readonly variantIndex = new Map<string, number>();
+  /** Each visitor's newest row. */
+  private readonly newest = new Map<number, number>();
+  private readonly variant = new Column(new Uint16Array(1024), (n) => new Uint16Array(n));
+  private readonly e = int32();
+  private readonly p = int32();
+  private readonly c = int32();
+  private readonly previous = int32();
+  /** The first exposure time of each row of the current day (earlier days' are not needed). */
+  private readonly firstToday = new Map<number, number>();
+  private day = Number.NEGATIVE_INFINITY;
+
+  /** Adds a day's exposures (a row per variant and visitor) and conversions (a row per visitor). */
+  addDay(day: number, exposures: Iterable<GapExposure>, conversions: Iterable<GapConversion>): void {
+    if (day <= this.day) throw new Error('ExposureGapsBuilder: days out of order.');
+    this.day = day;
+    this.firstToday.clear();
+    const variant = this.variant;
+    for (const row of exposures) {
+      let index = this.variantIndex.get(row.variant);
+      if (index === undefined) {
+        index = this.variantIndex.size;
+        this.variantIndex.set(row.variant, index);
+      }
+      const newest = this.newest.get(row.visitor) ?? -1;
+      let p = -1;
+      for (let r = newest; r >= 0; r = this.previous.values[r] as number) {
+        if (variant.values[r] === index) {
+          p = this.e.values[r] as number;
+          break;
+        }
+      }
+      const at = variant.length;
+      variant.push(index);
+      this.e.push(day);
+      this.p.push(p);
+      this.c.push(-1);
+      this.previous.push(newest);
+      this.newest.set(row.visitor, at);
+      this.firstToday.set(at, row.first);
     }
-    let index = variantIndex.get(row.variant);
-    if (index === undefined) {
-      index = variantIndex.size;
-      variantIndex.set(row.variant, index);
-    }
-    if (index !== variant) {
-      variant = index;
-      previous = -1;
-    }
-    let c = -1;
-    for (let k = at; k < conversions.length; k++) {
-      const conversion = conversions[k] as GapConversion;
-      if (conversion.visitor !== visitor) break;
-      if (conversion.day > row.day || (conversion.day === row.day && conversion.last >= row.first)) {
-        c = conversion.day;
-        break;
+    // A conversion converts every earlier exposure of its visitor not converted yet, and the day's
+    // own exposures at or before it.
+    for (const row of conversions) {
+      for (let r = this.newest.get(row.visitor) ?? -1; r >= 0; r = this.previous.values[r] as number) {
+        if (this.c.values[r] !== -1) continue;
+        const first = this.firstToday.get(r);
+        if (first === undefined || first <= row.last) this.c.values[r] = day;
       }
     }
-    rowVariant.push(index);
-    rowDay.push(row.day);
-    rowC.push(c);
-    const key = `${index},${previous},${row.day},${c}`;
-    cellCounts.set(key, (cellCounts.get(key) ?? 0) + 1);
-    previous = row.day;
   }
-  starts.push(rowDay.length);
-  const size = cellCounts.size;
-  const cells = { variant: new Uint16Array(size), p: new Int32Array(size), e: new Int32Array(size), c: new Int32Array(size), n: new Int32Array(size) };
-  let i = 0;
-  for (const [key, n] of cellCounts) {
-    const [v, p, e, c] = key.split(',').map(Number) as [number, number, number, number];
-    cells.variant[i] = v;
-    cells.p[i] = p;
-    cells.e[i] = e;
-    cells.c[i] = c;
-    cells.n[i] = n;
-    i++;
+
+  /** The cells of the days added. */
+  finish(): ExposureGaps {
+    const rows = this.variant.length;
+    const counts = new Map<string, number>();
+    for (let r = 0; r < rows; r++) {
+      const key = `${this.variant.values[r]},${this.p.values[r]},${this.e.values[r]},${this.c.values[r]}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const size = counts.size;
+    const cells = { variant: new Uint16Array(size), p: new Int32Array(size), e: new Int32Array(size), c: new Int32Array(size), n: new Int32Array(size) };
+    let i = 0;
+    for (const [key, n] of counts) {
+      const [v, p, e, c] = key.split(',').map(Number) as [number, number, number, number];
+      cells.variant[i] = v;
+      cells.p[i] = p;
+      cells.e[i] = e;
+      cells.c[i] = c;
+      cells.n[i] = n;
+      i++;
+    }
+    const visitors = Float64Array.from(this.newest.keys()).sort();
+    const newest = new Int32Array(visitors.length);
+    for (let k = 0; k < visitors.length; k++) newest[k] = this.newest.get(visitors[k] as number) as number;
+    return {
+      variants: [...this.variantIndex.keys()],
+      cells,
+      visitors,
+      newest,
+      rows: { variant: this.variant.trimmed(), e: this.e.trimmed(), c: this.c.trimmed(), previous: this.previous.trimmed() },
+      bytes: size * 18 + visitors.length * 12 + rows * 14,
+    };
   }
-  const rows = { variant: Uint16Array.from(rowVariant), e: Int32Array.from(rowDay), c: Int32Array.from(rowC) };
-  return {
-    variants: [...variantIndex.keys()],
-    cells,
-    visitors: Float64Array.from(visitors),
-    starts: Int32Array.from(starts),
-    rows,
-    bytes: size * 18 + visitors.length * 12 + rowDay.length * 10,
-  };
 }
 
 /** The index of `visitor` in the ascending `visitors`, or -1. */
@@ -183,18 +219,16 @@ export function answerExposureGaps(gaps: ExposureGaps, a: number, end: number, t
     seen.add(visitor);
     const at = indexOf(gaps.visitors, visitor);
     if (at < 0) return;
-    const last = gaps.starts[at + 1] as number;
-    const { variant: rowVariant, e: rowDay, c: rowC } = gaps.rows;
-    for (let row = gaps.starts[at] as number; row < last; ) {
-      const index = rowVariant[row] as number;
-      let next = row;
-      while (next < last && rowVariant[next] === index) next++;
-      let first = row;
-      while (first < next && (rowDay[first] as number) < a) first++;
-      row = next;
-      if (first === next || (rowDay[first] as number) > end) continue;
+    // Per variant, the visitor's row with the first day from `a` (rows come newest first).
+    const firstFrom = new Map<number, number>();
+    const { variant: rowVariant, e: rowDay, c: rowC, previous } = gaps.rows;
+    for (let r = gaps.newest[at] as number; r >= 0; r = previous[r] as number) {
+      if ((rowDay[r] as number) >= a) firstFrom.set(rowVariant[r] as number, r);
+    }
+    for (const [index, r] of firstFrom) {
+      if ((rowDay[r] as number) > end) continue;
       inCells.add(`${index}:${visitor}`);
-      const c = rowC[first] as number;
+      const c = rowC[r] as number;
       if (!(c >= 0 && c <= end) && tailLast.has(visitor)) add(gaps.variants[index] as string, 1, converted);
     }
   };

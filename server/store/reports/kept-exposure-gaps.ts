@@ -1,6 +1,6 @@
 import type { ReportQuery, VariantResult } from '../report-store.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
-import { type ExposureGaps, type GapConversion, type GapExposure, type GapTail, answerExposureGaps, buildExposureGaps } from './exposure-gaps.js';
+import { type ExposureGaps, ExposureGapsBuilder, type GapConversion, type GapExposure, type GapTail, answerExposureGaps } from './exposure-gaps.js';
 import type { DayPlan } from './rollup-queries.js';
 import { DAY_MS } from './rollup-schema.js';
 import { num } from '../shared/row-values.js';
@@ -10,10 +10,11 @@ import { num } from '../shared/row-values.js';
  * kind of visitor and bots (docs/decisions.md, "The experiment report's kept cells").
  *
  * - A report finding none answers from the rollups as before and starts a build in the
- *   background: one read, in one snapshot, of the rollups' exposure rows of the experiment and
- *   conversion rows of the event type over 90 days (or from the report's first day) up to the day
- *   before yesterday, with each day's refresh version and mark. Yesterday is left out: late events
- *   of the night before refresh it, and a refreshed day makes the cells stale for the ranges over it.
+ *   background: the rollups' exposure rows of the experiment and conversion rows of the event
+ *   type over 90 days (or from the report's first day) up to the day before yesterday, read a few
+ *   days at a time, each piece with its days' refresh versions and marks in the same snapshot.
+ *   Yesterday is left out: late events of the night before refresh it, and a refreshed day makes
+ *   the cells stale for the ranges over it.
  * - A report over whole days from one the cells hold reads, in one statement, the versions and
  *   marks of its days the cells hold, and its tail: its days after them, read as every report
  *   reads them (rollups, and the events of marked days and today), a row per visitor.
@@ -66,6 +67,10 @@ export interface KeptExposureGaps {
 /** The days the cells cover from the newest back, at least (the dashboard's longest range). */
 const SPAN_DAYS = 90;
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** A build's first piece: days read at once, doubled while pieces hold fewer than a quarter of {@link PIECE_ROWS}, halved past it. */
+const FIRST_SPAN_DAYS = 4;
+const MAX_SPAN_DAYS = 64;
+const PIECE_ROWS = 50_000;
 /** The version kept for a day marked when the cells were built: no refresh version equals it. */
 const MARKED = -1;
 
@@ -108,46 +113,64 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
     building.set(key, done);
   };
 
-  /** The cells over days [first, last] in one snapshot. */
+  /**
+   * The cells over days [first, last], read a few days at a time (each piece a snapshot of its
+   * days, with their versions and marks), so that no read returns more rows than a few days
+   * hold and the server's event loop runs between them.
+   */
   const buildCells = async (q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number): Promise<Kept> => {
+    const builder = new ExposureGapsBuilder();
+    const versions = new Map<number, number>();
+    let span = FIRST_SPAN_DAYS;
+    for (let from = first; from <= last; ) {
+      const to = Math.min(last, from + span - 1);
+      const rows = await options.runBackground(...daysSql(q, experiment, conversion, from, to));
+      let at = 0;
+      for (let day = from; day <= to; day++) {
+        const exposures: GapExposure[] = [];
+        const conversions: GapConversion[] = [];
+        for (; at < rows.length && num((rows[at] as Record<string, unknown>).day) === day; at++) {
+          const row = rows[at] as Record<string, unknown>;
+          const kind = num(row.kind);
+          if (kind === 0) exposures.push({ variant: String(row.variant), visitor: num(row.visitor), first: num(row.t) });
+          else if (kind === 1) conversions.push({ visitor: num(row.visitor), last: num(row.t) });
+          else if (kind === 2) versions.set(day, num(row.t));
+          // A day marked in its snapshot has rollups a refresh will replace: no range over it is
+          // answered until the cells are built again after that refresh (its version then differs).
+          else versions.set(day, MARKED);
+        }
+        builder.addDay(day, exposures, conversions);
+      }
+      from = to + 1;
+      span = rows.length < PIECE_ROWS / 4 ? Math.min(span * 2, MAX_SPAN_DAYS) : rows.length > PIECE_ROWS ? Math.max(1, span >> 1) : span;
+    }
+    return { gaps: builder.finish(), first, last, versions };
+  };
+
+  /** A piece of a build: days [from, to]'s exposures, conversions, versions and marks, in order of day and kind. */
+  const daysSql = (q: ReportQuery, experiment: string, conversion: string | null, from: number, to: number): [string, unknown[]] => {
     const v = new Values(dialect);
     const visitor = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
+    const days = () => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(from)} AND day <= ${v.add(to)}`;
     const bots = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
-    const days = (from: string) => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day <= ${v.add(last)}${from}`;
     const parts = [
       `SELECT 0 AS kind, variant, visitor, day, t FROM (SELECT variant, ${visitor} AS visitor, day, MIN(first_ts) AS t FROM rollup_exposures
-        WHERE ${days('')} AND experiment = ${v.add(experiment)}${bots} AND ${visitor} IS NOT NULL GROUP BY variant, ${visitor}, day) x`,
+        WHERE ${days()} AND experiment = ${v.add(experiment)}${bots} AND ${visitor} IS NOT NULL GROUP BY variant, ${visitor}, day) x`,
     ];
     if (conversion !== null) {
-      // Day by day (`rollup-queries.ts` says why), both values of is_bot named so each day is one seek.
-      // (Values are added in the order of the text, for SQLite's positional `?`.)
+      // Day by day (`rollup-queries.ts` says why), both values of is_bot named so each day is one
+      // seek. (Values are added in the order of the text, for SQLite's positional `?`.)
       const project = v.add(q.projectId);
       const list: string[] = [];
-      for (let day = first; day <= last; day++) list.push(v.add(day));
+      for (let day = from; day <= to; day++) list.push(v.add(day));
       const isBot = q.includeBots ? `is_bot IN (${dialect.falseValue}, ${dialect.trueValue})` : `is_bot = ${dialect.falseValue}`;
       parts.push(`SELECT 1, CAST(NULL AS TEXT), visitor, day, t FROM (SELECT ${visitor} AS visitor, day, MAX(last_ts) AS t FROM rollup_values
         WHERE project_id = ${project} AND dim = 'event_type' AND day IN (${list.join(', ')}) AND ${isBot} AND value = ${v.add(conversion)}
           AND ${visitor} IS NOT NULL GROUP BY ${visitor}, day) c`);
     }
-    parts.push(`SELECT 2, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(version AS BIGINT) FROM rollup_versions WHERE ${days('')}`);
-    parts.push(`SELECT 3, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(NULL AS BIGINT) FROM rollup_dirty WHERE ${days('')}`);
-    const rows = await options.runBackground(
-      `SELECT * FROM (${parts.join('\n  UNION ALL ')}) r ORDER BY kind, visitor, ${dialect.byteOrder('variant')}, day`,
-      v.list,
-    );
-    const exposures: GapExposure[] = [];
-    const conversions: GapConversion[] = [];
-    const versions = new Map<number, number>();
-    for (const row of rows) {
-      const kind = num(row.kind);
-      if (kind === 0) exposures.push({ variant: String(row.variant), visitor: num(row.visitor), day: num(row.day), first: num(row.t) });
-      else if (kind === 1) conversions.push({ visitor: num(row.visitor), day: num(row.day), last: num(row.t) });
-      else if (kind === 2) versions.set(num(row.day), num(row.t));
-    }
-    // A day marked in the snapshot has rollups a refresh will replace: no range over it is
-    // answered until the cells are built again after that refresh (its version then differs).
-    for (const row of rows) if (num(row.kind) === 3) versions.set(num(row.day), MARKED);
-    return { gaps: buildExposureGaps(exposures, conversions), first, last, versions };
+    parts.push(`SELECT 2, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(version AS BIGINT) FROM rollup_versions WHERE ${days()}`);
+    parts.push(`SELECT 3, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(NULL AS BIGINT) FROM rollup_dirty WHERE ${days()}`);
+    return [`SELECT * FROM (${parts.join('\n  UNION ALL ')}) r ORDER BY day, kind`, v.list];
   };
 
   return {

@@ -1,0 +1,85 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../sqlite/sqlite-store.js';
+import { generateProject } from '../../../test-support/server/report-fixtures.js';
+import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import type { ReportQuery } from '../report-store.js';
+import { SQLITE_DIALECT } from './dialect.js';
+import { createReportStore } from './report-queries.js';
+
+/*
+ * When the experiment report's kept cells answer, on a real database that no background refresh
+ * touches (the rollup contract, test-support/store/rollup.contract.ts, checks their answers with
+ * a store's refresher running): a day marked after the build is not answered from the cells
+ * until a refresh has built it again, and then the cells are built again.
+ */
+
+const DAY = 86_400_000;
+const dir = mkdtempSync(join(tmpdir(), 'kept-exposure-gaps-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the experiment report\'s kept cells', () => {
+  it('answer a marked day from the events, a refreshed one from the rollups until built again, and other ranges from the cells', async () => {
+    const path = join(dir, 'marked.db');
+    const projectId = newProjectId();
+    const today = Math.floor(Date.now() / DAY);
+    const store = createSqliteStore({ path });
+    await store.init();
+    await store.write({ events: [...generateProject({ projectId, start: (today - 8) * DAY, days: 6, sessions: 150, seed: 4, idPrefix: 'm' })], chunks: [] });
+    while ((await store.reports.refreshRollups()) > 0);
+    await store.close();
+
+    // The store's SQL on a connection of the test's own, with no background refresh.
+    const db = new Database(path);
+    try {
+      let refreshes = 0;
+      const reports = createReportStore(SQLITE_DIALECT, async (sql, values) => db.prepare(sql).all(...(values as unknown[])) as Array<Record<string, unknown>>, {
+        // Only the rollups' plan is asked of it here: a refresh is the test's own UPDATE below.
+        refreshNext: async () => {
+          refreshes++;
+          return null;
+        },
+      });
+      const q = (from: number): ReportQuery => ({ projectId, from: from * DAY, to: (today - 2) * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' });
+      const report = (from: number) => reports.experiment(q(from), 'checkout-button', 'purchase');
+      const before = await report(today - 8);
+      await reports.keptSettled();
+      expect(await report(today - 8)).toEqual(before);
+      const ofDay5 = await report(today - 5);
+      // The cells are read: a change to a day's exposure rows does not show.
+      db.prepare("UPDATE rollup_exposures SET variant = 'zzz' WHERE project_id = ? AND day = ?").run(projectId, today - 6);
+      expect(await report(today - 8)).toEqual(before);
+
+      // A late exposure of a new visitor on a day the cells hold, and its day's mark, as a write makes them.
+      const model = db.prepare("SELECT event_id FROM events WHERE project_id = ? AND event_type = 'experiment_exposure' AND timestamp >= ? AND timestamp < ? LIMIT 1").get(projectId, (today - 6) * DAY, (today - 5) * DAY) as { event_id: string };
+      db.exec('CREATE TEMP TABLE late AS SELECT * FROM events WHERE 0');
+      db.prepare('INSERT INTO temp.late SELECT * FROM events WHERE event_id = ?').run(model.event_id);
+      db.prepare("UPDATE temp.late SET event_id = 'late-x', anonymous_id = 'late-visitor', session_id = 'late-session'").run();
+      db.exec('INSERT INTO events SELECT * FROM temp.late');
+      db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING').run(projectId, today - 6);
+      // Read from the events: the late visitor counts, and the rollup rows changed above do not.
+      const marked = await report(today - 8);
+      expect(marked.reduce((n, v) => n + v.exposures, 0)).toBe(before.reduce((n, v) => n + v.exposures, 0) + 1);
+      expect(marked.map((v) => v.variant)).toEqual(before.map((v) => v.variant));
+      // A range without the day is still answered from the cells (a change to its rows does not show).
+      db.prepare("UPDATE rollup_exposures SET variant = 'zzz' WHERE project_id = ? AND day = ?").run(projectId, today - 4);
+      expect(await report(today - 5)).toEqual(ofDay5);
+
+      // The day refreshed: its mark gone, its version moved (what a refresh does, its rows aside).
+      db.prepare('DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?').run(projectId, today - 6);
+      db.prepare('INSERT INTO rollup_versions (project_id, day, version) VALUES (?, ?, 1) ON CONFLICT (project_id, day) DO UPDATE SET version = version + 1').run(projectId, today - 6);
+      // From the rollups (their 'zzz' rows show), and a build starts; the cells built after read the rollups as they are.
+      const changed = await report(today - 8);
+      expect(changed.some((v) => v.variant === 'zzz')).toBe(true);
+      await reports.keptSettled();
+      db.prepare("UPDATE rollup_exposures SET variant = 'yyy' WHERE project_id = ? AND variant = 'zzz'").run(projectId);
+      expect(await report(today - 8)).toEqual(changed);
+      expect(refreshes).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
