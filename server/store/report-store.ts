@@ -265,7 +265,8 @@ export interface ReportStore {
   keepFilteredAhead(whenIdle?: boolean): Promise<boolean>;
   /**
    * Resolves once what reports started keeping in this process (an experiment report's cells,
-   * built after its first read) is kept or given up.
+   * built after its first read) is kept or given up: for tests and the benchmark, which time or
+   * check the reads after it.
    */
   keptSettled(): Promise<void>;
   totals(query: ReportQuery): Promise<Totals>;

@@ -928,7 +928,8 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const events = [...generateProject({ projectId, start: (today - 6) * DAY, days: 7, sessions: 160, seed: 21, idPrefix: 'c' })];
         await store.write({ events, chunks: [] });
         await settle(store, loc, projectId);
-        const to = Date.now() + 1;
+        // The ranges that end "now" end at the end of today, so that events written later fall in them.
+        const to = (today + 1) * DAY;
         const ranges: Array<[number, number]> = [
           [(today - 6) * DAY, to],
           [(today - 6) * DAY, (today - 1) * DAY],
@@ -1013,6 +1014,12 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         await store.write({ events: [fresh, returning, converts(unconvertedToo, 'late-today', now), { ...fresh, eventId: 'new-c', eventType: 'purchase', timestamp: now + 1, receivedAt: now + 1, properties: { anonymous_id: 'new-visitor' } }], chunks: [] });
         const withToday = await answers();
         expect(withToday).not.toEqual(before);
+        // The new visitor's variant, in every range with today, for each kind of report.
+        const blue = withToday.map((variants) => variants.find((variant) => variant.variant === 'blue'));
+        for (const [i, [from, end]] of ranges.flatMap((range) => kinds.map(() => range)).entries()) {
+          expect(blue[i]).toEqual(end === to ? { variant: 'blue', exposures: 1, conversions: kinds[i % kinds.length]?.[1] === null ? null : 1 } : undefined);
+          expect(from).toBeLessThan(end);
+        }
         expect(marked).not.toEqual(before);
         const after = await expectFromCells();
         expect(after).toEqual(withToday);

@@ -92,11 +92,23 @@ export class ExposureGapsBuilder {
   private readonly previous = int32();
   /** The first exposure time of each row of the current day (earlier days' are not needed). */
   private readonly firstToday = new Map<number, number>();
+  private firstDay = Number.NaN;
   private day = Number.NEGATIVE_INFINITY;
+
+  /** About what the cells built so far take, in bytes, with the map of visitors a build holds. */
+  get bytes(): number {
+    return this.variant.length * 26 + this.newest.size * 40;
+  }
+
+  /** How many variants were seen: past {@link MAX_VARIANTS}, the cells are wrong (give them up). */
+  get variants(): number {
+    return this.variantIndex.size;
+  }
 
   /** Adds a day's exposures (a row per variant and visitor) and conversions (a row per visitor). */
   addDay(day: number, exposures: Iterable<GapExposure>, conversions: Iterable<GapConversion>): void {
     if (day <= this.day) throw new Error('ExposureGapsBuilder: days out of order.');
+    if (Number.isNaN(this.firstDay)) this.firstDay = day;
     this.day = day;
     this.firstToday.clear();
     const variant = this.variant;
@@ -134,39 +146,59 @@ export class ExposureGapsBuilder {
     }
   }
 
-  /** The cells of the days added. */
-  finish(): ExposureGaps {
+  /**
+   * The cells of the days added. Asynchronous: at millions of rows it counts them in slices, and
+   * the event loop runs between slices.
+   */
+  async finish(): Promise<ExposureGaps> {
     const rows = this.variant.length;
-    const counts = new Map<string, number>();
+    // A cell as one number: its days as offsets from the first day (p and c shifted by one for -1).
+    const base = Number.isNaN(this.firstDay) ? 0 : this.firstDay;
+    const size = (Number.isNaN(this.firstDay) ? 0 : this.day - base) + 2;
+    const counts = new Map<number, number>();
     for (let r = 0; r < rows; r++) {
-      const key = `${this.variant.values[r]},${this.p.values[r]},${this.e.values[r]},${this.c.values[r]}`;
+      if (r % SLICE_ROWS === SLICE_ROWS - 1) await nextTurn();
+      const p = this.p.values[r] as number;
+      const c = this.c.values[r] as number;
+      const key = (((this.variant.values[r] as number) * size + (p < 0 ? 0 : p - base + 1)) * size + ((this.e.values[r] as number) - base)) * size + (c < 0 ? 0 : c - base + 1);
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
-    const size = counts.size;
-    const cells = { variant: new Uint16Array(size), p: new Int32Array(size), e: new Int32Array(size), c: new Int32Array(size), n: new Int32Array(size) };
+    const cells = { variant: new Uint16Array(counts.size), p: new Int32Array(counts.size), e: new Int32Array(counts.size), c: new Int32Array(counts.size), n: new Int32Array(counts.size) };
     let i = 0;
     for (const [key, n] of counts) {
-      const [v, p, e, c] = key.split(',').map(Number) as [number, number, number, number];
-      cells.variant[i] = v;
-      cells.p[i] = p;
-      cells.e[i] = e;
-      cells.c[i] = c;
+      const c = key % size;
+      const e = Math.floor(key / size) % size;
+      const p = Math.floor(key / size / size) % size;
+      cells.variant[i] = Math.floor(key / size / size / size);
+      cells.p[i] = p === 0 ? -1 : p + base - 1;
+      cells.e[i] = e + base;
+      cells.c[i] = c === 0 ? -1 : c + base - 1;
       cells.n[i] = n;
       i++;
     }
+    await nextTurn();
     const visitors = Float64Array.from(this.newest.keys()).sort();
     const newest = new Int32Array(visitors.length);
-    for (let k = 0; k < visitors.length; k++) newest[k] = this.newest.get(visitors[k] as number) as number;
+    for (let k = 0; k < visitors.length; k++) {
+      if (k % SLICE_ROWS === SLICE_ROWS - 1) await nextTurn();
+      newest[k] = this.newest.get(visitors[k] as number) as number;
+    }
     return {
       variants: [...this.variantIndex.keys()],
       cells,
       visitors,
       newest,
       rows: { variant: this.variant.trimmed(), e: this.e.trimmed(), c: this.c.trimmed(), previous: this.previous.trimmed() },
-      bytes: size * 18 + visitors.length * 12 + rows * 14,
+      bytes: counts.size * 18 + visitors.length * 12 + rows * 14,
     };
   }
 }
+
+/** Variants a build can number (`Uint16Array`). */
+export const MAX_VARIANTS = 65_536;
+/** Rows counted between two turns of the event loop. */
+const SLICE_ROWS = 50_000;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The index of `visitor` in the ascending `visitors`, or -1. */
 function indexOf(visitors: Float64Array, visitor: number): number {

@@ -82,4 +82,47 @@ describe('the experiment report\'s kept cells', () => {
       db.close();
     }
   });
+
+  it('are given up until the next day when they would take more than their budget alone', async () => {
+    const path = join(dir, 'budget.db');
+    const projectId = newProjectId();
+    const today = Math.floor(Date.now() / DAY);
+    const store = createSqliteStore({ path });
+    await store.init();
+    await store.write({ events: [...generateProject({ projectId, start: (today - 8) * DAY, days: 6, sessions: 150, seed: 5, idPrefix: 'b' })], chunks: [] });
+    while ((await store.reports.refreshRollups()) > 0);
+    await store.close();
+    const db = new Database(path);
+    try {
+      let pieces = 0;
+      let clock = Date.now();
+      const reports = createReportStore(
+        SQLITE_DIALECT,
+        async (sql, values) => {
+          if (sql.includes('ORDER BY day, kind')) pieces++;
+          return db.prepare(sql).all(...(values as unknown[])) as Array<Record<string, unknown>>;
+        },
+        { refreshNext: async () => null, keptCells: { maxBytes: 1000, now: () => clock } },
+      );
+      const q: ReportQuery = { projectId, from: (today - 8) * DAY, to: (today - 2) * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      const report = () => reports.experiment(q, 'checkout-button', 'purchase');
+      const answer = await report();
+      await reports.keptSettled();
+      const built = pieces;
+      expect(built).toBeGreaterThan(0);
+      // Not kept (a change to the rollups shows), and not built again the same day.
+      db.prepare("UPDATE rollup_exposures SET variant = 'zzz' WHERE project_id = ? AND day = ?").run(projectId, today - 6);
+      const changed = await report();
+      expect(changed).not.toEqual(answer);
+      await reports.keptSettled();
+      expect(pieces).toBe(built);
+      // The next day, tried again.
+      clock += DAY;
+      expect(await report()).toEqual(changed);
+      await reports.keptSettled();
+      expect(pieces).toBeGreaterThan(built);
+    } finally {
+      db.close();
+    }
+  });
 });

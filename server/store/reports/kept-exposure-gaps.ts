@@ -1,6 +1,6 @@
 import type { ReportQuery, VariantResult } from '../report-store.js';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
-import { type ExposureGaps, ExposureGapsBuilder, type GapConversion, type GapExposure, type GapTail, answerExposureGaps } from './exposure-gaps.js';
+import { type ExposureGaps, ExposureGapsBuilder, type GapConversion, type GapExposure, type GapTail, MAX_VARIANTS, answerExposureGaps } from './exposure-gaps.js';
 import type { DayPlan } from './rollup-queries.js';
 import { DAY_MS } from './rollup-schema.js';
 import { num } from '../shared/row-values.js';
@@ -30,7 +30,7 @@ import { num } from '../shared/row-values.js';
  *
  * Cells live in this process only: another process's erasure is seen through the marks and
  * versions, like its own. They take a few megabytes at ten million events; past `maxBytes` the
- * least recently read go.
+ * least recently read go, and cells larger than that alone are given up until the next day.
  */
 
 /** How a report reads its rows of exposures and conversions, a row per visitor (`report-queries.ts`). */
@@ -45,7 +45,7 @@ export interface ExperimentRowsSql {
 export interface KeptExposureGapsOptions {
   /** Runs a report's statement. */
   run: RunQuery;
-  /** Runs a build's read, where it does not queue with the reports'. */
+  /** Runs a build's read (on SQLite the background reader, where it does not queue with the reports'). */
   runBackground: RunQuery;
   rows: ExperimentRowsSql;
   /** The clock, ms (tests move it). */
@@ -58,8 +58,11 @@ export interface KeptExposureGapsOptions {
 
 /** The experiment report's kept cells. */
 export interface KeptExposureGaps {
-  /** The report from the cells, or null: none fit (answer from the rollups; a build may have started). */
-  read(q: ReportQuery, plan: DayPlan, experiment: string, conversion: string | null): Promise<VariantResult[] | null>;
+  /**
+   * The report from the cells, or from `fallback` (the rollups) when none fit; then a build may
+   * start, if the fallback found exposures.
+   */
+  answer(q: ReportQuery, plan: DayPlan, experiment: string, conversion: string | null, fallback: () => Promise<VariantResult[]>): Promise<VariantResult[]>;
   /** Resolves once the builds started so far have kept their cells or given up. */
   settled(): Promise<void>;
 }
@@ -69,8 +72,8 @@ const SPAN_DAYS = 90;
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** A build's first piece: days read at once, doubled while pieces hold fewer than a quarter of {@link PIECE_ROWS}, halved past it. */
 const FIRST_SPAN_DAYS = 4;
-const MAX_SPAN_DAYS = 64;
-const PIECE_ROWS = 50_000;
+const MAX_SPAN_DAYS = 8;
+const PIECE_ROWS = 20_000;
 /** The version kept for a day marked when the cells were built: no refresh version equals it. */
 const MARKED = -1;
 
@@ -90,35 +93,52 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   /** In order of last use, the most recent last. */
   const kept = new Map<string, Kept>();
   const building = new Map<string, Promise<void>>();
+  /** Builds run one after the other: each holds its map of visitors while it reads. */
+  let queue: Promise<void> = Promise.resolve();
+  /** Cells larger than `maxBytes` alone, by the last day of the build that found it out. */
+  const tooLarge = new Map<string, number>();
 
   const keyOf = (q: ReportQuery, experiment: string, conversion: string | null) =>
     JSON.stringify([q.projectId, experiment, conversion, q.visitorKey, q.includeBots]);
 
+  /** What an entry takes: its cells, its versions and a fixed overhead. */
+  const bytesOf = (entry: Kept) => entry.gaps.bytes + entry.versions.size * 16 + 1024;
+
   const build = (key: string, q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number) => {
-    if (building.has(key) || last < first) return;
-    const done = buildCells(q, experiment, conversion, first, last)
+    if (building.has(key) || last < first || tooLarge.get(key) === last) return;
+    const done = queue
+      .then(() => buildCells(q, experiment, conversion, first, last))
       .then((cells) => {
+        if (cells === null) {
+          // Not tried again until the next day: the same days would be as large.
+          for (const [other, day] of tooLarge) if (day < last) tooLarge.delete(other);
+          tooLarge.set(key, last);
+          kept.delete(key);
+          return;
+        }
         kept.delete(key);
         kept.set(key, cells);
         let bytes = 0;
-        for (const entry of kept.values()) bytes += entry.gaps.bytes;
+        for (const entry of kept.values()) bytes += bytesOf(entry);
         for (const [old, entry] of kept) {
           if (bytes <= maxBytes || old === key) break;
           kept.delete(old);
-          bytes -= entry.gaps.bytes;
+          bytes -= bytesOf(entry);
         }
       })
       .catch((error: unknown) => options.onKeepError?.(error))
       .finally(() => building.delete(key));
     building.set(key, done);
+    queue = done;
   };
 
   /**
    * The cells over days [first, last], read a few days at a time (each piece a snapshot of its
    * days, with their versions and marks), so that no read returns more rows than a few days
-   * hold and the server's event loop runs between them.
+   * hold and the server's event loop runs between them; null once they would take more than
+   * `maxBytes` alone.
    */
-  const buildCells = async (q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number): Promise<Kept> => {
+  const buildCells = async (q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number): Promise<Kept | null> => {
     const builder = new ExposureGapsBuilder();
     const versions = new Map<number, number>();
     let span = FIRST_SPAN_DAYS;
@@ -141,10 +161,11 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
         }
         builder.addDay(day, exposures, conversions);
       }
+      if (builder.bytes > maxBytes || builder.variants > MAX_VARIANTS) return null;
       from = to + 1;
       span = rows.length < PIECE_ROWS / 4 ? Math.min(span * 2, MAX_SPAN_DAYS) : rows.length > PIECE_ROWS ? Math.max(1, span >> 1) : span;
     }
-    return { gaps: builder.finish(), first, last, versions };
+    return { gaps: await builder.finish(), first, last, versions };
   };
 
   /** A piece of a build: days [from, to]'s exposures, conversions, versions and marks, in order of day and kind. */
@@ -174,25 +195,36 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   };
 
   return {
-    async read(q, plan, experiment, conversion) {
-      if (plan.days === null || q.from !== plan.days.first * DAY_MS) return null;
+    async answer(q, plan, experiment, conversion, fallback) {
+      const newest = Math.floor(now() / DAY_MS) - 2;
+      // Cells hold no part of a range that starts within a day or after them.
+      if (plan.days === null || q.from !== plan.days.first * DAY_MS || plan.days.first > newest) return fallback();
       const key = keyOf(q, experiment, conversion);
       const a = plan.days.first;
       const b = plan.days.end - 1;
-      const newest = Math.floor(now() / DAY_MS) - 2;
+      // The cells span 90 days back from the newest, or from the range's first day if earlier.
+      const first = Math.min(a, newest - SPAN_DAYS + 1);
       const cells = kept.get(key);
       if (cells === undefined || cells.first > a) {
-        build(key, q, experiment, conversion, Math.min(a, newest - SPAN_DAYS + 1), newest);
-        return null;
+        const answer = await fallback();
+        if (answer.length > 0) build(key, q, experiment, conversion, first, newest);
+        return answer;
       }
       kept.delete(key);
       kept.set(key, cells);
       const end = Math.min(b, cells.last);
-      const tail = await readTail(q, plan, experiment, conversion, cells, a, end);
-      if (tail === 'marked') return null;
+      let tail: GapTail | 'marked' | 'changed';
+      try {
+        tail = await readTail(q, plan, experiment, conversion, cells, a, end);
+      } catch (error) {
+        // The rollups answer whatever went wrong here; a failed read of theirs fails the report.
+        options.onKeepError?.(error);
+        return fallback();
+      }
+      if (tail === 'marked') return fallback();
       // The cells stay for ranges without the changed day (only a range's own days matter).
-      if (tail === 'changed' || cells.last < newest) build(key, q, experiment, conversion, Math.min(cells.first, newest - SPAN_DAYS + 1), newest);
-      if (tail === 'changed') return null;
+      if (tail === 'changed' || cells.last < newest) build(key, q, experiment, conversion, first, newest);
+      if (tail === 'changed') return fallback();
       return answerExposureGaps(cells.gaps, a, end, tail, conversion !== null);
     },
 
@@ -217,9 +249,11 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   ): Promise<GapTail | 'marked' | 'changed'> {
     const days = plan.days as NonNullable<DayPlan['days']>;
     const from = Math.max(a, end + 1);
+    const dirty = days.dirty.filter((day) => day >= from);
     const tailPlan: DayPlan = {
-      days: from < days.end && days.dirty.filter((day) => day >= from).length < days.end - from ? { first: from, end: days.end, dirty: days.dirty.filter((day) => day >= from) } : null,
-      raw: plan.raw.filter(([start]) => start >= from * DAY_MS),
+      days: from < days.end && dirty.length < days.end - from ? { first: from, end: days.end, dirty } : null,
+      // A raw range may run across `from` (a marked day before it joined to the next): clipped.
+      raw: plan.raw.filter(([, stop]) => stop > from * DAY_MS).map(([start, stop]) => [Math.max(start, from * DAY_MS), stop]),
     };
     const tailQ: ReportQuery = { ...q, from: from * DAY_MS };
     const v = new Values(dialect);
@@ -240,17 +274,17 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
     if (parts.length === 0) return { exposures: [], conversions: [] };
     const rows = await options.run(parts.join('\n  UNION ALL '), v.list);
     const tail: { exposures: Array<GapTail['exposures'][number]>; conversions: Array<GapTail['conversions'][number]> } = { exposures: [], conversions: [] };
-    const seen = new Map<number, number>();
+    const versions = new Map<number, number>();
     for (const row of rows) {
       const kind = num(row.kind);
       const visitor = row.visitor === null || row.visitor === undefined ? null : num(row.visitor);
       const key = row.visitor_key === null || row.visitor_key === undefined ? null : String(row.visitor_key);
       if (kind === 0) tail.exposures.push({ variant: String(row.variant), visitor, key, first: num(row.t) });
       else if (kind === 1) tail.conversions.push({ visitor, key, last: num(row.t) });
-      else if (kind === 2) seen.set(num(row.day), num(row.t));
+      else if (kind === 2) versions.set(num(row.day), num(row.t));
       else return 'marked';
     }
-    for (let day = a; day <= end; day++) if ((seen.get(day) ?? 0) !== (cells.versions.get(day) ?? 0)) return 'changed';
+    for (let day = a; day <= end; day++) if ((versions.get(day) ?? 0) !== (cells.versions.get(day) ?? 0)) return 'changed';
     return tail;
   }
 }

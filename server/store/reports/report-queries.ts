@@ -43,7 +43,7 @@ import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggre
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 import { pageVitalsFromCounts } from './vital-counts.js';
-import { type ExperimentRowsSql, createKeptExposureGaps } from './kept-exposure-gaps.js';
+import { type ExperimentRowsSql, type KeptExposureGapsOptions, createKeptExposureGaps } from './kept-exposure-gaps.js';
 import { num } from '../shared/row-values.js';
 
 /*
@@ -88,6 +88,8 @@ export interface ReportStoreOptions {
    * (`session-days.ts`); without it, they read a row per session of their range.
    */
   keepSessionDays?: KeepSessionDays;
+  /** The experiment report's cells kept in memory: their budget, and the clock (tests move it). */
+  keptCells?: Pick<KeptExposureGapsOptions, 'maxBytes' | 'now'>;
   /** A keep of filtered rows or session days failed (the report itself was answered). */
   onKeepError?: (error: unknown) => void;
   /** How the database builds a sketch of keys itself, asked per report (`FilteredTopsOptions`). */
@@ -212,7 +214,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   const exposureGaps =
     refreshNext === undefined
       ? null
-      : createKeptExposureGaps(dialect, { run, runBackground: runBackground ?? run, rows: experimentRows, onKeepError: options.onKeepError });
+      : createKeptExposureGaps(dialect, { run, runBackground: runBackground ?? run, rows: experimentRows, onKeepError: options.onKeepError, ...options.keptCells });
 
   return {
     async refreshRollups(skip) {
@@ -449,45 +451,47 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
 
     async experiment(q, experiment, conversion): Promise<VariantResult[]> {
       const plan = await rollupPlan(q, 0);
-      if (plan !== null && exposureGaps !== null) {
-        const kept = await exposureGaps.read(q, plan, experiment, conversion);
-        if (kept !== null) return kept;
-      }
-      const v = new Values(dialect);
-      const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
-      const exposures =
-        plan !== null
-          ? experimentRows.exposures(q, plan, v, experiment)
-          : `SELECT ${variant} AS variant, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MIN(timestamp) AS first FROM events
-        WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
-          AND ${visitorOf(q)} IS NOT NULL
-        GROUP BY ${variant}, ${visitorOf(q)}`;
-      if (conversion === null) {
-        const rows = await run(
-          `WITH x AS (${exposures}) SELECT variant, COUNT(*) AS exposures FROM x GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
-          v.list,
-          plan === null ? SCAN : undefined,
-        );
-        return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
-      }
-      const conversions =
-        plan !== null
-          ? experimentRows.conversions(q, plan, v, conversion)
-          : `SELECT CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MAX(timestamp) AS last FROM events
-        WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
-      // A visitor converted when a conversion event came at or after their first exposure. The
-      // two kinds of visitor meet in two joins, each on one column, which both databases hash (one
-      // join on either column would be a nested loop on PostgreSQL).
+      if (plan !== null && exposureGaps !== null) return exposureGaps.answer(q, plan, experiment, conversion, () => experimentFromRows(q, plan, experiment, conversion));
+      return experimentFromRows(q, plan, experiment, conversion);
+    },
+  };
+
+  /** The experiment report from the rollups' rows per visitor (`plan`) or the events'. */
+  async function experimentFromRows(q: ReportQuery, plan: DayPlan | null, experiment: string, conversion: string | null): Promise<VariantResult[]> {
+    const v = new Values(dialect);
+    const variant = `COALESCE(${dialect.textProperty('variant')}, '')`;
+    const exposures =
+      plan !== null
+        ? experimentRows.exposures(q, plan, v, experiment)
+        : `SELECT ${variant} AS variant, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MIN(timestamp) AS first FROM events
+      WHERE ${where(q, v)} AND event_type = 'experiment_exposure' AND ${dialect.textProperty('experiment')} = ${v.add(experiment)}
+        AND ${visitorOf(q)} IS NOT NULL
+      GROUP BY ${variant}, ${visitorOf(q)}`;
+    if (conversion === null) {
       const rows = await run(
-        `WITH x AS (${exposures}), c AS (${conversions}),
-         j AS (SELECT x.variant, x.first, c.last FROM x LEFT JOIN c ON c.visitor = x.visitor WHERE x.visitor IS NOT NULL
-           UNION ALL SELECT x.variant, x.first, c.last FROM x LEFT JOIN c ON c.visitor_key = x.visitor_key WHERE x.visitor IS NULL)
-         SELECT variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN last >= first THEN 1 ELSE 0 END), 0) AS conversions
-         FROM j GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
+        `WITH x AS (${exposures}) SELECT variant, COUNT(*) AS exposures FROM x GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
         v.list,
         plan === null ? SCAN : undefined,
       );
-      return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));
-    },
-  };
+      return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: null }));
+    }
+    const conversions =
+      plan !== null
+        ? experimentRows.conversions(q, plan, v, conversion)
+        : `SELECT CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key, MAX(timestamp) AS last FROM events
+      WHERE ${where(q, v)} AND event_type = ${v.add(conversion)} AND ${visitorOf(q)} IS NOT NULL GROUP BY ${visitorOf(q)}`;
+    // A visitor converted when a conversion event came at or after their first exposure. The
+    // two kinds of visitor meet in two joins, each on one column, which both databases hash (one
+    // join on either column would be a nested loop on PostgreSQL).
+    const rows = await run(
+      `WITH x AS (${exposures}), c AS (${conversions}),
+       j AS (SELECT x.variant, x.first, c.last FROM x LEFT JOIN c ON c.visitor = x.visitor WHERE x.visitor IS NOT NULL
+         UNION ALL SELECT x.variant, x.first, c.last FROM x LEFT JOIN c ON c.visitor_key = x.visitor_key WHERE x.visitor IS NULL)
+       SELECT variant, COUNT(*) AS exposures, COALESCE(SUM(CASE WHEN last >= first THEN 1 ELSE 0 END), 0) AS conversions
+       FROM j GROUP BY variant ORDER BY ${dialect.byteOrder('variant')}`,
+      v.list,
+      plan === null ? SCAN : undefined,
+    );
+    return rows.map((row) => ({ variant: String(row.variant), exposures: num(row.exposures), conversions: num(row.conversions) }));
+  }
 }
