@@ -13,8 +13,9 @@ import { createReportStore } from './report-queries.js';
 /*
  * When the experiment report's kept cells answer, on a real database that no background refresh
  * touches (the rollup contract, test-support/store/rollup.contract.ts, checks their answers with
- * a store's refresher running): a day marked after the build is not answered from the cells
- * until a refresh has built it again, and then the cells are built again.
+ * a store's refresher running): a day marked after the build, and the days after it, are read as
+ * the rollups read them while the cells answer for the days before it; a refreshed day starts a
+ * new build.
  */
 
 const DAY = 86_400_000;
@@ -22,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'kept-exposure-gaps-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the experiment report\'s kept cells', () => {
-  it('answer a marked day from the events, a refreshed one from the rollups until built again, and other ranges from the cells', async () => {
+  it('answer the days before a marked or refreshed day, the rollups and the events the rest, and are built again after a refresh', async () => {
     const path = join(dir, 'marked.db');
     const projectId = newProjectId();
     const today = Math.floor(Date.now() / DAY);
@@ -60,8 +61,12 @@ describe('the experiment report\'s kept cells', () => {
       db.prepare("UPDATE temp.late SET event_id = 'late-x', anonymous_id = 'late-visitor', session_id = 'late-session'").run();
       db.exec('INSERT INTO events SELECT * FROM temp.late');
       db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING').run(projectId, today - 6);
-      // Read from the events: the late visitor counts, and the rollup rows changed above do not.
+      // The cells answer for the days before it (a change to their rows does not show); the marked
+      // day is read from the events (the late visitor counts, the rollup rows changed above do not).
+      const rowsOfDay8 = db.prepare('SELECT rowid, variant FROM rollup_exposures WHERE project_id = ? AND day = ?').all(projectId, today - 8) as Array<{ rowid: number; variant: string }>;
+      db.prepare("UPDATE rollup_exposures SET variant = 'before' WHERE project_id = ? AND day = ?").run(projectId, today - 8);
       const marked = await report(today - 8);
+      for (const row of rowsOfDay8) db.prepare('UPDATE rollup_exposures SET variant = ? WHERE rowid = ?').run(row.variant, row.rowid);
       expect(marked.reduce((n, v) => n + v.exposures, 0)).toBe(before.reduce((n, v) => n + v.exposures, 0) + 1);
       expect(marked.map((v) => v.variant)).toEqual(before.map((v) => v.variant));
       // A range without the day is still answered from the cells (a change to its rows does not show).
@@ -102,7 +107,7 @@ describe('the experiment report\'s kept cells', () => {
           if (sql.includes('ORDER BY day, kind')) pieces++;
           return db.prepare(sql).all(...(values as unknown[])) as Array<Record<string, unknown>>;
         },
-        { refreshNext: async () => null, keptCells: { maxBytes: 1000, now: () => clock } },
+        { refreshNext: async () => null, keptCells: { maxBytes: 100, now: () => clock } },
       );
       const q: ReportQuery = { projectId, from: (today - 8) * DAY, to: (today - 2) * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
       const report = () => reports.experiment(q, 'checkout-button', 'purchase');

@@ -9,24 +9,22 @@ import { num } from '../shared/row-values.js';
  * The experiment report's cells (`exposure-gaps.ts`), kept in memory per experiment, conversion,
  * kind of visitor and bots (docs/decisions.md, "The experiment report's kept cells").
  *
- * - A report finding none answers from the rollups as before and starts a build in the
- *   background: the rollups' exposure rows of the experiment and conversion rows of the event
- *   type over 90 days (or from the report's first day) up to the day before yesterday, read a few
- *   days at a time, each piece with its days' refresh versions and marks in the same snapshot.
- *   Yesterday is left out: late events of the night before refresh it, and a refreshed day makes
- *   the cells stale for the ranges over it.
- * - A report over whole days from one the cells hold reads, in one statement, the versions and
- *   marks of its days the cells hold, and its tail: its days after them, read as every report
- *   reads them (rollups, and the events of marked days and today), a row per visitor.
- *   - One of those days marked (a late event, an erasure, retention: each marks the days it
- *     changes), or marked when the cells were built: answered from the rollups, which read it from
- *     the events, until a refresh has built it again.
- *   - One of them refreshed since the build: answered from the rollups, and a new build starts.
- *   - The cells stay for the ranges over other days: only a range's own days matter.
- * - A report starting before the cells, or within a day (its first hours are in no cell), is
- *   answered from the rollups; one starting before them starts a build from its first day.
- * - Once a day has passed since the build, the next report starts a new build and is answered from
- *   the cells it has.
+ * - A report finding none answers from the rollups as before and, if they found exposures,
+ *   starts a build in the background (one at a time): the rollups' exposure rows of the
+ *   experiment and conversion rows of the event type over 90 days (or from the report's first
+ *   day) up to yesterday, read a few days at a time, each piece with its days' refresh versions
+ *   and marks in the same snapshot.
+ * - A report over whole days from one the cells hold reads the versions and marks of its days the
+ *   cells hold. The cells answer for its days up to the first one marked (a late event, an
+ *   erasure, retention: each marks the days it changes; or marked when the cells were built) or
+ *   refreshed since the build: only a range's own days matter, and a range's first days are a
+ *   range of their own. The rest is its tail, read as every report reads it (rollups, and the
+ *   events of marked days and today), a row per visitor, with the versions of the cells' days
+ *   again in the same statement (changed in between: answered from the rollups).
+ * - A day refreshed since the build, or a day passed since it, starts a new build; the cells in
+ *   hand answer meanwhile.
+ * - A report starting before the cells, within a day (its first hours are in no cell) or today is
+ *   answered from the rollups; one starting before the cells starts a build from its first day.
  *
  * Cells live in this process only: another process's erasure is seen through the marks and
  * versions, like its own. They take a few megabytes at ten million events; past `maxBytes` the
@@ -196,7 +194,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
 
   return {
     async answer(q, plan, experiment, conversion, fallback) {
-      const newest = Math.floor(now() / DAY_MS) - 2;
+      const newest = Math.floor(now() / DAY_MS) - 1;
       // Cells hold no part of a range that starts within a day or after them.
       if (plan.days === null || q.from !== plan.days.first * DAY_MS || plan.days.first > newest) return fallback();
       const key = keyOf(q, experiment, conversion);
@@ -212,19 +210,21 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
       }
       kept.delete(key);
       kept.set(key, cells);
-      const end = Math.min(b, cells.last);
-      let tail: GapTail | 'marked' | 'changed';
+      let tail: GapTail | null;
+      let end: number;
       try {
+        const current = await currentDays(q, cells, a, Math.min(b, cells.last));
+        end = current.end;
+        // A day refreshed since the build: the cells stay for the days before it, and are built again.
+        if (current.changed || cells.last < newest) build(key, q, experiment, conversion, first, newest);
         tail = await readTail(q, plan, experiment, conversion, cells, a, end);
       } catch (error) {
         // The rollups answer whatever went wrong here; a failed read of theirs fails the report.
         options.onKeepError?.(error);
         return fallback();
       }
-      if (tail === 'marked') return fallback();
-      // The cells stay for ranges without the changed day (only a range's own days matter).
-      if (tail === 'changed' || cells.last < newest) build(key, q, experiment, conversion, first, newest);
-      if (tail === 'changed') return fallback();
+      // A day changed between the two reads: the rollups answer.
+      if (tail === null) return fallback();
       return answerExposureGaps(cells.gaps, a, end, tail, conversion !== null);
     },
 
@@ -234,9 +234,36 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   };
 
   /**
+   * The days [a, last] the cells answer for: up to the first day marked (now, or when the cells
+   * were built) or refreshed since the build, which the tail reads instead with every day after
+   * it; `changed` when a refresh was the reason.
+   */
+  async function currentDays(q: ReportQuery, cells: Kept, a: number, last: number): Promise<{ end: number; changed: boolean }> {
+    if (last < a) return { end: last, changed: false };
+    const v = new Values(dialect);
+    const range = () => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(a)} AND day <= ${v.add(last)}`;
+    const rows = await options.run(
+      `SELECT day, CAST(version AS BIGINT) AS version, 0 AS marked FROM rollup_versions WHERE ${range()}
+       UNION ALL SELECT day, CAST(NULL AS BIGINT), 1 FROM rollup_dirty WHERE ${range()}`,
+      v.list,
+    );
+    const versions = new Map<number, number>();
+    const marked = new Set<number>();
+    for (const row of rows) {
+      if (num(row.marked) === 1) marked.add(num(row.day));
+      else versions.set(num(row.day), num(row.version));
+    }
+    for (let day = a; day <= last; day++) {
+      const built = cells.versions.get(day) ?? 0;
+      if (marked.has(day) || built === MARKED) return { end: day - 1, changed: !marked.has(day) && (versions.get(day) ?? 0) !== built };
+      if ((versions.get(day) ?? 0) !== built) return { end: day - 1, changed: true };
+    }
+    return { end: last, changed: false };
+  }
+
+  /**
    * The tail of a report after day `end` and, in the same snapshot, the versions and marks of its
-   * days [a, end]: `marked` when one of them is marked (a refresh will change it), `changed` when
-   * one was refreshed since the cells were built.
+   * days [a, end]; null when one of those days changed since {@link currentDays} read them.
    */
   async function readTail(
     q: ReportQuery,
@@ -246,7 +273,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
     cells: Kept,
     a: number,
     end: number,
-  ): Promise<GapTail | 'marked' | 'changed'> {
+  ): Promise<GapTail | null> {
     const days = plan.days as NonNullable<DayPlan['days']>;
     const from = Math.max(a, end + 1);
     const dirty = days.dirty.filter((day) => day >= from);
@@ -282,9 +309,9 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
       if (kind === 0) tail.exposures.push({ variant: String(row.variant), visitor, key, first: num(row.t) });
       else if (kind === 1) tail.conversions.push({ visitor, key, last: num(row.t) });
       else if (kind === 2) versions.set(num(row.day), num(row.t));
-      else return 'marked';
+      else return null;
     }
-    for (let day = a; day <= end; day++) if ((versions.get(day) ?? 0) !== (cells.versions.get(day) ?? 0)) return 'changed';
+    for (let day = a; day <= end; day++) if ((versions.get(day) ?? 0) !== (cells.versions.get(day) ?? 0)) return null;
     return tail;
   }
 }
