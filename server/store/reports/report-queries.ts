@@ -60,8 +60,9 @@ import { num } from '../shared/row-values.js';
  * events (`rollup-queries.ts`): the default view and one filter for totals, series by day and
  * sessions; no filter for top lists, errors, vitals, experiments (and their list) and funnels.
  * A top list with one filter reads what earlier ones kept per day (`filtered-tops.ts`), a funnel
- * and the sessions report with one filter what earlier reads of them kept (`session-days.ts`).
- * Everything else reads the events as below.
+ * and the sessions report with one filter what earlier reads of them kept (`session-days.ts`), an
+ * experiment's variants the cells an earlier read of it started keeping in memory
+ * (`kept-exposure-gaps.ts`). Everything else reads the events as below.
  */
 
 /** Options of {@link createReportStore}. */
