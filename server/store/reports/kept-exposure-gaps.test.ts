@@ -22,19 +22,26 @@ const DAY = 86_400_000;
 const dir = mkdtempSync(join(tmpdir(), 'kept-exposure-gaps-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * A file with six days of a generated project ending two days ago, rolled up by a store that is
+ * then closed (so no background refresh runs), opened again on a connection of the test's own.
+ */
+async function rolledUp(name: string, seed: number): Promise<{ db: Database.Database; projectId: string; today: number }> {
+  const path = join(dir, `${name}.db`);
+  const projectId = newProjectId();
+  const today = Math.floor(Date.now() / DAY);
+  const store = createSqliteStore({ path });
+  await store.init();
+  await store.write({ events: [...generateProject({ projectId, start: (today - 8) * DAY, days: 6, sessions: 150, seed, idPrefix: name })], chunks: [] });
+  while ((await store.reports.refreshRollups()) > 0);
+  await store.close();
+  return { db: new Database(path), projectId, today };
+}
+
 describe('the experiment report\'s kept cells', () => {
   it('answer the days before a marked or refreshed day, the rollups and the events the rest, and are built again after a refresh', async () => {
-    const path = join(dir, 'marked.db');
-    const projectId = newProjectId();
-    const today = Math.floor(Date.now() / DAY);
-    const store = createSqliteStore({ path });
-    await store.init();
-    await store.write({ events: [...generateProject({ projectId, start: (today - 8) * DAY, days: 6, sessions: 150, seed: 4, idPrefix: 'm' })], chunks: [] });
-    while ((await store.reports.refreshRollups()) > 0);
-    await store.close();
-
     // The store's SQL on a connection of the test's own, with no background refresh.
-    const db = new Database(path);
+    const { db, projectId, today } = await rolledUp('marked', 4);
     try {
       let refreshes = 0;
       const reports = createReportStore(SQLITE_DIALECT, async (sql, values) => db.prepare(sql).all(...(values as unknown[])) as Array<Record<string, unknown>>, {
@@ -89,15 +96,7 @@ describe('the experiment report\'s kept cells', () => {
   });
 
   it('are given up until the next day when they would take more than their budget alone', async () => {
-    const path = join(dir, 'budget.db');
-    const projectId = newProjectId();
-    const today = Math.floor(Date.now() / DAY);
-    const store = createSqliteStore({ path });
-    await store.init();
-    await store.write({ events: [...generateProject({ projectId, start: (today - 8) * DAY, days: 6, sessions: 150, seed: 5, idPrefix: 'b' })], chunks: [] });
-    while ((await store.reports.refreshRollups()) > 0);
-    await store.close();
-    const db = new Database(path);
+    const { db, projectId, today } = await rolledUp('budget', 5);
     try {
       let pieces = 0;
       let clock = Date.now();
