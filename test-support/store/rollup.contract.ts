@@ -942,14 +942,25 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           [{ visitorKey: 'hash', includeBots: true }, 'purchase'],
           [{}, null],
         ];
+        // Each range's variants for each kind, then each range's experiments list (as variants named
+        // `list:` and the experiment), anonymous and by hash with bots: the list keeps cells too.
         const answers = () =>
-          Promise.all(
-            ranges.flatMap(([from, end]) =>
+          Promise.all([
+            ...ranges.flatMap(([from, end]) =>
               kinds.map(([over, conversion]) =>
                 store.reports.experiment({ projectId, from, to: end, filters: {}, includeBots: false, visitorKey: 'anonymous', ...over }, 'checkout-button', conversion),
               ),
             ),
-          );
+            ...ranges.flatMap(([from, end]) =>
+              kinds.slice(0, 2).map(async ([over]) =>
+                (await store.reports.experiments({ projectId, from, to: end, filters: {}, includeBots: false, visitorKey: 'anonymous', ...over }, 10)).map((row) => ({
+                  variant: `list:${row.experiment}`,
+                  exposures: row.visitors,
+                  conversions: null,
+                })),
+              ),
+            ),
+          ]);
         /** The answers from the events alone (every recent day marked), then refreshed. */
         const fromEvents = async () => {
           for (let day = today - 7; day <= today; day++) {
@@ -965,7 +976,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           await store.reports.keptSettled();
           const kept = await answers();
           // A change to the exposure rows of a day the cells hold does not show: the cells are read.
-          await loc.sql("UPDATE rollup_exposures SET variant = 'zzz' WHERE project_id = ? AND day = ?", [projectId, today - 4]);
+          await loc.sql("UPDATE rollup_exposures SET variant = 'zzz', experiment = 'zzz-list' WHERE project_id = ? AND day = ?", [projectId, today - 4]);
           expect(await answers()).toEqual(kept);
           expect(await fromEvents()).toEqual(kept);
           expect(kept.flat().some((variant) => variant.exposures > 0 && (variant.conversions ?? 0) > 0)).toBe(true);

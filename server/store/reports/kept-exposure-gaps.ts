@@ -7,7 +7,8 @@ import { num } from '../shared/row-values.js';
 
 /*
  * The experiment report's cells (`exposure-gaps.ts`), kept in memory per experiment, conversion,
- * kind of visitor and bots (docs/decisions.md, "The experiment report's kept cells").
+ * kind of visitor and bots (docs/decisions.md, "The experiment report's kept cells"); and the
+ * experiments list's, built the same way with each experiment counted as a variant of one.
  *
  * - A report finding none answers from the rollups as before and, if they found exposures,
  *   starts a build in the background (one at a time): the rollups' exposure rows of the
@@ -35,6 +36,8 @@ import { num } from '../shared/row-values.js';
 export interface ExperimentRowsSql {
   /** `variant, visitor, visitor_key, first`: a row per variant and visitor exposed in the plan's range. */
   exposures(q: ReportQuery, plan: DayPlan, v: Values, experiment: string): string;
+  /** `variant, visitor, visitor_key, first`: a row per experiment (as `variant`, named) and visitor exposed; `first` 0. */
+  experiments(q: ReportQuery, plan: DayPlan, v: Values): string;
   /** `visitor, visitor_key, last`: a row per visitor with the event type in the plan's range. */
   conversions(q: ReportQuery, plan: DayPlan, v: Values, conversion: string): string;
 }
@@ -58,9 +61,10 @@ export interface KeptExposureGapsOptions {
 export interface KeptExposureGaps {
   /**
    * The report from the cells, or from `fallback` (the rollups) when none fit; then a build may
-   * start, if the fallback found exposures.
+   * start, if the fallback found exposures. `experiment` null: the experiments list, every
+   * experiment with a name counted as one variant named after it (`conversion` null).
    */
-  answer(q: ReportQuery, plan: DayPlan, experiment: string, conversion: string | null, fallback: () => Promise<VariantResult[]>): Promise<VariantResult[]>;
+  answer(q: ReportQuery, plan: DayPlan, experiment: string | null, conversion: string | null, fallback: () => Promise<VariantResult[]>): Promise<VariantResult[]>;
   /** Resolves once the builds started so far have kept their cells or given up. */
   settled(): Promise<void>;
 }
@@ -96,13 +100,13 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   /** Cells larger than `maxBytes` alone, by the last day of the build that found it out. */
   const tooLarge = new Map<string, number>();
 
-  const keyOf = (q: ReportQuery, experiment: string, conversion: string | null) =>
+  const keyOf = (q: ReportQuery, experiment: string | null, conversion: string | null) =>
     JSON.stringify([q.projectId, experiment, conversion, q.visitorKey, q.includeBots]);
 
   /** What an entry takes: its cells, its versions and a fixed overhead. */
   const bytesOf = (entry: Kept) => entry.gaps.bytes + entry.versions.size * 16 + 1024;
 
-  const build = (key: string, q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number) => {
+  const build = (key: string, q: ReportQuery, experiment: string | null, conversion: string | null, first: number, last: number) => {
     if (building.has(key) || last < first || tooLarge.get(key) === last) return;
     const done = queue
       .then(() => buildCells(q, experiment, conversion, first, last))
@@ -136,7 +140,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
    * hold and the server's event loop runs between them; null once they would take more than
    * `maxBytes` alone.
    */
-  const buildCells = async (q: ReportQuery, experiment: string, conversion: string | null, first: number, last: number): Promise<Kept | null> => {
+  const buildCells = async (q: ReportQuery, experiment: string | null, conversion: string | null, first: number, last: number): Promise<Kept | null> => {
     const builder = new ExposureGapsBuilder();
     const versions = new Map<number, number>();
     let span = FIRST_SPAN_DAYS;
@@ -167,14 +171,17 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   };
 
   /** A piece of a build: days [from, to]'s exposures, conversions, versions and marks, in order of day and kind. */
-  const daysSql = (q: ReportQuery, experiment: string, conversion: string | null, from: number, to: number): [string, unknown[]] => {
+  const daysSql = (q: ReportQuery, experiment: string | null, conversion: string | null, from: number, to: number): [string, unknown[]] => {
     const v = new Values(dialect);
     const visitor = q.visitorKey === 'hash' ? 'visitor_hash' : 'visitor';
     const days = () => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(from)} AND day <= ${v.add(to)}`;
     const bots = q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`;
+    // The list counts each experiment as a variant of one experiment.
+    const variant = experiment === null ? 'experiment' : 'variant';
     const parts = [
-      `SELECT 0 AS kind, variant, visitor, day, t FROM (SELECT variant, ${visitor} AS visitor, day, MIN(first_ts) AS t FROM rollup_exposures
-        WHERE ${days()} AND experiment = ${v.add(experiment)}${bots} AND ${visitor} IS NOT NULL GROUP BY variant, ${visitor}, day) x`,
+      `SELECT 0 AS kind, variant, visitor, day, t FROM (SELECT ${variant} AS variant, ${visitor} AS visitor, day, MIN(first_ts) AS t FROM rollup_exposures
+        WHERE ${days()} AND ${experiment === null ? "experiment <> ''" : `experiment = ${v.add(experiment)}`}${bots} AND ${visitor} IS NOT NULL
+        GROUP BY ${variant}, ${visitor}, day) x`,
     ];
     if (conversion !== null) {
       // Day by day (`rollup-queries.ts` says why), both values of is_bot named so each day is one
@@ -268,7 +275,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   async function readTail(
     q: ReportQuery,
     plan: DayPlan,
-    experiment: string,
+    experiment: string | null,
     conversion: string | null,
     cells: Kept,
     a: number,
@@ -287,7 +294,8 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
     const parts: string[] = [];
     const hasTail = tailPlan.days !== null || tailPlan.raw.length > 0;
     if (hasTail) {
-      parts.push(`SELECT 0 AS kind, variant, visitor, visitor_key, first AS t, CAST(NULL AS BIGINT) AS day FROM (${options.rows.exposures(tailQ, tailPlan, v, experiment)}) x`);
+      const exposures = experiment === null ? options.rows.experiments(tailQ, tailPlan, v) : options.rows.exposures(tailQ, tailPlan, v, experiment);
+      parts.push(`SELECT 0 AS kind, variant, visitor, visitor_key, CAST(first AS BIGINT) AS t, CAST(NULL AS BIGINT) AS day FROM (${exposures}) x`);
       if (conversion !== null) {
         parts.push(`SELECT 1, CAST(NULL AS TEXT), visitor, visitor_key, last, CAST(NULL AS BIGINT) FROM (${options.rows.conversions(tailQ, tailPlan, v, conversion)}) c`);
       }

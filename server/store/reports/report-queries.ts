@@ -204,6 +204,9 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     exposures: (q, plan, v, experiment) =>
       `SELECT variant, visitor, ${keyOnly} AS visitor_key, MIN(first) AS first FROM (${exposuresSource(q, plan, sourceContext(q, v), experiment)}) x
         WHERE visitor IS NOT NULL OR visitor_key IS NOT NULL GROUP BY variant, visitor, ${keyOnly}`,
+    experiments: (q, plan, v) =>
+      `SELECT experiment AS variant, visitor, ${keyOnly} AS visitor_key, 0 AS first FROM (${experimentsSource(q, plan, sourceContext(q, v))}) x
+        WHERE experiment IS NOT NULL AND experiment <> '' AND (visitor IS NOT NULL OR visitor_key IS NOT NULL) GROUP BY experiment, visitor, ${keyOnly}`,
     conversions: (q, plan, v, conversion) =>
       `SELECT visitor, ${keyOnly} AS visitor_key, MAX(last_ts) AS last FROM (${visitsSource(q, plan, sourceContext(q, v), {
         dim: 'event_type',
@@ -422,20 +425,15 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
 
     async experiments(q, limit): Promise<ExperimentSummary[]> {
       const plan = await rollupPlan(q, 0);
-      const v = new Values(dialect);
-      const source =
-        plan !== null
-          ? experimentsSource(q, plan, sourceContext(q, v))
-          : `SELECT ${dialect.textProperty('experiment')} AS experiment, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key
-        FROM events WHERE ${where(q, v)} AND event_type = 'experiment_exposure'`;
-      const rows = await run(
-        `SELECT experiment, ${DISTINCT_VISITORS_SQL} AS visitors FROM (${source}) x
-         WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
-         ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
-        v.list,
-        plan === null ? SCAN : undefined,
+      if (plan === null || exposureGaps === null) return experimentsFromRows(q, plan, limit);
+      // The list's cells count each experiment as a variant of one (`kept-exposure-gaps.ts`).
+      const counted = await exposureGaps.answer(q, plan, null, null, async () =>
+        (await experimentsFromRows(q, plan, limit)).map((row) => ({ variant: row.experiment, exposures: row.visitors, conversions: null })),
       );
-      return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
+      return counted
+        .map((row) => ({ experiment: row.variant, visitors: row.exposures }))
+        .sort((x, y) => y.visitors - x.visitors || Buffer.compare(Buffer.from(x.experiment), Buffer.from(y.experiment)))
+        .slice(0, limit);
     },
 
     async frustration(q, limit): Promise<FrustrationRow[]> {
@@ -456,6 +454,24 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       return experimentFromRows(q, plan, experiment, conversion);
     },
   };
+
+  /** The experiments list from the rollups' rows per visitor (`plan`) or the events'. */
+  async function experimentsFromRows(q: ReportQuery, plan: DayPlan | null, limit: number): Promise<ExperimentSummary[]> {
+    const v = new Values(dialect);
+    const source =
+      plan !== null
+        ? experimentsSource(q, plan, sourceContext(q, v))
+        : `SELECT ${dialect.textProperty('experiment')} AS experiment, CAST(NULL AS INTEGER) AS visitor, ${visitorOf(q)} AS visitor_key
+      FROM events WHERE ${where(q, v)} AND event_type = 'experiment_exposure'`;
+    const rows = await run(
+      `SELECT experiment, ${DISTINCT_VISITORS_SQL} AS visitors FROM (${source}) x
+       WHERE experiment IS NOT NULL AND experiment <> '' GROUP BY experiment
+       ORDER BY visitors DESC, ${dialect.byteOrder('experiment')} LIMIT ${v.add(limit)}`,
+      v.list,
+      plan === null ? SCAN : undefined,
+    );
+    return rows.map((row) => ({ experiment: String(row.experiment), visitors: num(row.visitors) }));
+  }
 
   /** The experiment report from the rollups' rows per visitor (`plan`) or the events'. */
   async function experimentFromRows(q: ReportQuery, plan: DayPlan | null, experiment: string, conversion: string | null): Promise<VariantResult[]> {
