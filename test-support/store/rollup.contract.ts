@@ -922,7 +922,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
-    it('answers the experiment report from the cells it keeps, exactly, with yesterday from the rollups and today from the events, after late events and an erasure', async () => {
+    it('answers the experiment report and the experiments list from the cells they keep, exactly, with today from the events, after late events and an erasure', async () => {
       await withStore(async (store, loc, projectId) => {
         const today = Math.floor(Date.now() / DAY);
         const events = [...generateProject({ projectId, start: (today - 6) * DAY, days: 7, sessions: 160, seed: 21, idPrefix: 'c' })];
@@ -983,7 +983,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           return kept;
         };
         const before = await expectFromCells();
-        // Refreshed since the build (`fromEvents` refreshed every recent day): answered from the rollups, then built again.
+        // Refreshed since the build (`fromEvents` refreshed every recent day): the days from the first refreshed one read as the rollups read them, then the cells built again.
         expect(await answers()).toEqual(before);
         const again = await expectFromCells();
         expect(again).toEqual(before);
@@ -1011,7 +1011,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           converts(unconverted, 'late-yesterday', (today - 1) * DAY + 3 * HOUR),
         ];
         await store.write({ events: late, chunks: [] });
-        // Their days marked, the cells do not answer for them: the answers are the events'.
+        // Their days marked, read from the events: the answers are the events'.
         const marked = await answers();
         expect(marked).toEqual(await fromEvents());
         const model = events.find((e) => e.eventType === 'experiment_exposure' && !e.isBot && e.timestamp < (today - 3) * DAY) as StoredEvent;
@@ -1035,7 +1035,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const after = await expectFromCells();
         expect(after).toEqual(withToday);
 
-        // An erasure marks the user's days: answered from the rollups until the cells are built again.
+        // An erasure marks the user's days: read from the events until refreshed, then the cells are built again.
         const user = events.find((e) => e.userId !== null && e.eventType === 'experiment_exposure' && e.timestamp < (today - 2) * DAY)?.userId as string;
         expect((await store.deleteUser(projectId, user)).events).toBeGreaterThan(0);
         const erased = await answers();

@@ -21,9 +21,12 @@ import { num } from '../shared/row-values.js';
  *   refreshed since the build: only a range's own days matter, and a range's first days are a
  *   range of their own. The rest is its tail, read as every report reads it (rollups, and the
  *   events of marked days and today), a row per visitor, with the versions of the cells' days
- *   again in the same statement (changed in between: answered from the rollups).
+ *   again in the same statement (changed in between: answered from the rollups). A tail of more
+ *   than two whole days (an early day changed) is answered from the rollups instead, which add it
+ *   up in the database.
  * - A day refreshed since the build, or a day passed since it, starts a new build; the cells in
- *   hand answer meanwhile.
+ *   hand answer meanwhile. Yesterday, which late events of the night refresh again and again,
+ *   starts one at most once an hour.
  * - A report starting before the cells, within a day (its first hours are in no cell) or today is
  *   answered from the rollups; one starting before the cells starts a build from its first day.
  *
@@ -76,11 +79,17 @@ const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 const FIRST_SPAN_DAYS = 4;
 const MAX_SPAN_DAYS = 8;
 const PIECE_ROWS = 20_000;
+/** Whole days of a range the cells may leave to the tail (a marked yesterday, say); past it the rollups answer. */
+const MAX_TAIL_DAYS = 2;
+/** How often the cells are built again for a refresh of yesterday alone. */
+const YESTERDAY_REBUILD_MS = 3_600_000;
 /** The version kept for a day marked when the cells were built: no refresh version equals it. */
 const MARKED = -1;
 
 interface Kept {
   gaps: ExposureGaps;
+  /** When the build started, ms. */
+  builtAt: number;
   /** The cells hold days [first, last]. */
   first: number;
   last: number;
@@ -141,6 +150,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
    * `maxBytes` alone.
    */
   const buildCells = async (q: ReportQuery, experiment: string | null, conversion: string | null, first: number, last: number): Promise<Kept | null> => {
+    const started = now();
     const builder = new ExposureGapsBuilder();
     const versions = new Map<number, number>();
     let span = FIRST_SPAN_DAYS;
@@ -167,7 +177,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
       from = to + 1;
       span = rows.length < PIECE_ROWS / 4 ? Math.min(span * 2, MAX_SPAN_DAYS) : rows.length > PIECE_ROWS ? Math.max(1, span >> 1) : span;
     }
-    return { gaps: await builder.finish(), first, last, versions };
+    return { gaps: await builder.finish(), builtAt: started, first, last, versions };
   };
 
   /** A piece of a build: days [from, to]'s exposures, conversions, versions and marks, in order of day and kind. */
@@ -222,8 +232,14 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
       try {
         const current = await currentDays(q, cells, a, Math.min(b, cells.last));
         end = current.end;
-        // A day refreshed since the build: the cells stay for the days before it, and are built again.
-        if (current.changed || cells.last < newest) build(key, q, experiment, conversion, first, newest);
+        // A day refreshed since the build: the cells stay for the days before it, and are built
+        // again; for yesterday, which late events of the night refresh again and again, at most
+        // once an hour (meanwhile it is read as the tail: a day's visitors).
+        const rebuild = current.changed && (end + 1 < newest || now() - cells.builtAt >= YESTERDAY_REBUILD_MS);
+        if (rebuild || cells.last < newest) build(key, q, experiment, conversion, first, newest);
+        // More than a few whole days in the tail (an early day changed): the rollups add them up
+        // in the database rather than a row per visitor here.
+        if (b - end > MAX_TAIL_DAYS) return fallback();
         tail = await readTail(q, plan, experiment, conversion, cells, a, end);
       } catch (error) {
         // The rollups answer whatever went wrong here; a failed read of theirs fails the report.
@@ -243,7 +259,8 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   /**
    * The days [a, last] the cells answer for: up to the first day marked (now, or when the cells
    * were built) or refreshed since the build, which the tail reads instead with every day after
-   * it; `changed` when a refresh was the reason.
+   * it; `changed` when a refresh was the reason (only that first day is looked at: a refreshed day
+   * after a marked one starts a build once the marked one is refreshed, or a day has passed).
    */
   async function currentDays(q: ReportQuery, cells: Kept, a: number, last: number): Promise<{ end: number; changed: boolean }> {
     if (last < a) return { end: last, changed: false };
