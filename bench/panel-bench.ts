@@ -465,9 +465,10 @@ async function measureStore(location: string, events: number, log: (line: string
     // others' warm-up then brings back, as a dashboard read before has them.
     const longest = query(RANGES[RANGES.length - 1] as number);
     const warmUp = [...panels.filter(([, , before]) => before !== undefined), ...panels.filter(([, , before]) => before === undefined)];
-    for (const [, run] of warmUp) {
+    for (const [name, run] of warmUp) {
       await run(store, longest).catch(async (error: unknown) => {
         if (!(isStoreError(error) && error.code === 'BUSY')) throw error;
+        log(`  ${name}: its warm-up read was past the read budget (${error.message})`);
         await settle(store, longest);
       });
     }

@@ -10,8 +10,8 @@ import { num } from '../shared/row-values.js';
  * kind of visitor and bots (docs/decisions.md, "The experiment report's kept cells"); and the
  * experiments list's, built the same way with each experiment counted as a variant of one.
  *
- * - A report finding none answers from the rollups as before and, if they found exposures,
- *   starts a build in the background (one at a time): the rollups' exposure rows of the
+ * - A report finding none answers from the rollups as before and, if they found exposures (or
+ *   failed: past the read budget, say), starts a build in the background (one at a time): the rollups' exposure rows of the
  *   experiment and conversion rows of the event type over 90 days (or from the report's first
  *   day) up to yesterday, read a few days at a time, each piece with its days' refresh versions
  *   and marks in the same snapshot.
@@ -221,7 +221,14 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
       const first = Math.min(a, newest - SPAN_DAYS + 1);
       const cells = kept.get(key);
       if (cells === undefined || cells.first > a) {
-        const answer = await fallback();
+        let answer: VariantResult[];
+        try {
+          answer = await fallback();
+        } catch (error) {
+          // Past the read budget, say: the cells are what the next read needs.
+          build(key, q, experiment, conversion, first, newest);
+          throw error;
+        }
         if (answer.length > 0) build(key, q, experiment, conversion, first, newest);
         return answer;
       }
