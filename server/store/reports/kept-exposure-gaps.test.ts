@@ -9,6 +9,7 @@ import { newProjectId } from '../../../test-support/store/event-store.fixtures.j
 import type { ReportQuery } from '../report-store.js';
 import { SQLITE_DIALECT } from './dialect.js';
 import { createReportStore } from './report-queries.js';
+import { StoreError } from '../store-error.js';
 
 /*
  * When the experiment report's kept cells answer, on a real database that no background refresh
@@ -152,6 +153,35 @@ describe('the experiment report\'s kept cells', () => {
       expect(await report()).toEqual(changed);
       await reports.keptSettled();
       expect(pieces).toBeGreaterThan(built);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('are built after a first read that failed (past the read budget, say), and answer the next', async () => {
+    const { db, projectId, today } = await rolledUp('refused', 6);
+    try {
+      let refuse = true;
+      const reports = createReportStore(
+        SQLITE_DIALECT,
+        async (sql, values) => {
+          // The report's own read from the rollups fails once, as a read past its budget does.
+          if (refuse && sql.includes('LEFT JOIN c ON')) {
+            refuse = false;
+            throw new StoreError('BUSY', 'past the read budget');
+          }
+          return db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+        },
+        { refreshNext: async () => null },
+      );
+      const q: ReportQuery = { projectId, from: (today - 8) * DAY, to: (today - 2) * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      await expect(reports.experiment(q, 'checkout-button', 'purchase')).rejects.toThrow(/budget/);
+      await reports.keptSettled();
+      const answer = await reports.experiment(q, 'checkout-button', 'purchase');
+      expect(answer.length).toBeGreaterThan(0);
+      // From the cells: a change to the rollups does not show.
+      db.prepare("UPDATE rollup_exposures SET variant = 'zzz' WHERE project_id = ?").run(projectId);
+      expect(await reports.experiment(q, 'checkout-button', 'purchase')).toEqual(answer);
     } finally {
       db.close();
     }
