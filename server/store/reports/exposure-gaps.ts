@@ -1,4 +1,5 @@
 import type { VariantResult } from '../report-store.js';
+import { byteCompare } from '../shared/row-values.js';
 
 /*
  * An experiment report's answer over any range of whole days from counts that do not grow with its
@@ -214,9 +215,6 @@ function indexOf(visitors: Float64Array, visitor: number): number {
   return -1;
 }
 
-/** Byte order of UTF-8 text, as the report's `ORDER BY` of variants. */
-const byBytes = (x: string, y: string): number => Buffer.compare(Buffer.from(x), Buffer.from(y));
-
 /**
  * The report over a range whose whole days from `a` are answered by the cells up to day `end`
  * (`a <= end + 1`; no day of the range before `a`) and whose rest, every time after day `end`, is
@@ -276,7 +274,7 @@ export function answerExposureGaps(gaps: ExposureGaps, a: number, end: number, t
     const last = tailLast.get((row.visitor ?? row.key) as number | string);
     if (last !== undefined && last >= row.first) add(row.variant, 1, converted);
   }
-  return [...exposed.keys()].sort(byBytes).map((variant) => ({
+  return [...exposed.keys()].sort(byteCompare).map((variant) => ({
     variant,
     exposures: exposed.get(variant) as number,
     conversions: conversions ? (converted.get(variant) ?? 0) : null,

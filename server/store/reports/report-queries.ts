@@ -44,7 +44,7 @@ import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 import { pageVitalsFromCounts } from './vital-counts.js';
 import { type ExperimentRowsSql, type KeptExposureGapsOptions, createKeptExposureGaps } from './kept-exposure-gaps.js';
-import { num } from '../shared/row-values.js';
+import { byteCompare, num } from '../shared/row-values.js';
 
 /*
  * The SQL of the reports, one text for both stores: they differ only in placeholders, booleans and
@@ -432,7 +432,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       );
       return counted
         .map((row) => ({ experiment: row.variant, visitors: row.exposures }))
-        .sort((x, y) => y.visitors - x.visitors || Buffer.compare(Buffer.from(x.experiment), Buffer.from(y.experiment)))
+        .sort((x, y) => y.visitors - x.visitors || byteCompare(x.experiment, y.experiment))
         .slice(0, limit);
     },
 
