@@ -33,6 +33,23 @@ const RANGES: ReadonlyArray<readonly [string, number, number]> = [
   ['empty', START - 2 * DAY, START - DAY],
 ];
 
+/**
+ * A project of 20 days from a Monday, 2026-02-02 (day 20,486, four days into a week row's week:
+ * weeks count from Thursday 1970-01-01): three days, two whole weeks (from day 20,489 and 20,496),
+ * three days.
+ */
+const WEEKS_START = START;
+const WEEKS_DAYS = 20;
+const FIRST_WEEK = Date.UTC(2026, 1, 5);
+
+/** Ranges over the 20-day project: whole weeks with days at either end, with hours and pieces of hours, exactly two weeks, one week. */
+const WEEK_RANGES: ReadonlyArray<readonly [string, number, number]> = [
+  ['whole weeks and the days around them', WEEKS_START, WEEKS_START + WEEKS_DAYS * DAY],
+  ['whole weeks and the days and hours around them', WEEKS_START + 5 * HOUR + 17 * 60_000, WEEKS_START + (WEEKS_DAYS - 1) * DAY + 7 * HOUR + 3 * 60_000],
+  ['exactly two weeks', FIRST_WEEK, FIRST_WEEK + 14 * DAY],
+  ['one week and a day', FIRST_WEEK + 6 * DAY, FIRST_WEEK + 14 * DAY],
+];
+
 const byteCompare = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** Runs the aggregate contract on a kind of database. */
@@ -83,9 +100,9 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
     };
 
     /** Every panel the aggregates answer, checked against direct SQL, over every range. */
-    const expectAsSql = async (store: EventStore, loc: RollupLocation, projectId: string) => {
+    const expectAsSql = async (store: EventStore, loc: RollupLocation, projectId: string, ranges = RANGES) => {
       const r = store.reports;
-      for (const [range, from, to] of RANGES) {
+      for (const [range, from, to] of ranges) {
         const q = (over: Partial<ReportQuery> = {}): ReportQuery => ({ projectId, from, to, filters: {}, includeBots: false, visitorKey: 'anonymous', ...over });
         for (const [label, query] of [
           ['totals', q()],
@@ -197,6 +214,40 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
           false,
         ]);
         expect((await store.reports.totals(q)).events).toBe(before + 1000);
+      });
+    });
+
+    it('reads whole weeks from week rows, kept exact through late events, duplicates, an erasure and retention', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: WEEKS_START, days: WEEKS_DAYS, sessions: 120, seed: 21 }, 150);
+        await expectAsSql(store, loc, projectId, WEEK_RANGES);
+        const week = FIRST_WEEK / DAY / 7;
+        // A backfill of days in both whole weeks, received later, and a client's retry of stored events.
+        const late = generated(projectId, 22, 'late', FIRST_WEEK + 5 * DAY, 4).map((e) => ({ ...e, receivedAt: WEEKS_START + WEEKS_DAYS * DAY + HOUR }));
+        await store.write({ events: late, chunks: [] });
+        await store.write({ events: generated(projectId, 21, 'g', WEEKS_START, WEEKS_DAYS).slice(0, 60), chunks: [] });
+        await expectAsSql(store, loc, projectId, WEEK_RANGES);
+        // An erasure of a user with events in whole weeks.
+        const [user] = await loc.sql('SELECT user_id, COUNT(*) AS n FROM events WHERE project_id = ? AND user_id IS NOT NULL AND timestamp >= ? AND timestamp < ? GROUP BY user_id ORDER BY 2 DESC, 1 LIMIT 1', [
+          projectId,
+          FIRST_WEEK,
+          FIRST_WEEK + 14 * DAY,
+        ]);
+        expect((await store.deleteUser(projectId, String(user?.user_id))).events).toBeGreaterThan(0);
+        await expectAsSql(store, loc, projectId, WEEK_RANGES);
+        // Retention cuts inside an hour of the first whole week's third day: the week before goes, that week is merged again from its days.
+        await store.deleteOlderThan(FIRST_WEEK + 2 * DAY + 9 * HOUR + 50 * 60_000);
+        await expectAsSql(store, loc, projectId, WEEK_RANGES);
+        expect(await loc.sql('SELECT bucket FROM agg_values WHERE project_id = ? AND grain = 2 AND bucket < ?', [projectId, week])).toEqual([]);
+        // What the reports read over a whole week: its week rows (every part of them deleted here,
+        // as a store with parts may hold several), not its days; a daily series reads its days.
+        const q: ReportQuery = { projectId, from: FIRST_WEEK + 7 * DAY, to: FIRST_WEEK + 14 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+        const series = await store.reports.series(q, DAY);
+        expect((await store.reports.top(q, 'browser', 10)).length).toBeGreaterThan(0);
+        await loc.sql("DELETE FROM agg_values WHERE project_id = ? AND dim IN ('', 'browser') AND grain = 2 AND bucket = ?", [projectId, week + 1]);
+        expect(await store.reports.top(q, 'browser', 10)).toEqual([]);
+        expect((await store.reports.totals(q)).events).toBe(0);
+        expect(await store.reports.series(q, DAY)).toEqual(series);
       });
     });
 
@@ -346,6 +397,35 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
       await store.init();
       try {
         await expectAsSql(store, loc, projectId);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('merges the week rows of a database whose aggregates came before them from its day rows, not from its events', async () => {
+      const loc = await location();
+      const [projectId, changed] = [newProjectId(), newProjectId()];
+      const first = loc.open();
+      await first.init();
+      await writeProject(first, { projectId, start: WEEKS_START, days: WEEKS_DAYS, sessions: 80, seed: 23 }, 150);
+      await writeProject(first, { projectId: changed, start: WEEKS_START, days: WEEKS_DAYS, sessions: 80, seed: 24 }, 150);
+      await first.close();
+      await loc.sql('DELETE FROM agg_values WHERE grain = 2');
+      await loc.sql('UPDATE agg_meta SET shape = 4');
+      // One day's rows of every event gone from the other project: merged from the day rows, its
+      // week lacks them; built from the events, it would not.
+      const day = FIRST_WEEK / DAY + 3;
+      await loc.sql("DELETE FROM agg_values WHERE project_id = ? AND dim = '' AND grain = 1 AND bucket = ?", [changed, day]);
+      const store = loc.open();
+      await store.init();
+      try {
+        await expectAsSql(store, loc, projectId, WEEK_RANGES);
+        const q = (from: number, to: number): ReportQuery => ({ projectId: changed, from, to, filters: {}, includeBots: false, visitorKey: 'anonymous' });
+        const events = async (from: number, to: number) => n((await sqlTotals(loc, q(from, to)))[0]?.events);
+        const weeks = q(FIRST_WEEK, FIRST_WEEK + 14 * DAY);
+        expect((await store.reports.totals(weeks)).events).toBe((await events(FIRST_WEEK, FIRST_WEEK + 14 * DAY)) - (await events(day * DAY, (day + 1) * DAY)));
+        expect(await events(day * DAY, (day + 1) * DAY)).toBeGreaterThan(0);
+        expect((await loc.sql('SELECT shape FROM agg_meta'))[0]?.shape).toBe(5);
       } finally {
         await store.close();
       }

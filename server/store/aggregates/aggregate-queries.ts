@@ -11,14 +11,15 @@ import {
   type TopRow,
   type Totals,
 } from '../report-store.js';
-import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, errorMessageSql } from './aggregate-schema.js';
+import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS, errorMessageSql } from './aggregate-schema.js';
 import { HOUR_MS } from './aggregate-batch.js';
 import { VisitorSketch, estimateSketchBytes, hashKey } from './visitor-sketch.js';
 import { byteCompare, bytesOf, num } from '../shared/row-values.js';
 
 /*
  * The reports the aggregates answer (docs/decisions.md, "Aggregates at ingest"): a range is read
- * as its whole UTC days from the day rows, the whole hours at either end from the hour rows, and
+ * as its whole UTC days from the day rows (its whole weeks from week rows where no report needs
+ * the days apart: totals, top lists, errors), the whole hours at either end from the hour rows, and
  * the pieces of an hour left at either end (at most two, under two hours of events) from the
  * events, merged on this side: counts are summed, unique visitors and sessions are the estimate of
  * the merged sketches (exact up to the sketch's exact threshold). What a report reads therefore
@@ -148,8 +149,12 @@ export interface AggregateReportOptions {
 export function createAggregateReports(dialect: Dialect, run: RunQuery, options: AggregateReportOptions = {}): AggregateReports {
   const bots = (q: ReportQuery) => (q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`);
 
-  /** The `agg_values` rows of a plan's days and hours: `columns` of each, plus its grain and bucket. */
-  const aggregateParts = (q: ReportQuery, plan: RangePlan, sel: Selection, columns: string, v: Values, values?: readonly string[], before = ''): string[] => {
+  /**
+   * The `agg_values` rows of a plan's days and hours: `columns` of each, plus its grain and bucket;
+   * with `weeks`, the whole weeks among the days are read from week rows, for reports that need no
+   * split by day.
+   */
+  const aggregateParts = (q: ReportQuery, plan: RangePlan, sel: Selection, columns: string, v: Values, weeks: boolean, values?: readonly string[], before = ''): string[] => {
     const parts: string[] = [];
     const part = (grain: number, first: number, end: number) => {
       let sql = `SELECT ${before}grain, bucket, value, ${columns} FROM agg_values WHERE project_id = ${v.add(q.projectId)} AND dim = ${v.add(sel.dim)}`;
@@ -158,7 +163,16 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       sql += ` AND grain = ${grain} AND bucket >= ${v.add(first)} AND bucket < ${v.add(end)}${bots(q)}`;
       parts.push(sql);
     };
-    if (plan.days !== null) part(GRAIN_DAY, plan.days[0], plan.days[1]);
+    if (plan.days !== null) {
+      const [d0, d1] = plan.days;
+      const w0 = Math.ceil(d0 / WEEK_DAYS);
+      const w1 = Math.floor(d1 / WEEK_DAYS);
+      if (weeks && w1 > w0) {
+        if (d0 < w0 * WEEK_DAYS) part(GRAIN_DAY, d0, w0 * WEEK_DAYS);
+        part(GRAIN_WEEK, w0, w1);
+        if (w1 * WEEK_DAYS < d1) part(GRAIN_DAY, w1 * WEEK_DAYS, d1);
+      } else part(GRAIN_DAY, d0, d1);
+    }
     for (const [first, end] of plan.hours) part(GRAIN_HOUR, first, end);
     return parts;
   };
@@ -218,7 +232,17 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     const sel = selectionOf(q);
     const v = new Values(dialect);
     const union = keyOfStored === null ? (options.sketchUnion?.() ?? null) : null;
-    const storedParts = aggregateParts(q, plan, sel, `events, page_views, ${sel.visitorColumn} AS visitors, sessions${union === null ? `, ${NO_RAW}` : ''}`, v, undefined, union === null ? '0 AS raw, ' : '');
+    // Totals (no key) read whole weeks from week rows; series need their days.
+    const storedParts = aggregateParts(
+      q,
+      plan,
+      sel,
+      `events, page_views, ${sel.visitorColumn} AS visitors, sessions${union === null ? `, ${NO_RAW}` : ''}`,
+      v,
+      keyOfStored === null,
+      undefined,
+      union === null ? '0 AS raw, ' : '',
+    );
     const stored =
       union === null || storedParts.length === 0
         ? storedParts
@@ -263,7 +287,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     const plan = planRange(q.from, q.to, true);
     const count = pages ? 'page_views' : 'events';
     const v = new Values(dialect);
-    const stored = aggregateParts(q, plan, sel, `events, page_views`, v);
+    const stored = aggregateParts(q, plan, sel, `events, page_views`, v, true);
     const parts = [
       ...(stored.length === 0 ? [] : [`SELECT 0 AS raw, SUM(${count}) AS n, value, ${NO_RAW} FROM (${stored.join('\n UNION ALL ')}) s GROUP BY value`]),
       ...rawParts(q, plan, sel, v, '1 AS raw, CAST(NULL AS BIGINT) AS n, '),
@@ -287,7 +311,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     if (ranked.length === 0) return [];
     const chosen = ranked.map(([value]) => value);
     const w = new Values(dialect);
-    const sketchParts = aggregateParts(q, plan, sel, sel.visitorColumn, w, chosen);
+    const sketchParts = aggregateParts(q, plan, sel, sel.visitorColumn, w, true, chosen);
     const union = options.sketchUnion?.() ?? null;
     const sketchSql =
       union === null

@@ -7,8 +7,9 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
  * version of their own; a database without them (or with another shape) gets them built once from
  * its events at open.
  *
- * agg_values: per project, dimension, grain (0 an hour, 1 a UTC day), bucket (hours or days since
- * the epoch), value and bot flag: events, page views, and sketches of the distinct visitors (both
+ * agg_values: per project, dimension, grain (0 an hour, 1 a UTC day, 2 a week of seven UTC days),
+ * bucket (hours, days or weeks since the epoch), value and bot flag: events, page views, and
+ * sketches of the distinct visitors (both
  * keys), sessions and, for page dimensions, visitors of page views (`visitor-sketch.ts`; null is
  * empty). Dimension '' with value '' stands for every event. Rows grow with the distinct values
  * per hour, not with the events. The unique index serves a dimension's rows over a range of
@@ -25,10 +26,16 @@ export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: n
 
 /**
  * Version of the aggregate tables' shape; a database with another one gets them dropped and built
- * again. 4: sketches in the format of PostgreSQL's `hll` extension (`visitor-sketch.ts`), and the
- * bot flag in the index by value.
+ * again, but for the steps {@link convertsInPlace} names. 4: sketches in the format of PostgreSQL's
+ * `hll` extension (`visitor-sketch.ts`), and the bot flag in the index by value. 5: week rows.
  */
-export const AGGREGATE_SHAPE = 4;
+export const AGGREGATE_SHAPE = 5;
+
+/**
+ * Whether a database's aggregates of `shape` become this build's without reading an event: shape
+ * 4 lacks only the week rows, which are merged from its day rows.
+ */
+export const convertsInPlace = (shape: number | undefined): boolean => shape === 4;
 
 /**
  * The dimension of the errors report: an `error` event's `properties.message` ('' without one),
@@ -73,6 +80,18 @@ export function errorMessageOf(properties: Readonly<Record<string, unknown>>): s
 export const GRAIN_HOUR = 0;
 /** The grain of a day row: its bucket counts UTC days since the epoch. */
 export const GRAIN_DAY = 1;
+/**
+ * The grain of a week row: its bucket counts weeks of seven UTC days since the epoch (a week's
+ * days are `7 × bucket` to `7 × bucket + 6`; week 0 starts on Thursday 1970-01-01). Reports that
+ * need no per-day split (totals, top lists, errors) read a range's whole weeks from these rows:
+ * a 90-day top list merges 24 sketches per value at most rather than 90.
+ */
+export const GRAIN_WEEK = 2;
+/** Days in a week row. */
+export const WEEK_DAYS = 7;
+
+/** The week row bucket of a day row bucket, as SQL over its expression (floor division, as `Math.floor(day / 7)`, negative days too). */
+export const weekOfDaySql = (day: string): string => `((${day}) - ((((${day}) % ${WEEK_DAYS}) + ${WEEK_DAYS}) % ${WEEK_DAYS})) / ${WEEK_DAYS}`;
 
 /** Every aggregate table, dropped on a shape change. */
 export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_session_state', 'agg_session_days', 'agg_meta'] as const;

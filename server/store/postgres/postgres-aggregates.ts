@@ -9,10 +9,14 @@ import {
   AGGREGATE_PAGE_DIMS,
   AGGREGATE_SHAPE,
   AGGREGATE_TABLES,
+  convertsInPlace,
   GRAIN_DAY,
   GRAIN_HOUR,
+  GRAIN_WEEK,
   POSTGRES_AGGREGATE_DDL,
   SKETCH_COLUMNS,
+  WEEK_DAYS,
+  weekOfDaySql,
 } from '../aggregates/aggregate-schema.js';
 import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { StoredEvent } from '../event-store.js';
@@ -67,7 +71,7 @@ interface RowDelta {
 
 const sketchesOf = (g: ValueGroup): Array<VisitorSketch | null> => [g.visitors, g.visitorHashes, g.sessions, g.pageVisitors, g.pageVisitorHashes];
 
-/** The commit's rows, a group's hour and day rows each, groups of one day merged into its day row. */
+/** The commit's rows, a group's hour, day and week rows each, groups of one day (week) merged into its day (week) row. */
 function rowDeltas(groups: readonly ValueGroup[]): RowDelta[] {
   const rows = new Map<string, RowDelta>();
   for (const g of groups) {
@@ -75,6 +79,7 @@ function rowDeltas(groups: readonly ValueGroup[]): RowDelta[] {
     for (const [grain, bucket] of [
       [GRAIN_HOUR, g.hour],
       [GRAIN_DAY, Math.floor(g.hour / 24)],
+      [GRAIN_WEEK, Math.floor(g.hour / (24 * WEEK_DAYS))],
     ] as const) {
       const key = `${g.project}\u0000${dim}\u0000${grain}\u0000${bucket}\u0000${g.value}\u0000${g.bot}`;
       const row = rows.get(key);
@@ -324,12 +329,13 @@ function addRows(batch: AggregateBatch, rows: ReadonlyArray<Record<string, unkno
   }
 }
 
-/** Deletes a project's aggregate rows of the whole UTC days `[first, end)`, per dimension through the key index. */
+/** Deletes a project's aggregate rows of the whole UTC days `[first, end)` and of the weeks wholly inside them, per dimension through the key index. */
 async function deleteDays(client: pg.PoolClient, projectId: string, first: number, end: number): Promise<void> {
   await client.query(
     `DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[])
-       AND ((grain = ${GRAIN_DAY} AND bucket >= $3::bigint AND bucket < $4::bigint) OR (grain = ${GRAIN_HOUR} AND bucket >= $3::bigint * 24 AND bucket < $4::bigint * 24))`,
-    [projectId, AGGREGATE_DIMS, first, end],
+       AND ((grain = ${GRAIN_DAY} AND bucket >= $3::bigint AND bucket < $4::bigint) OR (grain = ${GRAIN_HOUR} AND bucket >= $3::bigint * 24 AND bucket < $4::bigint * 24)
+         OR (grain = ${GRAIN_WEEK} AND bucket >= $5::bigint AND bucket < $6::bigint))`,
+    [projectId, AGGREGATE_DIMS, first, end, Math.ceil(first / WEEK_DAYS), Math.floor(end / WEEK_DAYS)],
   );
   await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour >= $2::bigint * 24 AND hour < $3::bigint * 24', [projectId, first, end]);
 }
@@ -355,8 +361,8 @@ const FIRST_DAY = -10_000_000;
 /**
  * Retention's part, in the caller's transaction, once the events before `cutoff` are deleted (as
  * on SQLite, `sqlite-aggregates.ts`): the rows of the hours before the cut-off's hour go, the hour
- * it cuts is built again from the events it keeps, and the cut day's rows are merged again from
- * its hour rows.
+ * it cuts is built again from the events it keeps, the cut day's rows are merged again from its
+ * hour rows and the cut week's from its day rows.
  */
 export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: string, cutoff: number): Promise<void> {
   await lockExclusive(client, projectId);
@@ -385,30 +391,35 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
     // Writes the hour's parts, and day parts that the merge below replaces.
     await applyPostgresAggregates(client, batch, false);
   }
-  await mergeDayFromHours(client, projectId, cutDay);
+  await mergeFromFiner(client, projectId, GRAIN_DAY, cutDay);
+  await mergeFromFiner(client, projectId, GRAIN_WEEK, Math.floor(cutDay / WEEK_DAYS));
   await recountPostgresSessions(client, projectId, touched.rows.map((row) => row.session_id));
   await client.query('DELETE FROM agg_session_days WHERE project_id = $1 AND day < $2', [projectId, cutDay]);
 }
 
-/** Replaces a day's rows (all its parts) by the merge of its hour rows: sums and sketch unions, never the events. */
-async function mergeDayFromHours(client: pg.PoolClient, projectId: string, day: number): Promise<void> {
-  await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_DAY} AND bucket = $3`, [projectId, AGGREGATE_DIMS, day]);
-  const hours = await client.query<Record<string, unknown>>(
+/**
+ * Replaces the rows (all their parts) of `grain` (a day, a week) at `bucket` by the merge of the
+ * finer rows it covers (its hours, its days): sums and sketch unions, never the events.
+ */
+async function mergeFromFiner(client: pg.PoolClient, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, bucket: number): Promise<void> {
+  const [finer, per] = grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS];
+  await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${grain} AND bucket = $3`, [projectId, AGGREGATE_DIMS, bucket]);
+  const rows = await client.query<Record<string, unknown>>(
     `SELECT dim, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values
-     WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_HOUR} AND bucket >= $3 AND bucket < $4`,
-    [projectId, AGGREGATE_DIMS, day * 24, day * 24 + 24],
+     WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${finer} AND bucket >= $3 AND bucket < $4`,
+    [projectId, AGGREGATE_DIMS, bucket * per, bucket * per + per],
   );
-  await insertParts(client, mergeRows(projectId, GRAIN_DAY, hours.rows.map((row) => ({ ...row, day }))), []);
+  await insertParts(client, mergeRows(projectId, grain, rows.rows.map((row) => ({ ...row, target: bucket }))), []);
 }
 
-/** Rows of `agg_values` (with a `day` column) merged per (dim, day, value, bot flag) into rows of `grain`: sums and sketch unions. */
+/** Rows of `agg_values` (with a `target` column: the bucket they merge into) merged per (dim, target, value, bot flag) into rows of `grain`: sums and sketch unions. */
 function mergeRows(projectId: string, grain: number, rows: ReadonlyArray<Record<string, unknown>>): RowDelta[] {
   const merged = new Map<string, RowDelta>();
   for (const row of rows) {
-    const key = `${row.dim}\u0000${row.day}\u0000${row.value}\u0000${row.is_bot}`;
+    const key = `${row.dim}\u0000${row.target}\u0000${row.value}\u0000${row.is_bot}`;
     let into = merged.get(key);
     if (into === undefined) {
-      into = { project: projectId, dim: String(row.dim), grain, bucket: Number(row.day), value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
+      into = { project: projectId, dim: String(row.dim), grain, bucket: Number(row.target), value: String(row.value), bot: row.is_bot === true, events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
       merged.set(key, into);
     }
     into.events += Number(row.events);
@@ -428,7 +439,7 @@ export const ERASURE_AGGREGATE_COLUMNS = READ_COLUMNS;
  * An erasure's part, in its transaction, once the user's events are deleted (as on SQLite,
  * `sqlite/sqlite-erasure.ts`): the rows the erased events were counted in, and only those, are
  * built again, each hour row from the events its hour keeps (a sketch cannot forget a key), each
- * day row merged again from its hour rows; a cost that grows with the user's events and hours, not
+ * day row merged again from its hour rows and each week row from its day rows; a cost that grows with the user's events and hours, not
  * with the project's. `erasedRows` are the user's events as {@link ERASURE_AGGREGATE_COLUMNS},
  * read before the delete.
  */
@@ -479,19 +490,62 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
   }
   await recountPostgresSessions(client, projectId, erasedSessions.map((x) => x.session));
   const days = [...dayRows.values()];
+  await mergeRowsFromFiner(client, projectId, GRAIN_DAY, days);
+  const weeks = new Map<string, { dim: string; day: number; value: string; bot: boolean }>();
+  for (const d of days) {
+    const week = Math.floor(d.day / WEEK_DAYS);
+    weeks.set(`${d.dim}\u0000${week}\u0000${d.bot}\u0000${d.value}`, { ...d, day: week });
+  }
+  await mergeRowsFromFiner(client, projectId, GRAIN_WEEK, [...weeks.values()]);
+}
+
+/**
+ * Replaces some rows (all their parts) of `grain` (a day, a week), each named by its dimension,
+ * bucket (`day`), value and bot flag, by the merge of the finer rows each covers (its hours, its
+ * days) of the same value.
+ */
+async function mergeRowsFromFiner(
+  client: pg.PoolClient,
+  projectId: string,
+  grain: typeof GRAIN_DAY | typeof GRAIN_WEEK,
+  keys: ReadonlyArray<{ dim: string; day: number; value: string; bot: boolean }>,
+): Promise<void> {
+  const [finer, per] = grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS];
+  const values = [projectId, keys.map((d) => d.dim), keys.map((d) => d.day), keys.map((d) => d.value), keys.map((d) => d.bot)];
   await client.query(
     `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
-     WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${GRAIN_DAY} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
-    [projectId, days.map((d) => d.dim), days.map((d) => d.day), days.map((d) => d.value), days.map((d) => d.bot)],
+     WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${grain} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
+    values,
   );
-  const hourRows = await client.query<Record<string, unknown>>(
-    `SELECT a.dim, k.day, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')}
-     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, day, value, is_bot)
-     JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${GRAIN_HOUR} AND a.bucket >= k.day * 24 AND a.bucket < k.day * 24 + 24
+  const finerRows = await client.query<Record<string, unknown>>(
+    `SELECT a.dim, k.target, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')}
+     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, target, value, is_bot)
+     JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${finer} AND a.bucket >= k.target * ${per} AND a.bucket < k.target * ${per} + ${per}
        AND a.value = k.value AND a.is_bot = k.is_bot`,
-    [projectId, days.map((d) => d.dim), days.map((d) => d.day), days.map((d) => d.value), days.map((d) => d.bot)],
+    values,
   );
-  await insertParts(client, mergeRows(projectId, GRAIN_DAY, hourRows.rows), []);
+  await insertParts(client, mergeRows(projectId, grain, finerRows.rows), []);
+}
+
+/** Days of day rows merged into week rows per read, when a database of shape 4 gets its week rows: a bounded read at any size. */
+const WEEK_ROWS_READ_DAYS = 2 * WEEK_DAYS;
+
+/** The week rows of a database of shape 4 (`aggregate-schema.ts`), merged from its day rows, in the caller's transaction, a few weeks per read. */
+async function addWeekRows(client: pg.PoolClient): Promise<void> {
+  const spans = await client.query<{ project_id: string; first: string; last: string }>(
+    `SELECT project_id, min(bucket) AS first, max(bucket) AS last FROM agg_values WHERE dim = '' AND grain = ${GRAIN_DAY} GROUP BY project_id`,
+  );
+  for (const span of spans.rows) {
+    const end = Number(span.last) + 1;
+    for (let first = Math.floor(Number(span.first) / WEEK_DAYS) * WEEK_DAYS; first < end; first += WEEK_ROWS_READ_DAYS) {
+      const { rows } = await client.query<Record<string, unknown>>(
+        `SELECT dim, ${weekOfDaySql('bucket')} AS target, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values
+         WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${GRAIN_DAY} AND bucket >= $3 AND bucket < $4`,
+        [span.project_id, AGGREGATE_DIMS, first, first + WEEK_ROWS_READ_DAYS],
+      );
+      await insertParts(client, mergeRows(span.project_id, GRAIN_WEEK, rows), []);
+    }
+  }
 }
 
 /**
@@ -504,17 +558,19 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     await client.query(SCHEMA_LOCK_SQL);
     const meta = await client.query<{ found: boolean }>("SELECT to_regclass('agg_meta') IS NOT NULL AS found");
     const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM agg_meta')).rows[0]?.shape : undefined;
-    if (shape === AGGREGATE_SHAPE) {
+    if (shape === AGGREGATE_SHAPE || convertsInPlace(shape)) {
       const summarized = (await client.query<{ found: boolean }>("SELECT to_regclass('agg_session_state') IS NOT NULL AS found")).rows[0]?.found === true;
       await client.query(POSTGRES_AGGREGATE_DDL);
-      if (!summarized) {
-        // Aggregates from before the session summaries: only those are built, from the session rows.
-        const started = performance.now();
-        const told = onBuild !== undefined && (await client.query('SELECT 1 FROM agg_sessions LIMIT 1')).rows.length > 0;
-        if (told) onBuild('building', 0);
-        await buildPostgresSessionSummaries(client);
-        if (told) onBuild('built', performance.now() - started);
+      const started = performance.now();
+      const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && (await client.query('SELECT 1 FROM agg_sessions LIMIT 1')).rows.length > 0;
+      if (told) onBuild('building', 0);
+      // Aggregates from before the session summaries: those are built from the session rows.
+      if (!summarized) await buildPostgresSessionSummaries(client);
+      if (shape !== AGGREGATE_SHAPE) {
+        await addWeekRows(client);
+        await client.query('UPDATE agg_meta SET shape = $1', [AGGREGATE_SHAPE]);
       }
+      if (told) onBuild('built', performance.now() - started);
       return;
     }
     const started = performance.now();

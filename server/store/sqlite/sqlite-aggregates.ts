@@ -6,17 +6,33 @@ import { prepareSqliteSessionSummaries } from './sqlite-session-summaries.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { type SessionMoves, createSessionMoves } from '../aggregates/session-moves.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
-import { type AggregatesBuildListener, aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, AGGREGATE_PAGE_DIMS, AGGREGATE_SHAPE, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS, AGGREGATE_TABLES, SQLITE_AGGREGATE_DDL } from '../aggregates/aggregate-schema.js';
+import {
+  type AggregatesBuildListener,
+  aggregateColumnsSql,
+  AGGREGATE_COLUMNS,
+  AGGREGATE_DIMS,
+  AGGREGATE_PAGE_DIMS,
+  AGGREGATE_SHAPE,
+  AGGREGATE_TABLES,
+  convertsInPlace,
+  GRAIN_DAY,
+  GRAIN_HOUR,
+  GRAIN_WEEK,
+  SKETCH_COLUMNS,
+  SQLITE_AGGREGATE_DDL,
+  WEEK_DAYS,
+  weekOfDaySql,
+} from '../aggregates/aggregate-schema.js';
 
 /**
  * Prepares what writes a commit's aggregate groups (`aggregate-batch.ts`) into SQLite's aggregate
- * tables, inside the caller's transaction: one upsert per group into its hour row and its day row,
- * counts added and sketches merged by `sa_sketch_union`, a function this connection registers.
- * `dims` names the aggregate dimensions by index.
+ * tables, inside the caller's transaction: one upsert per group into its hour row, its day row and
+ * its week row, counts added and sketches merged by `sa_sketch_union`, a function this connection
+ * registers. `dims` names the aggregate dimensions by index.
  *
  * It runs in the writer thread, which receives it as source text, so it must stay self-contained:
- * nothing from outside its body and parameters but erased types. 3,600,000 and 24 below are an
- * hour in ms and hours in a day.
+ * nothing from outside its body and parameters but erased types. 24 and 168 below are the hours
+ * in a day and in a week, 0, 1 and 2 the grains (`aggregate-schema.ts`).
  */
 export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, dims: readonly string[]): (batch: AggregateBatch) => void {
   const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -63,6 +79,7 @@ export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, d
       const dim = dims[g.dim];
       upsertValue.run(g.project, dim, 0, g.hour, g.value, g.bot, g.events, g.pageViews, ...sketches);
       upsertValue.run(g.project, dim, 1, Math.floor(g.hour / 24), g.value, g.bot, g.events, g.pageViews, ...sketches);
+      upsertValue.run(g.project, dim, 2, Math.floor(g.hour / 168), g.value, g.bot, g.events, g.pageViews, ...sketches);
     }
     for (const s of batch.sessions()) upsertSession.run(s.project, s.hour, s.session, s.bot, s.first, s.last, s.events, s.pageViews);
   };
@@ -106,17 +123,23 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
   return db.transaction((): CommitAggregates => {
     const meta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_meta'").get();
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM agg_meta').pluck().get() as number | undefined);
-    if (shape === AGGREGATE_SHAPE) {
+    if (shape === AGGREGATE_SHAPE || convertsInPlace(shape)) {
       const summarized = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_session_state'").get() !== undefined;
       db.exec(SQLITE_AGGREGATE_DDL);
-      if (!summarized) {
-        const started = performance.now();
-        const told = onBuild !== undefined && db.prepare('SELECT 1 FROM agg_sessions LIMIT 1').get() !== undefined;
-        if (told) onBuild('building', 0);
-        buildSessionSummaries(db);
-        if (told) onBuild('built', performance.now() - started);
+      const started = performance.now();
+      const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && db.prepare('SELECT 1 FROM agg_sessions LIMIT 1').get() !== undefined;
+      if (told) onBuild('building', 0);
+      if (!summarized) buildSessionSummaries(db);
+      const aggregates = open();
+      if (shape !== AGGREGATE_SHAPE) {
+        // Shape 4: the week rows, merged from the day rows (`sa_sketch_union_all` is registered by `open`).
+        db.exec(`INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+          SELECT project_id, dim, ${GRAIN_WEEK}, ${weekOfDaySql('bucket')}, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
+          FROM agg_values WHERE grain = ${GRAIN_DAY} GROUP BY project_id, dim, ${weekOfDaySql('bucket')}, value, is_bot`);
+        db.prepare('UPDATE agg_meta SET shape = ?').run(AGGREGATE_SHAPE);
       }
-      return open();
+      if (told) onBuild('built', performance.now() - started);
+      return aggregates;
     }
     const started = performance.now();
     // Said only when there are events to build from: a new database builds nothing.
@@ -187,10 +210,14 @@ export const SQLITE_AGGREGATES_SOURCE = `(db) => (${openSqliteAggregates.toStrin
   pageDims: ${JSON.stringify(AGGREGATE_PAGE_DIMS)},
 })`;
 
-/** The aggregate rows of whole UTC days `[first, end)` of a project: what a day's rebuild or retention deletes, per dimension through the key index. */
+/**
+ * The aggregate rows of whole UTC days `[first, end)` of a project, and of the weeks wholly inside
+ * them: what a day's rebuild or retention deletes, per dimension through the key index.
+ */
 function deleteDays(db: Database.Database, projectId: string, first: number, end: number): void {
   const values = db.prepare<unknown[]>('DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ?');
   for (const dim of AGGREGATE_DIMS) {
+    values.run(projectId, dim, GRAIN_WEEK, Math.ceil(first / WEEK_DAYS), Math.floor(end / WEEK_DAYS));
     values.run(projectId, dim, GRAIN_DAY, first, end);
     values.run(projectId, dim, GRAIN_HOUR, first * 24, end * 24);
   }
@@ -200,7 +227,8 @@ function deleteDays(db: Database.Database, projectId: string, first: number, end
 /**
  * Builds the aggregates of some UTC days of a project from the events they hold, inside the
  * caller's transaction: what the first open of a database without aggregates does, day by day,
- * without the session summaries, which it builds after the last day.
+ * without the session summaries, which it builds after the last day. Each day adds to its week's
+ * rows, which must hold none of its events yet.
  */
 export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
   const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
@@ -240,8 +268,8 @@ const FIRST_DAY = -10_000_000;
 /**
  * Retention's part, inside the caller's transaction, once the events before `cutoff` are deleted:
  * the rows of the hours before the cut-off's hour go, the hour it cuts is built again from the
- * events it keeps (an hour of events at most), and the cut day's rows are merged again from its
- * hour rows, sums and sketch unions, never from the events.
+ * events it keeps (an hour of events at most), the cut day's rows are merged again from its hour
+ * rows and the cut week's from its day rows, sums and sketch unions, never from the events.
  */
 export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitAggregates, projectId: string, cutoff: number): void {
   const cutHour = Math.floor(cutoff / HOUR_MS);
@@ -264,23 +292,28 @@ export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitA
     // Writes the hour's rows, and adds to its day's rows, which the merge below replaces.
     aggregates.apply(batch, false);
   }
-  mergeDaysFromHours(db, projectId, [cutDay]);
+  mergeFromFiner(db, projectId, GRAIN_DAY, [cutDay]);
+  mergeFromFiner(db, projectId, GRAIN_WEEK, [Math.floor(cutDay / WEEK_DAYS)]);
   aggregates.recountSessions(projectId, touched);
   db.prepare('DELETE FROM agg_session_days WHERE project_id = ? AND day < ?').run(projectId, cutDay);
 }
 
-/** Replaces the day rows of `days` by the merge of their hour rows: sums, and sketch unions, never the events. */
-function mergeDaysFromHours(db: Database.Database, projectId: string, days: Iterable<number>): void {
-  const remove = db.prepare<unknown[]>(`DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_DAY} AND bucket = ?`);
+/**
+ * Replaces the rows of `grain` (a day, a week) in `buckets` by the merge of the finer rows they
+ * cover (its hours, its days): sums, and sketch unions, never the events.
+ */
+function mergeFromFiner(db: Database.Database, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, buckets: Iterable<number>): void {
+  const [finer, per] = grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS];
+  const remove = db.prepare<unknown[]>(`DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${grain} AND bucket = ?`);
   const merge = db.prepare<unknown[]>(
     `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
-     SELECT project_id, dim, ${GRAIN_DAY}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
-     FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket >= ? AND bucket < ? GROUP BY value, is_bot`,
+     SELECT project_id, dim, ${grain}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
+     FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${finer} AND bucket >= ? AND bucket < ? GROUP BY value, is_bot`,
   );
-  for (const day of days) {
+  for (const bucket of buckets) {
     for (const dim of AGGREGATE_DIMS) {
-      remove.run(projectId, dim, day);
-      merge.run(day, projectId, dim, day * 24, day * 24 + 24);
+      remove.run(projectId, dim, bucket);
+      merge.run(bucket, projectId, dim, bucket * per, bucket * per + per);
     }
   }
 }

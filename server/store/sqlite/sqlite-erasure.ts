@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, SKETCH_COLUMNS } from '../aggregates/aggregate-schema.js';
+import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS, WEEK_DAYS } from '../aggregates/aggregate-schema.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import type { DeletedUser } from '../event-store.js';
 import { erasureRollupSql } from '../reports/rollup-erasure.js';
@@ -18,7 +18,7 @@ import type { CommitAggregates } from './sqlite-event-writer.js';
  * - the user's events are found through `events_by_user` (`sqlite-schema.ts`, version 8);
  * - the aggregate rows (`sqlite-aggregates.ts`) the erased events were counted in, and only those,
  *   are built again: each hour row from the events its hour keeps, each day row merged again from
- *   its 24 hour rows;
+ *   its 24 hour rows, each week row from its 7 day rows;
  * - the daily rollups lose every trace of the user's keys (`reports/rollup-erasure.ts`).
  *
  * The program travels as source text (`sqlite-writer.ts`), so it stays self-contained: every
@@ -41,16 +41,21 @@ export interface SqliteErasureSql {
   textKeyDeletes: string[];
   /** Takes the keys out of the dictionary (`@p`, `@keys`). */
   forgetKeys: string;
-  /** Deletes one hour row of the aggregates (`?` project, dimension, hour, value, bot flag). */
-  removeHourRow: string;
+  /** Deletes one row of the aggregates (`?` project, dimension, grain, bucket, value, bot flag). */
+  removeRow: string;
   /** Deletes one session row of an hour (`?` project, hour, session, bot flag). */
   removeSessionRow: string;
   /** The events of an hour for its aggregates (`?` project, from, to), with the columns below. */
   readHour: string;
-  /** Deletes one day row of the aggregates (`?` project, dimension, day, value, bot flag). */
-  removeDayRow: string;
-  /** Inserts one day row merged from its hour rows (`?` day, project, dimension, first hour, end hour, value, bot flag). */
-  mergeDayRow: string;
+  /**
+   * Inserts one row merged from the finer rows it covers (`?` grain, bucket, project, dimension,
+   * finer grain, first finer bucket, end finer bucket, value, bot flag): a day's from its hours, a
+   * week's from its days.
+   */
+  mergeRow: string;
+  /** The grains of hour, day and week rows. */
+  grains: readonly [number, number, number];
+  weekDays: number;
   dims: readonly string[];
   /** The dimension columns a commit's aggregates read, in their order. */
   columns: readonly string[];
@@ -83,14 +88,15 @@ export function sqliteErasureSql(): SqliteErasureSql {
     // A tombstone, not a delete: a new id is the largest plus one, and an erased key's id may still
     // sit in rows of marked days until their refresh (`rollup-erasure.ts`, step 4).
     forgetKeys: `UPDATE rollup_keys SET key = char(0) || 'erased:' || id WHERE project_id = @p AND key IN (SELECT value FROM json_each(@keys))`,
-    removeHourRow: `DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket = ? AND value = ? AND is_bot = ?`,
+    removeRow: 'DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket = ? AND value = ? AND is_bot = ?',
     removeSessionRow: 'DELETE FROM agg_sessions WHERE project_id = ? AND hour = ? AND session_id = ? AND is_bot = ?',
     readHour: `SELECT ${AGGREGATE_EVENT_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
-    removeDayRow: `DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_DAY} AND bucket = ? AND value = ? AND is_bot = ?`,
-    mergeDayRow: `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
-      SELECT project_id, dim, ${GRAIN_DAY}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
-      FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${GRAIN_HOUR} AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?
+    mergeRow: `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+      SELECT project_id, dim, ?, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
+      FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?
       GROUP BY value, is_bot`,
+    grains: [GRAIN_HOUR, GRAIN_DAY, GRAIN_WEEK],
+    weekDays: WEEK_DAYS,
     dims: AGGREGATE_DIMS,
     columns: AGGREGATE_COLUMNS,
     dayMs: DAY_MS,
@@ -116,11 +122,11 @@ export function prepareSqliteUserErasure(
   const deleteStep = db.prepare(sql.deleteStep);
   const textKeyDeletes = sql.textKeyDeletes.map((text) => db.prepare(text));
   const forgetKeys = db.prepare(sql.forgetKeys);
-  const removeHourRow = db.prepare(sql.removeHourRow);
+  const removeRow = db.prepare(sql.removeRow);
   const removeSessionRow = db.prepare(sql.removeSessionRow);
   const readHour = db.prepare(sql.readHour);
-  const removeDayRow = db.prepare(sql.removeDayRow);
-  const mergeDayRow = db.prepare(sql.mergeDayRow);
+  const mergeRow = db.prepare(sql.mergeRow);
+  const [hourGrain, dayGrain, weekGrain] = sql.grains;
   type Row = Record<string, string | number | null>;
   type Batch = ReturnType<CommitAggregates['begin']>;
   const dimValues = new Array<string | null>(sql.columns.length);
@@ -139,7 +145,8 @@ export function prepareSqliteUserErasure(
   /**
    * The aggregate rows the erased events were counted in, and only those, built again: each from
    * the events its hour keeps (a sketch cannot forget a key), then its day row merged again from
-   * its 24 hour rows. `erased` holds the erased events' own groups, which name those rows.
+   * its 24 hour rows, and its week row from its 7 day rows. `erased` holds the erased events' own
+   * groups, which name those rows.
    */
   const rebuildAggregates = (projectId: string, erased: Batch) => {
     const values = new Set<string>();
@@ -147,6 +154,7 @@ export function prepareSqliteUserErasure(
     /** The dimension values each hour's rebuild needs: the events' other values count in no row it replaces. */
     const hours = new Map<number, Set<string>>();
     const dayRows = new Map<string, [number, number, string, number]>();
+    const weekRows = new Map<string, [number, number, string, number]>();
     for (const g of erased.values()) {
       values.add(valueKey(g.dim, g.hour, g.value, g.bot));
       let needed = hours.get(g.hour);
@@ -154,7 +162,9 @@ export function prepareSqliteUserErasure(
       if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
       const day = Math.floor((g.hour * sql.hourMs) / sql.dayMs);
       dayRows.set(valueKey(g.dim, day, g.value, g.bot), [g.dim, day, g.value, g.bot]);
-      removeHourRow.run(projectId, sql.dims[g.dim], g.hour, g.value, g.bot);
+      const week = Math.floor(day / sql.weekDays);
+      weekRows.set(valueKey(g.dim, week, g.value, g.bot), [g.dim, week, g.value, g.bot]);
+      removeRow.run(projectId, sql.dims[g.dim], hourGrain, g.hour, g.value, g.bot);
     }
     for (const s of erased.sessions()) {
       sessions.add(sessionKey(s.hour, s.session, s.bot));
@@ -164,7 +174,7 @@ export function prepareSqliteUserErasure(
       const batch = aggregates.begin();
       for (const row of readHour.iterate(projectId, hour * sql.hourMs, (hour + 1) * sql.hourMs) as Iterable<Row>) add(batch, row, needed);
       // Only the rows just deleted; the hour's other rows never counted an erased event. (It adds
-      // to their day rows too, which the merge below replaces.)
+      // to their day and week rows too, which the merges below replace.)
       const kept = batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)));
       const keptSessions = batch.sessions().filter((s) => sessions.has(sessionKey(s.hour, s.session, s.bot)));
       aggregates.apply({ ...batch, empty: () => kept.length === 0 && keptSessions.length === 0, values: () => kept, sessions: () => keptSessions }, false);
@@ -172,8 +182,12 @@ export function prepareSqliteUserErasure(
     aggregates.recountSessions(projectId, new Set(erased.sessions().map((s) => s.session)));
     const hoursPerDay = sql.dayMs / sql.hourMs;
     for (const [dim, day, value, bot] of dayRows.values()) {
-      removeDayRow.run(projectId, sql.dims[dim], day, value, bot);
-      mergeDayRow.run(day, projectId, sql.dims[dim], day * hoursPerDay, (day + 1) * hoursPerDay, value, bot);
+      removeRow.run(projectId, sql.dims[dim], dayGrain, day, value, bot);
+      mergeRow.run(dayGrain, day, projectId, sql.dims[dim], hourGrain, day * hoursPerDay, (day + 1) * hoursPerDay, value, bot);
+    }
+    for (const [dim, week, value, bot] of weekRows.values()) {
+      removeRow.run(projectId, sql.dims[dim], weekGrain, week, value, bot);
+      mergeRow.run(weekGrain, week, projectId, sql.dims[dim], dayGrain, week * sql.weekDays, (week + 1) * sql.weekDays, value, bot);
     }
   };
 
