@@ -8,7 +8,7 @@ import { type RollupLocation, describeRollups } from '../../../test-support/stor
 import { postgresLocation, postgresSql } from '../../../test-support/store/database-locations.js';
 import pg from 'pg';
 import { createPostgresDayKeeps, createPostgresFilteredKeep } from '../reports/report-keep.js';
-import { KEYS_LOCK_SQL } from '../reports/rollup-refresh.js';
+import { ANALYZE_AFTER_DAYS, KEYS_LOCK_SQL } from '../reports/rollup-refresh.js';
 
 let database: TestDatabase;
 
@@ -138,6 +138,47 @@ describe('postgres: rollup indexes added after a rollup shape', () => {
       expect(await second.reports.sessions(q)).toEqual(before);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('postgres: statistics after a run of refreshes', () => {
+  it('analyzes the rollup tables when a run of at least a week of days is refreshed, and not after one day', async () => {
+    const start = Date.UTC(2026, 0, 12);
+    const projectId = newProjectId();
+    const store = createPostgresStore({ url: database.url, poolSize: 2 });
+    await store.init();
+    // Manual ANALYZEs of each rollup table a refresh writes (autovacuum's are counted apart); the
+    // statistics reach other connections within about a second.
+    const analyzed = async () => {
+      const rows = await directSql(
+        "SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname IN ('rollup_keys', 'rollup_values', 'rollup_exposures', 'rollup_steps', 'rollup_vitals', 'rollup_errors') ORDER BY relname",
+      );
+      return rows.map((row) => `${String(row.relname)} ${String(row.analyze_count)}`);
+    };
+    const settled = async (expected: (counts: string[]) => boolean) => {
+      for (let i = 0; i < 50; i++) {
+        const counts = await analyzed();
+        if (expected(counts)) return counts;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return analyzed();
+    };
+    try {
+      const before = await analyzed();
+      await store.write({ events: [...generateProject({ projectId, start, days: ANALYZE_AFTER_DAYS, sessions: 60, seed: 25 })], chunks: [] });
+      // The store's own background may refresh some of the days first: one run either way.
+      await store.reports.refreshRollups();
+      const after = await settled((counts) => counts.every((count, i) => count !== before[i]));
+      expect(after).toHaveLength(6);
+      after.forEach((count, i) => expect(Number(count.split(' ')[1])).toBe(Number(before[i]?.split(' ')[1] ?? 0) + 1));
+      // A late event marks one day: its refresh alone analyzes nothing.
+      await store.write({ events: [...generateProject({ projectId, start, days: 1, sessions: 2, seed: 26, idPrefix: 'late' })], chunks: [] });
+      await store.reports.refreshRollups();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(await analyzed()).toEqual(after);
+    } finally {
+      await store.close();
     }
   });
 });

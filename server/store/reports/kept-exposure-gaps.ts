@@ -204,8 +204,7 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
         WHERE project_id = ${project} AND dim = 'event_type' AND day IN (${list.join(', ')}) AND ${isBot} AND value = ${v.add(conversion)}
           AND ${visitor} IS NOT NULL GROUP BY ${visitor}, day) c`);
     }
-    parts.push(`SELECT 2, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(version AS BIGINT) FROM rollup_versions WHERE ${days()}`);
-    parts.push(`SELECT 3, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, CAST(NULL AS BIGINT) FROM rollup_dirty WHERE ${days()}`);
+    parts.push(...dayStateParts(v, q.projectId, from, to, (kind, version) => `${kind}, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day, ${version}`));
     return [`SELECT * FROM (${parts.join('\n  UNION ALL ')}) r ORDER BY day, kind`, v.list];
   };
 
@@ -272,24 +271,9 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
   async function currentDays(q: ReportQuery, cells: Kept, a: number, last: number): Promise<{ end: number; changed: boolean }> {
     if (last < a) return { end: last, changed: false };
     const v = new Values(dialect);
-    const range = () => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(a)} AND day <= ${v.add(last)}`;
-    const rows = await options.run(
-      `SELECT day, CAST(version AS BIGINT) AS version, 0 AS marked FROM rollup_versions WHERE ${range()}
-       UNION ALL SELECT day, CAST(NULL AS BIGINT), 1 FROM rollup_dirty WHERE ${range()}`,
-      v.list,
-    );
-    const versions = new Map<number, number>();
-    const marked = new Set<number>();
-    for (const row of rows) {
-      if (num(row.marked) === 1) marked.add(num(row.day));
-      else versions.set(num(row.day), num(row.version));
-    }
-    for (let day = a; day <= last; day++) {
-      const built = cells.versions.get(day) ?? 0;
-      if (marked.has(day) || built === MARKED) return { end: day - 1, changed: !marked.has(day) && (versions.get(day) ?? 0) !== built };
-      if ((versions.get(day) ?? 0) !== built) return { end: day - 1, changed: true };
-    }
-    return { end: last, changed: false };
+    const rows = await options.run(dayStateParts(v, q.projectId, a, last, (kind, version) => `${kind} AS kind, day, ${version} AS t`).join('\n UNION ALL '), v.list);
+    const stale = firstStale(cells, rows, a, last);
+    return stale === null ? { end: last, changed: false } : { end: stale.day - 1, changed: stale.refreshed };
   }
 
   /**
@@ -325,25 +309,58 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
       }
     }
     if (end >= a) {
-      const range = () => `project_id = ${v.add(q.projectId)} AND day >= ${v.add(a)} AND day <= ${v.add(end)}`;
       // Named in full: this may be the union's first part, which names the columns.
-      parts.push(`SELECT 2 AS kind, CAST(NULL AS TEXT) AS variant, CAST(NULL AS BIGINT) AS visitor, CAST(NULL AS TEXT) AS visitor_key, CAST(version AS BIGINT) AS t, day FROM rollup_versions WHERE ${range()}`);
-      parts.push(`SELECT 3, CAST(NULL AS TEXT), CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT), day FROM rollup_dirty WHERE ${range()}`);
+      parts.push(
+        ...dayStateParts(v, q.projectId, a, end, (kind, version) => `${kind} AS kind, CAST(NULL AS TEXT) AS variant, CAST(NULL AS BIGINT) AS visitor, CAST(NULL AS TEXT) AS visitor_key, ${version} AS t, day`),
+      );
     }
     if (parts.length === 0) return { exposures: [], conversions: [] };
     const rows = await options.run(parts.join('\n  UNION ALL '), v.list);
+    if (firstStale(cells, rows, a, end) !== null) return null;
     const tail: { exposures: Array<GapTail['exposures'][number]>; conversions: Array<GapTail['conversions'][number]> } = { exposures: [], conversions: [] };
-    const versions = new Map<number, number>();
     for (const row of rows) {
       const kind = num(row.kind);
       const visitor = row.visitor === null || row.visitor === undefined ? null : num(row.visitor);
       const key = row.visitor_key === null || row.visitor_key === undefined ? null : String(row.visitor_key);
       if (kind === 0) tail.exposures.push({ variant: String(row.variant), visitor, key, first: num(row.t) });
       else if (kind === 1) tail.conversions.push({ visitor, key, last: num(row.t) });
-      else if (kind === 2) versions.set(num(row.day), num(row.t));
-      else return null;
     }
-    for (let day = a; day <= end; day++) if ((versions.get(day) ?? 0) !== (cells.versions.get(day) ?? 0)) return null;
     return tail;
   }
+
+  /**
+   * The two parts of a UNION that read the refresh versions (kind 2, `version` the version) and
+   * the marks (kind 3, `version` null) of a project's days [first, last], each select list written
+   * by `columns` for the statement's shape; values added in the order of the text.
+   */
+  function dayStateParts(v: Values, projectId: string, first: number, last: number, columns: (kind: 2 | 3, version: string) => string): string[] {
+    const range = () => `project_id = ${v.add(projectId)} AND day >= ${v.add(first)} AND day <= ${v.add(last)}`;
+    return [
+      `SELECT ${columns(2, 'CAST(version AS BIGINT)')} FROM rollup_versions WHERE ${range()}`,
+      `SELECT ${columns(3, 'CAST(NULL AS BIGINT)')} FROM rollup_dirty WHERE ${range()}`,
+    ];
+  }
+}
+
+/**
+ * The first of the cells' days [a, last] they cannot answer for, given the versions and marks
+ * read now (rows of `kind` 2 and 3 with `day` and `t`, as `dayStateParts` names them; other
+ * rows are passed over): marked now or when the cells were built, or refreshed since the build;
+ * `refreshed` when a refresh was the reason. Null when they answer for every one.
+ */
+function firstStale(cells: Kept, rows: ReadonlyArray<Record<string, unknown>>, a: number, last: number): { day: number; refreshed: boolean } | null {
+  const versions = new Map<number, number>();
+  const marked = new Set<number>();
+  for (const row of rows) {
+    const kind = num(row.kind);
+    if (kind === 2) versions.set(num(row.day), num(row.t));
+    else if (kind === 3) marked.add(num(row.day));
+  }
+  for (let day = a; day <= last; day++) {
+    const built = cells.versions.get(day) ?? 0;
+    const version = versions.get(day) ?? 0;
+    if (marked.has(day) || built === MARKED) return { day, refreshed: !marked.has(day) && version !== built };
+    if (version !== built) return { day, refreshed: true };
+  }
+  return null;
 }

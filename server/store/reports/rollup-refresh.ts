@@ -337,7 +337,9 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
   const bump = versionBump('$1::text', '$2::int');
-  return (beforeDay, skip = []) =>
+  /** Days refreshed since a call last found none to refresh. */
+  let run = 0;
+  const refresh: RefreshNext = (beforeDay, skip = []) =>
     inTransaction(pool, REFRESH_BEGIN, async (client) => {
       await client.query(compact, [beforeDay]);
       const candidates = await client.query<{ project_id: string; day: number }>(
@@ -374,4 +376,22 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       // Kept either way (committed): the rows are the day as the snapshot saw it, and a day still marked is read from the events.
       return (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day };
     });
+  return async (beforeDay, skip) => {
+    const refreshed = await refresh(beforeDay, skip);
+    if (refreshed !== null) {
+      run++;
+      return refreshed;
+    }
+    // A run of many days (the first build after an upgrade or a bulk load) has filled the tables
+    // faster than autovacuum analyzes them: without statistics, the planner took the experiment
+    // report's first read at 1M events for a few rows and ran it past the read budget.
+    const days = run;
+    // Before the await: the store's background and a caller may both find none at once.
+    run = 0;
+    if (days >= ANALYZE_AFTER_DAYS) await pool.query(`ANALYZE rollup_keys, ${ROLLUP_TABLES.join(', ')}`);
+    return null;
+  };
 }
+
+/** Days a run of refreshes builds before PostgreSQL's rollup tables are analyzed at its end. */
+export const ANALYZE_AFTER_DAYS = 7;
