@@ -243,9 +243,13 @@ async function withStore<T>(values: Values, run: (store: EventStore) => Promise<
     ...(clickhouseUrl === undefined ? {} : { clickhouseUrl }),
     migrationBackup: values['no-migration-backup'] !== true,
     onMigrationBackup: (copy, fromVersion) => void process.stderr.write(`Copied the database to ${copy} before migrating it from schema version ${fromVersion}.\n`),
-    onAggregatesBuild: (phase, ms) =>
+    onAggregatesBuild: (phase, ms, source) =>
       void process.stderr.write(
-        phase === 'building' ? 'Building the report aggregates from the events (about 15 s per million on SQLite)…\n' : `Report aggregates built in ${(ms / 1000).toFixed(1)} s.\n`,
+        phase === 'built'
+          ? `Report aggregates built in ${(ms / 1000).toFixed(1)} s.\n`
+          : source === 'events'
+            ? 'Building the report aggregates from the events (about 15 s per million on SQLite)…\n'
+            : 'Completing the report aggregates from their own rows (seconds)…\n',
       ),
   });
   try {
@@ -336,9 +340,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
       migrationBackup: values['no-migration-backup'] !== true,
       onMigrationBackup: (copy, fromVersion) => logger.info('database copied before its migration', { copy, fromVersion }),
       // Minutes for millions of events, before the server listens: said, so that nobody restarts it meanwhile.
-      onAggregatesBuild: (phase, ms) =>
+      onAggregatesBuild: (phase, ms, source) =>
         phase === 'building'
-          ? logger.info('building the report aggregates from the events; the server listens once they are built')
+          ? logger.info(`building the report aggregates from ${source === 'events' ? 'the events' : 'their own rows'}; the server listens once they are built`)
           : logger.info('report aggregates built', { seconds: Math.round(ms / 100) / 10 }),
     });
     let demo: Awaited<ReturnType<typeof ensureDemoProject>> | undefined;

@@ -11,7 +11,7 @@ import {
   type TopRow,
   type Totals,
 } from '../report-store.js';
-import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS, errorMessageSql } from './aggregate-schema.js';
+import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS, errorMessageSql, wholeWeeks } from './aggregate-schema.js';
 import { HOUR_MS } from './aggregate-batch.js';
 import { VisitorSketch, estimateSketchBytes, hashKey } from './visitor-sketch.js';
 import { byteCompare, bytesOf, num } from '../shared/row-values.js';
@@ -165,8 +165,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     };
     if (plan.days !== null) {
       const [d0, d1] = plan.days;
-      const w0 = Math.ceil(d0 / WEEK_DAYS);
-      const w1 = Math.floor(d1 / WEEK_DAYS);
+      const [w0, w1] = wholeWeeks(d0, d1);
       if (weeks && w1 > w0) {
         if (d0 < w0 * WEEK_DAYS) part(GRAIN_DAY, d0, w0 * WEEK_DAYS);
         part(GRAIN_WEEK, w0, w1);

@@ -21,8 +21,12 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
  * hour, not every event.
  */
 
-/** What a store tells about a build of the report aggregates from the events at open: when it starts, and when it is done with the time it took. */
-export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: number) => void;
+/**
+ * What a store tells about a build of the report aggregates at open: when it starts, and when it
+ * is done with the time it took; `source` says what it reads: the events (minutes for millions of
+ * them), or the aggregates' own rows (an upgrade that completes them: seconds).
+ */
+export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: number, source: 'events' | 'aggregates') => void;
 
 /**
  * Version of the aggregate tables' shape; a database with another one gets them dropped and built
@@ -84,11 +88,17 @@ export const GRAIN_DAY = 1;
  * The grain of a week row: its bucket counts weeks of seven UTC days since the epoch (a week's
  * days are `7 × bucket` to `7 × bucket + 6`; week 0 starts on Thursday 1970-01-01). Reports that
  * need no per-day split (totals, top lists, errors) read a range's whole weeks from these rows:
- * a 90-day top list merges 24 sketches per value at most rather than 90.
+ * 90 whole days are at most 18 day and week rows per value rather than 90.
  */
 export const GRAIN_WEEK = 2;
 /** Days in a week row. */
 export const WEEK_DAYS = 7;
+
+/** The weeks `[first, end)` wholly inside the days `[firstDay, endDay)` (none when `end <= first`). */
+export const wholeWeeks = (firstDay: number, endDay: number): [number, number] => [Math.ceil(firstDay / WEEK_DAYS), Math.floor(endDay / WEEK_DAYS)];
+
+/** The grain a row of `grain` (a day, a week) is merged from, and how many of its rows it covers: a day's 24 hours, a week's 7 days. */
+export const finerOf = (grain: typeof GRAIN_DAY | typeof GRAIN_WEEK): readonly [number, number] => (grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS]);
 
 /** The week row bucket of a day row bucket, as SQL over its expression (floor division, as `Math.floor(day / 7)`, negative days too). */
 export const weekOfDaySql = (day: string): string => `((${day}) - ((((${day}) % ${WEEK_DAYS}) + ${WEEK_DAYS}) % ${WEEK_DAYS})) / ${WEEK_DAYS}`;

@@ -10,6 +10,7 @@ import {
   AGGREGATE_SHAPE,
   AGGREGATE_TABLES,
   convertsInPlace,
+  finerOf,
   GRAIN_DAY,
   GRAIN_HOUR,
   GRAIN_WEEK,
@@ -17,6 +18,7 @@ import {
   SKETCH_COLUMNS,
   WEEK_DAYS,
   weekOfDaySql,
+  wholeWeeks,
 } from '../aggregates/aggregate-schema.js';
 import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
 import type { StoredEvent } from '../event-store.js';
@@ -335,7 +337,7 @@ async function deleteDays(client: pg.PoolClient, projectId: string, first: numbe
     `DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[])
        AND ((grain = ${GRAIN_DAY} AND bucket >= $3::bigint AND bucket < $4::bigint) OR (grain = ${GRAIN_HOUR} AND bucket >= $3::bigint * 24 AND bucket < $4::bigint * 24)
          OR (grain = ${GRAIN_WEEK} AND bucket >= $5::bigint AND bucket < $6::bigint))`,
-    [projectId, AGGREGATE_DIMS, first, end, Math.ceil(first / WEEK_DAYS), Math.floor(end / WEEK_DAYS)],
+    [projectId, AGGREGATE_DIMS, first, end, ...wholeWeeks(first, end)],
   );
   await client.query('DELETE FROM agg_sessions WHERE project_id = $1 AND hour >= $2::bigint * 24 AND hour < $3::bigint * 24', [projectId, first, end]);
 }
@@ -402,7 +404,7 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
  * finer rows it covers (its hours, its days): sums and sketch unions, never the events.
  */
 async function mergeFromFiner(client: pg.PoolClient, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, bucket: number): Promise<void> {
-  const [finer, per] = grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS];
+  const [finer, per] = finerOf(grain);
   await client.query(`DELETE FROM agg_values WHERE project_id = $1 AND dim = ANY($2::text[]) AND grain = ${grain} AND bucket = $3`, [projectId, AGGREGATE_DIMS, bucket]);
   const rows = await client.query<Record<string, unknown>>(
     `SELECT dim, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values
@@ -454,14 +456,14 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
   const sessions = new Set<string>();
   /** Per hour, the dimension values its rebuild needs (`dim\0value`, dimension indexes from 1). */
   const hours = new Map<number, Set<string>>();
-  const dayRows = new Map<string, { dim: string; day: number; value: string; bot: boolean }>();
+  const dayRows = new Map<string, MergedKey>();
   for (const g of erased.values()) {
     values.add(valueKey(g.dim, g.hour, g.value, g.bot));
     let needed = hours.get(g.hour);
     if (needed === undefined) hours.set(g.hour, (needed = new Set()));
     if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
     const day = Math.floor(g.hour / 24);
-    dayRows.set(valueKey(g.dim, day, g.value, g.bot), { dim: AGGREGATE_DIMS[g.dim] as string, day, value: g.value, bot: g.bot === 1 });
+    dayRows.set(valueKey(g.dim, day, g.value, g.bot), { dim: AGGREGATE_DIMS[g.dim] as string, bucket: day, value: g.value, bot: g.bot === 1 });
   }
   const groups = erased.values();
   await client.query(
@@ -491,27 +493,30 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
   await recountPostgresSessions(client, projectId, erasedSessions.map((x) => x.session));
   const days = [...dayRows.values()];
   await mergeRowsFromFiner(client, projectId, GRAIN_DAY, days);
-  const weeks = new Map<string, { dim: string; day: number; value: string; bot: boolean }>();
+  const weeks = new Map<string, MergedKey>();
   for (const d of days) {
-    const week = Math.floor(d.day / WEEK_DAYS);
-    weeks.set(`${d.dim}\u0000${week}\u0000${d.bot}\u0000${d.value}`, { ...d, day: week });
+    const week = Math.floor(d.bucket / WEEK_DAYS);
+    weeks.set(`${d.dim}\u0000${week}\u0000${d.bot}\u0000${d.value}`, { ...d, bucket: week });
   }
   await mergeRowsFromFiner(client, projectId, GRAIN_WEEK, [...weeks.values()]);
 }
 
+/** One row of `agg_values` (all its parts) an erasure merges again. */
+interface MergedKey {
+  dim: string;
+  bucket: number;
+  value: string;
+  bot: boolean;
+}
+
 /**
- * Replaces some rows (all their parts) of `grain` (a day, a week), each named by its dimension,
- * bucket (`day`), value and bot flag, by the merge of the finer rows each covers (its hours, its
- * days) of the same value.
+ * Replaces some rows (all their parts) of `grain` (a day, a week) by the merge of the finer rows
+ * each covers (its hours, its days) of the same value: an erasure's, which touches only the rows
+ * of the erased events' values ({@link mergeFromFiner} merges every row of a bucket).
  */
-async function mergeRowsFromFiner(
-  client: pg.PoolClient,
-  projectId: string,
-  grain: typeof GRAIN_DAY | typeof GRAIN_WEEK,
-  keys: ReadonlyArray<{ dim: string; day: number; value: string; bot: boolean }>,
-): Promise<void> {
-  const [finer, per] = grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS];
-  const values = [projectId, keys.map((d) => d.dim), keys.map((d) => d.day), keys.map((d) => d.value), keys.map((d) => d.bot)];
+async function mergeRowsFromFiner(client: pg.PoolClient, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, keys: readonly MergedKey[]): Promise<void> {
+  const [finer, per] = finerOf(grain);
+  const values = [projectId, keys.map((d) => d.dim), keys.map((d) => d.bucket), keys.map((d) => d.value), keys.map((d) => d.bot)];
   await client.query(
     `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
      WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${grain} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
@@ -530,8 +535,14 @@ async function mergeRowsFromFiner(
 /** Days of day rows merged into week rows per read, when a database of shape 4 gets its week rows: a bounded read at any size. */
 const WEEK_ROWS_READ_DAYS = 2 * WEEK_DAYS;
 
-/** The week rows of a database of shape 4 (`aggregate-schema.ts`), merged from its day rows, in the caller's transaction, a few weeks per read. */
+/**
+ * The week rows of a database of shape 4 (`aggregate-schema.ts`), merged from its day rows, in the
+ * caller's transaction, a few weeks per read. Any week row there is goes first (one written by a
+ * process of this version while a process of the one before rebuilt the aggregates), so that no
+ * day counts twice.
+ */
 async function addWeekRows(client: pg.PoolClient): Promise<void> {
+  await client.query(`DELETE FROM agg_values WHERE grain = ${GRAIN_WEEK}`);
   const spans = await client.query<{ project_id: string; first: string; last: string }>(
     `SELECT project_id, min(bucket) AS first, max(bucket) AS last FROM agg_values WHERE dim = '' AND grain = ${GRAIN_DAY} GROUP BY project_id`,
   );
@@ -563,20 +574,20 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
       await client.query(POSTGRES_AGGREGATE_DDL);
       const started = performance.now();
       const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && (await client.query('SELECT 1 FROM agg_sessions LIMIT 1')).rows.length > 0;
-      if (told) onBuild('building', 0);
+      if (told) onBuild('building', 0, 'aggregates');
       // Aggregates from before the session summaries: those are built from the session rows.
       if (!summarized) await buildPostgresSessionSummaries(client);
       if (shape !== AGGREGATE_SHAPE) {
         await addWeekRows(client);
         await client.query('UPDATE agg_meta SET shape = $1', [AGGREGATE_SHAPE]);
       }
-      if (told) onBuild('built', performance.now() - started);
+      if (told) onBuild('built', performance.now() - started, 'aggregates');
       return;
     }
     const started = performance.now();
     // Said only when there are events to build from: a new database builds nothing.
     const told = onBuild !== undefined && (await client.query('SELECT 1 FROM events LIMIT 1')).rows.length > 0;
-    if (told) onBuild('building', 0);
+    if (told) onBuild('building', 0, 'events');
     await client.query(`DROP TABLE IF EXISTS ${AGGREGATE_TABLES.join(', ')}`);
     await client.query(POSTGRES_AGGREGATE_DDL);
     // Day by day (as on SQLite, sqlite-aggregates.ts): each day's rows written once.
@@ -595,6 +606,6 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     }
     await buildPostgresSessionSummaries(client);
     await client.query('INSERT INTO agg_meta (shape) VALUES ($1)', [AGGREGATE_SHAPE]);
-    if (told) onBuild('built', performance.now() - started);
+    if (told) onBuild('built', performance.now() - started, 'events');
   });
 }

@@ -8,7 +8,9 @@ import { type RollupLocation, describeRollups } from '../../../test-support/stor
 import { postgresLocation, postgresSql } from '../../../test-support/store/database-locations.js';
 import pg from 'pg';
 import { createPostgresDayKeeps, createPostgresFilteredKeep } from '../reports/report-keep.js';
-import { ANALYZE_AFTER_DAYS, KEYS_LOCK_SQL } from '../reports/rollup-refresh.js';
+import { ANALYZE_AFTER_DAYS, KEYS_LOCK_SQL, createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
+import { refreshAll } from '../reports/rollup-refresher.js';
+import { POSTGRES_DIALECT } from '../reports/dialect.js';
 
 let database: TestDatabase;
 
@@ -143,42 +145,52 @@ describe('postgres: rollup indexes added after a rollup shape', () => {
 });
 
 describe('postgres: statistics after a run of refreshes', () => {
-  it('analyzes the rollup tables when a run of at least a week of days is refreshed, and not after one day', async () => {
+  it('analyzes the rollup tables when a run of at least a week of days leaves none marked, not after one day, and at most once an hour', async () => {
+    const DAY = 86_400_000;
     const start = Date.UTC(2026, 0, 12);
     const projectId = newProjectId();
     const store = createPostgresStore({ url: database.url, poolSize: 2 });
     await store.init();
+    try {
+      await store.write({ events: [...generateProject({ projectId, start, days: ANALYZE_AFTER_DAYS, sessions: 60, seed: 25 })], chunks: [] });
+    } finally {
+      await store.close();
+    }
+    // Refreshed here alone, with no store's background beside it: the days its background
+    // refreshed before the close are marked again.
+    const mark = (days: number) =>
+      directSql('INSERT INTO rollup_dirty (project_id, day) SELECT ?, d FROM generate_series(?::int, ?::int) AS d ON CONFLICT DO NOTHING', [projectId, start / DAY, start / DAY + days - 1]);
     // Manual ANALYZEs of each rollup table a refresh writes (autovacuum's are counted apart); the
     // statistics reach other connections within about a second.
     const analyzed = async () => {
       const rows = await directSql(
         "SELECT relname, analyze_count FROM pg_stat_user_tables WHERE relname IN ('rollup_keys', 'rollup_values', 'rollup_exposures', 'rollup_steps', 'rollup_vitals', 'rollup_errors') ORDER BY relname",
       );
-      return rows.map((row) => `${String(row.relname)} ${String(row.analyze_count)}`);
+      return rows.map((row) => Number(row.analyze_count));
     };
-    const settled = async (expected: (counts: string[]) => boolean) => {
-      for (let i = 0; i < 50; i++) {
-        const counts = await analyzed();
-        if (expected(counts)) return counts;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+    const settled = async (expected: (counts: number[]) => boolean) => {
+      for (let i = 0; i < 50 && !expected(await analyzed()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
       return analyzed();
     };
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
     try {
+      const refresh = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
       const before = await analyzed();
-      await store.write({ events: [...generateProject({ projectId, start, days: ANALYZE_AFTER_DAYS, sessions: 60, seed: 25 })], chunks: [] });
-      // The store's own background may refresh some of the days first: one run either way.
-      await store.reports.refreshRollups();
-      const after = await settled((counts) => counts.every((count, i) => count !== before[i]));
-      expect(after).toHaveLength(6);
-      after.forEach((count, i) => expect(Number(count.split(' ')[1])).toBe(Number(before[i]?.split(' ')[1] ?? 0) + 1));
-      // A late event marks one day: its refresh alone analyzes nothing.
-      await store.write({ events: [...generateProject({ projectId, start, days: 1, sessions: 2, seed: 26, idPrefix: 'late' })], chunks: [] });
-      await store.reports.refreshRollups();
+      expect(before).toHaveLength(6);
+      await mark(ANALYZE_AFTER_DAYS);
+      expect(await refreshAll(refresh)).toBe(ANALYZE_AFTER_DAYS);
+      const after = await settled((counts) => counts.every((count, i) => count > (before[i] as number)));
+      expect(after).toEqual(before.map((count) => count + 1));
+      // One day marked: its refresh alone analyzes nothing.
+      await mark(1);
+      expect(await refreshAll(refresh)).toBe(1);
+      // A week of days again, within the hour: nothing either.
+      await mark(ANALYZE_AFTER_DAYS);
+      expect(await refreshAll(refresh)).toBe(ANALYZE_AFTER_DAYS);
       await new Promise((resolve) => setTimeout(resolve, 1500));
       expect(await analyzed()).toEqual(after);
     } finally {
-      await store.close();
+      await pool.end();
     }
   });
 });

@@ -327,24 +327,11 @@ export function createKeptExposureGaps(dialect: Dialect, options: KeptExposureGa
     }
     return tail;
   }
-
-  /**
-   * The two parts of a UNION that read the refresh versions (kind 2, `version` the version) and
-   * the marks (kind 3, `version` null) of a project's days [first, last], each select list written
-   * by `columns` for the statement's shape; values added in the order of the text.
-   */
-  function dayStateParts(v: Values, projectId: string, first: number, last: number, columns: (kind: 2 | 3, version: string) => string): string[] {
-    const range = () => `project_id = ${v.add(projectId)} AND day >= ${v.add(first)} AND day <= ${v.add(last)}`;
-    return [
-      `SELECT ${columns(2, 'CAST(version AS BIGINT)')} FROM rollup_versions WHERE ${range()}`,
-      `SELECT ${columns(3, 'CAST(NULL AS BIGINT)')} FROM rollup_dirty WHERE ${range()}`,
-    ];
-  }
 }
 
 /**
  * The first of the cells' days [a, last] they cannot answer for, given the versions and marks
- * read now (rows of `kind` 2 and 3 with `day` and `t`, as `dayStateParts` names them; other
+ * read now (rows of `kind` 2 and 3 with `day` and `t`, as {@link dayStateParts} names them; other
  * rows are passed over): marked now or when the cells were built, or refreshed since the build;
  * `refreshed` when a refresh was the reason. Null when they answer for every one.
  */
@@ -363,4 +350,17 @@ function firstStale(cells: Kept, rows: ReadonlyArray<Record<string, unknown>>, a
     if (version !== built) return { day, refreshed: true };
   }
   return null;
+}
+
+/**
+ * The two parts of a UNION that read the refresh versions (kind 2, `version` the version) and
+ * the marks (kind 3, `version` null) of a project's days [first, last], each select list written
+ * by `columns` for the statement's shape; values added in the order of the text.
+ */
+function dayStateParts(v: Values, projectId: string, first: number, last: number, columns: (kind: 2 | 3, version: string) => string): string[] {
+  const range = () => `project_id = ${v.add(projectId)} AND day >= ${v.add(first)} AND day <= ${v.add(last)}`;
+  return [
+    `SELECT ${columns(2, 'CAST(version AS BIGINT)')} FROM rollup_versions WHERE ${range()}`,
+    `SELECT ${columns(3, 'CAST(NULL AS BIGINT)')} FROM rollup_dirty WHERE ${range()}`,
+  ];
 }

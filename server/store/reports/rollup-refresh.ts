@@ -337,10 +337,12 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
   const bump = versionBump('$1::text', '$2::int');
-  /** Days refreshed since a call last found none to refresh. */
+  /** Days this process refreshed since a call last found no marked day left to refresh. */
   let run = 0;
-  const refresh: RefreshNext = (beforeDay, skip = []) =>
-    inTransaction(pool, REFRESH_BEGIN, async (client) => {
+  let analyzedAt = -Infinity;
+  /** A day refreshed, or null with `drained` when no marked day is left (rather than held by other refreshes). */
+  const refresh = (beforeDay: number, skip: readonly string[] = []) =>
+    inTransaction(pool, REFRESH_BEGIN, async (client): Promise<{ refreshed: RefreshedDay | null; drained: boolean }> => {
       await client.query(compact, [beforeDay]);
       const candidates = await client.query<{ project_id: string; day: number }>(
         `SELECT project_id, day FROM rollup_dirty WHERE day < $1::bigint AND NOT (project_id || ':' || day = ANY($2::text[]))
@@ -358,7 +360,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
           break;
         }
       }
-      if (row === undefined) return null;
+      if (row === undefined) return { refreshed: null, drained: candidates.rows.length === 0 };
       const { project_id: projectId, day } = row;
       // The project's dictionary has one writer at a time, and the build's snapshot, taken after
       // this lock, sees every key a previous holder added: a new key is then new for good. Taken
@@ -374,24 +376,31 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
         [projectId, day],
       );
       // Kept either way (committed): the rows are the day as the snapshot saw it, and a day still marked is read from the events.
-      return (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day };
+      return { refreshed: (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day }, drained: false };
     });
   return async (beforeDay, skip) => {
-    const refreshed = await refresh(beforeDay, skip);
+    const { refreshed, drained } = await refresh(beforeDay, skip);
     if (refreshed !== null) {
       run++;
       return refreshed;
     }
+    if (!drained) return null;
     // A run of many days (the first build after an upgrade or a bulk load) has filled the tables
     // faster than autovacuum analyzes them: without statistics, the planner took the experiment
-    // report's first read at 1M events for a few rows and ran it past the read budget.
+    // report's first read at 1M events for a few rows and ran it past the read budget. At most
+    // once an hour: many projects' yesterdays also make runs of a week of days.
     const days = run;
     // Before the await: the store's background and a caller may both find none at once.
     run = 0;
-    if (days >= ANALYZE_AFTER_DAYS) await pool.query(`ANALYZE rollup_keys, ${ROLLUP_TABLES.join(', ')}`);
+    if (days >= ANALYZE_AFTER_DAYS && Date.now() - analyzedAt >= ANALYZE_EVERY_MS) {
+      analyzedAt = Date.now();
+      await pool.query(`ANALYZE rollup_keys, ${ROLLUP_TABLES.join(', ')}`);
+    }
     return null;
   };
 }
 
 /** Days a run of refreshes builds before PostgreSQL's rollup tables are analyzed at its end. */
 export const ANALYZE_AFTER_DAYS = 7;
+/** How often that happens at most, ms. */
+const ANALYZE_EVERY_MS = 3_600_000;

@@ -15,6 +15,7 @@ import {
   AGGREGATE_SHAPE,
   AGGREGATE_TABLES,
   convertsInPlace,
+  finerOf,
   GRAIN_DAY,
   GRAIN_HOUR,
   GRAIN_WEEK,
@@ -22,6 +23,7 @@ import {
   SQLITE_AGGREGATE_DDL,
   WEEK_DAYS,
   weekOfDaySql,
+  wholeWeeks,
 } from '../aggregates/aggregate-schema.js';
 
 /**
@@ -128,23 +130,20 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
       db.exec(SQLITE_AGGREGATE_DDL);
       const started = performance.now();
       const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && db.prepare('SELECT 1 FROM agg_sessions LIMIT 1').get() !== undefined;
-      if (told) onBuild('building', 0);
+      if (told) onBuild('building', 0, 'aggregates');
       if (!summarized) buildSessionSummaries(db);
       const aggregates = open();
       if (shape !== AGGREGATE_SHAPE) {
-        // Shape 4: the week rows, merged from the day rows (`sa_sketch_union_all` is registered by `open`).
-        db.exec(`INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
-          SELECT project_id, dim, ${GRAIN_WEEK}, ${weekOfDaySql('bucket')}, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
-          FROM agg_values WHERE grain = ${GRAIN_DAY} GROUP BY project_id, dim, ${weekOfDaySql('bucket')}, value, is_bot`);
+        addSqliteWeekRows(db);
         db.prepare('UPDATE agg_meta SET shape = ?').run(AGGREGATE_SHAPE);
       }
-      if (told) onBuild('built', performance.now() - started);
+      if (told) onBuild('built', performance.now() - started, 'aggregates');
       return aggregates;
     }
     const started = performance.now();
     // Said only when there are events to build from: a new database builds nothing.
     const told = onBuild !== undefined && db.prepare('SELECT 1 FROM events LIMIT 1').get() !== undefined;
-    if (told) onBuild('building', 0);
+    if (told) onBuild('building', 0, 'events');
     for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec(SQLITE_AGGREGATE_DDL);
     const aggregates = open();
@@ -161,9 +160,32 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
     // From the session rows, once: cheaper than a state read and written per session and day.
     buildSessionSummaries(db);
     db.prepare('INSERT INTO agg_meta (shape) VALUES (?)').run(AGGREGATE_SHAPE);
-    if (told) onBuild('built', performance.now() - started);
+    if (told) onBuild('built', performance.now() - started, 'events');
     return aggregates;
   }).immediate();
+}
+
+/**
+ * The INSERT of `agg_values` rows merged from other rows of it, grouped by `groupBy`: counts
+ * summed and sketches unioned by `sa_sketch_union_all`, which a connection's aggregates register
+ * (`prepareSqliteAggregates`). `grain` and `bucket` are SQL of the rows written, `where` selects
+ * the rows merged. What merges a day from its hours, a week from its days (retention, erasure) and
+ * the week rows of a database of shape 4.
+ */
+export const sqliteMergeSql = (grain: string, bucket: string, where: string, groupBy: string): string =>
+  `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+   SELECT project_id, dim, ${grain}, ${bucket}, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
+   FROM agg_values WHERE ${where} GROUP BY ${groupBy}`;
+
+/**
+ * The week rows of a database of shape 4, merged from its day rows, in the caller's transaction,
+ * on a connection whose aggregates are open. Any week row there is goes first (one written by a
+ * process of this version while a process of the one before rebuilt the aggregates), so that no
+ * day counts twice.
+ */
+function addSqliteWeekRows(db: Database.Database): void {
+  db.prepare(`DELETE FROM agg_values WHERE grain = ${GRAIN_WEEK}`).run();
+  db.exec(sqliteMergeSql(`${GRAIN_WEEK}`, weekOfDaySql('bucket'), `grain = ${GRAIN_DAY}`, `project_id, dim, ${weekOfDaySql('bucket')}, value, is_bot`));
 }
 
 /**
@@ -217,7 +239,7 @@ export const SQLITE_AGGREGATES_SOURCE = `(db) => (${openSqliteAggregates.toStrin
 function deleteDays(db: Database.Database, projectId: string, first: number, end: number): void {
   const values = db.prepare<unknown[]>('DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ?');
   for (const dim of AGGREGATE_DIMS) {
-    values.run(projectId, dim, GRAIN_WEEK, Math.ceil(first / WEEK_DAYS), Math.floor(end / WEEK_DAYS));
+    values.run(projectId, dim, GRAIN_WEEK, ...wholeWeeks(first, end));
     values.run(projectId, dim, GRAIN_DAY, first, end);
     values.run(projectId, dim, GRAIN_HOUR, first * 24, end * 24);
   }
@@ -230,7 +252,7 @@ function deleteDays(db: Database.Database, projectId: string, first: number, end
  * without the session summaries, which it builds after the last day. Each day adds to its week's
  * rows, which must hold none of its events yet.
  */
-export function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
+function rebuildSqliteAggregateDays(db: Database.Database, aggregates: CommitAggregates, projectId: string, days: Iterable<number>): void {
   const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
   for (const day of days) {
     deleteDays(db, projectId, day, day + 1);
@@ -303,13 +325,9 @@ export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitA
  * cover (its hours, its days): sums, and sketch unions, never the events.
  */
 function mergeFromFiner(db: Database.Database, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, buckets: Iterable<number>): void {
-  const [finer, per] = grain === GRAIN_DAY ? [GRAIN_HOUR, 24] : [GRAIN_DAY, WEEK_DAYS];
+  const [finer, per] = finerOf(grain);
   const remove = db.prepare<unknown[]>(`DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${grain} AND bucket = ?`);
-  const merge = db.prepare<unknown[]>(
-    `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
-     SELECT project_id, dim, ${grain}, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
-     FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ${finer} AND bucket >= ? AND bucket < ? GROUP BY value, is_bot`,
-  );
+  const merge = db.prepare<unknown[]>(sqliteMergeSql(`${grain}`, '?', `project_id = ? AND dim = ? AND grain = ${finer} AND bucket >= ? AND bucket < ?`, 'value, is_bot'));
   for (const bucket of buckets) {
     for (const dim of AGGREGATE_DIMS) {
       remove.run(projectId, dim, bucket);

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS, WEEK_DAYS } from '../aggregates/aggregate-schema.js';
+import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS } from '../aggregates/aggregate-schema.js';
+import { sqliteMergeSql } from './sqlite-aggregates.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import type { DeletedUser } from '../event-store.js';
 import { erasureRollupSql } from '../reports/rollup-erasure.js';
@@ -91,10 +92,7 @@ export function sqliteErasureSql(): SqliteErasureSql {
     removeRow: 'DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket = ? AND value = ? AND is_bot = ?',
     removeSessionRow: 'DELETE FROM agg_sessions WHERE project_id = ? AND hour = ? AND session_id = ? AND is_bot = ?',
     readHour: `SELECT ${AGGREGATE_EVENT_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
-    mergeRow: `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
-      SELECT project_id, dim, ?, ?, value, is_bot, SUM(events), SUM(page_views), ${SKETCH_COLUMNS.map((c) => `sa_sketch_union_all(${c})`).join(', ')}
-      FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?
-      GROUP BY value, is_bot`,
+    mergeRow: sqliteMergeSql('?', '?', 'project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?', 'value, is_bot'),
     grains: [GRAIN_HOUR, GRAIN_DAY, GRAIN_WEEK],
     weekDays: WEEK_DAYS,
     dims: AGGREGATE_DIMS,
