@@ -9,10 +9,9 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
  *
  * agg_values: per project, dimension, grain (0 an hour, 1 a UTC day, 2 a week of seven UTC days),
  * bucket (hours, days or weeks since the epoch), value and bot flag: events, page views, and
- * sketches of the distinct visitors (both
- * keys), sessions and, for page dimensions, visitors of page views (`visitor-sketch.ts`; null is
- * empty). Dimension '' with value '' stands for every event. Rows grow with the distinct values
- * per hour, not with the events. The unique index serves a dimension's rows over a range of
+ * sketches of the distinct visitors (both keys), sessions and, for page dimensions, visitors of
+ * page views (`visitor-sketch.ts`; null is empty). Dimension '' with value '' stands for every
+ * event. Rows grow with the distinct values per hour, not with the events. The unique index serves a dimension's rows over a range of
  * buckets (totals, series, top lists); the second one a single value's rows (a filter, and the
  * every-event rows of a series), the bot flag last so that the rows of the other flag are passed
  * over in the index rather than read from the table (half the reads of an hourly series).
