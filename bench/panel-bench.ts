@@ -27,6 +27,7 @@ import { isPostgresUrl, openStore } from '../server/store/open-store.js';
 import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
 import { REPORT_THREADS, createSqliteStore } from '../server/store/sqlite/sqlite-store.js';
 import { isStoreError } from '../server/store/store-error.js';
+import { REPORT_LIMITS } from '../server/routes/report-params.js';
 import { createReportStore } from '../server/store/reports/report-queries.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../server/store/reports/dialect.js';
 import type { FunnelStepSpec, ReportQuery, ReportStore } from '../server/store/report-store.js';
@@ -63,7 +64,8 @@ const FUNNEL: FunnelStepSpec[] = [
 /** The dashboard's panels, each as its endpoint asks the store. */
 export const PANELS: Panel[] = [
   ['timeseries (day) + totals', (s, q) => Promise.all([s.reports.totals(q), s.reports.series(q, DAY_MS)])],
-  ['timeseries (hour)', (s, q) => s.reports.series(q, 3_600_000)],
+  // The API refuses an hourly series over more than 31 days, so the 90-day column times 31 days.
+  ['timeseries (hour), at most 31 days', (s, q) => s.reports.series({ ...q, from: Math.max(q.from, q.to - REPORT_LIMITS.maxHourlyRangeMs) }, 3_600_000)],
   ['timeseries (day), page filter', (s, q) => Promise.all([s.reports.totals({ ...q, filters: { page: '/pricing' } }), s.reports.series({ ...q, filters: { page: '/pricing' } }, DAY_MS)])],
   ['top pages', (s, q) => s.reports.top(q, 'page', 10)],
   ['top referrers', (s, q) => s.reports.top(q, 'referrer', 10)],
