@@ -697,6 +697,37 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('deletes the kept filtered and session rows of a day that holds an erased user\'s key without any of their events', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 16, 'hd');
+        const model = events.find((e) => e.userId !== null && !e.isBot && e.dimensions?.anonymousId) as StoredEvent;
+        const user = model.userId as string;
+        const anonymous = model.dimensions?.anonymousId as string;
+        const userDays = new Set(events.filter((e) => e.userId === user).map((e) => Math.floor(e.timestamp / DAY)));
+        // A day with none of the user's events, where their anonymous id comes before identify().
+        const holder = Array.from({ length: DAYS }, (_, d) => START / DAY + d).find((day) => !userDays.has(day)) as number;
+        expect(holder).toBeDefined();
+        const make = eventMaker(events, { anonymousId: anonymous, device: 'mobile' });
+        events.push(make('hd-holder', 'hd-holder-session', holder * DAY + 5 * HOUR, 'page_view', '/', { userId: null, properties: { ...model.properties, anonymous_id: anonymous } }));
+        await store.write({ events, chunks: [] });
+        await settle(store, loc, projectId);
+        // Every day clean: the panels' filtered top lists, sessions report and funnel keep their days.
+        await panels(store, projectId);
+        const keptOn = async (day: number) =>
+          Promise.all(['rollup_filtered', 'rollup_kept_sessions'].map(async (table) => (await loc.sql(`SELECT 1 FROM ${table} WHERE project_id = ? AND day = ?`, [projectId, day])).length));
+        for (let attempt = 0; (await keptOn(holder)).includes(0); attempt++) {
+          if (attempt === 200) throw new Error('the holder day was never kept');
+          await sleep(20);
+        }
+        expect((await store.deleteUser(projectId, user)).events).toBeGreaterThan(0);
+        // Its kept rows held the anonymous id's hash (sketches) and its session counts: gone with the user's own days'.
+        expect(await keptOn(holder)).toEqual([0, 0]);
+        for (const day of userDays) expect(await keptOn(day)).toEqual([0, 0]);
+        expect(await dirtyDays(loc, projectId)).toContain(holder);
+        await expectExact(store, loc, projectId);
+      });
+    });
+
     it('keeps no key of a user erased while their days are being refreshed, by this store and another', async () => {
       await withStore(async (store, loc, projectId) => {
         const other = loc.open();

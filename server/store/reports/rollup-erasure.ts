@@ -14,7 +14,7 @@ import { DAY_MS } from './rollup-schema.js';
  *    the delete itself): a key may also sit in events without the user id (before `identify()`),
  *    which erasure keeps. They are found in `rollup_values`' rows of dimension '', which group
  *    every event of a day by session and visitor (visitor hashes are daily, so only the user's own
- *    days hold theirs): one pass over an index of a row per session and day, not over the events.
+ *    days hold theirs): an index seek per key, by visitor and by session, never over the events.
  *    Reports read marked days from the events, so no count moves; the next refresh builds them.
  * 3. The rows that hold a key go: the erased events' own rows of `rollup_steps`, and the rows of
  *    `rollup_errors` and `rollup_exposures` of the user's days that name one of the keys (as text,
@@ -82,36 +82,53 @@ function userRollupRows(rows: UserEventRow[]): UserRollupRows {
 /** The ids of the keys in the project's dictionary (`keys` a list expression of text), as a list expression. */
 const keyIds = (project: string, keys: string) => `(SELECT id FROM rollup_keys WHERE project_id = ${project} AND key IN ${keys})`;
 
-/** The days whose `rollup_values` rows of dimension '' hold an id of one of the keys (a list expression of text). */
-const holderDaysSql = (project: string, keys: string) =>
-  `SELECT DISTINCT day FROM rollup_values WHERE project_id = ${project} AND dim = '' AND (
-     visitor IN ${keyIds(project, keys)} OR session_id IN ${keyIds(project, keys)})`;
+/**
+ * The days whose `rollup_values` rows of dimension '' hold an id of one of the keys (a list
+ * expression of text), through the holder indexes (`rollup-schema.ts`): seeks per key. `indexed`
+ * names the index for SQLite, whose planner, with a list from `json_each` of unknown length,
+ * preferred a pass over the project's rows.
+ */
+const holderDaysSql = (project: string, keys: string, indexed: (index: string) => string = () => '') =>
+  `SELECT day FROM rollup_values ${indexed('rollup_values_visitor_days')} WHERE project_id = ${project} AND dim = '' AND visitor IN ${keyIds(project, keys)}
+   UNION SELECT day FROM rollup_values ${indexed('rollup_values_session_days')} WHERE project_id = ${project} AND dim = '' AND session_id IN ${keyIds(project, keys)}`;
 
 /**
  * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`days` and `keys` list expressions;
- * the exposures by their keys' ids), and of the filtered rows and kept session days of every day
- * step 2 marks or the user had events in: their sketches hold the keys' hashes, their session days
- * the sessions' ids and counts. Before step 4, which the ids and the holders' query need.
+ * the exposures by their keys' ids). Before step 4, which the ids need.
  */
 const textKeyDeletes = (project: string, days: string, keys: string): string[] => [
   `DELETE FROM rollup_errors WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
   `DELETE FROM rollup_exposures WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keyIds(project, keys)} OR visitor_hash IN ${keyIds(project, keys)})`,
-  ...['rollup_filtered', 'rollup_kept_sessions'].map(
-    (table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN (SELECT * FROM ${days} d UNION ${holderDaysSql(project, keys)})`,
-  ),
 ];
 
 /**
- * The statements of steps 1–3 for a store that runs them elsewhere (SQLite's erasure program,
- * `sqlite/sqlite-erasure.ts`): `ph` numbers the user query's placeholders; `names` gives the
- * project, the keys and the days as SQL.
+ * Step 3's deletes of the filtered rows and kept session days of `days` (a list expression: the
+ * days step 2 marks and those the user had events in): their sketches hold the keys' hashes, their
+ * session days the sessions' ids and counts.
+ */
+const dayDeletes = (project: string, days: string): string[] =>
+  ['rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days}`);
+
+/**
+ * The statements of steps 1–3 for SQLite's erasure program, which runs them elsewhere
+ * (`sqlite/sqlite-erasure.ts`): `ph` numbers the user query's placeholders; `names` gives the
+ * project, the keys, the user's days and the days of both steps (`touched`) as SQL.
  */
 export function erasureRollupSql(
   ph: (n: number) => string,
-  names: { p: string; keys: string; days: string },
-): { userEvents: string; holderDays: string; textKeyDeletes: string[] } {
-  return { userEvents: userEventsSql(ph), holderDays: holderDaysSql(names.p, names.keys), textKeyDeletes: textKeyDeletes(names.p, names.days, names.keys) };
+  names: { p: string; keys: string; days: string; touched: string },
+): { userEvents: string; holderDays: string; textKeyDeletes: string[]; dayDeletes: string[] } {
+  return {
+    userEvents: userEventsSql(ph),
+    holderDays: holderDaysSql(names.p, names.keys, (index) => `INDEXED BY ${index}`),
+    textKeyDeletes: textKeyDeletes(names.p, names.days, names.keys),
+    dayDeletes: dayDeletes(names.p, names.touched),
+  };
 }
+
+/** The days of both lists, once each, in order: what step 3's day deletes take. */
+export const touchedDays = (userDays: readonly number[], holderDays: readonly number[]): number[] =>
+  [...new Set([...userDays, ...holderDays])].sort((a, b) => a - b);
 
 /** The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the user's events and chunks. */
 export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>): Promise<T> {
@@ -120,11 +137,13 @@ export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: str
   const result = await erase();
   if (user.keys.length === 0) return result;
   const keys = '(SELECT unnest($2::text[]))';
+  // The holders are read once: the marks and the day deletes below take the same days (the
+  // dictionary lock keeps a refresh from changing them meanwhile).
+  const holders = (await client.query<{ day: number }>(holderDaysSql('$1', keys), [projectId, user.keys])).rows.map((row) => Number(row.day));
   // Marked as the triggers mark (`rollup-schema.ts`), in (project, day) order under each day's shared mark lock.
   await client.query(
-    `WITH holders AS (${holderDaysSql('$1', keys)})
-     SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day::int ORDER BY day)) FROM holders HAVING count(*) > 0`,
-    [projectId, user.keys],
+    `SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day ORDER BY day)) FROM unnest($2::int[]) AS day HAVING count(*) > 0`,
+    [projectId, holders],
   );
   if (user.steps.length > 0) {
     await client.query(
@@ -134,6 +153,7 @@ export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: str
     );
   }
   for (const sql of textKeyDeletes('$1', '(SELECT unnest($3::int[]))', keys)) await client.query(sql, [projectId, user.keys, user.days]);
+  for (const sql of dayDeletes('$1', '(SELECT unnest($2::int[]))')) await client.query(sql, [projectId, touchedDays(user.days, holders)]);
   await client.query('DELETE FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, user.keys]);
   return result;
 }

@@ -180,6 +180,14 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */
+/**
+ * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2): the rows of
+ * dimension '' by visitor and by session, each an index seek per key rather than a pass over the
+ * project's sessions. Built at the first open of a database without them, like every index here.
+ */
+const HOLDER_INDEXES_DDL = `CREATE INDEX IF NOT EXISTS rollup_values_visitor_days ON rollup_values (project_id, visitor, day) WHERE dim = '';
+CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_id, session_id, day) WHERE dim = '';`;
+
 const SQLITE_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rollup_dirty (
@@ -191,6 +199,7 @@ CREATE TABLE IF NOT EXISTS rollup_values (
   session_id INTEGER, visitor INTEGER, visitor_hash INTEGER,
   events INTEGER NOT NULL, page_views INTEGER NOT NULL, first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
+${HOLDER_INDEXES_DDL}
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot INTEGER NOT NULL, message NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts INTEGER NOT NULL, last_event_id TEXT NOT NULL, last_stack);
@@ -272,6 +281,7 @@ CREATE INDEX IF NOT EXISTS rollup_values_by_day ON rollup_values (project_id, di
 CREATE INDEX IF NOT EXISTS rollup_values_cover ON rollup_values (project_id, dim, day, is_bot, value, visitor, session_id, page_views, events);
 CREATE INDEX IF NOT EXISTS rollup_values_sessions ON rollup_values (project_id, day) INCLUDE (is_bot, session_id, page_views, first_ts, last_ts)
   WHERE dim = '';
+${HOLDER_INDEXES_DDL}
 CREATE TABLE IF NOT EXISTS rollup_errors (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, is_bot BOOLEAN NOT NULL, message TEXT NOT NULL, visitor TEXT, visitor_hash TEXT,
   n INTEGER NOT NULL, last_ts BIGINT NOT NULL, last_event_id TEXT NOT NULL, last_stack TEXT);

@@ -108,15 +108,16 @@ describe('the SQLite erasure', () => {
       const byUser = /^SEARCH events USING (COVERING )?INDEX events_by_user \(project_id=\? AND user_id=\?\)$/;
       expect(plan(db, sql.userEvents, ['p', 'u'])).toMatch(byUser);
       expect(plan(db, sql.deleteEvents, ['p', 'u'])).toMatch(byUser);
-      // The days whose rollups hold a key: one index range of the project's rows of dimension ''.
-      const holders = plan(db, sql.markHolders, { p: 'p', keys: '["k"]' });
-      expect(holders).toContain('SEARCH rollup_values USING COVERING INDEX rollup_values_by_day (project_id=? AND dim=?)');
+      // The days whose rollups hold a key: a seek per key in the rows of dimension '', by visitor and by session.
+      const holders = plan(db, sql.holderDays, { p: 'p', keys: '["k"]' });
+      expect(holders).toContain('SEARCH rollup_values USING COVERING INDEX rollup_values_visitor_days (project_id=? AND visitor=?)');
+      expect(holders).toContain('SEARCH rollup_values USING COVERING INDEX rollup_values_session_days (project_id=? AND session_id=?)');
       expect(holders).not.toMatch(/SCAN (events|rollup_values)\b/);
       // An hour's events, a rollup row of a step: by their keys.
       expect(plan(db, sql.readHour, ['p', 0, 1])).toContain('USING INDEX events_by_time (project_id=? AND timestamp>? AND timestamp<?)');
       expect(plan(db, sql.deleteStep, ['p', 1, 0, '/', 'e'])).toContain('USING PRIMARY KEY (project_id=? AND day=? AND kind=? AND value=? AND event_id=?)');
-      for (const text of sql.textKeyDeletes) {
-        const found = plan(db, text, { p: 'p', keys: '["k"]', days: '[1]' });
+      for (const text of [...sql.textKeyDeletes, ...sql.dayDeletes]) {
+        const found = plan(db, text, { p: 'p', keys: '["k"]', days: '[1]', touched: '[1]' });
         expect(found).toMatch(/USING (COVERING )?INDEX rollup_(errors|exposures|filtered|kept_sessions)_by_day \(project_id=\? AND day=\?\)/);
         expect(found).not.toMatch(/SCAN (events|rollup_values|rollup_filtered|rollup_kept_sessions)\b/);
       }

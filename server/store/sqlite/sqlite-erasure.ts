@@ -32,7 +32,9 @@ export interface SqliteErasureSql {
   userEvents: string;
   deleteChunks: string;
   deleteEvents: string;
-  /** Marks the days whose rollups hold one of the keys (`@p`, `@keys` as a JSON array). */
+  /** The days whose rollups hold one of the keys (`@p`, `@keys` as a JSON array), one per row. */
+  holderDays: string;
+  /** Marks those days (`@p`, `@holders` as a JSON array). */
   markHolders: string;
   /** Adds a mark to every marked day of the project (`@p`): a refresh in flight then drops its result. */
   markMarked: string;
@@ -40,6 +42,8 @@ export interface SqliteErasureSql {
   deleteStep: string;
   /** Deletes the rows that name a key as text (`@p`, `@keys`, `@days` as JSON arrays). */
   textKeyDeletes: string[];
+  /** Deletes the rows of the user's days and the holders' (`@p`, `@touched` as a JSON array). */
+  dayDeletes: string[];
   /** Takes the keys out of the dictionary (`@p`, `@keys`). */
   forgetKeys: string;
   /** Deletes one row of the aggregates (`?` project, dimension, grain, bucket, value, bot flag). */
@@ -69,7 +73,8 @@ const AGGREGATE_EVENT_COLUMNS = `project_id, event_type, session_id, timestamp, 
 
 /** The statements of the erasure program for this build's schema. */
 export function sqliteErasureSql(): SqliteErasureSql {
-  const rollups = erasureRollupSql(() => '?', { p: '@p', keys: '(SELECT value FROM json_each(@keys))', days: '(SELECT value FROM json_each(@days))' });
+  const list = (name: string) => `(SELECT value FROM json_each(@${name}))`;
+  const rollups = erasureRollupSql(() => '?', { p: '@p', keys: list('keys'), days: list('days'), touched: list('touched') });
   return {
     // What the rollups need of each of the user's events, and what the aggregates need.
     userEvents: rollups.userEvents.replace(/^SELECT /, `SELECT path, is_bot, ${AGGREGATE_EVENT_COLUMNS}, `),
@@ -78,7 +83,8 @@ export function sqliteErasureSql(): SqliteErasureSql {
     // recording. The project's chunks, far fewer rows than its events, are scanned.
     deleteChunks: 'DELETE FROM recording_chunks WHERE project_id = ? AND user_id = ?',
     deleteEvents: 'DELETE FROM events WHERE project_id = ? AND user_id = ?',
-    markHolders: `INSERT INTO rollup_dirty (project_id, day) SELECT DISTINCT @p, day FROM (${rollups.holderDays}) WHERE true
+    holderDays: rollups.holderDays,
+    markHolders: `INSERT INTO rollup_dirty (project_id, day) SELECT @p, value FROM json_each(@holders) WHERE true
       ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1`,
     // A refresh in flight installs only if its day's marks did not move (`rollup-refresh.ts`); a day
     // in its first build has no rows the holders' query could find, yet its computed rows may hold
@@ -86,6 +92,7 @@ export function sqliteErasureSql(): SqliteErasureSql {
     markMarked: 'UPDATE rollup_dirty SET marks = marks + 1 WHERE project_id = @p',
     deleteStep: 'DELETE FROM rollup_steps WHERE project_id = ? AND day = ? AND kind = ? AND value = ? AND event_id = ?',
     textKeyDeletes: rollups.textKeyDeletes,
+    dayDeletes: rollups.dayDeletes,
     // A tombstone, not a delete: a new id is the largest plus one, and an erased key's id may still
     // sit in rows of marked days until their refresh (`rollup-erasure.ts`, step 4).
     forgetKeys: `UPDATE rollup_keys SET key = char(0) || 'erased:' || id WHERE project_id = @p AND key IN (SELECT value FROM json_each(@keys))`,
@@ -115,10 +122,12 @@ export function prepareSqliteUserErasure(
   const userEvents = db.prepare(sql.userEvents);
   const deleteChunks = db.prepare(sql.deleteChunks);
   const deleteEvents = db.prepare(sql.deleteEvents);
+  const holderDays = db.prepare(sql.holderDays).pluck();
   const markHolders = db.prepare(sql.markHolders);
   const markMarked = db.prepare(sql.markMarked);
   const deleteStep = db.prepare(sql.deleteStep);
   const textKeyDeletes = sql.textKeyDeletes.map((text) => db.prepare(text));
+  const dayDeletes = sql.dayDeletes.map((text) => db.prepare(text));
   const forgetKeys = db.prepare(sql.forgetKeys);
   const removeRow = db.prepare(sql.removeRow);
   const removeSessionRow = db.prepare(sql.removeSessionRow);
@@ -207,10 +216,14 @@ export function prepareSqliteUserErasure(
     rebuildAggregates(projectId, erasedGroups);
     if (keys.size > 0) {
       const values = { p: projectId, keys: JSON.stringify([...keys]), days: JSON.stringify([...days]) };
-      markHolders.run({ p: values.p, keys: values.keys });
+      // Read once (a pass over the project's sessions): the marks and the day deletes take the same days.
+      const holders = holderDays.all({ p: values.p, keys: values.keys }) as number[];
+      markHolders.run({ p: values.p, holders: JSON.stringify(holders) });
       markMarked.run({ p: values.p });
       for (const [day, kind, value, eventId] of steps) deleteStep.run(projectId, day, kind, value, eventId);
       for (const statement of textKeyDeletes) statement.run(values);
+      const touched = JSON.stringify([...new Set([...days, ...holders])]);
+      for (const statement of dayDeletes) statement.run({ p: values.p, touched });
       forgetKeys.run({ p: values.p, keys: values.keys });
     }
     return erased;
