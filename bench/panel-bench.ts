@@ -3,7 +3,8 @@
 // `npm run bench:server -- --panels[=N]` (default 10,000,000 events): it then measures only this,
 // not ingest, and writes "## Report panels" of bench/RESULTS.md. Each panel is what its endpoint
 // asks of the store (server/routes/reports.ts), timed in this process without HTTP, once after
-// a warm-up call of the whole set over 90 days and of the panels that keep nothing over each range.
+// a warm-up call of the whole set over 90 days and of the panels that delete nothing kept over each
+// range.
 //
 // After the load, the daily rollups are built (timed: the refresh of a day of about N / 90
 // events), then the panels are read as the store serves them (rollups for whole clean days), and

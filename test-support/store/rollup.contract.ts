@@ -697,33 +697,52 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
-    it('deletes the kept filtered and session rows of a day that holds an erased user\'s key without any of their events', async () => {
+    it('deletes the kept filtered and session rows of the days that hold an erased user\'s key (visitor or session) without any of their events', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 16, 'hd');
         const model = events.find((e) => e.userId !== null && !e.isBot && e.dimensions?.anonymousId) as StoredEvent;
         const user = model.userId as string;
         const anonymous = model.dimensions?.anonymousId as string;
         const userDays = new Set(events.filter((e) => e.userId === user).map((e) => Math.floor(e.timestamp / DAY)));
-        // A day with none of the user's events, where their anonymous id comes before identify().
-        const holder = Array.from({ length: DAYS }, (_, d) => START / DAY + d).find((day) => !userDays.has(day)) as number;
-        expect(holder).toBeDefined();
-        const make = eventMaker(events, { anonymousId: anonymous, device: 'mobile' });
-        events.push(make('hd-holder', 'hd-holder-session', holder * DAY + 5 * HOUR, 'page_view', '/', { userId: null, properties: { ...model.properties, anonymous_id: anonymous } }));
+        // Two days with none of the user's events: on one their anonymous id comes before
+        // identify(), on the other their session (with another anonymous id). Each holds one key.
+        const [byVisitor, bySession] = Array.from({ length: DAYS }, (_, d) => START / DAY + d).filter((day) => !userDays.has(day)) as [number, number];
+        expect(bySession).toBeDefined();
+        const make = eventMaker(events, { device: 'mobile' });
+        events.push(
+          // Visitor hashes are daily: another day has another (the rollups find a hash only on its day).
+          make('hd-visitor', 'hd-holder-session', byVisitor * DAY + 5 * HOUR, 'page_view', '/', {
+            userId: null,
+            visitorId: 'hd-hash-1',
+            dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), device: 'mobile', path: '/', anonymousId: anonymous },
+            properties: { ...model.properties, anonymous_id: anonymous },
+          }),
+          make('hd-session', model.sessionId as string, bySession * DAY + 5 * HOUR, 'page_view', '/', {
+            userId: null,
+            visitorId: 'hd-hash-2',
+            dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), device: 'mobile', path: '/', anonymousId: 'hd-other-visitor' },
+            properties: { ...model.properties, anonymous_id: 'hd-other-visitor' },
+          }),
+        );
         await store.write({ events, chunks: [] });
         await settle(store, loc, projectId);
         // Every day clean: the panels' filtered top lists, sessions report and funnel keep their days.
         await panels(store, projectId);
         const keptOn = async (day: number) =>
           Promise.all(['rollup_filtered', 'rollup_kept_sessions'].map(async (table) => (await loc.sql(`SELECT 1 FROM ${table} WHERE project_id = ? AND day = ?`, [projectId, day])).length));
-        for (let attempt = 0; (await keptOn(holder)).includes(0); attempt++) {
-          if (attempt === 200) throw new Error('the holder day was never kept');
-          await sleep(20);
+        for (const holder of [byVisitor, bySession]) {
+          for (let attempt = 0; (await keptOn(holder)).includes(0); attempt++) {
+            if (attempt === 200) throw new Error('the holder day was never kept');
+            await sleep(20);
+          }
         }
         expect((await store.deleteUser(projectId, user)).events).toBeGreaterThan(0);
-        // Its kept rows held the anonymous id's hash (sketches) and its session counts: gone with the user's own days'.
-        expect(await keptOn(holder)).toEqual([0, 0]);
+        // Their kept rows held the key's hash (sketches) and its session's counts: gone with the user's own days'.
+        for (const holder of [byVisitor, bySession]) {
+          expect(await keptOn(holder)).toEqual([0, 0]);
+          expect(await dirtyDays(loc, projectId)).toContain(holder);
+        }
         for (const day of userDays) expect(await keptOn(day)).toEqual([0, 0]);
-        expect(await dirtyDays(loc, projectId)).toContain(holder);
         await expectExact(store, loc, projectId);
       });
     });

@@ -4,8 +4,8 @@ import { DAY_MS } from './rollup-schema.js';
 
 /*
  * What the erasure of a user does to the daily rollups (docs/decisions.md, "Daily rollups"), in the
- * erasure's own transaction, at a cost that grows with the user's events and the project's
- * sessions, never with its events: no session id, anonymous id or visitor hash of the erased events
+ * erasure's own transaction, at a cost that grows with the user's events and keys, never with the
+ * project's events or sessions: no session id, anonymous id or visitor hash of the erased events
  * may stay in the key dictionary (`rollup_keys`) or in a rollup row, and every report stays exact.
  *
  * 1. The user's events are read through `events_by_user`, before they are deleted: their keys and
@@ -126,7 +126,7 @@ export function erasureRollupSql(
   };
 }
 
-/** The days of both lists, once each, in order: what step 3's day deletes take. */
+/** The days of both lists, once each, in order: what step 3's day deletes take (SQLite's program writes it inline). */
 export const touchedDays = (userDays: readonly number[], holderDays: readonly number[]): number[] =>
   [...new Set([...userDays, ...holderDays])].sort((a, b) => a - b);
 

@@ -121,6 +121,14 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
   `INSERT INTO rollup_dirty (project_id, day) VALUES (${row}.project_id, ${daySql(`${row}.timestamp`)})
    ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1;`;
 
+/**
+ * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2): the rows of
+ * dimension '' by visitor and by session, each an index seek per key rather than a pass over the
+ * project's sessions. Built at the first open of a database without them, like every index here.
+ */
+const HOLDER_INDEXES_DDL = `CREATE INDEX IF NOT EXISTS rollup_values_visitor_days ON rollup_values (project_id, visitor, day) WHERE dim = '';
+CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_id, session_id, day) WHERE dim = '';`;
+
 /*
  * rollup_keys: the project's dictionary of session and visitor keys (session ids, anonymous ids,
  * daily visitor hashes, in one namespace), each an integer id assigned by the refresh of the first
@@ -180,14 +188,6 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */
-/**
- * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2): the rows of
- * dimension '' by visitor and by session, each an index seek per key rather than a pass over the
- * project's sessions. Built at the first open of a database without them, like every index here.
- */
-const HOLDER_INDEXES_DDL = `CREATE INDEX IF NOT EXISTS rollup_values_visitor_days ON rollup_values (project_id, visitor, day) WHERE dim = '';
-CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_id, session_id, day) WHERE dim = '';`;
-
 const SQLITE_ROLLUP_DDL = `
 CREATE TABLE IF NOT EXISTS rollup_meta (shape INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rollup_dirty (

@@ -14,7 +14,7 @@ import type { CommitAggregates } from './sqlite-event-writer.js';
  * thread an erasure stopped every HTTP request for as long as it took (bench/RESULTS.md, "Reads
  * beside writes"); on the writer thread the group commits queued behind it wait instead, while
  * the request thread keeps reading, validating and answering. Its cost grows with the user's
- * events, the hours they fall in and the project's sessions, not with the project's events:
+ * events and the hours they fall in, not with the project's events or sessions:
  *
  * - the user's events are found through `events_by_user` (`sqlite-schema.ts`, version 8);
  * - the aggregate rows (`sqlite-aggregates.ts`) the erased events were counted in, and only those,
@@ -216,12 +216,13 @@ export function prepareSqliteUserErasure(
     rebuildAggregates(projectId, erasedGroups);
     if (keys.size > 0) {
       const values = { p: projectId, keys: JSON.stringify([...keys]), days: JSON.stringify([...days]) };
-      // Read once (a pass over the project's sessions): the marks and the day deletes take the same days.
+      // Read once (a seek per key): the marks and the day deletes take the same days.
       const holders = holderDays.all({ p: values.p, keys: values.keys }) as number[];
       markHolders.run({ p: values.p, holders: JSON.stringify(holders) });
       markMarked.run({ p: values.p });
       for (const [day, kind, value, eventId] of steps) deleteStep.run(projectId, day, kind, value, eventId);
       for (const statement of textKeyDeletes) statement.run(values);
+      // `touchedDays` of rollup-erasure.ts, written here: the program travels as source text.
       const touched = JSON.stringify([...new Set([...days, ...holders])]);
       for (const statement of dayDeletes) statement.run({ p: values.p, touched });
       forgetKeys.run({ p: values.p, keys: values.keys });
