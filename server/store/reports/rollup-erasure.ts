@@ -4,8 +4,8 @@ import { DAY_MS } from './rollup-schema.js';
 
 /*
  * What the erasure of a user does to the daily rollups (docs/decisions.md, "Daily rollups"), in the
- * erasure's own transaction, at a cost that grows with the user's events and keys, never with the
- * project's events or sessions: no session id, anonymous id or visitor hash of the erased events
+ * erasure's own transaction, at a cost that grows with the user's events and keys and with the
+ * rows kept on the days they touch, never with the project's whole history: no session id, anonymous id or visitor hash of the erased events
  * may stay in the key dictionary (`rollup_keys`) or in a rollup row, and every report stays exact.
  *
  * 1. The user's events are read through `events_by_user`, before they are deleted: their keys and
