@@ -2,12 +2,15 @@
 // store's own `deleteUser`, with no HTTP and nothing else running beside it:
 //
 //   node scripts/run-ts.mjs bench/erasure-time.ts --on=data/big.db [--users=3]
-//   node scripts/run-ts.mjs bench/erasure-time.ts --on=postgres://…/big
+//   node scripts/run-ts.mjs bench/erasure-time.ts --on=postgres://…/big [--beside-refresh]
 //
 // It erases the users with the most events among those with none in the project's last two days
 // (the generated ones: the reads bench's load writes now, under names like theirs), one after the
 // other, the days each erasure marked built again before the next, and prints each one's time,
-// events, hours and days. The database changes: those users are gone.
+// events, hours and days. With --beside-refresh, each erasure after the first runs while those
+// days are being built (the store's refresh started first; on PostgreSQL, timed once a day's
+// build holds its claim), as when an administrator erases several users in a row. The database
+// changes: those users are gone.
 import { isPostgresUrl, openStore } from '../server/store/open-store.js';
 import { existingProject } from './panel-bench.js';
 
@@ -18,6 +21,7 @@ const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`
 const location = arg('on');
 if (location === undefined) throw new Error('usage: bench/erasure-time.ts --on=PATH_OR_URL [--users=N]');
 const count = Number(arg('users') ?? 3);
+const besideRefresh = process.argv.includes('--beside-refresh');
 
 const project = await existingProject(location);
 const store = openStore(location, { keepFiltersAhead: false });
@@ -25,16 +29,43 @@ await store.init();
 try {
   // A scan of the project's events: not timed.
   const users = await heaviestUsers(location, project.projectId, project.end - 2 * DAY_MS, count);
-  for (const user of users) {
-    // The days the erasure before marked, built again, so that it times an erasure alone.
-    while ((await store.reports.refreshRollups()) > 0);
+  for (const [i, user] of users.entries()) {
+    const rebuild = async () => {
+      while ((await store.reports.refreshRollups()) > 0);
+    };
+    // The days the erasure before marked: built again before it, or (--beside-refresh) beside it.
+    const building = besideRefresh && i > 0 ? rebuild() : undefined;
+    if (building === undefined) await rebuild();
+    else await buildHeld(location, project.projectId);
     const started = performance.now();
     const erased = await store.deleteUser(project.projectId, user.id);
     const ms = performance.now() - started;
-    console.log(`${user.id}: ${ms.toFixed(0)} ms, ${erased.events} events in ${user.hours} hours of ${user.days} days`);
+    await building;
+    console.log(`${user.id}: ${ms.toFixed(0)} ms${building === undefined ? '' : ' beside a refresh'}, ${erased.events} events in ${user.hours} hours of ${user.days} days`);
   }
 } finally {
   await store.close();
+}
+
+/** Resolves once a day's build holds its claim (PostgreSQL: an advisory lock of the project's days), or after 200 ms on SQLite. */
+async function buildHeld(location: string, projectId: string): Promise<void> {
+  if (!isPostgresUrl(location)) return void (await new Promise((resolve) => setTimeout(resolve, 200)));
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: location });
+  await client.connect();
+  try {
+    for (let waited = 0; waited < 30_000; waited += 10) {
+      const held = await client.query(
+        `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid::bigint = hashtext('rollup:' || $1::text)::bigint & 4294967295`,
+        [projectId],
+      );
+      if (held.rows.length > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('no build of a day started within 30 s');
+  } finally {
+    await client.end();
+  }
 }
 
 /** The `count` users with the most events and none from `before` on, with the hours and days they fall in. */

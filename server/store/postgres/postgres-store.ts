@@ -14,7 +14,7 @@ import { POSTGRES_DIALECT } from '../reports/dialect.js';
 import { createPostgresReadRun } from './postgres-read-run.js';
 import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
-import { createPostgresRollupRefresh } from '../reports/rollup-refresh.js';
+import { BUILD_APPLICATION_NAME, createPostgresRollupRefresh, isDroppedBuild } from '../reports/rollup-refresh.js';
 import { createPostgresDayKeeps, createPostgresFilteredKeep, createPostgresSessionDaysKeep } from '../reports/report-keep.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
 import { ensurePostgresRollups, markDaysSql } from '../reports/rollup-schema.js';
@@ -44,7 +44,8 @@ export interface PostgresStoreOptions {
   /** Connection URL, `postgres://user:password@host:port/database`. */
   url: string;
   /**
-   * Connections this process keeps; each group commit holds one for its transaction.
+   * Connections this process keeps; each group commit holds one for its transaction. The builds
+   * of the daily rollups and the keeps of filtered rows take two more, a pool of their own.
    * @default 10
    */
   poolSize?: number;
@@ -119,6 +120,9 @@ const RETRYABLE = new Set(['40P01', '40001']);
 export function createPostgresStore(options: PostgresStoreOptions): PostgresEventStore {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
   pool.on('error', (error) => options.onPoolError?.(error));
+  // Builds and keeps on connections of their own, which an erasure may cancel (`rollup-erasure.ts`).
+  const buildPool = new pg.Pool({ connectionString: options.url, max: 2, application_name: BUILD_APPLICATION_NAME });
+  buildPool.on('error', (error) => options.onPoolError?.(error));
   const eventWriter = createEventWriter();
   const partitions = createPartitionManager(pool);
   const recordingPartitions = createPartitionManager(pool, { table: RECORDING_PARTITIONS });
@@ -176,9 +180,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   };
   let sketchUnion: SketchUnionSql | null = null;
   let sketchOf: SketchOfSql | null = null;
-  const refreshRollup = createPostgresRollupRefresh(pool, POSTGRES_DIALECT);
+  const refreshRollup = createPostgresRollupRefresh(buildPool, POSTGRES_DIALECT);
   // One keep at a time, of either kind (`report-keep.ts`).
-  const keepDays = createPostgresDayKeeps(pool);
+  const keepDays = createPostgresDayKeeps(buildPool);
   const keepFiltered = createPostgresFilteredKeep(keepDays);
   const keepSessionDays = createPostgresSessionDaysKeep(keepDays);
   let rollupRefresher: RollupRefresher | null = null;
@@ -238,9 +242,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       keepFiltered: async (keep) => (use(), keepFiltered(keep)),
       keepSessionDays: async (keep) => (use(), keepSessionDays(keep)),
       sketchOf: () => sketchOf,
-      // A keep cut short by close() is computed again by the next report after an open.
+      // A keep cut short by close() or dropped by an erasure is computed again by a later report.
       onKeepError: (error) => {
-        if (state === 'open') options.onPoolError?.(error as Error);
+        if (state === 'open' && !isDroppedBuild(error)) options.onPoolError?.(error as Error);
       },
     }),
     get sketchMerge() {
@@ -261,8 +265,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
               : {
                   keepAhead: () =>
                     store.reports.keepFilteredAhead(true).catch((error: unknown) => {
-                      // A turn cut short by close() is taken again after the next open.
-                      if (state === 'open') options.onPoolError?.(error as Error);
+                      // A turn cut short by close() or dropped by an erasure is taken again later.
+                      if (state === 'open' && !isDroppedBuild(error)) options.onPoolError?.(error as Error);
                       return false;
                     }),
                 }),
@@ -515,7 +519,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       clearInterval(compactionTimer);
       await compacting;
       await credentials?.close();
-      await pool.end();
+      await Promise.all([pool.end(), buildPool.end()]);
     },
   };
   return store;

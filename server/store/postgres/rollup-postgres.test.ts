@@ -111,6 +111,53 @@ describe('postgres: daily rollups with two processes', () => {
   });
 });
 
+describe('postgres: an erasure beside a day being built', () => {
+  it('drops the refresh holding the dictionary lock rather than wait for its build, and every report ends exact', async () => {
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 5);
+    const projectId = newProjectId();
+    const store = createPostgresStore({ url: database.url, poolSize: 4, keepFiltersAhead: false });
+    await store.init();
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      const events = [...generateProject({ projectId, start, days: 3, sessions: 200, seed: 31 })];
+      await store.write({ events, chunks: [] });
+      while ((await store.reports.refreshRollups()) > 0);
+      const lastDay = start / DAY + 2;
+      const userId = events.find((e) => e.userId !== null && Math.floor(e.timestamp / DAY) === lastDay)?.userId as string;
+      const userKeys = [...new Set(events.filter((e) => e.userId === userId).flatMap((e) => [e.sessionId, e.visitorId]))];
+      // A day being built again: its refresh holds the dictionary lock and waits, inside its
+      // build, on a row another transaction locked, for as long as that one lasts.
+      await directSql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, lastDay]);
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM rollup_values WHERE project_id = $1 AND day = $2 AND dim = '' LIMIT 1 FOR UPDATE", [projectId, lastDay]);
+      const refreshing = store.reports.refreshRollups();
+      const waiting = async () =>
+        (await directSql("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM rollup_values%'")).length > 0;
+      for (let waited = 0; waited < 10_000 && !(await waiting()); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await waiting()).toBe(true);
+      // Waiting for the lock would wait for the holder, which ends only after the erasure.
+      const erased = await store.deleteUser(projectId, userId);
+      expect(erased.events).toBe(events.filter((e) => e.userId === userId).length);
+      await refreshing;
+      await holder.query('COMMIT');
+      while ((await store.reports.refreshRollups()) > 0);
+      expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+      expect(await directSql('SELECT key FROM rollup_keys WHERE project_id = ? AND key = ANY(?::text[])', [projectId, userKeys])).toEqual([]);
+      const q: ReportQuery = { projectId, from: start, to: start + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+      const rolled = [await store.reports.totals(q), await store.reports.series(q, DAY), await store.reports.top(q, 'page', 10), await store.reports.sessions(q)];
+      for (let day = start / DAY; day < start / DAY + 3; day++) await directSql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING', [projectId, day]);
+      const raw = [await store.reports.totals(q), await store.reports.series(q, DAY), await store.reports.top(q, 'page', 10), await store.reports.sessions(q)];
+      expect(rolled).toEqual(raw);
+      expect((raw[0] as { events: number }).events).toBe(events.filter((e) => !e.isBot && e.userId !== userId).length);
+    } finally {
+      await holder.end();
+      await store.close();
+    }
+  });
+});
+
 describe('postgres: rollup indexes added after a rollup shape', () => {
   it('builds the sessions index of a database that lacks it at the next open, with no rollup rebuilt', async () => {
     const DAY = 86_400_000;

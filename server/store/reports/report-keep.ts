@@ -86,10 +86,11 @@ export type PostgresDayWrite = (client: pg.PoolClient, day: number) => Promise<n
  * a day's rows to its commit, so neither is in flight while it checks; then each day's refresh
  * lock, without waiting (a refresh holding it waits for the dictionary lock: the day is passed
  * over, and computed again later), and writes the day only if it is not marked and its version is
- * the one the rows were computed at. One at a time: a dashboard's first view hands on several, and
- * each may wait seconds for the dictionary lock (a refresh building a day), holding a pooled
- * connection that ingest's commits would then wait for. Resolves to the sum of what the writes
- * returned.
+ * the one the rows were computed at. An erasure drops a keep holding the lock with a claim
+ * (`rollup-erasure.ts`): it rejects, and a later read computes those days again. One at a time: a
+ * dashboard's first view hands on several, and each may wait seconds for the dictionary lock (a
+ * refresh building a day), holding a pooled connection that ingest's commits would then wait for.
+ * Resolves to the sum of what the writes returned.
  */
 export function createPostgresDayKeeps(pool: pg.Pool): PostgresDayKeeps {
   let last: Promise<unknown> = Promise.resolve();

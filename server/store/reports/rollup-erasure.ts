@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { KEYS_LOCK_SQL } from './rollup-refresh.js';
+import { BUILD_APPLICATION_NAME, KEYS_LOCK_SQL } from './rollup-refresh.js';
 import { DAY_MS } from './rollup-schema.js';
 
 /*
@@ -31,7 +31,8 @@ import { DAY_MS } from './rollup-schema.js';
  * computed is dropped and computed again (step 2 alone would miss a day in its first build: it has
  * no rows yet, and its computed rows may hold an id of an erased key); on PostgreSQL
  * the erasure takes the project's dictionary lock first, which a refresh holds from before it
- * deletes a day's rows to its commit.
+ * deletes a day's rows to its commit, and drops the refresh or keep holding it, as SQLite's
+ * drops a day being computed, rather than wait for it ({@link takeKeysLock}).
  */
 
 /** What an erasure reads of each of the user's events (`$1`/`?` the project, `$2`/`?` the user), through `events_by_user`. */
@@ -130,9 +131,50 @@ export function erasureRollupSql(
 export const touchedDays = (userDays: readonly number[], holderDays: readonly number[]): number[] =>
   [...new Set([...userDays, ...holderDays])].sort((a, b) => a - b);
 
+/** Takes the project's dictionary lock if no one holds it. */
+const TRY_KEYS_LOCK_SQL = "SELECT pg_try_advisory_xact_lock(hashtext('rollup-keys:' || $1::text)) AS ok";
+
+/**
+ * Cancels the statement of each build connection (`BUILD_APPLICATION_NAME`) that holds the
+ * project's dictionary lock and a claim of one of its days: a refresh building a day, or a keep
+ * writing one (`report-keep.ts`); never an erasure, which claims no day. Locks as `pg_locks` shows
+ * them: a bigint key split in two halves (objsubid 1), two int4 keys as they are (objsubid 2), each
+ * half as an unsigned oid. A holder that commits meanwhile may have its connection's next build
+ * cancelled instead, which is taken again later like this one.
+ */
+const DROP_BUILDS_SQL = `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) AS dropped FROM (
+    SELECT DISTINCT k.pid FROM pg_locks k JOIN pg_locks c ON c.pid = k.pid JOIN pg_stat_activity a ON a.pid = k.pid,
+      (SELECT hashtext('rollup-keys:' || $1::text)::bigint AS keys, hashtext('rollup:' || $1::text)::bigint AS claims,
+         (SELECT oid FROM pg_database WHERE datname = current_database()) AS db) x
+    WHERE k.pid <> pg_backend_pid() AND a.application_name = $2
+      AND k.locktype = 'advisory' AND k.granted AND k.database = x.db AND k.objsubid = 1
+      AND k.classid::bigint = (x.keys >> 32) & 4294967295 AND k.objid::bigint = x.keys & 4294967295
+      AND c.locktype = 'advisory' AND c.granted AND c.database = x.db AND c.objsubid = 2
+      AND c.classid::bigint = x.claims & 4294967295) holders`;
+
+/** Tries of {@link takeKeysLock} before it waits, and the pause between them, ms: a cancelled build rolls back in milliseconds. */
+const DROP_TRIES = 50;
+const DROP_PAUSE_MS = 20;
+
+/**
+ * The project's dictionary lock, for an erasure. A refresh holds it through a day's whole build
+ * (seconds for a large project's day), a keep through its writes: both are dropped rather than
+ * waited for (the day stays marked, or unkept, and is built again later). Tried again after each
+ * drop rather than waited for in the lock's queue, where a build queued before the erasure would
+ * take it first. Another erasure holding it is waited for.
+ */
+async function takeKeysLock(client: pg.PoolClient, projectId: string): Promise<void> {
+  for (let attempt = 0; attempt < DROP_TRIES; attempt++) {
+    if ((await client.query<{ ok: boolean }>(TRY_KEYS_LOCK_SQL, [projectId])).rows[0]?.ok === true) return;
+    await client.query(DROP_BUILDS_SQL, [projectId, BUILD_APPLICATION_NAME]);
+    await new Promise((resolve) => setTimeout(resolve, DROP_PAUSE_MS));
+  }
+  await client.query(KEYS_LOCK_SQL, [projectId]);
+}
+
 /** The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the user's events and chunks. */
 export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>): Promise<T> {
-  await client.query(KEYS_LOCK_SQL, [projectId]);
+  await takeKeysLock(client, projectId);
   const user = userRollupRows((await client.query<UserEventRow>(userEventsSql((n) => `$${n}`), [projectId, userId])).rows);
   const result = await erase();
   if (user.keys.length === 0) return result;

@@ -293,6 +293,23 @@ const REFRESH_BEGIN = 'BEGIN; SET LOCAL jit = off';
 export const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $1::text))";
 
 /**
+ * The `application_name` of the connections that build days and keep filtered rows on PostgreSQL,
+ * a pool of their own (`postgres-store.ts`): the only sessions an erasure cancels, so that a
+ * connection that has just finished a build and gone back to its pool never has a report or a
+ * group commit cancelled in its place.
+ */
+export const BUILD_APPLICATION_NAME = 'service-analytics rollup build';
+
+/**
+ * Whether `error` is a refresh's or a keep's statement cancelled by an erasure, which drops a
+ * build in flight rather than wait for it (`rollup-erasure.ts`): the transaction rolled back, the
+ * day stays marked and is built again later. PostgreSQL's `query_canceled` (the builds and keeps
+ * run with no statement timeout).
+ */
+export const isDroppedBuild = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '57014';
+
+/**
  * The PostgreSQL refresh, in one transaction that holds no lock a writer waits for until its very
  * end. A day is claimed with a transaction-scoped advisory lock (several processes refresh
  * different days at once). One statement deletes the day's marks and reads its events and writes
@@ -305,7 +322,8 @@ export const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys
  * The day's new session and visitor keys are added to the project's dictionary by the same
  * statement, under a lock of the dictionary taken before the day's rows are deleted: refreshes of
  * one project's days build one after the other (those of different projects still at once), and
- * an erasure, which takes the same lock, never runs between a refresh's delete and its commit.
+ * an erasure, which takes the same lock, never runs between a refresh's delete and its commit
+ * (it drops a refresh holding the lock: the statement cancelled, the transaction rolled back).
  * Each of the day's keys is looked up on its own, through the dictionary's index: joined, the
  * planner hashed the project's whole dictionary (3.6 million keys at 10 million events) to find a
  * day's 45,000.
@@ -379,7 +397,11 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       return { refreshed: (unmarked.rowCount ?? 0) === 0 ? { projectId, day, changed: true } : { projectId, day }, drained: false };
     });
   return async (beforeDay, skip) => {
-    const { refreshed, drained } = await refresh(beforeDay, skip);
+    // A build an erasure dropped is taken again at a later call: the day is still marked.
+    const { refreshed, drained } = await refresh(beforeDay, skip).catch((error: unknown) => {
+      if (isDroppedBuild(error)) return { refreshed: null, drained: false };
+      throw error;
+    });
     if (refreshed !== null) {
       run++;
       return refreshed;
