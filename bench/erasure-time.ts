@@ -38,7 +38,7 @@ try {
     if (building === undefined) await rebuild();
     // A build that ended before one was seen holding its claim leaves the erasure alone.
     let built = false;
-    void building?.then(() => (built = true));
+    void building?.then(() => (built = true)).catch(() => undefined);
     const beside = building !== undefined && (await buildHeld(location, project.projectId, () => built));
     const started = performance.now();
     const erased = await store.deleteUser(project.projectId, user.id);

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { FilteredKeep, KeepFiltered } from './filtered-tops.js';
 import type { KeepSessionDays, SessionDaysKeep } from './session-days.js';
-import { KEYS_LOCK_SQL } from './rollup-refresh.js';
+import { KEYS_LOCK_SQL, NO_TIMEOUT } from './rollup-refresh.js';
 
 /*
  * Keeping the rows a report computed from a clean day: the filtered top lists
@@ -89,13 +89,13 @@ export type PostgresDayWrite = (client: pg.PoolClient, day: number) => Promise<n
  * the one the rows were computed at. An erasure drops a keep holding the lock with a claim
  * (`rollup-erasure.ts`): it rejects, and a later read computes those days again. One at a time: a
  * dashboard's first view hands on several, and each may wait seconds for the dictionary lock (a
- * refresh building a day), holding a pooled connection that ingest's commits would then wait for.
- * Resolves to the sum of what the writes returned.
+ * refresh building a day), holding one of the two connections that builds and keeps share
+ * (`postgres-store.ts`). Resolves to the sum of what the writes returned.
  */
 export function createPostgresDayKeeps(pool: pg.Pool): PostgresDayKeeps {
   let last: Promise<unknown> = Promise.resolve();
   const keep = (projectId: string, days: ReadonlyArray<{ day: number; version: number }>, write: PostgresDayWrite) =>
-    inTransaction(pool, 'BEGIN', async (client) => {
+    inTransaction(pool, `BEGIN; ${NO_TIMEOUT}`, async (client) => {
       await client.query(KEYS_LOCK_SQL, [projectId]);
       let kept = 0;
       for (const { day, version } of days) {

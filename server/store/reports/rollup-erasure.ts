@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { BUILD_APPLICATION_NAME, KEYS_LOCK_SQL } from './rollup-refresh.js';
+import { KEYS_LOCK_SQL } from './rollup-refresh.js';
 import { DAY_MS } from './rollup-schema.js';
 
 /*
@@ -135,19 +135,23 @@ export const touchedDays = (userDays: readonly number[], holderDays: readonly nu
 const TRY_KEYS_LOCK_SQL = "SELECT pg_try_advisory_xact_lock(hashtext('rollup-keys:' || $1::text)) AS ok";
 
 /**
- * Cancels the statement of each build connection (`BUILD_APPLICATION_NAME`) that holds the
- * project's dictionary lock and a claim of one of its days: a refresh building a day, or a keep
- * writing one (`report-keep.ts`); never an erasure, which claims no day. Locks as `pg_locks` shows
- * them: a bigint key split in two halves (objsubid 1), two int4 keys as they are (objsubid 2), each
- * half as an unsigned oid. A holder that commits meanwhile may have its connection's next build
- * cancelled instead, which is taken again later like this one.
+ * Cancels the statement of each other session that holds or waits for the project's dictionary
+ * lock while it holds a claim of one of its days: a refresh building a day, or a keep writing
+ * one (`report-keep.ts`); never an erasure, which claims no day, nor a report or a group commit.
+ * Builds and keeps run on connections of their own (`postgres-store.ts`): a holder that commits
+ * meanwhile has at most its connection's next build or `ANALYZE` cancelled instead, each taken
+ * again later. Behind a pooler in transaction mode that connection may serve anything next; the
+ * window is the few microseconds between this statement's read of `pg_locks` and its signal, and
+ * what it would cancel fails as a read past its budget or a commit refused, both answered as such.
+ * Locks as `pg_locks` shows them: a bigint key split in two halves (objsubid 1), two int4 keys as
+ * they are (objsubid 2), each half as an unsigned oid.
  */
 const DROP_BUILDS_SQL = `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) AS dropped FROM (
-    SELECT DISTINCT k.pid FROM pg_locks k JOIN pg_locks c ON c.pid = k.pid JOIN pg_stat_activity a ON a.pid = k.pid,
+    SELECT DISTINCT k.pid FROM pg_locks k JOIN pg_locks c ON c.pid = k.pid,
       (SELECT hashtext('rollup-keys:' || $1::text)::bigint AS keys, hashtext('rollup:' || $1::text)::bigint AS claims,
          (SELECT oid FROM pg_database WHERE datname = current_database()) AS db) x
-    WHERE k.pid <> pg_backend_pid() AND a.application_name = $2
-      AND k.locktype = 'advisory' AND k.granted AND k.database = x.db AND k.objsubid = 1
+    WHERE k.pid <> pg_backend_pid()
+      AND k.locktype = 'advisory' AND k.database = x.db AND k.objsubid = 1
       AND k.classid::bigint = (x.keys >> 32) & 4294967295 AND k.objid::bigint = x.keys & 4294967295
       AND c.locktype = 'advisory' AND c.granted AND c.database = x.db AND c.objsubid = 2
       AND c.classid::bigint = x.claims & 4294967295) holders`;
@@ -161,12 +165,13 @@ const DROP_PAUSE_MS = 20;
  * (seconds for a large project's day), a keep through its writes: both are dropped rather than
  * waited for (the day stays marked, or unkept, and is built again later). Tried again after each
  * drop rather than waited for in the lock's queue, where a build queued before the erasure would
- * take it first. Another erasure holding it is waited for.
+ * take it first. Another erasure holding it is waited for, and so is anything still holding it
+ * after a second of tries.
  */
 async function takeKeysLock(client: pg.PoolClient, projectId: string): Promise<void> {
   for (let attempt = 0; attempt < DROP_TRIES; attempt++) {
     if ((await client.query<{ ok: boolean }>(TRY_KEYS_LOCK_SQL, [projectId])).rows[0]?.ok === true) return;
-    await client.query(DROP_BUILDS_SQL, [projectId, BUILD_APPLICATION_NAME]);
+    await client.query(DROP_BUILDS_SQL, [projectId]);
     await new Promise((resolve) => setTimeout(resolve, DROP_PAUSE_MS));
   }
   await client.query(KEYS_LOCK_SQL, [projectId]);

@@ -282,29 +282,34 @@ export function createSqliteRollupRefresh(db: Database.Database, dialect: Dialec
 }
 
 /**
+ * Opens a build's or a keep's transaction to no statement timeout, whatever the role or database
+ * sets: a day's build may take as long as it takes, and a cancel is an erasure's.
+ */
+export const NO_TIMEOUT = 'SET LOCAL statement_timeout = 0';
+
+/**
  * The refresh's transaction. JIT compilation off, as for reads (`postgres-read-run.ts`): the
  * planner's estimates of the build's joins (its CTEs' row counts are guesses) reach billions and
  * turn on JIT with inlining and optimization, which took 3.3 s of an 8.6 s build of a day of
  * 111,000 events, for a statement that is not CPU-bound per row.
  */
-const REFRESH_BEGIN = 'BEGIN; SET LOCAL jit = off';
+const REFRESH_BEGIN = `BEGIN; SET LOCAL jit = off; ${NO_TIMEOUT}`;
 
 /** The lock of a project's key dictionary (`rollup_keys`), held by a refresh from its build to its commit. */
 export const KEYS_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('rollup-keys:' || $1::text))";
 
 /**
  * The `application_name` of the connections that build days and keep filtered rows on PostgreSQL,
- * a pool of their own (`postgres-store.ts`): the only sessions an erasure cancels, so that a
- * connection that has just finished a build and gone back to its pool never has a report or a
- * group commit cancelled in its place.
+ * a pool of their own (`postgres-store.ts`) so that an erasure's cancel of a build that has just
+ * committed (`rollup-erasure.ts`) can only reach another build: how they show in `pg_stat_activity`.
  */
 export const BUILD_APPLICATION_NAME = 'service-analytics rollup build';
 
 /**
  * Whether `error` is a refresh's or a keep's statement cancelled by an erasure, which drops a
  * build in flight rather than wait for it (`rollup-erasure.ts`): the transaction rolled back, the
- * day stays marked and is built again later. PostgreSQL's `query_canceled` (the builds and keeps
- * run with no statement timeout).
+ * day stays marked and is built again later. PostgreSQL's `query_canceled`, which a statement
+ * timeout raises too: builds and keeps run without one ({@link NO_TIMEOUT}).
  */
 export const isDroppedBuild = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '57014';
@@ -416,7 +421,11 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     run = 0;
     if (days >= ANALYZE_AFTER_DAYS && Date.now() - analyzedAt >= ANALYZE_EVERY_MS) {
       analyzedAt = Date.now();
-      await pool.query(`ANALYZE rollup_keys, ${ROLLUP_TABLES.join(', ')}`);
+      await inTransaction(pool, `BEGIN; ${NO_TIMEOUT}`, (client) => client.query(`ANALYZE rollup_keys, ${ROLLUP_TABLES.join(', ')}`)).catch((error: unknown) => {
+        // An erasure's cancel meant for the build this connection ran before: analyzed next time.
+        if (!isDroppedBuild(error)) throw error;
+        analyzedAt = -Infinity;
+      });
     }
     return null;
   };
