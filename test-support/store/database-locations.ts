@@ -40,7 +40,7 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
     async next() {
       const path = join(dir, `${++files}.db`);
       return {
-        open: () => createSqliteStore({ path }),
+        open: (options) => createSqliteStore({ path, backgroundRollups: options?.background }),
         sql: (text, values) => sqliteSql(path, text, values),
         async keep(k) {
           const db = new Database(path);
@@ -59,7 +59,7 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
 /** A PostgreSQL database as a location (stores with a small pool, and `options`). */
 export function postgresLocation(url: string, options: Omit<PostgresStoreOptions, 'url'> = {}): RollupLocation {
   return {
-    open: () => createPostgresStore({ url, poolSize: 4, ...options }),
+    open: (openOptions) => createPostgresStore({ url, poolSize: 4, ...options, backgroundRollups: openOptions?.background }),
     sql: (text, values) => postgresSql(url, text, values),
     async keep(k) {
       const pool = new pg.Pool({ connectionString: url, max: 1 });

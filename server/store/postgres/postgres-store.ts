@@ -92,6 +92,14 @@ export interface PostgresStoreOptions {
    * file of millions of events, on a machine that may rather spend them elsewhere. @default true
    */
   keepFiltersAhead?: boolean;
+  /**
+   * Build the daily rollups in the background (docs/decisions.md, "Daily rollups"): off, days stay
+   * marked (and are read from their events) until `reports.refreshRollups()` builds them, and
+   * nothing is kept ahead either. For a process beside another that builds them (on PostgreSQL,
+   * several servers on one database need only one), or a test that decides when a day is built.
+   * @default true
+   */
+  backgroundRollups?: boolean;
 }
 
 /** The PostgreSQL store, and what it found at open. */
@@ -258,20 +266,22 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
         () => {
           if (state !== 'new') return;
           state = 'open';
-          rollupRefresher = startRollupRefresher({
-            refreshNext: refreshRollup,
-            ...(options.keepFiltersAhead === false
-              ? {}
-              : {
-                  keepAhead: () =>
-                    store.reports.keepFilteredAhead(true).catch((error: unknown) => {
-                      // A turn cut short by close() or dropped by an erasure is taken again later.
-                      if (state === 'open' && !isDroppedBuild(error)) options.onPoolError?.(error as Error);
-                      return false;
-                    }),
-                }),
-            onError: (error) => options.onPoolError?.(error as Error),
-          });
+          if (options.backgroundRollups !== false) {
+            rollupRefresher = startRollupRefresher({
+              refreshNext: refreshRollup,
+              ...(options.keepFiltersAhead === false
+                ? {}
+                : {
+                    keepAhead: () =>
+                      store.reports.keepFilteredAhead(true).catch((error: unknown) => {
+                        // A turn cut short by close() or dropped by an erasure is taken again later.
+                        if (state === 'open' && !isDroppedBuild(error)) options.onPoolError?.(error as Error);
+                        return false;
+                      }),
+                  }),
+              onError: (error) => options.onPoolError?.(error as Error),
+            });
+          }
           compactionTimer = setInterval(() => void compact(), options.compactEveryMs ?? 5_000).unref();
         },
         (error: unknown) => {

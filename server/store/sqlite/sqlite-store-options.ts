@@ -46,6 +46,14 @@ export interface SqliteStoreOptions {
    */
   keepFiltersAhead?: boolean;
   /**
+   * Build the daily rollups in the background (docs/decisions.md, "Daily rollups"): off, days stay
+   * marked (and are read from their events) until `reports.refreshRollups()` builds them, and
+   * nothing is kept ahead either. For a process beside another that builds them (on PostgreSQL,
+   * several servers on one database need only one), or a test that decides when a day is built.
+   * @default true
+   */
+  backgroundRollups?: boolean;
+  /**
    * Copy the database beside itself (`<path>.before-v<version>-<time>`) before a migration changes
    * it, so that an upgrade that goes wrong can be undone with `restore`. @default true
    */

@@ -301,9 +301,9 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       throw new StoreError('NOT_OPEN', 'The SQLite store was closed while it opened.');
     }
     open = db;
-    const refreshNext = refreshRollup;
+    if (options.backgroundRollups === false) return;
     rollupRefresher = startRollupRefresher({
-      refreshNext,
+      refreshNext: refreshRollup,
       ...(options.keepFiltersAhead === false
         ? {}
         : {
