@@ -2,6 +2,7 @@ import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
 import { DAY_MS } from './rollup-schema.js';
 import { dayKey } from './rollup-refresh.js';
+import type { Filter } from './filtered-tops.js';
 import { num } from '../shared/row-values.js';
 import { GRAIN_DAY } from '../aggregates/aggregate-schema.js';
 
@@ -11,19 +12,20 @@ import { GRAIN_DAY } from '../aggregates/aggregate-schema.js';
  * a value with many events that first view is the slow one, and it grows with the traffic (the
  * overview's lists filtered by the device of half the visitors, 90 days at 10 million events:
  * tens of seconds on PostgreSQL). So the background keeps, for each clean past day of the last
- * year, every value with at least `minEvents` events that day, one (value, day) a turn, newest
- * days first, and only while no report is reading. A first view then reads the events only of
- * values rarer than that on each day of its range: at most `minEvents` events a day, whatever the
- * size of the project. Matomo pre-processes its segments in the background the same way.
+ * year, every value with at least `minEvents` events that day, newest days first, and only while
+ * no report is reading. A first view then counts the events only of values rarer than that on
+ * each day of its range. Matomo pre-processes its segments in the background the same way.
  *
- * What it costs: each event is read once per dimension in whose heavy values it is, so at most
- * once per dimension a day, once; a day built again (late events, an erasure) is kept again.
+ * What it costs: a turn reads one day's events once for as many of its heavy values as add up to
+ * `eventsATurn` events (a value has no index of its own, so a read of one value's day passes over
+ * all the day's events: one value a turn read a day of 54 heavy values 54 times), and counts each
+ * event once per value of it kept; a day built again (late events, an erasure) is kept again.
  */
 
 /** Options of {@link createFilteredAhead}. */
 export interface FilteredAheadOptions {
-  /** Reads and keeps one day of a filter (`FilteredTops.keepDay`). */
-  keepDay(projectId: string, filter: readonly [FilterDimension, string], day: number): Promise<void>;
+  /** Reads and keeps one day of filters, its events read once (`FilteredTops.keepDay`). */
+  keepDay(projectId: string, filters: readonly Filter[], day: number): Promise<void>;
   /** True while a report is reading: a turn taken only when idle then does nothing. */
   busy(): boolean;
   /**
@@ -31,6 +33,13 @@ export interface FilteredAheadOptions {
    * @default 1000
    */
   minEvents?: number;
+  /**
+   * A turn keeps the values of a day whose events add up to this many (at least one value): the
+   * day's events are read once for all of them, and each of theirs counted once per value (in
+   * each of its dimensions), so this bounds a turn's work.
+   * @default 500000
+   */
+  eventsATurn?: number;
   /**
    * How many past days are kept ahead.
    * @default 366
@@ -81,6 +90,7 @@ interface DayState {
 /** Keeps the heavy filters of past days ahead, one turn at a time, over `run`. */
 export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: FilteredAheadOptions): KeepAhead {
   const minEvents = options.minEvents ?? 1000;
+  const eventsATurn = options.eventsATurn ?? 500_000;
   const days = options.days ?? 366;
   const now = options.now ?? (() => Date.now());
   const states = new Map<string, DayState>();
@@ -132,24 +142,31 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
       // at once). Both columns only listed side by side: nothing compares their collations.
       const w = new Values(dialect);
       const dayRows = await run(
-        `SELECT 0 AS kept, dim, value FROM agg_values WHERE project_id = ${w.add(projectId)} AND dim IN (${dims}) AND grain = ${GRAIN_DAY} AND bucket = ${w.add(day)}
+        `SELECT 0 AS kept, dim, value, SUM(events) AS n FROM agg_values WHERE project_id = ${w.add(projectId)} AND dim IN (${dims}) AND grain = ${GRAIN_DAY} AND bucket = ${w.add(day)}
            GROUP BY dim, value HAVING SUM(events) >= ${w.add(minEvents)}
          UNION ALL
-         SELECT DISTINCT 1 AS kept, filter_dim, filter_value FROM rollup_filtered WHERE project_id = ${w.add(projectId)} AND day = ${w.add(day)} AND value IS NULL`,
+         SELECT DISTINCT 1 AS kept, filter_dim, filter_value, 0 FROM rollup_filtered WHERE project_id = ${w.add(projectId)} AND day = ${w.add(day)} AND value IS NULL`,
         w.list,
       );
       const filterOf = (r: Record<string, unknown>) => `${String(r.dim)} ${String(r.value)}`;
       const kept = new Set(dayRows.filter((r) => num(r.kept) === 1).map(filterOf));
       const tried = state.tried;
-      const next = dayRows.find((r) => num(r.kept) === 0 && !kept.has(filterOf(r)) && (tried.get(filterOf(r)) ?? 0) < MAX_ATTEMPTS);
-      if (next === undefined) {
+      const batch: Array<Record<string, unknown>> = [];
+      let events = 0;
+      for (const r of dayRows) {
+        if (num(r.kept) === 1 || kept.has(filterOf(r)) || (tried.get(filterOf(r)) ?? 0) >= MAX_ATTEMPTS) continue;
+        if (batch.length > 0 && events + num(r.n) > eventsATurn) continue;
+        batch.push(r);
+        events += num(r.n);
+      }
+      if (batch.length === 0) {
         state.done = true;
         state.tried.clear();
         continue;
       }
       if (yieldNow()) return false;
-      tried.set(filterOf(next), (tried.get(filterOf(next)) ?? 0) + 1);
-      await options.keepDay(projectId, [next.dim as FilterDimension, String(next.value)], day);
+      for (const r of batch) tried.set(filterOf(r), (tried.get(filterOf(r)) ?? 0) + 1);
+      await options.keepDay(projectId, batch.map((r): Filter => [r.dim as FilterDimension, String(r.value)]), day);
       return true;
     }
     // Days past the year are forgotten; a day marked again (off the list for now) is not: it comes

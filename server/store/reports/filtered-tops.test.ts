@@ -164,6 +164,9 @@ describe('filtered top lists kept ahead', () => {
       let turns = 0;
       while (await ahead(true)) expect(++turns).toBeLessThan(500);
       expect(keptFilters()).toEqual(heavy);
+      // A day's events read once for all its values (fewer events than a turn's bound).
+      expect(keptDays).toHaveLength(5);
+      expect(statements.filter((sql) => sql.includes('FROM events'))).toHaveLength(5);
       // Newest first.
       expect(new Set(keptDays).size).toBe(5);
       expect(keptDays).toEqual([...keptDays].sort((a, b) => b - a));
@@ -207,7 +210,7 @@ describe('filtered top lists kept ahead', () => {
       const asked: string[] = [];
       // A keep that never lands, as when every day is built again before its keep.
       const ahead = createFilteredAhead(SQLITE_DIALECT, run, {
-        keepDay: async (_project, [dim, value], day) => void asked.push(`${dim} ${value} ${day}`),
+        keepDay: async (_project, filters, day) => void asked.push(...filters.map(([dim, value]) => `${dim} ${value} ${day}`)),
         busy: () => false,
         minEvents: 40,
         now: () => START + 5 * DAY + 1000,
@@ -220,6 +223,38 @@ describe('filtered top lists kept ahead', () => {
       expect(heavy.n).toBeGreaterThan(5);
       expect(asked).toHaveLength(3 * heavy.n);
       expect(new Set(asked).size).toBe(heavy.n);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("takes a day's values a turn as long as their events add up to the turn's bound, and one value past it", async () => {
+    const { projectId, db } = await sixDays('ahead-bound.db', 50);
+    try {
+      const run = async (sql: string, values: unknown[]) => db.prepare(sql).all(...values) as Array<Record<string, unknown>>;
+      const counts = new Map(
+        (
+          db
+            .prepare(`SELECT dim, value, bucket AS day, SUM(events) AS n FROM agg_values WHERE project_id = ? AND grain = 1 AND dim != '' AND bucket < ? GROUP BY dim, value, bucket`)
+            .all(projectId, START / DAY + 5) as Array<{ dim: string; value: string; day: number; n: number }>
+        ).map((r) => [`${r.dim} ${r.value} ${r.day}`, r.n]),
+      );
+      // A bound below the largest value's count, so that one value alone is past it.
+      const bound = Math.max(...[...counts].filter(([key, n]) => n >= 40 && FILTER_DIMENSIONS.includes(key.split(' ')[0] as FilterDimension)).map(([, n]) => n)) - 1;
+      const batches: string[][] = [];
+      const ahead = createFilteredAhead(SQLITE_DIALECT, run, {
+        keepDay: async (_project, filters, day) => void batches.push(filters.map(([dim, value]) => `${dim} ${value} ${day}`)),
+        busy: () => false,
+        minEvents: 40,
+        eventsATurn: bound,
+        now: () => START + 5 * DAY + 1000,
+      });
+      let turns = 0;
+      while (await ahead()) expect(++turns).toBeLessThan(2000);
+      const sizes = batches.map((batch) => batch.reduce((sum, filter) => sum + (counts.get(filter) ?? Infinity), 0));
+      expect(sizes.every((n, i) => n <= bound || batches[i]!.length === 1)).toBe(true);
+      expect(batches.some((batch) => batch.length > 1)).toBe(true);
+      expect(sizes.some((n) => n > bound)).toBe(true);
     } finally {
       db.close();
     }

@@ -97,17 +97,19 @@ export interface FilteredTopsOptions {
 }
 
 /** A top list with one filter over a rollup plan. */
-export type FilteredTop = (q: ReportQuery, filter: readonly [FilterDimension, string], dimension: TopDimension, limit: number, plan: DayPlan) => Promise<TopRow[]>;
+export type FilteredTop = (q: ReportQuery, filter: Filter, dimension: TopDimension, limit: number, plan: DayPlan) => Promise<TopRow[]>;
 
 /** The filtered top lists of a store. */
 export interface FilteredTops {
   top: FilteredTop;
   /**
-   * Reads one clean day of a filter's events and keeps every dimension of it, as a report's first
-   * view would; settles once kept (a keep that failed went to `onKeepError`). Rejects as the read
-   * does (past its budget).
+   * Reads one clean day of the events of `filters` and keeps every dimension of each, as a report's
+   * first view of each would; settles once kept (a keep that failed went to `onKeepError`). Where
+   * the database builds the sketches, one statement reads the day's events once for all of them;
+   * elsewhere (every event a row to this process) a statement a filter. A filter whose day a
+   * report is reading is left to that report. Rejects as a read does (past its budget).
    */
-  keepDay(projectId: string, filter: readonly [FilterDimension, string], day: number): Promise<void>;
+  keepDay(projectId: string, filters: readonly Filter[], day: number): Promise<void>;
 }
 
 /** How long one read of missing days aims to take, ms: well inside SQLite's read budget (15 s by default). */
@@ -150,17 +152,24 @@ const KEPT_DIMENSIONS: readonly FilterDimension[] = FILTER_DIMENSIONS;
 /** A dimension's groups of a read: by `day * 2 + bot flag`, then by value. */
 type Groups = Map<number, Map<string, Group>>;
 
-/** What one statement over the events gave: each dimension's groups, and the days' versions and marks. */
+/** A filter: a dimension and its value. */
+export type Filter = readonly [FilterDimension, string];
+
+/** What one statement over the events gave: each filter's groups of each dimension, and the days' versions and marks. */
 interface EventsRead {
   /** The days read (of missing days: `[first, end)`; of the rest of a range: empty). */
   first: number;
   end: number;
   /** How long the statement took, ms (its wait for a turn not counted). */
   ms: number;
-  byDim: Map<FilterDimension, Groups>;
+  /** By {@link groupsKey}. */
+  groups: Map<string, Groups>;
   versions: Map<number, number>;
   marked: Set<number>;
 }
+
+/** The key of a filter's groups of one dimension in {@link EventsRead.groups}. */
+const groupsKey = (filterDim: string, filterValue: string, dim: string): string => JSON.stringify([filterDim, filterValue, dim]);
 
 /** Filtered top lists over `run`, keeping what they compute through `options.keep`. */
 export function createFilteredTops(dialect: Dialect, run: RunQuery, options: FilteredTopsOptions): FilteredTops {
@@ -180,54 +189,72 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     JSON.stringify([projectId, filterDim, filterValue, day]);
 
   /**
-   * The statement of the filter's events over `ranges`, by day, bot flag and value of each of
-   * `dims`; with `state`, the versions and marks of its days after them. The events are read once
+   * The statement of the events of `filters` over `ranges`, by filter, day, bot flag and value of
+   * each of `dims`; with `state`, the versions and marks of its days after them. The events are
+   * read once, whatever the number of filters: each is then counted once per filter it matches
    * (materialized when several dimensions group them).
    */
   const eventsSql = (
     v: Values,
     sketchOf: SketchOfSql | null,
     projectId: string,
-    [filterDim, filterValue]: readonly [FilterDimension, string],
+    filters: ReadonlyArray<readonly [FilterDimension, string]>,
     ranges: ReadonlyArray<readonly [number, number]>,
     dims: readonly FilterDimension[],
     bots: string,
     state: readonly [first: number, end: number] | null,
   ): string => {
+    const valuesOf = new Map<FilterDimension, string[]>();
+    for (const [dim, value] of filters) valuesOf.set(dim, [...(valuesOf.get(dim) ?? []), value]);
+    const filterDims = [...valuesOf];
     // Values are added in the order of the text (SQLite's placeholders are positional).
-    const filtered = `SELECT ${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot,
+    const inList = (values: readonly string[]) => values.map((value) => v.add(value)).join(', ');
+    const columns = `${daySql('timestamp')} AS day, CASE WHEN is_bot = ${dialect.falseValue} THEN 0 ELSE 1 END AS bot,
         CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS pv, ${dims.map((dim, i) => `${DIMENSION_COLUMNS[dim]} AS d${i}`).join(', ')},
-        COALESCE(anonymous_id, visitor_id) AS vkey, visitor_id AS vhash
-      FROM events WHERE project_id = ${v.add(projectId)}
-        AND (${ranges.map(([from, to]) => `(timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)})`).join(' OR ')})${bots}
-        AND ${DIMENSION_COLUMNS[filterDim]} = ${v.add(filterValue)}`;
+        COALESCE(anonymous_id, visitor_id) AS vkey, visitor_id AS vhash`;
+    const events = `FROM events WHERE project_id = ${v.add(projectId)}
+        AND (${ranges.map(([from, to]) => `(timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)})`).join(' OR ')})${bots}`;
+    // `x`: a row per event and filter it matches, the filter in `fd` and `fv`. Filters of one
+    // dimension partition the events: a row per event, read straight; filters of several
+    // dimensions read the events once (`f`), then each dimension's matches of them.
+    let source: string;
+    if (filterDims.length === 1) {
+      const [dim, values] = filterDims[0] as [FilterDimension, string[]];
+      source = `x AS ${dims.length > 1 ? 'MATERIALIZED ' : ''}(SELECT '${dim}' AS fd, ${DIMENSION_COLUMNS[dim]} AS fv, ${columns}
+        ${events} AND ${DIMENSION_COLUMNS[dim]} IN (${inList(values)}))`;
+    } else {
+      const names = `day, bot, pv, ${dims.map((_, i) => `d${i}`).join(', ')}, vkey, vhash`;
+      source = `f AS MATERIALIZED (SELECT ${filterDims.map(([dim], k) => `${DIMENSION_COLUMNS[dim]} AS f${k}`).join(', ')}, ${columns}
+        ${events} AND (${filterDims.map(([dim, values]) => `${DIMENSION_COLUMNS[dim]} IN (${inList(values)})`).join(' OR ')})),
+      x AS MATERIALIZED (${filterDims.map(([dim, values], k) => `SELECT '${dim}' AS fd, f${k} AS fv, ${names} FROM f WHERE f${k} IN (${inList(values)})`).join('\n UNION ALL ')})`;
+    }
     const branches = dims.map((dim, i) => {
       // Page dimensions count page views, the event type every event.
       const where = `d${i} IS NOT NULL${dim === 'event_type' ? '' : ' AND pv = 1'}`;
       return sketchOf === null
-        ? `SELECT 0 AS kind, '${dim}' AS dim, day, bot, d${i} AS value, 1 AS n, vkey, vhash, CAST(NULL AS BYTEA) AS visitors,
-             CAST(NULL AS BYTEA) AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM f WHERE ${where}`
-        : `SELECT 0 AS kind, '${dim}' AS dim, day, bot, d${i} AS value, COUNT(*) AS n, CAST(NULL AS TEXT) AS vkey, CAST(NULL AS TEXT) AS vhash,
-             ${sketchOf('vkey')} AS visitors, ${sketchOf('vhash')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM f WHERE ${where} GROUP BY day, bot, d${i}`;
+        ? `SELECT 0 AS kind, fd, fv, '${dim}' AS dim, day, bot, d${i} AS value, 1 AS n, vkey, vhash, CAST(NULL AS BYTEA) AS visitors,
+             CAST(NULL AS BYTEA) AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM x WHERE ${where}`
+        : `SELECT 0 AS kind, fd, fv, '${dim}' AS dim, day, bot, d${i} AS value, COUNT(*) AS n, CAST(NULL AS TEXT) AS vkey, CAST(NULL AS TEXT) AS vhash,
+             ${sketchOf('vkey')} AS visitors, ${sketchOf('vhash')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM x WHERE ${where} GROUP BY fd, fv, day, bot, d${i}`;
     });
     if (state !== null) {
       // The days' state in the same snapshot as their events: kind 1 a version, 2 a mark.
       const stateOf = (kind: number, table: string, version: string) =>
-        `SELECT ${kind} AS kind, CAST(NULL AS TEXT) AS dim, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n, CAST(NULL AS TEXT) AS vkey,
-           CAST(NULL AS TEXT) AS vhash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
+        `SELECT ${kind} AS kind, CAST(NULL AS TEXT) AS fd, CAST(NULL AS TEXT) AS fv, CAST(NULL AS TEXT) AS dim, day, 0 AS bot, CAST(NULL AS TEXT) AS value, 0 AS n,
+           CAST(NULL AS TEXT) AS vkey, CAST(NULL AS TEXT) AS vhash, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS visitor_hashes, ${version} AS version
          FROM ${table} WHERE project_id = ${v.add(projectId)} AND day >= ${v.add(state[0])} AND day < ${v.add(state[1])}`;
       branches.push(stateOf(1, 'rollup_versions', 'version'), stateOf(2, 'rollup_dirty', 'CAST(NULL AS BIGINT)'));
     }
-    return `WITH f AS ${dims.length > 1 ? 'MATERIALIZED ' : ''}(${filtered})\n${branches.join('\n UNION ALL ')}`;
+    return `WITH ${source}\n${branches.join('\n UNION ALL ')}`;
   };
 
-  /** Rows of {@link eventsSql} (grouped by the database when `sketched`) as each dimension's groups, and the days' versions and marks. */
+  /** Rows of {@link eventsSql} (grouped by the database when `sketched`) as each filter's groups, and the days' versions and marks. */
   const readOf = (sketched: boolean, first = 0, end = 0, ms = 0) => (rows: ReadonlyArray<Record<string, unknown>>): EventsRead => {
-    const byDim = new Map<FilterDimension, Groups>();
+    const groups = new Map<string, Groups>();
     const versions = new Map<number, number>();
     const marked = new Set<number>();
-    const tallies = new Map<FilterDimension, Map<number, Map<string, Tally>>>();
-    const slot = <T>(outer: Map<FilterDimension, Map<number, Map<string, T>>>, dim: FilterDimension, key: number) => {
+    const tallies = new Map<string, Map<number, Map<string, Tally>>>();
+    const slot = <T>(outer: Map<string, Map<number, Map<string, T>>>, dim: string, key: number) => {
       let byKey = outer.get(dim);
       if (byKey === undefined) outer.set(dim, (byKey = new Map()));
       let byValue = byKey.get(key);
@@ -239,11 +266,11 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       if (kind === 1) versions.set(num(row.day), num(row.version));
       else if (kind === 2) marked.add(num(row.day));
       else {
-        const dim = row.dim as FilterDimension;
+        const dim = groupsKey(String(row.fd), String(row.fv), String(row.dim));
         const key = num(row.day) * 2 + num(row.bot);
         const value = String(row.value);
         if (sketched) {
-          slot(byDim, dim, key).set(value, { n: num(row.n), visitors: bytesOf(row.visitors), hashes: bytesOf(row.visitor_hashes) });
+          slot(groups, dim, key).set(value, { n: num(row.n), visitors: bytesOf(row.visitors), hashes: bytesOf(row.visitor_hashes) });
           continue;
         }
         const byValue = slot(tallies, dim, key);
@@ -253,20 +280,20 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       }
     }
     for (const [dim, byKey] of tallies) {
-      for (const [key, byValue] of byKey) for (const [value, tally] of byValue) slot(byDim, dim, key).set(value, tally.group());
+      for (const [key, byValue] of byKey) for (const [value, tally] of byValue) slot(groups, dim, key).set(value, tally.group());
     }
-    return { first, end, ms, byDim, versions, marked };
+    return { first, end, ms, groups, versions, marked };
   };
 
   /** Hands the days `[first, end)` of `read` to the store to keep, every dimension; days marked in its snapshot are not. */
-  const keepRead = (projectId: string, [filterDim, filterValue]: readonly [FilterDimension, string], read: EventsRead) => {
+  const keepRead = (projectId: string, [filterDim, filterValue]: Filter, read: EventsRead) => {
     const days: FilteredDay[] = [];
     for (let day = read.first; day < read.end; day++) {
       if (read.marked.has(day)) continue;
       const dims = KEPT_DIMENSIONS.map((dim) => {
         const rows: FilteredRow[] = [];
         for (const bot of [0, 1]) {
-          for (const [value, group] of read.byDim.get(dim)?.get(day * 2 + bot) ?? []) {
+          for (const [value, group] of read.groups.get(groupsKey(filterDim, filterValue, dim))?.get(day * 2 + bot) ?? []) {
             rows.push({ isBot: bot === 1, value, n: group.n, visitors: group.visitors, visitorHashes: group.hashes });
           }
         }
@@ -282,27 +309,27 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
   };
 
   /**
-   * Reads the filter's events of the days `[first, end)`, every dimension, listed in `reading`
+   * Reads the events of `filters` of the days `[first, end)`, every dimension, listed in `reading`
    * until kept: a report arriving meanwhile takes this read rather than the events again. `kept`
    * settles once the store has kept what was read (or failed to: `onKeepError`).
    */
-  const readDays = (projectId: string, filter: readonly [FilterDimension, string], sketchOf: SketchOfSql | null, first: number, end: number, via: RunQuery = run) => {
+  const readDays = (projectId: string, filters: readonly Filter[], sketchOf: SketchOfSql | null, first: number, end: number, via: RunQuery = run) => {
     const background = via === options.runBackground;
     const task = async () => {
       const v = new Values(dialect);
       const started = performance.now();
-      const rows = await via(eventsSql(v, sketchOf, projectId, filter, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
+      const rows = await via(eventsSql(v, sketchOf, projectId, filters, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
       return readOf(sketchOf !== null, first, end, performance.now() - started)(rows);
     };
     // The background's reads, one at a time on a thread of their own, take no turn from the reports'.
     const read = background ? task() : turns.take(task);
-    const keys = Array.from({ length: end - first }, (_, i) => readingKey(projectId, filter[0], filter[1], first + i));
+    const keys = filters.flatMap(([filterDim, filterValue]) => Array.from({ length: end - first }, (_, i) => readingKey(projectId, filterDim, filterValue, first + i)));
     const entry = { read, background };
     for (const key of keys) reading.set(key, entry);
     const release = () => {
       for (const key of keys) if (reading.get(key) === entry) reading.delete(key);
     };
-    const kept = read.then((done) => keepRead(projectId, filter, done)).then(release, release);
+    const kept = read.then((done) => Promise.all(filters.map((filter) => keepRead(projectId, filter, done)))).then(release, release);
     return { read, kept };
   };
 
@@ -345,7 +372,9 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     if (plan.raw.length > 0) {
       const v = new Values(dialect);
       // Read with this report's bot flags only: every group counts.
-      const groups = readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q.projectId, filter, plan.raw, [dim], botKept, null), v.list)).byDim.get(dim);
+      const groups = readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q.projectId, [filter], plan.raw, [dim], botKept, null), v.list)).groups.get(
+        groupsKey(filterDim, filterValue, dim),
+      );
       for (const byValue of groups?.values() ?? []) counted.push(...byValue);
     }
     if (days !== null) {
@@ -355,7 +384,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
         for (let day = Math.max(read.first, days.first); day < Math.min(read.end, days.end); day++) {
           if (dirty.has(day) || kept.has(day) || have.has(day)) continue;
           have.add(day);
-          countDay(read.byDim.get(dim), day);
+          countDay(read.groups.get(groupsKey(filterDim, filterValue, dim)), day);
         }
       };
       const missing = (day: number) => !dirty.has(day) && !kept.has(day) && !have.has(day);
@@ -376,7 +405,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
           }
           let end = day + 1;
           while (end < days.end && end - day < size && missing(end) && (pass > 0 || reportReading(readingKey(q.projectId, filterDim, filterValue, end)) === undefined)) end++;
-          const read = await readDays(q.projectId, filter, sketchOf, day, end).read;
+          const read = await readDays(q.projectId, [filter], sketchOf, day, end).read;
           countRead(read);
           size = Math.max(1, Math.min(MAX_DAYS_A_READ, Math.floor(((end - day) * READ_AIM_MS) / Math.max(read.ms, 1))));
           day = end;
@@ -417,14 +446,25 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     return ranked.map(([value, n]) => ({ value, events: n, visitors: (visitors.get(value) ?? VisitorSketch.empty()).estimate() }));
   };
 
-  const keepDay: FilteredTops['keepDay'] = async (projectId, filter, day) => {
-    // A report reading the day already keeps it.
-    const other = reading.get(readingKey(projectId, filter[0], filter[1], day))?.read;
-    // Its failure is that report's: this turn then leaves the day to a later one.
-    if (other !== undefined) return void (await other.catch(() => undefined));
-    const { read, kept } = readDays(projectId, filter, options.sketchOf?.() ?? null, day, day + 1, options.runBackground);
-    await read;
-    await kept;
+  const keepDay: FilteredTops['keepDay'] = async (projectId, filters, day) => {
+    // A filter whose day a report is reading is kept by that read.
+    const others = new Set<Promise<EventsRead>>();
+    const own: Filter[] = [];
+    for (const filter of filters) {
+      const other = reading.get(readingKey(projectId, filter[0], filter[1], day))?.read;
+      if (other === undefined) own.push(filter);
+      else others.add(other);
+    }
+    const sketchOf = options.sketchOf?.() ?? null;
+    // Without the database's sketches every event of a read comes here as a row: a filter a statement.
+    const batches = sketchOf === null ? own.map((filter) => [filter]) : own.length > 0 ? [own] : [];
+    for (const batch of batches) {
+      const { read, kept } = readDays(projectId, batch, sketchOf, day, day + 1, options.runBackground);
+      await read;
+      await kept;
+    }
+    // Another read's failure is its report's: this turn then leaves those filters' day to a later one.
+    for (const other of others) await other.catch(() => undefined);
   };
 
   return { top, keepDay };

@@ -33,7 +33,7 @@ import { funnelStatement } from './report-funnel.js';
 import { funnelDays } from './funnel-days.js';
 import { type KeepSessionDays, createSessionDays } from './session-days.js';
 import { sessionStatsDays } from './session-stats-days.js';
-import { type KeepFiltered, type SketchOfSql, createFilteredTops } from './filtered-tops.js';
+import { type Filter, type KeepFiltered, type SketchOfSql, createFilteredTops } from './filtered-tops.js';
 import { type FilteredAheadOptions, createFilteredAhead } from './filtered-ahead.js';
 import { frustrationRows, frustrationSql } from './report-frustration.js';
 import { heatmapClicksSql, heatmapReport, heatmapScrollSql } from './report-heatmap.js';
@@ -138,19 +138,22 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   const sessionStats = (q: ReportQuery, plan: DayPlan) =>
     sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v));
   /**
-   * What a filter clicked on the dashboard reads beside the aggregates, kept ahead for a day: its
-   * top lists, and its sessions report (as the dashboard asks it, without bots).
+   * What filters clicked on the dashboard read beside the aggregates, kept ahead for a day: their
+   * top lists (the day's events read once for all of them), and each one's sessions report (as the
+   * dashboard asks it, without bots).
    */
-  const keepFilterDay = async (projectId: string, filter: readonly [FilterDimension, string], day: number) => {
-    await filteredTops?.keepDay(projectId, filter, day);
+  const keepFiltersDay = async (projectId: string, filters: readonly Filter[], day: number) => {
+    await filteredTops?.keepDay(projectId, filters, day);
     if (sessionDays === null) return;
-    const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [filter[0]]: filter[1] }, includeBots: false, visitorKey: 'anonymous' };
-    const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
-    await sessionDays.keepDay(q, sessionStats(q, plan), day);
+    for (const [dim, value] of filters) {
+      const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };
+      const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
+      await sessionDays.keepDay(q, sessionStats(q, plan), day);
+    }
   };
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
-    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground ?? run, { keepDay: keepFilterDay, busy: () => running > 0, ...options.keepAhead });
+    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground ?? run, { keepDay: keepFiltersDay, busy: () => running > 0, ...options.keepAhead });
   /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
   let aheadTurn: Promise<unknown> = Promise.resolve();
 
