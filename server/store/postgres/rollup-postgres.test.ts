@@ -24,6 +24,19 @@ afterAll(async () => {
 
 const directSql = (text: string, values: unknown[] = []) => postgresSql(database.url, text, values);
 
+/**
+ * Calls `refresh` until no day of the project is marked, and expects none then: a day another
+ * store (or a store's background) is building is passed over by a refresh, so one call may leave it.
+ */
+async function refreshUntilClean(projectId: string, refresh: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    await refresh();
+    if ((await directSql('SELECT 1 FROM rollup_dirty WHERE project_id = ?', [projectId])).length === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+}
+
 /** A statement a store ran, and the statement its connection ran just before it. */
 interface Ran {
   sql: string;
@@ -93,12 +106,7 @@ describe('postgres: daily rollups with two processes', () => {
         })(),
         b.reports.refreshRollups(),
       ]);
-      for (let attempt = 0; attempt < 200; attempt++) {
-        await Promise.all([a.reports.refreshRollups(), b.reports.refreshRollups()]);
-        if ((await directSql('SELECT 1 FROM rollup_dirty WHERE project_id = ?', [projectId])).length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+      await refreshUntilClean(projectId, () => Promise.all([a.reports.refreshRollups(), b.reports.refreshRollups()]));
       const q: ReportQuery = { projectId, from: start, to: start + 6 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
       const rolled = [await a.reports.totals(q), await a.reports.series(q, DAY), await b.reports.top(q, 'page', 10), await b.reports.sessions(q)];
       for (let day = start / DAY; day < start / DAY + 6; day++) await directSql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING', [projectId, day]);
@@ -123,11 +131,7 @@ describe('postgres: an erasure beside a day being built', () => {
     try {
       const events = [...generateProject({ projectId, start, days: 3, sessions: 200, seed: 31 })];
       await store.write({ events, chunks: [] });
-      for (let attempt = 0; attempt < 200; attempt++) {
-        await store.reports.refreshRollups();
-        if ((await directSql('SELECT 1 FROM rollup_dirty WHERE project_id = ?', [projectId])).length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await refreshUntilClean(projectId, () => store.reports.refreshRollups());
       const lastDay = start / DAY + 2;
       const userId = events.find((e) => e.userId !== null && Math.floor(e.timestamp / DAY) === lastDay)?.userId as string;
       const userKeys = [...new Set(events.filter((e) => e.userId === userId).flatMap((e) => [e.sessionId, e.visitorId]))];
@@ -147,12 +151,7 @@ describe('postgres: an erasure beside a day being built', () => {
       await refreshing;
       await holder.query('COMMIT');
       // The store's background refresher builds days too: done once none is marked.
-      for (let attempt = 0; attempt < 200; attempt++) {
-        await store.reports.refreshRollups();
-        if ((await directSql('SELECT 1 FROM rollup_dirty WHERE project_id = ?', [projectId])).length === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(await directSql('SELECT day FROM rollup_dirty WHERE project_id = ?', [projectId])).toEqual([]);
+      await refreshUntilClean(projectId, () => store.reports.refreshRollups());
       expect(await directSql('SELECT key FROM rollup_keys WHERE project_id = ? AND key = ANY(?::text[])', [projectId, userKeys])).toEqual([]);
       const q: ReportQuery = { projectId, from: start, to: start + 3 * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
       const rolled = [await store.reports.totals(q), await store.reports.series(q, DAY), await store.reports.top(q, 'page', 10), await store.reports.sessions(q)];
