@@ -257,7 +257,8 @@ export interface ReportStore {
   refreshRollups(skip?: readonly string[]): Promise<number>;
   /**
    * One turn of keeping filtered top lists ahead of their first view (the store also does it in
-   * the background): keeps one day of one frequent filter value, or looks at a few days; resolves
+   * the background): keeps frequent filter values of one day, the day's events read once for
+   * them, or looks at a few days; resolves
    * false once every such day is kept (or the store keeps none). With `whenIdle`, as the
    * background takes its turns, a turn stops as soon as a report reads, and resolves false (try
    * again later).

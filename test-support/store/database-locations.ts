@@ -59,7 +59,7 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
 /** A PostgreSQL database as a location (stores with a small pool, and `options`). */
 export function postgresLocation(url: string, options: Omit<PostgresStoreOptions, 'url'> = {}): RollupLocation {
   return {
-    open: (openOptions) => createPostgresStore({ url, poolSize: 4, ...options, backgroundRollups: openOptions?.background }),
+    open: (openOptions) => createPostgresStore({ url, poolSize: 4, ...options, backgroundRollups: openOptions?.background ?? options.backgroundRollups }),
     sql: (text, values) => postgresSql(url, text, values),
     async keep(k) {
       const pool = new pg.Pool({ connectionString: url, max: 1 });

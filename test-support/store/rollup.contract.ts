@@ -882,7 +882,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         // Nothing left: turns end, and keep nothing more.
         for (let turn = 0; await store.reports.keepFilteredAhead(); turn++) expect(turn).toBeLessThan(500);
         expect(await kept()).toEqual(expected);
-        // A turn reads a day's events once for several values: each value's rows count its own events.
+        // Turns read a day's events once for several values (`filtered-tops.test.ts` counts the reads): each value's rows count its own events.
         const rowKey = (row: Record<string, unknown>) =>
           `${String(row.filter_dim)} ${String(row.filter_value)} ${Number(row.day)} ${String(row.dim)} ${Number(row.is_bot)} ${String(row.value)} ${Number(row.n)}`;
         const keptCounts = (

@@ -41,6 +41,12 @@ export interface FilteredAheadOptions {
    */
   eventsATurn?: number;
   /**
+   * Whether `keepDay` reads several values in one statement (the database builds the sketches);
+   * false: it reads one a statement, every event a row to this process, and a turn keeps one
+   * value, so that the turns still yield to reports between statements. @default () => true
+   */
+  manyValuesARead?: () => boolean;
+  /**
    * How many past days are kept ahead.
    * @default 366
    */
@@ -155,7 +161,7 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
       let events = 0;
       for (const r of dayRows) {
         if (num(r.kept) === 1 || kept.has(filterOf(r)) || (tried.get(filterOf(r)) ?? 0) >= MAX_ATTEMPTS) continue;
-        if (batch.length > 0 && events + num(r.n) > eventsATurn) continue;
+        if (batch.length > 0 && (events + num(r.n) > eventsATurn || options.manyValuesARead?.() === false)) continue;
         batch.push(r);
         events += num(r.n);
       }

@@ -255,6 +255,18 @@ describe('filtered top lists kept ahead', () => {
       expect(sizes.every((n, i) => n <= bound || batches[i]!.length === 1)).toBe(true);
       expect(batches.some((batch) => batch.length > 1)).toBe(true);
       expect(sizes.some((n) => n > bound)).toBe(true);
+      // Where a read is one value's (no sketches in the database), a turn is one value.
+      const single: number[] = [];
+      const one = createFilteredAhead(SQLITE_DIALECT, run, {
+        keepDay: async (_project, filters) => void single.push(filters.length),
+        busy: () => false,
+        minEvents: 40,
+        manyValuesARead: () => false,
+        now: () => START + 5 * DAY + 1000,
+      });
+      while (await one()) expect(++turns).toBeLessThan(4000);
+      expect(single.length).toBeGreaterThan(batches.length);
+      expect(single.every((n) => n === 1)).toBe(true);
     } finally {
       db.close();
     }

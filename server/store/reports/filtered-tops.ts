@@ -214,13 +214,15 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
         COALESCE(anonymous_id, visitor_id) AS vkey, visitor_id AS vhash`;
     const events = `FROM events WHERE project_id = ${v.add(projectId)}
         AND (${ranges.map(([from, to]) => `(timestamp >= ${v.add(from)} AND timestamp < ${v.add(to)})`).join(' OR ')})${bots}`;
-    // `x`: a row per event and filter it matches, the filter in `fd` and `fv`. Filters of one
+    // `x`: a row per event and filter it matches, the filter in `fd` and `fv` when there are
+    // several (one filter's rows carry none: a first view's events are many). Filters of one
     // dimension partition the events: a row per event, read straight; filters of several
     // dimensions read the events once (`f`), then each dimension's matches of them.
+    const keyed = filters.length > 1;
     let source: string;
     if (filterDims.length === 1) {
       const [dim, values] = filterDims[0] as [FilterDimension, string[]];
-      source = `x AS ${dims.length > 1 ? 'MATERIALIZED ' : ''}(SELECT '${dim}' AS fd, ${DIMENSION_COLUMNS[dim]} AS fv, ${columns}
+      source = `x AS ${dims.length > 1 ? 'MATERIALIZED ' : ''}(SELECT ${keyed ? `'${dim}' AS fd, ${DIMENSION_COLUMNS[dim]} AS fv, ` : ''}${columns}
         ${events} AND ${DIMENSION_COLUMNS[dim]} IN (${inList(values)}))`;
     } else {
       const names = `day, bot, pv, ${dims.map((_, i) => `d${i}`).join(', ')}, vkey, vhash`;
@@ -228,14 +230,16 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
         ${events} AND (${filterDims.map(([dim, values]) => `${DIMENSION_COLUMNS[dim]} IN (${inList(values)})`).join(' OR ')})),
       x AS MATERIALIZED (${filterDims.map(([dim, values], k) => `SELECT '${dim}' AS fd, f${k} AS fv, ${names} FROM f WHERE f${k} IN (${inList(values)})`).join('\n UNION ALL ')})`;
     }
+    const filterColumns = keyed ? 'fd, fv' : 'CAST(NULL AS TEXT) AS fd, CAST(NULL AS TEXT) AS fv';
     const branches = dims.map((dim, i) => {
       // Page dimensions count page views, the event type every event.
       const where = `d${i} IS NOT NULL${dim === 'event_type' ? '' : ' AND pv = 1'}`;
       return sketchOf === null
-        ? `SELECT 0 AS kind, fd, fv, '${dim}' AS dim, day, bot, d${i} AS value, 1 AS n, vkey, vhash, CAST(NULL AS BYTEA) AS visitors,
+        ? `SELECT 0 AS kind, ${filterColumns}, '${dim}' AS dim, day, bot, d${i} AS value, 1 AS n, vkey, vhash, CAST(NULL AS BYTEA) AS visitors,
              CAST(NULL AS BYTEA) AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM x WHERE ${where}`
-        : `SELECT 0 AS kind, fd, fv, '${dim}' AS dim, day, bot, d${i} AS value, COUNT(*) AS n, CAST(NULL AS TEXT) AS vkey, CAST(NULL AS TEXT) AS vhash,
-             ${sketchOf('vkey')} AS visitors, ${sketchOf('vhash')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version FROM x WHERE ${where} GROUP BY fd, fv, day, bot, d${i}`;
+        : `SELECT 0 AS kind, ${filterColumns}, '${dim}' AS dim, day, bot, d${i} AS value, COUNT(*) AS n, CAST(NULL AS TEXT) AS vkey, CAST(NULL AS TEXT) AS vhash,
+             ${sketchOf('vkey')} AS visitors, ${sketchOf('vhash')} AS visitor_hashes, CAST(NULL AS BIGINT) AS version
+           FROM x WHERE ${where} GROUP BY ${keyed ? 'fd, fv, ' : ''}day, bot, d${i}`;
     });
     if (state !== null) {
       // The days' state in the same snapshot as their events: kind 1 a version, 2 a mark.
@@ -248,8 +252,21 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     return `WITH ${source}\n${branches.join('\n UNION ALL ')}`;
   };
 
-  /** Rows of {@link eventsSql} (grouped by the database when `sketched`) as each filter's groups, and the days' versions and marks. */
-  const readOf = (sketched: boolean, first = 0, end = 0, ms = 0) => (rows: ReadonlyArray<Record<string, unknown>>): EventsRead => {
+  /**
+   * Rows of {@link eventsSql} (grouped by the database when `sketched`) as each filter's groups, and
+   * the days' versions and marks; `filters` as given to it.
+   */
+  const readOf = (sketched: boolean, filters: readonly Filter[], first = 0, end = 0, ms = 0) => (rows: ReadonlyArray<Record<string, unknown>>): EventsRead => {
+    // One filter's rows carry no filter: its keys, by dimension, made once.
+    const only = filters.length === 1 ? (filters[0] as Filter) : null;
+    const onlyKeys = new Map<string, string>();
+    const keyOf = (row: Record<string, unknown>) => {
+      if (only === null) return groupsKey(String(row.fd), String(row.fv), String(row.dim));
+      const dim = String(row.dim);
+      let key = onlyKeys.get(dim);
+      if (key === undefined) onlyKeys.set(dim, (key = groupsKey(only[0], only[1], dim)));
+      return key;
+    };
     const groups = new Map<string, Groups>();
     const versions = new Map<number, number>();
     const marked = new Set<number>();
@@ -266,7 +283,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       if (kind === 1) versions.set(num(row.day), num(row.version));
       else if (kind === 2) marked.add(num(row.day));
       else {
-        const dim = groupsKey(String(row.fd), String(row.fv), String(row.dim));
+        const dim = keyOf(row);
         const key = num(row.day) * 2 + num(row.bot);
         const value = String(row.value);
         if (sketched) {
@@ -313,15 +330,15 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
    * until kept: a report arriving meanwhile takes this read rather than the events again. `kept`
    * settles once the store has kept what was read (or failed to: `onKeepError`).
    */
-  const readDays = (projectId: string, filters: readonly Filter[], sketchOf: SketchOfSql | null, first: number, end: number, via: RunQuery = run) => {
-    const background = via === options.runBackground;
+  const readDays = (projectId: string, filters: readonly Filter[], sketchOf: SketchOfSql | null, first: number, end: number, background = false) => {
+    const via = background ? (options.runBackground ?? run) : run;
     const task = async () => {
       const v = new Values(dialect);
       const started = performance.now();
       const rows = await via(eventsSql(v, sketchOf, projectId, filters, [[first * DAY_MS, end * DAY_MS]], KEPT_DIMENSIONS, '', [first, end]), v.list);
-      return readOf(sketchOf !== null, first, end, performance.now() - started)(rows);
+      return readOf(sketchOf !== null, filters, first, end, performance.now() - started)(rows);
     };
-    // The background's reads, one at a time on a thread of their own, take no turn from the reports'.
+    // The background's reads (one at a time; on SQLite on a thread of their own) take no turn from the reports'.
     const read = background ? task() : turns.take(task);
     const keys = filters.flatMap(([filterDim, filterValue]) => Array.from({ length: end - first }, (_, i) => readingKey(projectId, filterDim, filterValue, first + i)));
     const entry = { read, background };
@@ -372,7 +389,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     if (plan.raw.length > 0) {
       const v = new Values(dialect);
       // Read with this report's bot flags only: every group counts.
-      const groups = readOf(sketchOf !== null)(await run(eventsSql(v, sketchOf, q.projectId, [filter], plan.raw, [dim], botKept, null), v.list)).groups.get(
+      const groups = readOf(sketchOf !== null, [filter])(await run(eventsSql(v, sketchOf, q.projectId, [filter], plan.raw, [dim], botKept, null), v.list)).groups.get(
         groupsKey(filterDim, filterValue, dim),
       );
       for (const byValue of groups?.values() ?? []) counted.push(...byValue);
@@ -459,7 +476,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     // Without the database's sketches every event of a read comes here as a row: a filter a statement.
     const batches = sketchOf === null ? own.map((filter) => [filter]) : own.length > 0 ? [own] : [];
     for (const batch of batches) {
-      const { read, kept } = readDays(projectId, batch, sketchOf, day, day + 1, options.runBackground);
+      const { read, kept } = readDays(projectId, batch, sketchOf, day, day + 1, true);
       await read;
       await kept;
     }

@@ -145,15 +145,23 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   const keepFiltersDay = async (projectId: string, filters: readonly Filter[], day: number) => {
     await filteredTops?.keepDay(projectId, filters, day);
     if (sessionDays === null) return;
+    // Each filter's own (an indexed read of its rollup rows); one that fails does not cost the others theirs.
+    let failed: { error: unknown } | null = null;
     for (const [dim, value] of filters) {
       const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };
       const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
-      await sessionDays.keepDay(q, sessionStats(q, plan), day);
+      await sessionDays.keepDay(q, sessionStats(q, plan), day).catch((error: unknown) => void (failed ??= { error }));
     }
+    if (failed !== null) throw (failed as { error: unknown }).error;
   };
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =
-    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground ?? run, { keepDay: keepFiltersDay, busy: () => running > 0, ...options.keepAhead });
+    filteredTops === null || aggregates === null ? null : createFilteredAhead(dialect, runBackground ?? run, {
+          keepDay: keepFiltersDay,
+          busy: () => running > 0,
+          manyValuesARead: () => (options.sketchOf?.() ?? null) !== null,
+          ...options.keepAhead,
+        });
   /** The turn of keeping ahead in progress: turns run one after the other (the background's and a caller's). */
   let aheadTurn: Promise<unknown> = Promise.resolve();
 
