@@ -267,6 +267,24 @@ describe('filtered top lists kept ahead', () => {
       while (await one()) expect(++turns).toBeLessThan(4000);
       expect(single.length).toBeGreaterThan(batches.length);
       expect(single.every((n) => n === 1)).toBe(true);
+      // A failed turn (a read past its budget) makes the next ones a quarter as large.
+      const tried: Array<{ events: number; values: number }> = [];
+      const failing = createFilteredAhead(SQLITE_DIALECT, run, {
+        keepDay: async (_project, filters, day) => {
+          tried.push({ events: filters.reduce((sum, [dim, value]) => sum + (counts.get(`${dim} ${value} ${day}`) ?? 0), 0), values: filters.length });
+          if (tried.length === 1) throw new Error('past the read budget');
+        },
+        busy: () => false,
+        minEvents: 40,
+        eventsATurn: 1000,
+        now: () => START + 5 * DAY + 1000,
+      });
+      await expect(failing()).rejects.toThrow('past the read budget');
+      await failing();
+      expect(tried[0]!.values).toBeGreaterThan(1);
+      expect(tried[0]!.events).toBeLessThanOrEqual(1000);
+      expect(tried[1]!.events <= 250 || tried[1]!.values === 1).toBe(true);
+      expect(tried[1]!.values).toBeLessThan(tried[0]!.values);
     } finally {
       db.close();
     }
