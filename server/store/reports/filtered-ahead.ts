@@ -192,9 +192,10 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
         bound = Math.max(1, Math.floor(bound / 4));
         throw error;
       }
-      // At most twice the last bound: one fast turn of few events says little of many.
+      // At most twice what this turn read (one fast turn of few events says little of many); a
+      // turn of one value past the bound counts as read: the bound would otherwise stay below it.
       const rate = events / Math.max(performance.now() - started, 1);
-      bound = Math.max(1, Math.min(eventsATurn, 2 * bound, Math.floor(rate * TURN_AIM_MS)));
+      bound = Math.max(1, Math.min(eventsATurn, 2 * Math.max(bound, events), Math.floor(rate * TURN_AIM_MS)));
       return true;
     }
     // Days past the year are forgotten; a day marked again (off the list for now) is not: it comes

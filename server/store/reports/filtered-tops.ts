@@ -198,7 +198,7 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     v: Values,
     sketchOf: SketchOfSql | null,
     projectId: string,
-    filters: ReadonlyArray<readonly [FilterDimension, string]>,
+    filters: readonly Filter[],
     ranges: ReadonlyArray<readonly [number, number]>,
     dims: readonly FilterDimension[],
     bots: string,
