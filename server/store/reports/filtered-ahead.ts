@@ -171,10 +171,11 @@ export function createFilteredAhead(dialect: Dialect, run: RunQuery, options: Fi
       const kept = new Set(dayRows.filter((r) => num(r.kept) === 1).map(filterOf));
       const tried = state.tried;
       const batch: Array<Record<string, unknown>> = [];
+      const oneValue = options.manyValuesARead?.() === false;
       let events = 0;
       for (const r of dayRows) {
         if (num(r.kept) === 1 || kept.has(filterOf(r)) || (tried.get(filterOf(r)) ?? 0) >= MAX_ATTEMPTS) continue;
-        if (batch.length > 0 && (events + num(r.n) > bound || options.manyValuesARead?.() === false)) continue;
+        if (batch.length > 0 && (oneValue || events + num(r.n) > bound)) continue;
         batch.push(r);
         events += num(r.n);
       }

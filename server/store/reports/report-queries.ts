@@ -146,13 +146,13 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     await filteredTops?.keepDay(projectId, filters, day);
     if (sessionDays === null) return;
     // Each filter's own (an indexed read of its rollup rows); one that fails does not cost the others theirs.
-    let failed: { error: unknown } | null = null;
+    const failures: unknown[] = [];
     for (const [dim, value] of filters) {
       const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };
       const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
-      await sessionDays.keepDay(q, sessionStats(q, plan), day).catch((error: unknown) => void (failed ??= { error }));
+      await sessionDays.keepDay(q, sessionStats(q, plan), day).catch((error: unknown) => void failures.push(error));
     }
-    if (failed !== null) throw (failed as { error: unknown }).error;
+    if (failures.length > 0) throw failures[0];
   };
   // The day's counts of each value it starts from are the aggregates'.
   const keepAhead =

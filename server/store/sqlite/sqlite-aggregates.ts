@@ -36,7 +36,7 @@ import {
  * nothing from outside its body and parameters but erased types. 24 and 168 below are the hours
  * in a day and in a week, 0, 1 and 2 the grains (`aggregate-schema.ts`).
  */
-export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, dims: readonly string[]): (batch: AggregateBatch) => void {
+export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, dims: readonly string[]): (batch: AggregateBatch, hoursOnly?: boolean) => void {
   const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const union = (a: unknown, b: unknown): unknown => {
     if (a === null) return b;
@@ -74,12 +74,14 @@ export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, d
   );
   const bytesOrNull = (sketch: { estimate(): number; toBytes(): Uint8Array } | null): Buffer | null =>
     sketch === null || sketch.estimate() === 0 ? null : toBuffer(sketch.toBytes());
-  return (batch) => {
+  return (batch, hoursOnly = false) => {
     if (batch.empty()) return;
     for (const g of batch.values()) {
       const sketches = [bytesOrNull(g.visitors), bytesOrNull(g.visitorHashes), bytesOrNull(g.sessions), bytesOrNull(g.pageVisitors), bytesOrNull(g.pageVisitorHashes)];
       const dim = dims[g.dim];
       upsertValue.run(g.project, dim, 0, g.hour, g.value, g.bot, g.events, g.pageViews, ...sketches);
+      // The day and week rows are the dense ones: a union there decodes and encodes a full sketch.
+      if (hoursOnly) continue;
       upsertValue.run(g.project, dim, 1, Math.floor(g.hour / 24), g.value, g.bot, g.events, g.pageViews, ...sketches);
       upsertValue.run(g.project, dim, 2, Math.floor(g.hour / 168), g.value, g.bot, g.events, g.pageViews, ...sketches);
     }
@@ -109,6 +111,7 @@ export function openSqliteAggregates(db: Database.Database, parts: AggregatePart
       apply(batch);
       if (withSummaries && !batch.empty()) summaries.add(batch.sessions());
     },
+    applyHours: (batch) => apply(batch, true),
     recountSessions: (projectId, sessions) => summaries.recount(projectId, sessions),
   };
 }
@@ -311,8 +314,8 @@ export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitA
     const read = db.prepare<unknown[]>(`SELECT ${REBUILD_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`);
     const batch = aggregates.begin();
     addRows(batch, read.iterate(projectId, cutHour * HOUR_MS, (cutHour + 1) * HOUR_MS) as Iterable<Record<string, string | number | null>>);
-    // Writes the hour's rows, and adds to its day's rows, which the merge below replaces.
-    aggregates.apply(batch, false);
+    // The hour's rows only: its day's and week's are merged below.
+    aggregates.applyHours(batch);
   }
   mergeFromFiner(db, projectId, GRAIN_DAY, [cutDay]);
   mergeFromFiner(db, projectId, GRAIN_WEEK, [Math.floor(cutDay / WEEK_DAYS)]);

@@ -180,11 +180,11 @@ export function prepareSqliteUserErasure(
     for (const [hour, needed] of hours) {
       const batch = aggregates.begin();
       for (const row of readHour.iterate(projectId, hour * sql.hourMs, (hour + 1) * sql.hourMs) as Iterable<Row>) add(batch, row, needed);
-      // Only the rows just deleted; the hour's other rows never counted an erased event. (It adds
-      // to their day and week rows too, which the merges below replace.)
+      // Only the hour rows just deleted: the hour's other rows never counted an erased event, and
+      // their day and week rows are merged below.
       const kept = batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)));
       const keptSessions = batch.sessions().filter((s) => sessions.has(sessionKey(s.hour, s.session, s.bot)));
-      aggregates.apply({ ...batch, empty: () => kept.length === 0 && keptSessions.length === 0, values: () => kept, sessions: () => keptSessions }, false);
+      aggregates.applyHours({ ...batch, empty: () => kept.length === 0 && keptSessions.length === 0, values: () => kept, sessions: () => keptSessions });
     }
     aggregates.recountSessions(projectId, new Set(erased.sessions().map((s) => s.session)));
     const hoursPerDay = sql.dayMs / sql.hourMs;

@@ -17,6 +17,11 @@ export interface CommitAggregates {
    * writing hour rows again) the session summaries are left for {@link recountSessions}.
    */
   apply(batch: AggregateBatch, summaries?: boolean): void;
+  /**
+   * Writes only its hour rows and session hour rows, without the summaries: an erasure or
+   * retention writing hours again, which merges their day and week rows from the finer rows after.
+   */
+  applyHours(batch: AggregateBatch): void;
   /** Counts the named sessions' summaries again from their hour rows (`sqlite-session-summaries.ts`). */
   recountSessions(projectId: string, sessions: Iterable<string>): void;
 }
