@@ -4,6 +4,7 @@ import type { EventStore, StoredEvent } from '../../server/store/event-store.js'
 import { newProjectId } from './event-store.fixtures.js';
 import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, type FilterDimension, type ReportQuery, type TopDimension } from '../../server/store/report-store.js';
 import { expectEstimate } from './estimates.js';
+import { AGGREGATE_SHAPE } from '../../server/store/aggregates/aggregate-schema.js';
 import type { RollupLocation } from './rollup.contract.js';
 
 /*
@@ -30,6 +31,7 @@ const RANGES: ReadonlyArray<readonly [string, number, number]> = [
   ['across one hour boundary', START + DAY + 9 * HOUR + 40 * 60_000, START + DAY + 10 * HOUR + 20 * 60_000],
   ['one whole day', START + DAY, START + 2 * DAY],
   ['a whole day and the hours around it', START + DAY - 2 * HOUR - 7 * 60_000, START + 2 * DAY + HOUR + 11 * 60_000],
+  ['the last day, whose first midnight some sessions cross from the days before', START + 2 * DAY, START + 3 * DAY],
   ['empty', START - 2 * DAY, START - DAY],
 ];
 
@@ -389,6 +391,48 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
       }
     });
 
+    it('sums the sessions of a database of aggregate shape 5 per first and last day, and their midnights, from its session states', async () => {
+      const loc = await location();
+      const projectId = newProjectId();
+      const first = loc.open();
+      await first.init();
+      await writeProject(first, { projectId, start: START, days: DAYS, sessions: 30, seed: 20 }, 150);
+      // Sessions across one midnight and across two, which the sums of shape 5 left out.
+      const model = generated(projectId, 20, 'x', START, 1).find((e) => e.eventType === 'page_view' && !e.isBot) as StoredEvent;
+      const at = (sessionId: string, timestamp: number, eventId: string): StoredEvent => ({ ...model, eventId, sessionId, timestamp, receivedAt: timestamp, userId: null });
+      await first.write({
+        events: [
+          at('one-midnight', START + DAY - HOUR, 'm1'),
+          at('one-midnight', START + DAY + HOUR, 'm2'),
+          at('two-midnights', START + 12 * HOUR, 'm3'),
+          at('two-midnights', START + 2 * DAY + 12 * HOUR, 'm4'),
+        ],
+        chunks: [],
+      });
+      await first.close();
+      // Shape 5's day sums: the sessions wholly inside one day, without the last day in the key.
+      await loc.sql('DROP TABLE agg_session_midnights');
+      await loc.sql('CREATE TABLE shape5_days AS SELECT project_id, day, with_bots, sessions, bounces, duration, page_views FROM agg_session_days WHERE day = last_day');
+      await loc.sql('DROP TABLE agg_session_days');
+      await loc.sql('ALTER TABLE shape5_days RENAME TO agg_session_days');
+      await loc.sql('UPDATE agg_meta SET shape = 5');
+      const store = loc.open();
+      await store.init();
+      try {
+        await expectAsSql(store, loc, projectId);
+        expect((await loc.sql('SELECT shape FROM agg_meta'))[0]?.shape).toBe(AGGREGATE_SHAPE);
+        const midnights = await loc.sql('SELECT day, session_id FROM agg_session_midnights WHERE project_id = ? ORDER BY day, session_id', [projectId]);
+        const firstDay = START / DAY;
+        expect(midnights.map((row) => [n(row.day), String(row.session_id)])).toEqual([
+          [firstDay + 1, 'one-midnight'],
+          [firstDay + 1, 'two-midnights'],
+          [firstDay + 2, 'two-midnights'],
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('builds the aggregates of a database that had none (an upgrade) from its events, once, at open, week rows included', async () => {
       const loc = await location();
       const projectId = newProjectId();
@@ -430,7 +474,7 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
         const weeks = q(FIRST_WEEK, FIRST_WEEK + 14 * DAY);
         expect((await store.reports.totals(weeks)).events).toBe((await events(FIRST_WEEK, FIRST_WEEK + 14 * DAY)) - (await events(day * DAY, (day + 1) * DAY)));
         expect(await events(day * DAY, (day + 1) * DAY)).toBeGreaterThan(0);
-        expect((await loc.sql('SELECT shape FROM agg_meta'))[0]?.shape).toBe(5);
+        expect((await loc.sql('SELECT shape FROM agg_meta'))[0]?.shape).toBe(AGGREGATE_SHAPE);
       } finally {
         await store.close();
       }

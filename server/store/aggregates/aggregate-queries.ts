@@ -415,16 +415,19 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       const plan = planRange(q.from, q.to, summaries);
       const v = new Values(dialect);
       const parts: string[] = [];
-      // The few sessions that span days and touch the range's whole days, read once through their
-      // partial index (first in the text: its placeholder comes first).
+      // The sessions that cross either end of the range's whole days, found through the midnights
+      // they cross (first in the text: its placeholders come first): as many as are active at two
+      // midnights, however long the range. Those the counting asked for does not carry across
+      // (a human's page view before midnight, a bot's event after) are in the sums below.
       let spanningCte = '';
       const [f, l, pv] = q.includeBots ? ['first_ts', 'last_ts', 'page_views'] : ['h_first', 'h_last', 'h_page_views'];
       if (plan.days !== null) {
-        const start = plan.days[0] * DAY_MS;
-        const end = plan.days[1] * DAY_MS;
+        const [d0, d1] = plan.days;
+        const start = d0 * DAY_MS;
+        const end = d1 * DAY_MS;
         spanningCte = `sp AS MATERIALIZED (SELECT s.project_id, s.session_id, s.${f} AS f, s.${l} AS l, s.${pv} AS pv FROM agg_session_state s
-          WHERE s.project_id = ${v.add(q.projectId)} AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS} AND s.first_ts < ${end} AND s.last_ts >= ${start}
-          AND s.${f} IS NOT NULL AND s.${f} / ${DAY_MS} <> s.${l} / ${DAY_MS} AND s.${f} < ${end} AND s.${l} >= ${start}), `;
+          JOIN (SELECT DISTINCT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${d0}, ${d1})) m ON m.session_id = s.session_id
+          WHERE s.project_id = ${v.add(q.projectId)} AND s.${f} IS NOT NULL AND ((s.${f} < ${start} AND s.${l} >= ${start}) OR (s.${f} < ${end} AND s.${l} >= ${end}))), `;
       }
       for (const [first, end] of plan.hours) {
         parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM agg_sessions
@@ -437,15 +440,14 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       }
       let daySums = '';
       if (plan.days !== null) {
-        // Whole days: the sums of the sessions that lie wholly inside one of them, kept at ingest,
-        // and the few sessions that span days: whole when the range holds them, else their hour
-        // rows inside the range's days, merged below with the same session's rows at the ends.
+        // Whole days: the sums of the sessions that lie wholly inside them, kept at ingest per first
+        // and last day, and the few that cross the ends: their hour rows inside the range's days,
+        // merged below with the same session's rows at the ends.
         const [d0, d1] = plan.days;
         // Whole numbers this function computed, written into the text: placeholders must follow it in order.
         const start = d0 * DAY_MS;
         const end = d1 * DAY_MS;
-        parts.push(`SELECT session_id, f AS first_ts, l AS last_ts, pv AS page_views FROM sp WHERE f >= ${start} AND l < ${end}`);
-        // The others' hour rows inside the range, per session by correlated subqueries, one bound
+        // Their hour rows inside the range, per session by correlated subqueries, one bound
         // each way so that the hours searched are that session's own. As a join, SQLite read every
         // session hour of the range when it put the hours outside, and PostgreSQL, which cannot
         // tell how few sessions span days, hashed every session hour of the project. A session
@@ -456,9 +458,9 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
           AND a.hour <= CASE WHEN sp.l >= ${end} THEN ${d1 * 24 - 1} ELSE sp.l / ${HOUR_MS} END${q.includeBots ? '' : ` AND a.is_bot = ${dialect.falseValue}`})`;
         parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM (
           SELECT sp.session_id, ${own('MIN(a.first_ts)')} AS first_ts, ${own('MAX(a.last_ts)')} AS last_ts, ${own('SUM(a.page_views)')} AS page_views
-          FROM sp WHERE sp.f < ${start} OR sp.l >= ${end}) x WHERE first_ts IS NOT NULL`);
+          FROM sp) x WHERE first_ts IS NOT NULL`);
         daySums = `\n UNION ALL SELECT SUM(sessions), SUM(bounces), SUM(duration), SUM(page_views) FROM agg_session_days
-          WHERE project_id = ${v.add(q.projectId)} AND with_bots = ${q.includeBots ? 1 : 0} AND day >= ${d0} AND day < ${d1}`;
+          WHERE project_id = ${v.add(q.projectId)} AND with_bots = ${q.includeBots ? 1 : 0} AND day >= ${d0} AND day < ${d1} AND last_day < ${d1}`;
       }
       if (parts.length === 0) return { sessions: 0, bounces: 0, totalDurationMs: 0, pageViews: 0 };
       const rows = await run(

@@ -31,14 +31,16 @@ export type AggregatesBuildListener = (phase: 'building' | 'built', elapsedMs: n
  * Version of the aggregate tables' shape; a database with another one gets them dropped and built
  * again, but for the steps {@link convertsInPlace} names. 4: sketches in the format of PostgreSQL's
  * `hll` extension (`visitor-sketch.ts`), and the bot flag in the index by value. 5: week rows.
+ * 6: the session sums per first and last day, and the midnights sessions cross.
  */
-export const AGGREGATE_SHAPE = 5;
+export const AGGREGATE_SHAPE = 6;
 
 /**
  * Whether a database's aggregates of `shape` become this build's without reading an event: shape
- * 4 lacks only the week rows, which are merged from its day rows.
+ * 4 lacks the week rows, which are merged from its day rows, and both 4 and 5 the session sums of
+ * shape 6, which are summed from the session states.
  */
-export const convertsInPlace = (shape: number | undefined): boolean => shape === 4;
+export const convertsInPlace = (shape: number | undefined): boolean => shape === 4 || shape === 5;
 
 /**
  * The dimension of the errors report: an `error` event's `properties.message` ('' without one),
@@ -103,7 +105,7 @@ export const finerOf = (grain: typeof GRAIN_DAY | typeof GRAIN_WEEK): readonly [
 export const weekOfDaySql = (day: string): string => `((${day}) - ((((${day}) % ${WEEK_DAYS}) + ${WEEK_DAYS}) % ${WEEK_DAYS})) / ${WEEK_DAYS}`;
 
 /** Every aggregate table, dropped on a shape change. */
-export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_session_state', 'agg_session_days', 'agg_meta'] as const;
+export const AGGREGATE_TABLES = ['agg_values', 'agg_sessions', 'agg_session_state', 'agg_session_days', 'agg_session_midnights', 'agg_meta'] as const;
 
 /** The sketch columns of `agg_values`, in the order the stores write them. */
 export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_visitors', 'page_visitor_hashes'] as const;
@@ -112,8 +114,11 @@ export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_v
  * The session summaries on SQLite (`sqlite/sqlite-session-summaries.ts`, docs/decisions.md): a state row per session,
  * counted twice (over humans' events, `h_*`, null times when it has none; over every event), with an index of
  * the few sessions whose span crosses a UTC day boundary (by start, and by end with the start, which
- * the reports kept per day seek from a range's first day: `reports/session-days.ts`); and per day the sums
- * of the sessions wholly inside it, for each way of counting (`with_bots`).
+ * the reports kept per day seek from a range's first day: `reports/session-days.ts`); the sums of
+ * the sessions per first and last UTC day, for each way of counting (`with_bots`), so that a range
+ * of whole days sums the sessions wholly inside it a row per day or so, however many there are;
+ * and a row per midnight a session's span over every event crosses (`day` the UTC day it starts),
+ * through which a range finds the few sessions that cross its ends.
  */
 export const SQLITE_SESSION_SUMMARY_DDL = `
 CREATE TABLE IF NOT EXISTS agg_session_state (
@@ -124,9 +129,12 @@ CREATE TABLE IF NOT EXISTS agg_session_state (
 CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
-  project_id TEXT NOT NULL, day INTEGER NOT NULL, with_bots INTEGER NOT NULL,
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, last_day INTEGER NOT NULL, with_bots INTEGER NOT NULL,
   sessions INTEGER NOT NULL, bounces INTEGER NOT NULL, duration INTEGER NOT NULL, page_views INTEGER NOT NULL,
-  PRIMARY KEY (project_id, day, with_bots)) WITHOUT ROWID;`;
+  PRIMARY KEY (project_id, day, last_day, with_bots)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS agg_session_midnights (
+  project_id TEXT NOT NULL, day INTEGER NOT NULL, session_id TEXT NOT NULL,
+  PRIMARY KEY (project_id, day, session_id)) WITHOUT ROWID;`;
 
 /** The aggregate tables on SQLite: a key index a commit upserts through, one row per key. */
 export const SQLITE_AGGREGATE_DDL = `
@@ -172,6 +180,9 @@ CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, f
 CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts) INCLUDE (first_ts, session_id) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
   part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  project_id TEXT NOT NULL, day BIGINT NOT NULL, with_bots SMALLINT NOT NULL,
+  project_id TEXT NOT NULL, day BIGINT NOT NULL, last_day BIGINT NOT NULL, with_bots SMALLINT NOT NULL,
   sessions BIGINT NOT NULL, bounces BIGINT NOT NULL, duration BIGINT NOT NULL, page_views BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS agg_session_days_key ON agg_session_days (project_id, with_bots, day);`;
+CREATE INDEX IF NOT EXISTS agg_session_days_key ON agg_session_days (project_id, with_bots, day, last_day);
+CREATE TABLE IF NOT EXISTS agg_session_midnights (
+  project_id TEXT NOT NULL, day BIGINT NOT NULL, session_id TEXT NOT NULL,
+  PRIMARY KEY (project_id, day, session_id));`;

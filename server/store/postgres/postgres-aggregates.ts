@@ -27,7 +27,7 @@ import { POSTGRES_DIALECT } from '../reports/dialect.js';
 import { inTransaction } from './postgres-transaction.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import { cleanText } from '../shared/sanitize.js';
-import { addPostgresSessionSummaries, buildPostgresSessionSummaries, recountPostgresSessions } from './postgres-session-summaries.js';
+import { addPostgresSessionSummaries, buildPostgresSessionSummaries, buildPostgresSessionSums, recountPostgresSessions } from './postgres-session-summaries.js';
 
 /*
  * The report aggregates on PostgreSQL (`aggregates/aggregate-schema.ts`), written in the group
@@ -266,14 +266,14 @@ export async function compactPostgresAggregates(pool: pg.Pool, mark: CompactionM
     const touched = await client.query<{ project_id: string }>('SELECT DISTINCT project_id FROM agg_session_days WHERE part > $1 AND part <= $2', [mark.sessionDays, lastDay]);
     await lockShared(client, touched.rows.map((row) => row.project_id));
     await client.query(
-      `WITH touched AS (SELECT DISTINCT project_id, with_bots, day FROM agg_session_days WHERE part > $1 AND part <= $2),
-       keys AS (SELECT project_id, with_bots, day FROM agg_session_days JOIN touched USING (project_id, with_bots, day)
-         GROUP BY project_id, with_bots, day HAVING count(*) > 1),
-       parts AS (SELECT d.part FROM agg_session_days d JOIN keys USING (project_id, with_bots, day) FOR UPDATE OF d SKIP LOCKED),
+      `WITH touched AS (SELECT DISTINCT project_id, with_bots, day, last_day FROM agg_session_days WHERE part > $1 AND part <= $2),
+       keys AS (SELECT project_id, with_bots, day, last_day FROM agg_session_days JOIN touched USING (project_id, with_bots, day, last_day)
+         GROUP BY project_id, with_bots, day, last_day HAVING count(*) > 1),
+       parts AS (SELECT d.part FROM agg_session_days d JOIN keys USING (project_id, with_bots, day, last_day) FOR UPDATE OF d SKIP LOCKED),
        moved AS (DELETE FROM agg_session_days d USING parts WHERE d.part = parts.part RETURNING d.*)
-       INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
-       SELECT project_id, day, with_bots, sum(sessions), sum(bounces), sum(duration), sum(page_views) FROM moved
-       GROUP BY project_id, day, with_bots`,
+       INSERT INTO agg_session_days (project_id, day, last_day, with_bots, sessions, bounces, duration, page_views)
+       SELECT project_id, day, last_day, with_bots, sum(sessions), sum(bounces), sum(duration), sum(page_views) FROM moved
+       GROUP BY project_id, day, last_day, with_bots`,
       [mark.sessionDays, lastDay],
     );
   });
@@ -571,16 +571,17 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     const shape = meta.rows[0]?.found ? (await client.query<{ shape: number }>('SELECT shape FROM agg_meta')).rows[0]?.shape : undefined;
     if (shape === AGGREGATE_SHAPE || convertsInPlace(shape)) {
       const summarized = (await client.query<{ found: boolean }>("SELECT to_regclass('agg_session_state') IS NOT NULL AS found")).rows[0]?.found === true;
+      // The day sums of shapes 4 and 5 hold only the sessions inside one day, under another key.
+      if (shape !== AGGREGATE_SHAPE) await client.query('DROP TABLE IF EXISTS agg_session_days, agg_session_midnights');
       await client.query(POSTGRES_AGGREGATE_DDL);
       const started = performance.now();
       const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && (await client.query('SELECT 1 FROM agg_sessions LIMIT 1')).rows.length > 0;
       if (told) onBuild('building', 0, 'aggregates');
       // Aggregates from before the session summaries: those are built from the session rows.
       if (!summarized) await buildPostgresSessionSummaries(client);
-      if (shape !== AGGREGATE_SHAPE) {
-        await addWeekRows(client);
-        await client.query('UPDATE agg_meta SET shape = $1', [AGGREGATE_SHAPE]);
-      }
+      else if (shape !== AGGREGATE_SHAPE) await buildPostgresSessionSums(client);
+      if (shape === 4) await addWeekRows(client);
+      if (shape !== AGGREGATE_SHAPE) await client.query('UPDATE agg_meta SET shape = $1', [AGGREGATE_SHAPE]);
       if (told) onBuild('built', performance.now() - started, 'aggregates');
       return;
     }

@@ -5,9 +5,10 @@ import { type DayMove, type SessionSpan, type SessionState, createSessionMoves }
 /*
  * The session summaries on PostgreSQL (docs/decisions.md, "Session summaries"), in the caller's
  * transaction: the state row of each session (`agg_session_state`), read, moved by
- * `session-moves.ts` and written back, and the per-day sums of the sessions wholly inside a day
- * (`agg_session_days`) inserted as parts, like the other aggregates (`postgres-aggregates.ts`),
- * so that commits touching one day never wait for each other on its row.
+ * `session-moves.ts` and written back with the midnights it crosses (`agg_session_midnights`), and
+ * the sums of the sessions per first and last day (`agg_session_days`) inserted as parts, like the
+ * other aggregates (`postgres-aggregates.ts`), so that commits touching one day never wait for each
+ * other on its row.
  *
  * A state is a read, a move and a write: two processes storing events of one session at once must
  * not both read the old state. Each session's advisory lock is taken first, in one order (its
@@ -49,15 +50,29 @@ const WRITE_SQL = `WITH up AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
        ON CONFLICT (project_id, session_id) DO UPDATE SET h_first = excluded.h_first, h_last = excluded.h_last, h_events = excluded.h_events,
          h_page_views = excluded.h_page_views, first_ts = excluded.first_ts, last_ts = excluded.last_ts, events = excluded.events, page_views = excluded.page_views),
-     gone AS (DELETE FROM agg_session_state a USING unnest($11::text[], $12::text[]) AS k(p, s) WHERE a.project_id = k.p AND a.session_id = k.s)
-     INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
-     SELECT * FROM unnest($13::text[], $14::bigint[], $15::int2[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])`;
+     gone AS (DELETE FROM agg_session_state a USING unnest($11::text[], $12::text[]) AS k(p, s) WHERE a.project_id = k.p AND a.session_id = k.s),
+     crossing AS (INSERT INTO agg_session_midnights (project_id, day, session_id) SELECT * FROM unnest($20::text[], $21::bigint[], $22::text[]) ON CONFLICT DO NOTHING),
+     uncrossed AS (DELETE FROM agg_session_midnights m USING unnest($23::text[], $24::bigint[], $25::text[]) AS k(p, d, s)
+       WHERE m.project_id = k.p AND m.day = k.d AND m.session_id = k.s)
+     INSERT INTO agg_session_days (project_id, day, last_day, with_bots, sessions, bounces, duration, page_views)
+     SELECT * FROM unnest($13::text[], $14::bigint[], $26::bigint[], $15::int2[], $16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[])`;
 
-/** Writes new states (null: forgotten) and the day sums' moves, in one statement. */
-async function writeStates(client: pg.PoolClient, changed: ReadonlyArray<{ projectId: string; session: string; after: SessionState | null }>, days: Map<string, DayMove>): Promise<void> {
+/** Writes new states (null: forgotten), the midnights they start and stop crossing, and the day sums' moves, in one statement. */
+async function writeStates(
+  client: pg.PoolClient,
+  changed: ReadonlyArray<{ projectId: string; session: string; before: SessionState | null; after: SessionState | null }>,
+  days: Map<string, DayMove>,
+): Promise<void> {
   const kept = changed.filter((c) => c.after !== null && c.after[1] !== null) as Array<{ projectId: string; session: string; after: [SessionSpan, NonNullable<SessionSpan>] }>;
   const gone = changed.filter((c) => c.after === null || c.after[1] === null);
   const moves = [...days.values()].filter((m) => m.sessions !== 0 || m.bounces !== 0 || m.duration !== 0 || m.pageViews !== 0);
+  const added: Array<[string, number, string]> = [];
+  const removed: Array<[string, number, string]> = [];
+  for (const c of changed) {
+    const crossed = MOVES.crossed(c.before, c.after);
+    for (const day of crossed.added) added.push([c.projectId, day, c.session]);
+    for (const day of crossed.removed) removed.push([c.projectId, day, c.session]);
+  }
   await client.query({
     name: 'agg-session-write',
     text: WRITE_SQL,
@@ -81,6 +96,13 @@ async function writeStates(client: pg.PoolClient, changed: ReadonlyArray<{ proje
       moves.map((m) => m.bounces),
       moves.map((m) => m.duration),
       moves.map((m) => m.pageViews),
+      added.map((m) => m[0]),
+      added.map((m) => m[1]),
+      added.map((m) => m[2]),
+      removed.map((m) => m[0]),
+      removed.map((m) => m[1]),
+      removed.map((m) => m[2]),
+      moves.map((m) => m.lastDay),
     ],
   });
 }
@@ -98,7 +120,7 @@ export async function addPostgresSessionSummaries(client: pg.PoolClient, groups:
     const old = before.get(keyOf(projectId, session)) ?? null;
     const after: SessionState = old === null ? state : [MOVES.merge(old[0], state[0]), MOVES.merge(old[1], state[1])];
     MOVES.move(days, projectId, old, after);
-    return { projectId, session, after };
+    return { projectId, session, before: old, after };
   });
   await writeStates(client, changed, days);
 }
@@ -149,8 +171,9 @@ async function recountSlice(client: pg.PoolClient, projectId: string, sessions: 
   const changed = known.map((session) => {
     const state = after.get(session) as SessionState;
     const kept = state[1] === null ? null : state;
-    MOVES.move(days, projectId, before.get(keyOf(projectId, session)) ?? null, kept);
-    return { projectId, session, after: kept };
+    const old = before.get(keyOf(projectId, session)) ?? null;
+    MOVES.move(days, projectId, old, kept);
+    return { projectId, session, before: old, after: kept };
   });
   await writeStates(client, changed, days);
 }
@@ -158,7 +181,7 @@ async function recountSlice(client: pg.PoolClient, projectId: string, sessions: 
 /**
  * The session summaries of a database whose aggregates came before them, built once from its
  * session hour rows (all their parts), in the caller's transaction: each session's two countings,
- * then each day's sums of the sessions wholly inside it.
+ * then the sums and midnights ({@link buildPostgresSessionSums}).
  */
 export async function buildPostgresSessionSummaries(client: pg.PoolClient): Promise<void> {
   await client.query(`INSERT INTO agg_session_state (project_id, session_id, h_first, h_last, h_events, h_page_views, first_ts, last_ts, events, page_views)
@@ -167,12 +190,26 @@ export async function buildPostgresSessionSummaries(client: pg.PoolClient): Prom
       COALESCE(sum(events) FILTER (WHERE NOT is_bot), 0), COALESCE(sum(page_views) FILTER (WHERE NOT is_bot), 0),
       min(first_ts), max(last_ts), sum(events), sum(page_views)
     FROM agg_sessions GROUP BY project_id, session_id`);
+  await buildPostgresSessionSums(client);
+}
+
+/**
+ * The sums of the sessions per first and last day and the midnights they cross, from the session
+ * states, in the caller's transaction, in place of what those tables hold: what a database of
+ * aggregate shape 4 or 5 (`aggregate-schema.ts`) lacks.
+ */
+export async function buildPostgresSessionSums(client: pg.PoolClient): Promise<void> {
+  await client.query('DELETE FROM agg_session_days');
+  await client.query('DELETE FROM agg_session_midnights');
   for (const [withBots, first, last, pageViews] of [
     [0, 'h_first', 'h_last', 'h_page_views'],
     [1, 'first_ts', 'last_ts', 'page_views'],
   ] as const) {
-    await client.query(`INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
-      SELECT project_id, ${first} / 86400000, ${withBots}, count(*), count(*) FILTER (WHERE ${pageViews} <= 1), sum(${last} - ${first}), sum(${pageViews})
-      FROM agg_session_state WHERE ${first} IS NOT NULL AND ${first} / 86400000 = ${last} / 86400000 GROUP BY project_id, ${first} / 86400000`);
+    await client.query(`INSERT INTO agg_session_days (project_id, day, last_day, with_bots, sessions, bounces, duration, page_views)
+      SELECT project_id, ${first} / 86400000, ${last} / 86400000, ${withBots}, count(*), count(*) FILTER (WHERE ${pageViews} <= 1), sum(${last} - ${first}), sum(${pageViews})
+      FROM agg_session_state WHERE ${first} IS NOT NULL GROUP BY project_id, ${first} / 86400000, ${last} / 86400000`);
   }
+  await client.query(`INSERT INTO agg_session_midnights (project_id, day, session_id)
+    SELECT project_id, generate_series(first_ts / 86400000 + 1, last_ts / 86400000), session_id
+    FROM agg_session_state WHERE first_ts / 86400000 <> last_ts / 86400000`);
 }

@@ -130,16 +130,17 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
     const shape = meta === undefined ? undefined : (db.prepare('SELECT shape FROM agg_meta').pluck().get() as number | undefined);
     if (shape === AGGREGATE_SHAPE || convertsInPlace(shape)) {
       const summarized = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'agg_session_state'").get() !== undefined;
+      // The day sums of shapes 4 and 5 hold only the sessions inside one day, under another key.
+      if (shape !== AGGREGATE_SHAPE) db.exec('DROP TABLE IF EXISTS agg_session_days; DROP TABLE IF EXISTS agg_session_midnights');
       db.exec(SQLITE_AGGREGATE_DDL);
       const started = performance.now();
       const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && db.prepare('SELECT 1 FROM agg_sessions LIMIT 1').get() !== undefined;
       if (told) onBuild('building', 0, 'aggregates');
       if (!summarized) buildSessionSummaries(db);
+      else if (shape !== AGGREGATE_SHAPE) buildSessionSums(db);
       const aggregates = open();
-      if (shape !== AGGREGATE_SHAPE) {
-        addSqliteWeekRows(db);
-        db.prepare('UPDATE agg_meta SET shape = ?').run(AGGREGATE_SHAPE);
-      }
+      if (shape === 4) addSqliteWeekRows(db);
+      if (shape !== AGGREGATE_SHAPE) db.prepare('UPDATE agg_meta SET shape = ?').run(AGGREGATE_SHAPE);
       if (told) onBuild('built', performance.now() - started, 'aggregates');
       return aggregates;
     }
@@ -194,7 +195,7 @@ function addSqliteWeekRows(db: Database.Database): void {
 /**
  * The session summaries of a database whose aggregates came before them, built once from its
  * session hour rows (a row per session and hour, far fewer than its events), in the caller's
- * transaction: each session's two countings, then each day's sums of the sessions wholly inside it.
+ * transaction: each session's two countings, then the sums and midnights ({@link buildSessionSums}).
  */
 function buildSessionSummaries(db: Database.Database): void {
   db.exec(`INSERT INTO agg_session_state (project_id, session_id, h_first, h_last, h_events, h_page_views, first_ts, last_ts, events, page_views)
@@ -203,14 +204,28 @@ function buildSessionSummaries(db: Database.Database): void {
       COALESCE(SUM(CASE WHEN is_bot = 0 THEN events END), 0), COALESCE(SUM(CASE WHEN is_bot = 0 THEN page_views END), 0),
       MIN(first_ts), MAX(last_ts), SUM(events), SUM(page_views)
     FROM agg_sessions GROUP BY project_id, session_id`);
+  buildSessionSums(db);
+}
+
+/**
+ * The sums of the sessions per first and last day and the midnights they cross, from the session
+ * states, in the caller's transaction, in place of what those tables hold: what a database of
+ * aggregate shape 4 or 5 (`aggregate-schema.ts`) lacks.
+ */
+function buildSessionSums(db: Database.Database): void {
+  db.exec('DELETE FROM agg_session_days; DELETE FROM agg_session_midnights');
   for (const [withBots, first, last, pageViews] of [
     [0, 'h_first', 'h_last', 'h_page_views'],
     [1, 'first_ts', 'last_ts', 'page_views'],
   ] as const) {
-    db.exec(`INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views)
-      SELECT project_id, ${first} / ${DAY_MS}, ${withBots}, COUNT(*), SUM(CASE WHEN ${pageViews} <= 1 THEN 1 ELSE 0 END), SUM(${last} - ${first}), SUM(${pageViews})
-      FROM agg_session_state WHERE ${first} IS NOT NULL AND ${first} / ${DAY_MS} = ${last} / ${DAY_MS} GROUP BY project_id, ${first} / ${DAY_MS}`);
+    db.exec(`INSERT INTO agg_session_days (project_id, day, last_day, with_bots, sessions, bounces, duration, page_views)
+      SELECT project_id, ${first} / ${DAY_MS}, ${last} / ${DAY_MS}, ${withBots}, COUNT(*), SUM(CASE WHEN ${pageViews} <= 1 THEN 1 ELSE 0 END), SUM(${last} - ${first}), SUM(${pageViews})
+      FROM agg_session_state WHERE ${first} IS NOT NULL GROUP BY project_id, ${first} / ${DAY_MS}, ${last} / ${DAY_MS}`);
   }
+  db.exec(`WITH RECURSIVE m (project_id, day, last_day, session_id) AS (
+      SELECT project_id, first_ts / ${DAY_MS} + 1, last_ts / ${DAY_MS}, session_id FROM agg_session_state WHERE first_ts / ${DAY_MS} <> last_ts / ${DAY_MS}
+      UNION ALL SELECT project_id, day + 1, last_day, session_id FROM m WHERE day < last_day)
+    INSERT INTO agg_session_midnights (project_id, day, session_id) SELECT project_id, day, session_id FROM m`);
 }
 
 /** The aggregate parts of this process, for a commit on the calling thread (an in-memory database). */

@@ -4,8 +4,9 @@ import type { DayMove, SessionMoves, SessionSpan, SessionState } from '../aggreg
 
 /*
  * The session summaries on SQLite (docs/decisions.md, "Session summaries"): the state row of each
- * session (`agg_session_state`) and the per-day sums of the sessions wholly inside a day
- * (`agg_session_days`), moved by `session-moves.ts` as states change, in the caller's transaction.
+ * session (`agg_session_state`), the sums of the sessions per first and last day
+ * (`agg_session_days`) and the midnights each crosses (`agg_session_midnights`), moved by
+ * `session-moves.ts` as states change, in the caller's transaction.
  *
  * It runs in the writer thread, which receives it as source text, so it stays self-contained:
  * nothing from outside its body and parameters but erased types. 3,600,000 is an hour in ms.
@@ -13,7 +14,7 @@ import type { DayMove, SessionMoves, SessionSpan, SessionState } from '../aggreg
 
 /** What the summaries offer the group commit, the erasure and retention, inside their transactions. */
 export interface SqliteSessionSummaries {
-  /** Adds a commit's session groups (per hour and bot flag) to the states and the day sums. */
+  /** Adds a commit's session groups (per hour and bot flag) to the states, the day sums and the midnights. */
   add(groups: readonly SessionGroup[]): void;
   /**
    * Counts the named sessions of a project again from their hour rows (`agg_sessions`), after an
@@ -35,10 +36,12 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
   );
   const forget = db.prepare<unknown[]>('DELETE FROM agg_session_state WHERE project_id = ? AND session_id = ?');
   const addToDay = db.prepare<unknown[]>(
-    `INSERT INTO agg_session_days (project_id, day, with_bots, sessions, bounces, duration, page_views) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (project_id, day, with_bots) DO UPDATE SET sessions = sessions + excluded.sessions, bounces = bounces + excluded.bounces,
+    `INSERT INTO agg_session_days (project_id, day, last_day, with_bots, sessions, bounces, duration, page_views) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, day, last_day, with_bots) DO UPDATE SET sessions = sessions + excluded.sessions, bounces = bounces + excluded.bounces,
        duration = duration + excluded.duration, page_views = page_views + excluded.page_views`,
   );
+  const addMidnight = db.prepare<unknown[]>('INSERT OR IGNORE INTO agg_session_midnights (project_id, day, session_id) VALUES (?, ?, ?)');
+  const removeMidnight = db.prepare<unknown[]>('DELETE FROM agg_session_midnights WHERE project_id = ? AND day = ? AND session_id = ?');
   const hourRows = db.prepare<unknown[]>(
     `SELECT is_bot, MIN(first_ts) AS first_ts, MAX(last_ts) AS last_ts, SUM(events) AS events, SUM(page_views) AS page_views FROM agg_sessions
      WHERE project_id = ? AND hour >= ? AND hour <= ? AND session_id = ? GROUP BY is_bot`,
@@ -50,7 +53,10 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
     return [human, { first: row.first_ts as number, last: row.last_ts as number, events: row.events as number, pageViews: row.page_views as number }];
   };
   const stateIn = (projectId: string, session: string) => stateOf(read.get(projectId, session) as Record<string, number | null> | undefined);
-  const put = (projectId: string, session: string, after: SessionState | null) => {
+  const put = (projectId: string, session: string, before: SessionState | null, after: SessionState | null) => {
+    const { added, removed } = moves.crossed(before, after);
+    for (const day of added) addMidnight.run(projectId, day, session);
+    for (const day of removed) removeMidnight.run(projectId, day, session);
     const all = after === null ? null : after[1];
     if (all === null) {
       forget.run(projectId, session);
@@ -61,7 +67,7 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
   };
   const flush = (days: Map<string, DayMove>) => {
     for (const m of days.values()) {
-      if (m.sessions !== 0 || m.bounces !== 0 || m.duration !== 0 || m.pageViews !== 0) addToDay.run(m.projectId, m.day, m.withBots, m.sessions, m.bounces, m.duration, m.pageViews);
+      if (m.sessions !== 0 || m.bounces !== 0 || m.duration !== 0 || m.pageViews !== 0) addToDay.run(m.projectId, m.day, m.lastDay, m.withBots, m.sessions, m.bounces, m.duration, m.pageViews);
     }
   };
 
@@ -72,7 +78,7 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
         const before = stateIn(projectId, session);
         const after: SessionState = before === null ? state : [moves.merge(before[0], state[0]), moves.merge(before[1], state[1])];
         moves.move(days, projectId, before, after);
-        put(projectId, session, after);
+        put(projectId, session, before, after);
       }
       flush(days);
     },
@@ -91,7 +97,7 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
         }
         const kept = after[1] === null ? null : after;
         moves.move(days, projectId, before, kept);
-        put(projectId, session, kept);
+        put(projectId, session, before, kept);
       }
       flush(days);
     },
