@@ -318,6 +318,10 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
             at('long', START + 2 * DAY + 12 * HOUR),
             // A bot's session alone.
             at('bot', START + DAY + 3 * HOUR, { isBot: true }),
+            // Forty days long (a clock that was wrong, a bot): no midnight rows, its own index.
+            at('forty-days', START - 38 * DAY),
+            at('forty-days', START + DAY + 20 * HOUR, { eventType: 'click' }),
+            at('forty-days', START + 2 * DAY + 2 * HOUR, { isBot: true }),
           ],
           chunks: [],
         });
@@ -421,7 +425,10 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
       try {
         await expectAsSql(store, loc, projectId);
         expect((await loc.sql('SELECT shape FROM agg_meta'))[0]?.shape).toBe(AGGREGATE_SHAPE);
-        const midnights = await loc.sql('SELECT day, session_id FROM agg_session_midnights WHERE project_id = ? ORDER BY day, session_id', [projectId]);
+        const midnights = await loc.sql(
+          "SELECT day, session_id FROM agg_session_midnights WHERE project_id = ? AND session_id IN ('one-midnight', 'two-midnights') ORDER BY day, session_id",
+          [projectId],
+        );
         const firstDay = START / DAY;
         expect(midnights.map((row) => [n(row.day), String(row.session_id)])).toEqual([
           [firstDay + 1, 'one-midnight'],

@@ -1,4 +1,5 @@
 import { type Dialect, type RunQuery, Values } from '../reports/dialect.js';
+import { LONG_SESSION_MS } from './session-moves.js';
 import {
   BUILT_IN_EVENT_TYPES,
   DIMENSION_COLUMNS,
@@ -416,9 +417,10 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       const v = new Values(dialect);
       const parts: string[] = [];
       // The sessions that cross either end of the range's whole days, found through the midnights
-      // they cross (first in the text: its placeholders come first): as many as are active at two
-      // midnights, however long the range. Those the counting asked for does not carry across
-      // (a human's page view before midnight, a bot's event after) are in the sums below.
+      // they cross, and those of 30 days or more through their own index (first in the text: its
+      // placeholders come first): as many as are active at two midnights, however long the range.
+      // Those the counting asked for does not carry across (a human's page view before midnight,
+      // a bot's event after) are in the sums below.
       let spanningCte = '';
       const [f, l, pv] = q.includeBots ? ['first_ts', 'last_ts', 'page_views'] : ['h_first', 'h_last', 'h_page_views'];
       if (plan.days !== null) {
@@ -426,8 +428,10 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         const start = d0 * DAY_MS;
         const end = d1 * DAY_MS;
         spanningCte = `sp AS MATERIALIZED (SELECT s.project_id, s.session_id, s.${f} AS f, s.${l} AS l, s.${pv} AS pv FROM agg_session_state s
-          JOIN (SELECT DISTINCT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${d0}, ${d1})) m ON m.session_id = s.session_id
-          WHERE s.project_id = ${v.add(q.projectId)} AND s.${f} IS NOT NULL AND ((s.${f} < ${start} AND s.${l} >= ${start}) OR (s.${f} < ${end} AND s.${l} >= ${end}))), `;
+          WHERE s.project_id = ${v.add(q.projectId)} AND s.session_id IN (
+            SELECT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${d0}, ${d1})
+            UNION SELECT session_id FROM agg_session_state WHERE project_id = ${v.add(q.projectId)} AND last_ts - first_ts >= ${LONG_SESSION_MS} AND first_ts < ${end})
+          AND s.${f} IS NOT NULL AND ((s.${f} < ${start} AND s.${l} >= ${start}) OR (s.${f} < ${end} AND s.${l} >= ${end}))), `;
       }
       for (const [first, end] of plan.hours) {
         parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM agg_sessions

@@ -118,7 +118,9 @@ export const SKETCH_COLUMNS = ['visitors', 'visitor_hashes', 'sessions', 'page_v
  * the sessions per first and last UTC day, for each way of counting (`with_bots`), so that a range
  * of whole days sums the sessions wholly inside it a row per day or so, however many there are;
  * and a row per midnight a session's span over every event crosses (`day` the UTC day it starts),
- * through which a range finds the few sessions that cross its ends.
+ * through which a range finds the few sessions that cross its ends, but for the sessions of 30
+ * days or more (`LONG_SESSION_MS` in `session-moves.ts`: a wrong clock, a bot), which have an
+ * index of their own instead.
  */
 export const SQLITE_SESSION_SUMMARY_DDL = `
 CREATE TABLE IF NOT EXISTS agg_session_state (
@@ -128,6 +130,7 @@ CREATE TABLE IF NOT EXISTS agg_session_state (
   PRIMARY KEY (project_id, session_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE INDEX IF NOT EXISTS agg_session_long ON agg_session_state (project_id, first_ts) WHERE last_ts - first_ts >= 2592000000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, last_day INTEGER NOT NULL, with_bots INTEGER NOT NULL,
   sessions INTEGER NOT NULL, bounces INTEGER NOT NULL, duration INTEGER NOT NULL, page_views INTEGER NOT NULL,
@@ -178,6 +181,7 @@ CREATE TABLE IF NOT EXISTS agg_session_state (
   PRIMARY KEY (project_id, session_id));
 CREATE INDEX IF NOT EXISTS agg_session_spans ON agg_session_state (project_id, first_ts) WHERE first_ts / 86400000 <> last_ts / 86400000;
 CREATE INDEX IF NOT EXISTS agg_session_spans_by_end ON agg_session_state (project_id, last_ts) INCLUDE (first_ts, session_id) WHERE first_ts / 86400000 <> last_ts / 86400000;
+CREATE INDEX IF NOT EXISTS agg_session_long ON agg_session_state (project_id, first_ts) WHERE last_ts - first_ts >= 2592000000;
 CREATE TABLE IF NOT EXISTS agg_session_days (
   part BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   project_id TEXT NOT NULL, day BIGINT NOT NULL, last_day BIGINT NOT NULL, with_bots SMALLINT NOT NULL,

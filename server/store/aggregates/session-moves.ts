@@ -11,6 +11,9 @@ import type { SessionGroup } from './aggregate-batch.js';
  * `createSessionMoves.toString()`.
  */
 
+/** A session's span over every event from which its midnights are not kept (30 days): see {@link SessionMoves.crossed}. */
+export const LONG_SESSION_MS = 2_592_000_000;
+
 /** One counting of a session: its first and last time, events and page views; null without events. */
 export type SessionSpan = { first: number; last: number; events: number; pageViews: number } | null;
 
@@ -41,7 +44,10 @@ export interface SessionMoves {
   move(moves: Map<string, DayMove>, projectId: string, before: SessionState | null, after: SessionState | null): void;
   /**
    * The midnights a session's span over every event crosses after a change and not before
-   * (`added`), and before and not after (`removed`), each as the UTC day it starts.
+   * (`added`), and before and not after (`removed`), each as the UTC day it starts. A span of
+   * {@link LONG_SESSION_MS} or more crosses none here: a row per midnight would let one session of
+   * two events, one dated years back, cost thousands of rows; such sessions are read through
+   * their own partial index instead (`aggregate-schema.ts`).
    */
   crossed(before: SessionState | null, after: SessionState | null): { added: number[]; removed: number[] };
 }
@@ -49,6 +55,8 @@ export interface SessionMoves {
 /** Builds the session summaries' arithmetic (self-contained: see the top of the file). */
 export function createSessionMoves(): SessionMoves {
   const dayMs = 86_400_000;
+  // LONG_SESSION_MS, written here: the writer thread gets this function as source text.
+  const longMs = 30 * dayMs;
   const merge = (a: SessionSpan, b: SessionSpan): SessionSpan =>
     a === null ? b : b === null ? a : { first: Math.min(a.first, b.first), last: Math.max(a.last, b.last), events: a.events + b.events, pageViews: a.pageViews + b.pageViews };
   /** Adds `sign` times a span's share to the sums of its first and last day. */
@@ -88,7 +96,7 @@ export function createSessionMoves(): SessionMoves {
       // The days after the first up to the last: the counting over every event holds the other.
       const days = (state: SessionState | null): [number, number] => {
         const span = state === null ? null : state[1];
-        return span === null ? [0, 0] : [Math.floor(span.first / dayMs) + 1, Math.floor(span.last / dayMs) + 1];
+        return span === null || span.last - span.first >= longMs ? [0, 0] : [Math.floor(span.first / dayMs) + 1, Math.floor(span.last / dayMs) + 1];
       };
       const [b0, b1] = days(before);
       const [a0, a1] = days(after);

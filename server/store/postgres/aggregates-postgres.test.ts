@@ -53,11 +53,11 @@ describe('postgres: aggregate parts', () => {
         );
       expect(await partsPerKey('agg_values', 'dim, grain, bucket, value, is_bot')).toBeGreaterThan(1);
       expect(await partsPerKey('agg_sessions', 'hour, session_id, is_bot')).toBeGreaterThan(1);
-      expect(await partsPerKey('agg_session_days', 'day, with_bots')).toBeGreaterThan(1);
+      expect(await partsPerKey('agg_session_days', 'day, last_day, with_bots')).toBeGreaterThan(1);
       const mark = await compactPostgresAggregates(pool, { values: 0, sessions: 0, sessionDays: 0 });
       expect(await partsPerKey('agg_values', 'dim, grain, bucket, value, is_bot')).toBe(1);
       expect(await partsPerKey('agg_sessions', 'hour, session_id, is_bot')).toBe(1);
-      expect(await partsPerKey('agg_session_days', 'day, with_bots')).toBe(1);
+      expect(await partsPerKey('agg_session_days', 'day, last_day, with_bots')).toBe(1);
       expect(await panels()).toEqual(before);
       // A round from the new mark finds nothing to merge; new commits add parts that the next round merges.
       await compactPostgresAggregates(pool, mark);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { HOUR_MS, type SessionGroup } from '../aggregates/aggregate-batch.js';
-import { type DayMove, type SessionSpan, type SessionState, createSessionMoves } from '../aggregates/session-moves.js';
+import { type DayMove, LONG_SESSION_MS, type SessionSpan, type SessionState, createSessionMoves } from '../aggregates/session-moves.js';
 
 /*
  * The session summaries on PostgreSQL (docs/decisions.md, "Session summaries"), in the caller's
@@ -211,5 +211,5 @@ export async function buildPostgresSessionSums(client: pg.PoolClient): Promise<v
   }
   await client.query(`INSERT INTO agg_session_midnights (project_id, day, session_id)
     SELECT project_id, generate_series(first_ts / 86400000 + 1, last_ts / 86400000), session_id
-    FROM agg_session_state WHERE first_ts / 86400000 <> last_ts / 86400000`);
+    FROM agg_session_state WHERE first_ts / 86400000 <> last_ts / 86400000 AND last_ts - first_ts < ${LONG_SESSION_MS}`);
 }

@@ -4,7 +4,7 @@ import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js
 import type { CommitAggregates } from './sqlite-event-writer.js';
 import { prepareSqliteSessionSummaries } from './sqlite-session-summaries.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
-import { type SessionMoves, createSessionMoves } from '../aggregates/session-moves.js';
+import { LONG_SESSION_MS, type SessionMoves, createSessionMoves } from '../aggregates/session-moves.js';
 import { EVENT_PROJECTS_SQL, nextEventTimeSql } from '../shared/project-spans.js';
 import {
   type AggregatesBuildListener,
@@ -223,7 +223,8 @@ function buildSessionSums(db: Database.Database): void {
       FROM agg_session_state WHERE ${first} IS NOT NULL GROUP BY project_id, ${first} / ${DAY_MS}, ${last} / ${DAY_MS}`);
   }
   db.exec(`WITH RECURSIVE m (project_id, day, last_day, session_id) AS (
-      SELECT project_id, first_ts / ${DAY_MS} + 1, last_ts / ${DAY_MS}, session_id FROM agg_session_state WHERE first_ts / ${DAY_MS} <> last_ts / ${DAY_MS}
+      SELECT project_id, first_ts / ${DAY_MS} + 1, last_ts / ${DAY_MS}, session_id FROM agg_session_state
+        WHERE first_ts / ${DAY_MS} <> last_ts / ${DAY_MS} AND last_ts - first_ts < ${LONG_SESSION_MS}
       UNION ALL SELECT project_id, day + 1, last_day, session_id FROM m WHERE day < last_day)
     INSERT INTO agg_session_midnights (project_id, day, session_id) SELECT project_id, day, session_id FROM m`);
 }
