@@ -427,11 +427,16 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         const [d0, d1] = plan.days;
         const start = d0 * DAY_MS;
         const end = d1 * DAY_MS;
-        spanningCte = `sp AS MATERIALIZED (SELECT s.project_id, s.session_id, s.${f} AS f, s.${l} AS l, s.${pv} AS pv FROM agg_session_state s
-          WHERE s.project_id = ${v.add(q.projectId)} AND s.session_id IN (
-            SELECT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${d0}, ${d1})
-            UNION SELECT session_id FROM agg_session_state WHERE project_id = ${v.add(q.projectId)} AND last_ts - first_ts >= ${LONG_SESSION_MS} AND first_ts < ${end})
-          AND s.${f} IS NOT NULL AND ((s.${f} < ${start} AND s.${l} >= ${start}) OR (s.${f} < ${end} AND s.${l} >= ${end}))), `;
+        // Two branches, each with its one way in: as one list of keys, PostgreSQL took the long
+        // sessions' partial index for a third of the table (it keeps no statistics of its
+        // predicate) and merge-joined every session of the project: 6 s at 10M events.
+        const crossing = `s.${f} IS NOT NULL AND ((s.${f} < ${start} AND s.${l} >= ${start}) OR (s.${f} < ${end} AND s.${l} >= ${end}))`;
+        const columns = `s.project_id, s.session_id, s.${f} AS f, s.${l} AS l, s.${pv} AS pv`;
+        spanningCte = `sp AS MATERIALIZED (SELECT ${columns} FROM agg_session_state s
+          WHERE s.project_id = ${v.add(q.projectId)} AND s.session_id IN (SELECT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${d0}, ${d1}))
+          AND ${crossing}
+          UNION SELECT ${columns} FROM agg_session_state s
+          WHERE s.project_id = ${v.add(q.projectId)} AND s.last_ts - s.first_ts >= ${LONG_SESSION_MS} AND s.first_ts < ${end} AND ${crossing}), `;
       }
       for (const [first, end] of plan.hours) {
         parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM agg_sessions
