@@ -159,6 +159,8 @@ ${SQLITE_SESSION_SUMMARY_DDL}`;
  * them (`postgres-aggregates.ts` says why); reports merge them as they merge rows of many days.
  * The session summaries as on SQLite (above), their day sums as parts too; a session's state is
  * one row, read and written under the session's advisory lock (`postgres-session-summaries.ts`).
+ * `agg_compaction` holds where the compaction got to, so that a process started later goes on from
+ * there rather than reading every part again.
  */
 export const POSTGRES_AGGREGATE_DDL = `
 CREATE TABLE IF NOT EXISTS agg_meta (shape INTEGER NOT NULL);
@@ -189,4 +191,10 @@ CREATE TABLE IF NOT EXISTS agg_session_days (
 CREATE INDEX IF NOT EXISTS agg_session_days_key ON agg_session_days (project_id, with_bots, day, last_day);
 CREATE TABLE IF NOT EXISTS agg_session_midnights (
   project_id TEXT NOT NULL, day BIGINT NOT NULL, session_id TEXT NOT NULL,
-  PRIMARY KEY (project_id, day, session_id));`;
+  PRIMARY KEY (project_id, day, session_id));
+CREATE TABLE IF NOT EXISTS agg_compaction (
+  id SMALLINT PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+  values_part BIGINT NOT NULL, sessions_part BIGINT NOT NULL, session_days_part BIGINT NOT NULL);`;
+
+/** The PostgreSQL aggregate tables, dropped on a shape change: {@link AGGREGATE_TABLES} and where the parts' compaction got to. */
+export const POSTGRES_AGGREGATE_TABLES = [...AGGREGATE_TABLES, 'agg_compaction'] as const;

@@ -6,6 +6,7 @@ import { newProjectId } from '../../../test-support/store/event-store.fixtures.j
 import type { ReportQuery } from '../report-store.js';
 import type { StoredEvent } from '../event-store.js';
 import { compactPostgresAggregates } from './postgres-aggregates.js';
+import { GRAIN_HOUR } from '../aggregates/aggregate-schema.js';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
 import { describeAggregates } from '../../../test-support/store/aggregate.contract.js';
 import { postgresLocation } from '../../../test-support/store/database-locations.js';
@@ -70,6 +71,61 @@ describe('postgres: aggregate parts', () => {
     } finally {
       await store.close();
       await pool.end();
+    }
+  });
+});
+
+describe('postgres: the compaction across restarts', () => {
+  it('goes on from where the last process got to: the parts since are merged, none before is read again', async () => {
+    const projectId = newProjectId();
+    const start = Date.UTC(2026, 1, 5);
+    const fresh = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    const saved = async () => Number((await pool.query('SELECT values_part FROM agg_compaction')).rows[0]?.values_part ?? 0);
+    const newestPart = async () => Number((await pool.query('SELECT max(part) AS n FROM agg_values')).rows[0]?.n ?? 0);
+    const partsPerKey = async () =>
+      Number((await pool.query('SELECT max(n) AS n FROM (SELECT count(*) AS n FROM agg_values WHERE project_id = $1 GROUP BY dim, grain, bucket, value, is_bot) c', [projectId])).rows[0]?.n);
+    // Until the saved mark passes `part`: two rounds after it was committed.
+    const compactedPast = async (part: number) => {
+      for (let i = 0; i < 400 && (await saved()) < part; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await saved()).toBeGreaterThanOrEqual(part);
+    };
+    try {
+      const first = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs: 20 });
+      await first.init();
+      await writeProject(first, { projectId, start, days: 1, sessions: 10, seed: 31 }, 25);
+      await compactedPast(await newestPart());
+      await first.close();
+      expect(await partsPerKey()).toBe(1);
+      // A second part of a key under a number the saved mark has passed (one the compaction freed):
+      // a later start must not read that far back.
+      const mark = await saved();
+      const below = await pool.query<{ part: string }>('SELECT min(g) AS part FROM generate_series(1, $1::bigint) g WHERE NOT EXISTS (SELECT 1 FROM agg_values WHERE part = g)', [mark]);
+      await pool.query(
+        `INSERT INTO agg_values (part, project_id, dim, grain, bucket, value, is_bot, events, page_views) OVERRIDING SYSTEM VALUE
+         SELECT $2, project_id, dim, grain, bucket, value, is_bot, 0, 0 FROM agg_values WHERE project_id = $1 AND dim = '' AND grain = ${GRAIN_HOUR} ORDER BY part LIMIT 1`,
+        [projectId, below.rows[0]?.part],
+      );
+      // The next process's commits, left by a close before a round: parts above the mark, the next
+      // day's hours and some of the same week rows (none of the first day's hours).
+      const second = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs: 3_600_000 });
+      await second.init();
+      await writeProject(second, { projectId, start: start + 86_400_000, days: 1, sessions: 20, seed: 32, idPrefix: 'second' }, 5);
+      expect(await partsPerKey()).toBeGreaterThan(2);
+      await second.close();
+      const third = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs: 20 });
+      await third.init();
+      try {
+        await compactedPast(await newestPart());
+      } finally {
+        await third.close();
+      }
+      const many = await pool.query('SELECT count(*) AS n FROM agg_values WHERE project_id = $1 GROUP BY dim, grain, bucket, value, is_bot HAVING count(*) > 1', [projectId]);
+      // Only the key given a part by hand below the mark keeps two.
+      expect(many.rows.map((row) => Number(row.n))).toEqual([2]);
+    } finally {
+      await pool.end();
+      await fresh.drop();
     }
   });
 });

@@ -7,7 +7,7 @@ import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, id
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
 import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
-import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, ensurePostgresAggregates, ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, saveCompactionMark, savedCompactionMark, ensurePostgresAggregates, ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
@@ -182,6 +182,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     await ensurePostgresRollups(pool);
     // Report aggregates (aggregates/aggregate-schema.ts): built from the events once if new, kept by the commits from then on.
     await ensurePostgresAggregates(pool, options.onAggregatesBuild);
+    const saved = await savedCompactionMark(pool);
+    compactionMarks = [saved, saved];
     const hll = options.hllExtension === false ? null : await findHllExtension(pool);
     sketchUnion = hll === null ? null : hllUnionSql(hll);
     sketchOf = hll === null ? null : hllSketchOfSql(hll);
@@ -196,7 +198,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   let rollupRefresher: RollupRefresher | null = null;
   // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
   // starts from the mark of the round before last, so that a part committed a little after a
-  // round read the newest one is still seen by the next.
+  // round read the newest one is still seen by the next; that mark is saved for the next start.
   let compactionTimer: NodeJS.Timeout | undefined;
   let compacting: Promise<void> | null = null;
   let compactionMarks: [CompactionMark, CompactionMark] = [
@@ -205,8 +207,9 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   ];
   const compact = (): Promise<void> => {
     compacting ??= compactPostgresAggregates(pool, compactionMarks[0])
-      .then((mark) => {
+      .then(async (mark) => {
         compactionMarks = [compactionMarks[1], mark];
+        await saveCompactionMark(pool, compactionMarks[0]);
       })
       .catch((error: unknown) => options.onPoolError?.(error as Error))
       .finally(() => {
