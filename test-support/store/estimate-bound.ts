@@ -19,15 +19,33 @@ export interface AnswerComparison {
   exactEqual: boolean;
   /** The largest relative error of a unique count (`visitors`, `sessions`), 0 when all are equal. */
   worstEstimateError: number;
+  /**
+   * The relative error of each unique count whose exact count is past the sketch's exact range
+   * (0 where equal): the sample a percentile of the error is taken over. Below that range counts are
+   * exact by construction, and would only dilute it.
+   */
+  estimateErrors: number[];
+}
+
+/** The `p`-th percentile (0–100, nearest rank) of `values`; 0 when there are none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1] as number;
 }
 
 /** Compares a report answer with the exact one (`exact`, read from the events alone). */
 export function compareAnswers(actual: unknown, exact: unknown): AnswerComparison {
-  const result: AnswerComparison = { exactEqual: true, worstEstimateError: 0 };
+  const result: AnswerComparison = { exactEqual: true, worstEstimateError: 0, estimateErrors: [] };
   const walk = (a: unknown, e: unknown, key: string): void => {
     if (typeof a === 'number' && typeof e === 'number') {
-      if (!ESTIMATED.has(key)) result.exactEqual &&= a === e;
-      else if (a !== e) result.worstEstimateError = Math.max(result.worstEstimateError, e === 0 ? Number.POSITIVE_INFINITY : Math.abs(a - e) / e);
+      if (!ESTIMATED.has(key)) {
+        result.exactEqual &&= a === e;
+        return;
+      }
+      const error = a === e ? 0 : e === 0 ? Number.POSITIVE_INFINITY : Math.abs(a - e) / e;
+      result.worstEstimateError = Math.max(result.worstEstimateError, error);
+      if (e > SKETCH_EXACT_UP_TO) result.estimateErrors.push(error);
       return;
     }
     if (Array.isArray(a) && Array.isArray(e)) {
