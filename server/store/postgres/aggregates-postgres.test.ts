@@ -81,25 +81,40 @@ describe('postgres: the compaction across restarts', () => {
     const start = Date.UTC(2026, 1, 5);
     const fresh = await createTestDatabase();
     const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
-    const saved = async () => Number((await pool.query('SELECT values_part FROM agg_compaction')).rows[0]?.values_part ?? 0);
-    const newestPart = async () => Number((await pool.query('SELECT max(part) AS n FROM agg_values')).rows[0]?.n ?? 0);
-    const partsPerKey = async () =>
-      Number((await pool.query('SELECT max(n) AS n FROM (SELECT count(*) AS n FROM agg_values WHERE project_id = $1 GROUP BY dim, grain, bucket, value, is_bot) c', [projectId])).rows[0]?.n);
-    // Until the saved mark passes `part`: two rounds after it was committed.
-    const compactedPast = async (part: number) => {
-      for (let i = 0; i < 400 && (await saved()) < part; i++) await new Promise((resolve) => setTimeout(resolve, 25));
-      expect(await saved()).toBeGreaterThanOrEqual(part);
+    const tables = ['agg_values', 'agg_sessions', 'agg_session_days'] as const;
+    const saved = async () => {
+      const row = (await pool.query('SELECT values_part, sessions_part, session_days_part FROM agg_compaction')).rows[0] as Record<string, string> | undefined;
+      return [row?.values_part, row?.sessions_part, row?.session_days_part].map((n) => Number(n ?? 0));
+    };
+    const newest = async () => Promise.all(tables.map(async (t) => Number((await pool.query(`SELECT max(part) AS n FROM ${t}`)).rows[0]?.n ?? 0)));
+    const manyParts = async () =>
+      (await pool.query('SELECT count(*) AS n FROM agg_values WHERE project_id = $1 GROUP BY dim, grain, bucket, value, is_bot HAVING count(*) > 1', [projectId])).rows.map((row) =>
+        Number(row.n),
+      );
+    // Until each saved mark passes its table's newest part of now: two rounds after it was committed.
+    const compactedPast = async (parts: number[]) => {
+      const passed = async () => (await saved()).every((mark, i) => mark >= (parts[i] as number));
+      for (let i = 0; i < 400 && !(await passed()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(await saved()).toEqual((await saved()).map((mark, i) => Math.max(mark, parts[i] as number)));
+    };
+    const withStore = async (compactEveryMs: number, work: (store: ReturnType<typeof createPostgresStore>) => Promise<void>) => {
+      const store = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs });
+      await store.init();
+      try {
+        await work(store);
+      } finally {
+        await store.close();
+      }
     };
     try {
-      const first = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs: 20 });
-      await first.init();
-      await writeProject(first, { projectId, start, days: 1, sessions: 10, seed: 31 }, 25);
-      await compactedPast(await newestPart());
-      await first.close();
-      expect(await partsPerKey()).toBe(1);
+      await withStore(20, async (store) => {
+        await writeProject(store, { projectId, start, days: 1, sessions: 10, seed: 31 }, 25);
+        await compactedPast(await newest());
+      });
+      expect(await manyParts()).toEqual([]);
       // A second part of a key under a number the saved mark has passed (one the compaction freed):
       // a later start must not read that far back.
-      const mark = await saved();
+      const [mark] = await saved();
       const below = await pool.query<{ part: string }>('SELECT min(g) AS part FROM generate_series(1, $1::bigint) g WHERE NOT EXISTS (SELECT 1 FROM agg_values WHERE part = g)', [mark]);
       await pool.query(
         `INSERT INTO agg_values (part, project_id, dim, grain, bucket, value, is_bot, events, page_views) OVERRIDING SYSTEM VALUE
@@ -108,21 +123,23 @@ describe('postgres: the compaction across restarts', () => {
       );
       // The next process's commits, left by a close before a round: parts above the mark, the next
       // day's hours and some of the same week rows (none of the first day's hours).
-      const second = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs: 3_600_000 });
-      await second.init();
-      await writeProject(second, { projectId, start: start + 86_400_000, days: 1, sessions: 20, seed: 32, idPrefix: 'second' }, 5);
-      expect(await partsPerKey()).toBeGreaterThan(2);
-      await second.close();
-      const third = createPostgresStore({ url: fresh.url, poolSize: 4, compactEveryMs: 20 });
-      await third.init();
-      try {
-        await compactedPast(await newestPart());
-      } finally {
-        await third.close();
-      }
-      const many = await pool.query('SELECT count(*) AS n FROM agg_values WHERE project_id = $1 GROUP BY dim, grain, bucket, value, is_bot HAVING count(*) > 1', [projectId]);
+      await withStore(3_600_000, async (store) => {
+        await writeProject(store, { projectId, start: start + 86_400_000, days: 1, sessions: 20, seed: 32, idPrefix: 'second' }, 5);
+      });
+      expect(Math.max(...(await manyParts()))).toBeGreaterThan(2);
+      await withStore(20, async () => compactedPast(await newest()));
       // Only the key given a part by hand below the mark keeps two.
-      expect(many.rows.map((row) => Number(row.n))).toEqual([2]);
+      expect(await manyParts()).toEqual([2]);
+      // A mark past a table's newest part is of a table made again since (its parts numbered from
+      // 1 again): that table's round starts from the first part.
+      const stale = 1_000_000_000_000;
+      await pool.query('UPDATE agg_compaction SET values_part = $1', [stale]);
+      await withStore(20, async () => {
+        // Until a round saved a mark of its own.
+        for (let i = 0; i < 400 && (await saved())[0] === stale; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+        expect((await saved())[0]).toBeLessThan(stale);
+      });
+      expect(await manyParts()).toEqual([]);
     } finally {
       await pool.end();
       await fresh.drop();

@@ -177,20 +177,34 @@ export interface CompactionMark {
   sessionDays: number;
 }
 
-/** Where the compaction got to, as saved by {@link saveCompactionMark} (all zero before any). */
+/**
+ * Where the compaction got to, as saved by {@link saveCompactionMark} (all zero before any). A mark
+ * past its table's newest part is of a table made again since (its parts numbered from 1 again; a
+ * process of the numbering before may have saved it after the drop): that table starts from 0.
+ */
 export async function savedCompactionMark(pool: pg.Pool): Promise<CompactionMark> {
-  const { rows } = await pool.query<{ values_part: string; sessions_part: string; session_days_part: string }>(
-    'SELECT values_part, sessions_part, session_days_part FROM agg_compaction',
+  const { rows } = await pool.query<Record<'values_part' | 'sessions_part' | 'session_days_part' | 'values_last' | 'sessions_last' | 'session_days_last', string | null>>(
+    `SELECT c.values_part, c.sessions_part, c.session_days_part,
+       (SELECT max(part) FROM agg_values) AS values_last, (SELECT max(part) FROM agg_sessions) AS sessions_last,
+       (SELECT max(part) FROM agg_session_days) AS session_days_last
+     FROM agg_compaction c`,
   );
   const row = rows[0];
-  return row === undefined ? { values: 0, sessions: 0, sessionDays: 0 } : { values: Number(row.values_part), sessions: Number(row.sessions_part), sessionDays: Number(row.session_days_part) };
+  const within = (mark: string | null | undefined, last: string | null | undefined) => (Number(mark ?? 0) <= Number(last ?? 0) ? Number(mark ?? 0) : 0);
+  return {
+    values: within(row?.values_part, row?.values_last),
+    sessions: within(row?.sessions_part, row?.sessions_last),
+    sessionDays: within(row?.session_days_part, row?.session_days_last),
+  };
 }
 
 /**
  * Saves where the compaction got to: a process started later begins there. Without it each start
- * read every part of the three tables to find the keys with more than one (3.6 and 3.3 s at 10M
- * events), holding the projects' aggregate locks shared, so that an erasure waited for it.
- * Parts below the mark that another process committed late stay parts: reads sum them all.
+ * read every part of `agg_values` and `agg_sessions` from the first to find the keys with more
+ * than one (3.6 and 3.3 s at 10M events), the sessions' round under the projects' aggregate locks
+ * taken shared, so that an erasure right after a start waited for it. A part another process
+ * committed more than a round late, below a saved mark, stays a part until its key gets another
+ * (a start no longer sweeps it up): reads sum every part, so only their cost changes.
  */
 export async function saveCompactionMark(pool: pg.Pool, mark: CompactionMark): Promise<void> {
   await pool.query(
@@ -597,7 +611,8 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
       // The day sums of shapes 4 and 5 hold only the sessions inside one day, under another key.
       if (shape !== AGGREGATE_SHAPE) await client.query('DROP TABLE IF EXISTS agg_session_days, agg_session_midnights');
       await client.query(POSTGRES_AGGREGATE_DDL);
-      // The day sums' parts were numbered again: their compaction starts over (the others' with them).
+      // The day sums' parts are numbered from 1 again, and a mark there is from before the
+      // conversion (left by a rebuild of a later version, run back): the compaction starts over.
       if (shape !== AGGREGATE_SHAPE) await client.query('DELETE FROM agg_compaction');
       const started = performance.now();
       const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && (await client.query('SELECT 1 FROM agg_sessions LIMIT 1')).rows.length > 0;

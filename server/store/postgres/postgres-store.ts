@@ -208,8 +208,10 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   const compact = (): Promise<void> => {
     compacting ??= compactPostgresAggregates(pool, compactionMarks[0])
       .then(async (mark) => {
+        const [older] = compactionMarks;
         compactionMarks = [compactionMarks[1], mark];
-        await saveCompactionMark(pool, compactionMarks[0]);
+        const next = compactionMarks[0];
+        if (next.values !== older.values || next.sessions !== older.sessions || next.sessionDays !== older.sessionDays) await saveCompactionMark(pool, next);
       })
       .catch((error: unknown) => options.onPoolError?.(error as Error))
       .finally(() => {
