@@ -131,6 +131,14 @@ export function erasureRollupSql(
 export const touchedDays = (userDays: readonly number[], holderDays: readonly number[]): number[] =>
   [...new Set([...userDays, ...holderDays])].sort((a, b) => a - b);
 
+/**
+ * Step 3's delete of the erased events' own `rollup_steps` rows on PostgreSQL (project; days,
+ * kinds, values and event ids as arrays): a seek per event through `rollup_steps_by_event`
+ * (`rollup-schema.ts`).
+ */
+export const POSTGRES_STEPS_DELETE_SQL = `DELETE FROM rollup_steps s USING unnest($2::int[], $3::smallint[], $4::text[], $5::text[]) AS e(day, kind, value, event_id)
+  WHERE s.project_id = $1 AND s.day = e.day AND s.kind = e.kind AND s.value = e.value AND s.event_id = e.event_id`;
+
 /** Takes the project's dictionary lock if no one holds it. */
 const TRY_KEYS_LOCK_SQL = "SELECT pg_try_advisory_xact_lock(hashtext('rollup-keys:' || $1::text)) AS ok";
 
@@ -193,11 +201,13 @@ export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: str
     [projectId, holders],
   );
   if (user.steps.length > 0) {
-    await client.query(
-      `DELETE FROM rollup_steps s USING unnest($2::int[], $3::smallint[], $4::text[], $5::text[]) AS e(day, kind, value, event_id)
-       WHERE s.project_id = $1 AND s.day = e.day AND s.kind = e.kind AND s.value = e.value AND s.event_id = e.event_id`,
-      [projectId, user.steps.map((s) => s.day), user.steps.map((s) => s.kind), user.steps.map((s) => s.value), user.steps.map((s) => s.eventId)],
-    );
+    await client.query(POSTGRES_STEPS_DELETE_SQL, [
+      projectId,
+      user.steps.map((s) => s.day),
+      user.steps.map((s) => s.kind),
+      user.steps.map((s) => s.value),
+      user.steps.map((s) => s.eventId),
+    ]);
   }
   for (const sql of textKeyDeletes('$1', '(SELECT unnest($3::int[]))', keys)) await client.query(sql, [projectId, user.keys, user.days]);
   for (const sql of dayDeletes('$1', '(SELECT unnest($2::int[]))')) await client.query(sql, [projectId, touchedDays(user.days, holders)]);
