@@ -1,0 +1,30 @@
+import pg from 'pg';
+import { createPostgresStore } from '../../server/store/postgres/postgres-store.js';
+
+/** A connection to a database of the store's schema that answers with the plans of statements. */
+export interface PlanReader {
+  /** The text of `EXPLAIN sql` with `values`, one line per plan node and detail. */
+  plan(sql: string, values: readonly unknown[]): Promise<string>;
+  end(): Promise<void>;
+}
+
+/**
+ * Opens and closes the store once on `url` (its schema and indexes made), then connects with
+ * sequential scans turned off: on the empty tables of a test the planner would rightly prefer one,
+ * and a plan test asks which index a statement can use, not what the planner picks at this size.
+ */
+export async function planReaderOn(url: string): Promise<PlanReader> {
+  const store = createPostgresStore({ url, poolSize: 1 });
+  await store.init();
+  await store.close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('SET enable_seqscan = off');
+  return {
+    async plan(sql, values) {
+      const { rows } = await client.query<Record<string, string>>(`EXPLAIN ${sql}`, [...values]);
+      return rows.map((row) => Object.values(row)[0]).join('\n');
+    },
+    end: () => client.end(),
+  };
+}
