@@ -279,15 +279,17 @@ interface RawReports {
   markedDays(): Promise<number>;
   /** Deletes the rows reports of one kind kept. */
   forgetRows(rows: KeptRows): Promise<void>;
-  /** How many (day, filter, dimension) and (day, report over sessions) are kept. */
+  /** How many (day or week, filter, dimension) and (day, report over sessions) are kept. */
   keptRows(): Promise<number>;
   close(): Promise<void>;
 }
 
 function rawReports(location: string): RawReports {
   const marked = 'SELECT COUNT(*) AS n FROM rollup_dirty';
-  const forget = (rows: KeptRows) => (rows === 'filtered' ? 'DELETE FROM rollup_filtered' : `DELETE FROM rollup_kept_sessions WHERE report LIKE '${rows} %'`);
-  const kept = 'SELECT (SELECT COUNT(*) FROM rollup_filtered WHERE value IS NULL) + (SELECT COUNT(*) FROM rollup_kept_sessions WHERE session_id IS NULL) AS n';
+  const forget = (rows: KeptRows) =>
+    rows === 'filtered' ? 'DELETE FROM rollup_filtered; DELETE FROM rollup_filtered_weeks' : `DELETE FROM rollup_kept_sessions WHERE report LIKE '${rows} %'`;
+  const kept = `SELECT (SELECT COUNT(*) FROM rollup_filtered WHERE value IS NULL) + (SELECT COUNT(*) FROM rollup_filtered_weeks WHERE value IS NULL)
+    + (SELECT COUNT(*) FROM rollup_kept_sessions WHERE session_id IS NULL) AS n`;
   if (isPostgresUrl(location)) {
     const pool = new pg.Pool({ connectionString: location, max: 2 });
     const count = async (sql: string) => Number((await pool.query<{ n: string }>(sql)).rows[0]?.n);

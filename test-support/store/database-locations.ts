@@ -6,6 +6,7 @@ import pg from 'pg';
 import { type PostgresStoreOptions, createPostgresStore } from '../../server/store/postgres/postgres-store.js';
 import { createSqliteStore } from '../../server/store/sqlite/sqlite-store.js';
 import { createPostgresDayKeeps, createPostgresFilteredKeep, prepareSqliteFilteredKeep } from '../../server/store/reports/report-keep.js';
+import { createSketchKit } from '../../server/store/aggregates/visitor-sketch.js';
 import type { RollupLocation } from './rollup.contract.js';
 
 /** Direct SQL on a SQLite file, `?` placeholders, booleans as 0 and 1 (as the store binds them). */
@@ -45,7 +46,7 @@ export function sqliteLocations(prefix: string): { next(): Promise<RollupLocatio
         async keep(k) {
           const db = new Database(path);
           try {
-            return prepareSqliteFilteredKeep(db)(k);
+            return prepareSqliteFilteredKeep(db, createSketchKit())(k);
           } finally {
             db.close();
           }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateProject, writeProject } from '../server/report-fixtures.js';
 import type { EventStore, StoredEvent } from '../../server/store/event-store.js';
 import { newProjectId } from './event-store.fixtures.js';
-import { type FilterDimension, type FunnelStepSpec, type ReportQuery, VITAL_PROPERTIES } from '../../server/store/report-store.js';
+import { FILTER_DIMENSIONS, type FilterDimension, type FunnelStepSpec, type ReportQuery, VITAL_PROPERTIES } from '../../server/store/report-store.js';
 import type { KeepFiltered } from '../../server/store/reports/filtered-tops.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../../server/store/reports/dialect.js';
 import { daySql } from '../../server/store/reports/rollup-schema.js';
@@ -847,6 +847,132 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         const erased = await store.reports.top(q, 'page', 10);
         await markAll(loc, projectId);
         expect(await store.reports.top(q, 'page', 10)).toEqual(erased);
+      });
+    });
+
+    it("keeps a filter's whole week as one row per value once its seven days are kept, reads it over a range that holds the week, and drops it with any of its days", async () => {
+      await withStore(async (store, loc, projectId) => {
+        // A week of `aggregate-schema.ts` starts on a day number divisible by 7 (a Thursday): the
+        // range is that week and a day either side.
+        const week = Math.ceil(START / DAY / 7);
+        const firstDay = week * 7 - 1;
+        const rangeDays = 9;
+        const events = [...generateProject({ projectId, start: firstDay * DAY, days: rangeDays, sessions: 160, seed: 41, idPrefix: 'w' })];
+        await store.write({ events, chunks: [] });
+        await settle(store, loc, projectId);
+        const q: ReportQuery = { projectId, from: firstDay * DAY, to: (firstDay + rangeDays) * DAY, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
+        const keptWeeks = async () =>
+          (
+            await loc.sql("SELECT week FROM rollup_filtered_weeks WHERE project_id = ? AND filter_dim = 'device' AND filter_value = 'mobile' AND dim = 'page' AND value IS NULL", [
+              projectId,
+            ])
+          ).map((row) => Number(row.week));
+        /** Waits for the keep a report handed on (it runs after the answer). */
+        const weekKept = async () => {
+          for (let attempt = 0; attempt < 250 && (await keptWeeks()).length === 0; attempt++) await sleep(20);
+          expect(await keptWeeks()).toEqual([week]);
+        };
+        /** The answer from the events alone: every day of the range marked, then built again. */
+        const fromEvents = async (query: ReportQuery) => {
+          for (let day = firstDay; day < firstDay + rangeDays; day++) {
+            await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING', [projectId, day]);
+          }
+          const answer = await store.reports.top(query, 'page', 10);
+          await settle(store, loc, projectId);
+          return answer;
+        };
+        const first = await store.reports.top(q, 'page', 10);
+        expect(first.length).toBeGreaterThan(1);
+        await weekKept();
+        // Every dimension of the filter has its week, a marker and a row per value and bot flag.
+        const dims = await loc.sql("SELECT DISTINCT dim FROM rollup_filtered_weeks WHERE project_id = ? AND value IS NULL ORDER BY dim", [projectId]);
+        expect(dims.length).toBe(FILTER_DIMENSIONS.length);
+        expect(await loc.sql('SELECT dim, week, is_bot, value FROM rollup_filtered_weeks WHERE project_id = ? GROUP BY dim, week, is_bot, value HAVING COUNT(*) > 1', [projectId])).toEqual([]);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(first);
+        expect(await fromEvents(q)).toEqual(first);
+        // Visitors by the daily hash, and bots counted: the week's other sketch and its bot rows.
+        for (const variant of [{ ...q, visitorKey: 'hash' as const }, { ...q, includeBots: true }]) {
+          await store.reports.top(q, 'page', 10);
+          await weekKept();
+          const kept = await store.reports.top(variant, 'page', 10);
+          expect(await fromEvents(variant)).toEqual(kept);
+        }
+        await store.reports.top(q, 'page', 10);
+        await weekKept();
+
+        // The week's rows are what is read for its days, the day rows for the days outside it; a
+        // range that holds only part of the week reads its day rows.
+        const top = first[0]?.value as string;
+        const bump = async (table: 'rollup_filtered' | 'rollup_filtered_weeks', where: string, at: number, by: number) =>
+          loc.sql(`UPDATE ${table} SET n = n + ? WHERE project_id = ? AND ${where} = ? AND value = ? AND dim = 'page' AND filter_dim = 'device'`, [by, projectId, at, top]);
+        const topEvents = async (query: ReportQuery) => (await store.reports.top(query, 'page', 10)).find((row) => row.value === top)?.events;
+        const events0 = first[0]?.events as number;
+        const part: ReportQuery = { ...q, from: (week * 7 + 1) * DAY };
+        const partTop = (await topEvents(part)) as number;
+        await bump('rollup_filtered_weeks', 'week', week, 1000);
+        expect(await topEvents(q)).toBe(events0 + 1000);
+        await bump('rollup_filtered', 'day', week * 7 + 2, 100);
+        expect(await topEvents(q)).toBe(events0 + 1000);
+        await bump('rollup_filtered', 'day', firstDay, 10);
+        expect(await topEvents(q)).toBe(events0 + 1010);
+        expect(await topEvents(part)).toBe(partTop + 100);
+        await bump('rollup_filtered_weeks', 'week', week, -1000);
+        await bump('rollup_filtered', 'day', week * 7 + 2, -100);
+        await bump('rollup_filtered', 'day', firstDay, -10);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(first);
+
+        // A day of the week marked: read from the events and the week not read; the day's build
+        // drops the week with the day's rows.
+        await bump('rollup_filtered_weeks', 'week', week, 1000);
+        await loc.sql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, week * 7 + 3]);
+        expect(await topEvents(q)).toBe(events0);
+        await settle(store, loc, projectId);
+        expect(await keptWeeks()).toEqual([]);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(first);
+        await weekKept();
+
+        // A late event in the week: counted at once (its day is marked), the week dropped by the day's build.
+        const model = events.find((e) => e.eventType === 'page_view' && !e.isBot && e.dimensions?.device === 'mobile' && e.dimensions.path === top) as StoredEvent;
+        const late: StoredEvent = { ...model, eventId: 'w-late-1', timestamp: (week * 7 + 4) * DAY + 5 * HOUR, receivedAt: (firstDay + rangeDays) * DAY };
+        await store.write({ events: [late], chunks: [] });
+        expect(await topEvents(q)).toBe(events0 + 1);
+        await settle(store, loc, projectId);
+        expect(await keptWeeks()).toEqual([]);
+        const withLate = await store.reports.top(q, 'page', 10);
+        await weekKept();
+        expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
+        expect(await fromEvents(q)).toEqual(withLate);
+
+        // Days kept day by day without their week (as a version before kept them): the first read
+        // over the week asks for it.
+        await store.reports.top(q, 'page', 10);
+        await weekKept();
+        await loc.sql('DELETE FROM rollup_filtered_weeks WHERE project_id = ?', [projectId]);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
+        await weekKept();
+        expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
+
+        // A day built again by a process of the version before, which drops the day's rows and not
+        // its week's: the week is not read without the day, and the day's keep builds it again.
+        await bump('rollup_filtered_weeks', 'week', week, 1000);
+        await loc.sql('DELETE FROM rollup_filtered WHERE project_id = ? AND day = ?', [projectId, week * 7 + 5]);
+        expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
+        const dayKept = async () => (await loc.sql('SELECT 1 FROM rollup_filtered WHERE project_id = ? AND day = ? AND value IS NULL', [projectId, week * 7 + 5])).length > 0;
+        for (let attempt = 0; attempt < 250 && !(await dayKept()); attempt++) await sleep(20);
+        await weekKept();
+        expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
+
+        // An erasure of a user with a mobile page view in the week drops the week with the days.
+        const user = events.find((e) => e.userId !== null && !e.isBot && e.dimensions?.device === 'mobile' && e.timestamp >= week * 7 * DAY && e.timestamp < (week * 7 + 7) * DAY)
+          ?.userId as string;
+        expect(user).toBeTruthy();
+        await store.deleteUser(projectId, user);
+        expect(await keptWeeks()).toEqual([]);
+        await settle(store, loc, projectId);
+        const erased = await store.reports.top(q, 'page', 10);
+        await weekKept();
+        expect(await store.reports.top(q, 'page', 10)).toEqual(erased);
+        expect(await fromEvents(q)).toEqual(erased);
       });
     });
 

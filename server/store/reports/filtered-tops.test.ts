@@ -39,7 +39,7 @@ async function sixDays(name: string, seed: number) {
   }
   const db = new Database(path);
   registerSketchOf(db, createSketchKit());
-  return { projectId, db, keep: prepareSqliteFilteredKeep(db) };
+  return { projectId, db, keep: prepareSqliteFilteredKeep(db, createSketchKit()) };
 }
 
 describe('filtered top lists', () => {

@@ -2,6 +2,7 @@ import { type Dialect, type RunQuery, Values } from './dialect.js';
 import { BUILT_IN_EVENT_TYPES, DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension, type ReportQuery, type TopDimension, type TopRow } from '../report-store.js';
 import type { DayPlan } from './rollup-queries.js';
 import { DAY_MS, daySql } from './rollup-schema.js';
+import { WEEK_DAYS, weekOfDaySql, wholeWeeks } from '../aggregates/aggregate-schema.js';
 import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
 import { byteCompare, bytesOf, num } from '../shared/row-values.js';
 
@@ -12,15 +13,18 @@ import { byteCompare, bytesOf, num } from '../shared/row-values.js';
  * first top list with a filter that reads a whole clean day computes that day's counts of the
  * filter from its events and keeps them (`rollup_filtered`, one row per value and day): a
  * dashboard filtered the same way again, the next day or by a teammate, reads a row per value and
- * day. Matomo archives its segments the same way, on first use. The background keeps the
+ * day, and per value and week for each whole week kept (`rollup_filtered_weeks`, merged by the
+ * store from the week's seven days once they are all kept). Matomo archives its segments the same way, on first use. The background keeps the
  * frequent values ahead of their first view the same way (`filtered-ahead.ts`, through `keepDay`).
  *
  * Kept rows are part of the daily rollups: they describe a day as its last refresh saw it, are read
  * only while the day is clean, and go when a refresh builds the day again (a late event, an
- * erasure, retention). Counts are exact; visitors are sketches, as in every top list.
+ * erasure, retention), a week's rows with any of its days. Counts are exact; visitors are sketches, as in every top list.
  *
  * What one such report reads, each in one statement (one snapshot):
- * 1. the days of the range already kept for this filter and dimension, and their counts by value;
+ * 1. the days and whole weeks of the range already kept for this filter and dimension, and their
+ *    counts by value (a day of a week kept whole from the week's rows); weeks found kept day by day
+ *    without their week rows are handed to the store to merge;
  * 2. the events of the rest of the range (days not clean, the ends); then, a few days a
  *    statement, the events of the clean days not kept yet (both bot flags, to keep them whole)
  *    with the days' versions and marks, handed to the store to keep (`KeepFiltered`) as soon as
@@ -28,7 +32,7 @@ import { byteCompare, bytesOf, num } from '../shared/row-values.js';
  *    within the read budget, and what it read stays kept if a later read is refused. The store
  *    keeps a day only if it is still clean at the version the snapshot saw, so rows computed
  *    before a refresh never outlive it;
- * 3. the kept sketches of the values ranked first.
+ * 3. the kept sketches of the values ranked first, a week's where step 1 read its week.
  *
  * A filter applied on the dashboard asks for every top list of the overview at once, each with
  * the same filter. So a read of missing days counts every dimension from the one pass over the
@@ -63,11 +67,18 @@ export interface FilteredKeep {
   filterDim: FilterDimension;
   filterValue: string;
   days: FilteredDay[];
+  /**
+   * Weeks (`aggregate-schema.ts`) whose seven days the report found kept but not their week rows
+   * (kept before week rows were): merged as the weeks of the days kept are.
+   */
+  weeks?: readonly number[];
 }
 
 /**
  * Keeps filtered days: each only if the day is not marked and its version is the one given, and
  * each of its dimensions only if not kept already; resolves to the number of (day, dimension) kept.
+ * Then merges the week rows of each week of those days and of `weeks` whose seven days are kept
+ * and none marked.
  */
 export type KeepFiltered = (keep: FilteredKeep) => Promise<number>;
 
@@ -350,6 +361,31 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     return { read, kept };
   };
 
+  /** Weeks asked of the store to keep as weeks, until it settles: the overview's lists find the same ones at once. */
+  const weeksAsked = new Set<string>();
+  /**
+   * Asks the store to merge the week rows of the whole weeks `[first, end)` whose seven days a
+   * report found kept without them (kept day by day before week rows were, or a keep's weeks
+   * refused then); not waited for.
+   */
+  const keepWeeks = (projectId: string, [filterDim, filterValue]: Filter, first: number, end: number, dirty: readonly number[], kept: ReadonlySet<number>, keptWeeks: readonly number[]) => {
+    const weeks: number[] = [];
+    for (let week = first; week < end; week++) {
+      if (dirty.includes(week) || keptWeeks.includes(week)) continue;
+      if (Array.from({ length: WEEK_DAYS }, (_, i) => week * WEEK_DAYS + i).every((day) => kept.has(day))) weeks.push(week);
+    }
+    // A keep a week: each holds the project's lock on PostgreSQL only for its own week.
+    for (const week of weeks) {
+      const key = JSON.stringify([projectId, filterDim, filterValue, week]);
+      if (weeksAsked.has(key)) continue;
+      weeksAsked.add(key);
+      options
+        .keep({ projectId, filterDim, filterValue, days: [], weeks: [week] })
+        .catch((error: unknown) => options.onKeepError?.(error))
+        .finally(() => weeksAsked.delete(key));
+    }
+  };
+
   const top: FilteredTop = async (q, filter, dimension, limit, plan) => {
     const [filterDim, filterValue] = filter;
     const dim: FilterDimension = dimension === 'custom_event' ? 'event_type' : dimension;
@@ -362,21 +398,49 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       `project_id = ${v.add(q.projectId)} AND filter_dim = ${v.add(filterDim)} AND filter_value = ${v.add(filterValue)} AND dim = ${v.add(dim)}
        AND day >= ${v.add(clean.first)} AND day < ${v.add(clean.end)}${clean.dirty.length > 0 ? ` AND day NOT IN (${clean.dirty.map((d) => v.add(d)).join(', ')})` : ''}`;
 
-    // 1. The kept days and their counts by value, in one snapshot.
+    // Whole weeks of the clean days, none of their days marked: a week kept whole reads its week rows.
+    const [weekFirst, weekEnd] = days === null ? [0, 0] : wholeWeeks(days.first, days.end);
+    const dirtyWeeks = [...new Set([...dirty].map((day) => Math.floor(day / WEEK_DAYS)))];
+    const weekWhere = (v: Values, weeks?: readonly number[]) =>
+      `project_id = ${v.add(q.projectId)} AND filter_dim = ${v.add(filterDim)} AND filter_value = ${v.add(filterValue)} AND dim = ${v.add(dim)}
+       AND ${weeks === undefined ? `week >= ${v.add(weekFirst)} AND week < ${v.add(weekEnd)}${dirtyWeeks.length > 0 ? ` AND week NOT IN (${dirtyWeeks.map((w) => v.add(w)).join(', ')})` : ''}` : `week IN (${weeks.map((w) => v.add(w)).join(', ')})`}`;
+    /**
+     * The weeks kept whole: a week's marker, and its seven days' (a process of the version before,
+     * beside this one, builds a day again without dropping its week: the week is then not read).
+     */
+    const keptWeeksSql = (v: Values, weeks?: readonly number[]) =>
+      `SELECT week FROM rollup_filtered_weeks w WHERE ${weekWhere(v, weeks)} AND value IS NULL
+         AND (SELECT COUNT(*) FROM rollup_filtered d WHERE d.project_id = w.project_id AND d.filter_dim = w.filter_dim AND d.filter_value = w.filter_value
+           AND d.dim = w.dim AND d.day >= w.week * ${WEEK_DAYS} AND d.day < w.week * ${WEEK_DAYS} + ${WEEK_DAYS} AND d.value IS NULL) = ${WEEK_DAYS}`;
+
+    // 1. The kept days and weeks and their counts by value, in one snapshot: a day of a week kept
+    // whole is counted in the week's rows, not its own.
     const counts = new Map<string, number>();
     const kept = new Set<number>();
+    const keptWeeks: number[] = [];
     if (days !== null) {
       const v = new Values(dialect);
+      const byWeek = weekFirst < weekEnd;
+      const dayRows = (v: Values) =>
+        `SELECT value, n FROM rollup_filtered WHERE ${keptWhere(v, days)} AND value IS NOT NULL${botKept}${
+          byWeek ? ` AND ${weekOfDaySql('day')} NOT IN (${keptWeeksSql(v)})` : ''
+        }`;
       const rows = await run(
         `SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS value, 0 AS n FROM rollup_filtered WHERE ${keptWhere(v, days)} AND value IS NULL
+         ${byWeek ? `UNION ALL SELECT 2 AS kind, week, NULL, 0 FROM (${keptWeeksSql(v)}) kept_weeks` : ''}
          UNION ALL
-         SELECT 1 AS kind, NULL, value, SUM(n) FROM rollup_filtered WHERE ${keptWhere(v, days)} AND value IS NOT NULL${botKept} GROUP BY value`,
+         SELECT 1 AS kind, NULL, value, SUM(n) FROM (${dayRows(v)}${
+           byWeek ? ` UNION ALL SELECT value, n FROM rollup_filtered_weeks WHERE ${weekWhere(v)} AND value IS NOT NULL${botKept} AND week IN (${keptWeeksSql(v)})` : ''
+         }) kept_rows GROUP BY value`,
         v.list,
       );
       for (const row of rows) {
-        if (num(row.kind) === 0) kept.add(num(row.day));
+        const kind = num(row.kind);
+        if (kind === 0) kept.add(num(row.day));
+        else if (kind === 2) keptWeeks.push(num(row.day));
         else counts.set(String(row.value), num(row.n));
       }
+      keepWeeks(q.projectId, filter, weekFirst, weekEnd, dirtyWeeks, kept, keptWeeks);
     }
 
     // 2. The events of the rest of the range (days not clean, the ends), then of the clean days not kept yet.
@@ -450,11 +514,17 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
     }
     if (ranked.length > 0 && days !== null && kept.size > 0) {
       // Days kept by another report since step 1 add rows of days computed here: a sketch's union
-      // is idempotent, so they change nothing.
+      // is idempotent, so they change nothing. The weeks step 1 found kept whole and still kept
+      // are read as weeks (one dropped since by a refresh is read as its days left).
       const w = new Values(dialect);
+      const valueIn = () => `value IN (${ranked.map(([value]) => w.add(value)).join(', ')})${botKept}`;
       const sketchRows = await run(
-        `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days)}
-         AND value IN (${ranked.map(([value]) => w.add(value)).join(', ')})${botKept}`,
+        `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days)} AND ${valueIn()}${
+          keptWeeks.length > 0
+            ? ` AND ${weekOfDaySql('day')} NOT IN (${keptWeeksSql(w, keptWeeks)})
+         UNION ALL SELECT value, ${sketchColumn} FROM rollup_filtered_weeks WHERE ${weekWhere(w, keptWeeks)} AND ${valueIn()} AND week IN (${keptWeeksSql(w, keptWeeks)})`
+            : ''
+        }`,
         w.list,
       );
       for (const row of sketchRows) if (row.sketch instanceof Uint8Array) visitors.get(String(row.value))?.mergeBytes(row.sketch);

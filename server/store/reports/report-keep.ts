@@ -3,6 +3,8 @@ import type pg from 'pg';
 import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { FilteredKeep, KeepFiltered } from './filtered-tops.js';
 import type { KeepSessionDays, SessionDaysKeep } from './session-days.js';
+import { type SketchKit, VisitorSketch } from '../aggregates/visitor-sketch.js';
+import { WEEK_DAYS } from '../aggregates/aggregate-schema.js';
 import { KEYS_LOCK_SQL, NO_TIMEOUT } from './rollup-refresh.js';
 
 /*
@@ -17,10 +19,22 @@ import { KEYS_LOCK_SQL, NO_TIMEOUT } from './rollup-refresh.js';
 /**
  * The SQLite keep on connection `db`, in one write transaction. It runs on the rollup thread
  * (`sqlite/rollup-sqlite-thread.ts`), which receives it as source text, so it must stay
- * self-contained; the writer thread's commits and erasures and the refresh on the same thread are
- * serialized with it by the database's write lock.
+ * self-contained (`kit` is the sketch code, made there from its own text); the writer thread's
+ * commits and erasures and the refresh on the same thread are serialized with it by the
+ * database's write lock. Then, in the same transaction, the week rows of every week of a day kept
+ * and of every week asked for whose seven days are kept and none marked (7: `WEEK_DAYS`).
  */
-export function prepareSqliteFilteredKeep(db: Database.Database): (keep: FilteredKeep) => number {
+export function prepareSqliteFilteredKeep(db: Database.Database, kit: SketchKit): (keep: FilteredKeep) => number {
+  db.aggregate('sa_kept_week_union', {
+    start: () => null,
+    step: (merged: unknown, bytes: unknown): unknown =>
+      bytes === null ? merged : ((merged as ReturnType<SketchKit['VisitorSketch']['empty']> | null) ?? kit.VisitorSketch.empty()).mergeBytes(bytes as Uint8Array),
+    result: (merged: unknown): unknown => {
+      if (merged === null) return null;
+      const bytes = (merged as ReturnType<SketchKit['VisitorSketch']['empty']>).toBytes();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    },
+  });
   const marked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();
   const version = db.prepare('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?').pluck();
   const keptAlready = db
@@ -29,8 +43,25 @@ export function prepareSqliteFilteredKeep(db: Database.Database): (keep: Filtere
   const insert = db.prepare(
     'INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n, visitors, visitor_hashes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
+  // A week row left beside a day kept again (by a process of the version before, which drops no week) is built again.
+  const dropWeek = db.prepare('DELETE FROM rollup_filtered_weeks WHERE project_id = ? AND filter_dim = ? AND filter_value = ? AND dim = ? AND week = ?');
+  const weekMarked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = @p AND day >= @first AND day < @end').pluck();
+  const weekDims = db
+    .prepare(
+      `SELECT dim FROM rollup_filtered WHERE project_id = @p AND filter_dim = @fd AND filter_value = @fv AND day >= @first AND day < @end AND value IS NULL
+         GROUP BY dim HAVING COUNT(*) = 7
+       EXCEPT SELECT dim FROM rollup_filtered_weeks WHERE project_id = @p AND filter_dim = @fd AND filter_value = @fv AND week = @week AND value IS NULL`,
+    )
+    .pluck();
+  // The days' marker rows (value null) make the week's.
+  const insertWeek = db.prepare(
+    `INSERT INTO rollup_filtered_weeks (project_id, filter_dim, filter_value, dim, week, is_bot, value, n, visitors, visitor_hashes)
+     SELECT @p, @fd, @fv, @dim, @week, is_bot, value, SUM(n), sa_kept_week_union(visitors), sa_kept_week_union(visitor_hashes) FROM rollup_filtered
+     WHERE project_id = @p AND filter_dim = @fd AND filter_value = @fv AND dim = @dim AND day >= @first AND day < @end GROUP BY is_bot, value`,
+  );
   const keep = db.transaction((k: FilteredKeep): number => {
     let kept = 0;
+    const weeks = new Set(k.weeks ?? []);
     for (const day of k.days) {
       if (marked.get(k.projectId, day.day) !== undefined) continue;
       if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
@@ -40,8 +71,16 @@ export function prepareSqliteFilteredKeep(db: Database.Database): (keep: Filtere
         for (const row of rows) {
           insert.run(k.projectId, k.filterDim, k.filterValue, dim, day.day, row.isBot ? 1 : 0, row.value, row.n, row.visitors, row.visitorHashes);
         }
+        dropWeek.run(k.projectId, k.filterDim, k.filterValue, dim, Math.floor(day.day / 7));
         kept++;
       }
+      weeks.add(Math.floor(day.day / 7));
+    }
+    for (const week of weeks) {
+      const span = { p: k.projectId, first: week * 7, end: week * 7 + 7 };
+      if (weekMarked.get(span) !== undefined) continue;
+      const at = { ...span, fd: k.filterDim, fv: k.filterValue, week };
+      for (const dim of weekDims.all(at) as string[]) insertWeek.run({ ...at, dim });
     }
     return kept;
   });
@@ -74,8 +113,16 @@ export function prepareSqliteSessionDaysKeep(db: Database.Database): (keep: Sess
   return (k) => keep.immediate(k);
 }
 
-/** Keeps days of one project on PostgreSQL: each day of `days` that may be kept is written by `write`. */
-export type PostgresDayKeeps = (projectId: string, days: ReadonlyArray<{ day: number; version: number }>, write: PostgresDayWrite) => Promise<number>;
+/**
+ * Keeps days of one project on PostgreSQL: each day of `days` that may be kept is written by
+ * `write`; then `after`, in the same transaction, under the same dictionary lock.
+ */
+export type PostgresDayKeeps = (
+  projectId: string,
+  days: ReadonlyArray<{ day: number; version: number }>,
+  write: PostgresDayWrite,
+  after?: (client: pg.PoolClient) => Promise<void>,
+) => Promise<number>;
 
 /** Writes a day's kept rows on PostgreSQL, inside the keep's transaction, once the day may be kept; returns what it kept. */
 export type PostgresDayWrite = (client: pg.PoolClient, day: number) => Promise<number>;
@@ -94,7 +141,7 @@ export type PostgresDayWrite = (client: pg.PoolClient, day: number) => Promise<n
  */
 export function createPostgresDayKeeps(pool: pg.Pool): PostgresDayKeeps {
   let last: Promise<unknown> = Promise.resolve();
-  const keep = (projectId: string, days: ReadonlyArray<{ day: number; version: number }>, write: PostgresDayWrite) =>
+  const keep: PostgresDayKeeps = (projectId, days, write, after) =>
     inTransaction(pool, `BEGIN; ${NO_TIMEOUT}`, async (client) => {
       await client.query(KEYS_LOCK_SQL, [projectId]);
       let kept = 0;
@@ -109,53 +156,122 @@ export function createPostgresDayKeeps(pool: pg.Pool): PostgresDayKeeps {
         if (s === undefined || !s.claimed || s.marked || Number(s.version ?? 0) !== version) continue;
         kept += await write(client, day);
       }
+      await after?.(client);
       return kept;
     });
-  return (projectId, days, write) => {
-    const kept = last.then(() => keep(projectId, days, write));
+  return (projectId, days, write, after) => {
+    const kept = last.then(() => keep(projectId, days, write, after));
     last = kept.catch(() => undefined);
     return kept;
   };
 }
 
-/** The PostgreSQL keep of filtered rows, through a store's one {@link createPostgresDayKeeps}. */
+/**
+ * The PostgreSQL keep of filtered rows, through a store's one {@link createPostgresDayKeeps}; then
+ * the week rows of every week of a day given and of every week asked for, as on SQLite
+ * ({@link prepareSqliteFilteredKeep}).
+ */
 export function createPostgresFilteredKeep(keepDays: PostgresDayKeeps): KeepFiltered {
   return (k) => {
     const byDay = new Map(k.days.map((day) => [day.day, day]));
-    return keepDays(k.projectId, k.days, async (client, dayNumber) => {
-      const day = byDay.get(dayNumber) as FilteredKeep['days'][number];
-      const keptAlready = await client.query<{ kept: string[] | null }>(
-        'SELECT array_agg(dim) AS kept FROM rollup_filtered WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND day = $4 AND value IS NULL',
-        [k.projectId, k.filterDim, k.filterValue, day.day],
-      );
-      const keptDims = new Set(keptAlready.rows[0]?.kept ?? []);
-      let kept = 0;
-      const rows: Array<{ dim: string; isBot: boolean; value: string | null; n: number; visitors: Uint8Array | null; visitorHashes: Uint8Array | null }> = [];
-      for (const { dim, rows: dimRows } of day.dims) {
-        if (keptDims.has(dim)) continue;
-        rows.push({ dim, isBot: false, value: null, n: 0, visitors: null, visitorHashes: null }, ...dimRows.map((row) => ({ dim, ...row })));
-        kept++;
-      }
-      if (rows.length === 0) return 0;
-      await client.query(
-        `INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n, visitors, visitor_hashes)
-         SELECT $1, $2, $3, d, $4, b, v, n, s, h FROM unnest($5::text[], $6::bool[], $7::text[], $8::bigint[], $9::bytea[], $10::bytea[]) AS r(d, b, v, n, s, h)`,
-        [
+    const weeks = new Set([...(k.weeks ?? []), ...k.days.map((day) => Math.floor(day.day / WEEK_DAYS))]);
+    const keepWeeks = (client: pg.PoolClient) => keepPostgresWeeks(client, k, weeks);
+    return keepDays(
+      k.projectId,
+      k.days,
+      async (client, dayNumber) => {
+        const day = byDay.get(dayNumber) as FilteredKeep['days'][number];
+        const keptAlready = await client.query<{ kept: string[] | null }>(
+          'SELECT array_agg(dim) AS kept FROM rollup_filtered WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND day = $4 AND value IS NULL',
+          [k.projectId, k.filterDim, k.filterValue, day.day],
+        );
+        const keptDims = new Set(keptAlready.rows[0]?.kept ?? []);
+        let kept = 0;
+        const rows: Array<{ dim: string; isBot: boolean; value: string | null; n: number; visitors: Uint8Array | null; visitorHashes: Uint8Array | null }> = [];
+        for (const { dim, rows: dimRows } of day.dims) {
+          if (keptDims.has(dim)) continue;
+          rows.push({ dim, isBot: false, value: null, n: 0, visitors: null, visitorHashes: null }, ...dimRows.map((row) => ({ dim, ...row })));
+          kept++;
+        }
+        if (rows.length === 0) return 0;
+        // A week row left beside a day kept again (by a process of the version before, which drops no week) is built again.
+        await client.query('DELETE FROM rollup_filtered_weeks WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND week = $4 AND dim = ANY($5::text[])', [
           k.projectId,
           k.filterDim,
           k.filterValue,
-          day.day,
-          rows.map((r) => r.dim),
-          rows.map((r) => r.isBot),
-          rows.map((r) => r.value),
-          rows.map((r) => r.n),
-          rows.map((r) => (r.visitors === null ? null : Buffer.from(r.visitors))),
-          rows.map((r) => (r.visitorHashes === null ? null : Buffer.from(r.visitorHashes))),
-        ],
-      );
-      return kept;
-    });
+          Math.floor(day.day / WEEK_DAYS),
+          day.dims.filter(({ dim }) => !keptDims.has(dim)).map(({ dim }) => dim),
+        ]);
+        await insertFilteredRows(client, 'rollup_filtered', k, day.day, rows);
+        return kept;
+      },
+      keepWeeks,
+    );
   };
+}
+
+/**
+ * The week rows of `weeks` of a keep's filter whose seven days are kept and none marked, for each
+ * dimension not kept as a week yet: counts summed and sketches merged here (the same bytes with
+ * the `hll` extension or without), in the keep's transaction.
+ */
+async function keepPostgresWeeks(client: pg.PoolClient, k: FilteredKeep, weeks: ReadonlySet<number>): Promise<void> {
+  for (const week of weeks) {
+    const [first, end] = [week * WEEK_DAYS, (week + 1) * WEEK_DAYS];
+    const at = [k.projectId, k.filterDim, k.filterValue, first, end];
+    const { rows: dims } = await client.query<{ dim: string }>(
+      `SELECT dim FROM rollup_filtered WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND day >= $4 AND day < $5 AND value IS NULL
+         AND NOT EXISTS (SELECT 1 FROM rollup_dirty WHERE project_id = $1 AND day >= $4 AND day < $5)
+         GROUP BY dim HAVING COUNT(*) = ${WEEK_DAYS}
+       EXCEPT SELECT dim FROM rollup_filtered_weeks WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND week = $6 AND value IS NULL`,
+      [...at, week],
+    );
+    if (dims.length === 0) continue;
+    const { rows } = await client.query<{ dim: string; is_bot: boolean; value: string | null; n: string; visitors: Uint8Array | null; visitor_hashes: Uint8Array | null }>(
+      `SELECT dim, is_bot, value, n, visitors, visitor_hashes FROM rollup_filtered
+       WHERE project_id = $1 AND filter_dim = $2 AND filter_value = $3 AND day >= $4 AND day < $5 AND dim = ANY($6::text[])`,
+      [...at, dims.map((d) => d.dim)],
+    );
+    // The days' marker rows (value null) make the week's.
+    const merged = new Map<string, { dim: string; isBot: boolean; value: string | null; n: number; visitors: VisitorSketch | null; hashes: VisitorSketch | null }>();
+    for (const row of rows) {
+      const key = JSON.stringify([row.dim, row.is_bot, row.value]);
+      let into = merged.get(key);
+      if (into === undefined) merged.set(key, (into = { dim: row.dim, isBot: row.is_bot, value: row.value, n: 0, visitors: null, hashes: null }));
+      into.n += Number(row.n);
+      if (row.visitors !== null) into.visitors = (into.visitors ?? VisitorSketch.empty()).mergeBytes(row.visitors);
+      if (row.visitor_hashes !== null) into.hashes = (into.hashes ?? VisitorSketch.empty()).mergeBytes(row.visitor_hashes);
+    }
+    const bytes = (sketch: VisitorSketch | null) => (sketch === null ? null : sketch.toBytes());
+    const weekRows = [...merged.values()].map((r) => ({ dim: r.dim, isBot: r.isBot, value: r.value, n: r.n, visitors: bytes(r.visitors), visitorHashes: bytes(r.hashes) }));
+    await insertFilteredRows(client, 'rollup_filtered_weeks', k, week, weekRows);
+  }
+}
+
+/** Kept filtered rows of one day (`rollup_filtered`) or week (`rollup_filtered_weeks`) of a keep's filter, in one statement. */
+async function insertFilteredRows(
+  client: pg.PoolClient,
+  table: 'rollup_filtered' | 'rollup_filtered_weeks',
+  k: FilteredKeep,
+  at: number,
+  rows: ReadonlyArray<{ dim: string; isBot: boolean; value: string | null; n: number; visitors: Uint8Array | null; visitorHashes: Uint8Array | null }>,
+): Promise<void> {
+  await client.query(
+    `INSERT INTO ${table} (project_id, filter_dim, filter_value, dim, ${table === 'rollup_filtered' ? 'day' : 'week'}, is_bot, value, n, visitors, visitor_hashes)
+     SELECT $1, $2, $3, d, $4, b, v, n, s, h FROM unnest($5::text[], $6::bool[], $7::text[], $8::bigint[], $9::bytea[], $10::bytea[]) AS r(d, b, v, n, s, h)`,
+    [
+      k.projectId,
+      k.filterDim,
+      k.filterValue,
+      at,
+      rows.map((r) => r.dim),
+      rows.map((r) => r.isBot),
+      rows.map((r) => r.value),
+      rows.map((r) => r.n),
+      rows.map((r) => (r.visitors === null ? null : Buffer.from(r.visitors))),
+      rows.map((r) => (r.visitorHashes === null ? null : Buffer.from(r.visitorHashes))),
+    ],
+  );
 }
 
 /** The PostgreSQL keep of session days, through a store's one {@link createPostgresDayKeeps}; a day kept already is replaced. */

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { KEYS_LOCK_SQL } from './rollup-refresh.js';
 import { DAY_MS } from './rollup-schema.js';
+import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
 
 /*
  * What the erasure of a user does to the daily rollups (docs/decisions.md, "Daily rollups"), in the
@@ -105,25 +106,29 @@ const textKeyDeletes = (project: string, days: string, keys: string): string[] =
 /**
  * Step 3's deletes of the filtered rows and kept session days of `days` (a list expression: the
  * days step 2 marks and those the user had events in): their sketches hold the keys' hashes, their
- * session days the sessions' ids and counts.
+ * session days the sessions' ids and counts; and the filtered week rows of `weeks` (those days'
+ * weeks), merged from them.
  */
-const dayDeletes = (project: string, days: string): string[] =>
-  ['rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days}`);
+const dayDeletes = (project: string, days: string, weeks: string): string[] => [
+  ...['rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days}`),
+  `DELETE FROM rollup_filtered_weeks WHERE project_id = ${project} AND week IN ${weeks}`,
+];
 
 /**
  * The statements of steps 1–3 for SQLite's erasure program, which runs them elsewhere
  * (`sqlite/sqlite-erasure.ts`): `ph` numbers the user query's placeholders; `names` gives the
- * project, the keys, the user's days and the days of both steps (`touched`) as SQL.
+ * project, the keys, the user's days, the days of both steps (`touched`) and their weeks
+ * (`touchedWeeks`) as SQL.
  */
 export function erasureRollupSql(
   ph: (n: number) => string,
-  names: { p: string; keys: string; days: string; touched: string },
+  names: { p: string; keys: string; days: string; touched: string; touchedWeeks: string },
 ): { userEvents: string; holderDays: string; textKeyDeletes: string[]; dayDeletes: string[] } {
   return {
     userEvents: userEventsSql(ph),
     holderDays: holderDaysSql(names.p, names.keys, (index) => `INDEXED BY ${index}`),
     textKeyDeletes: textKeyDeletes(names.p, names.days, names.keys),
-    dayDeletes: dayDeletes(names.p, names.touched),
+    dayDeletes: dayDeletes(names.p, names.touched, names.touchedWeeks),
   };
 }
 
@@ -173,8 +178,9 @@ const DROP_PAUSE_MS = 20;
  * (seconds for a large project's day), a keep through its writes: both are dropped rather than
  * waited for (the day stays marked, or unkept, and is built again later). Tried again after each
  * drop rather than waited for in the lock's queue, where a build queued before the erasure would
- * take it first. Another erasure holding it is waited for, and so is anything still holding it
- * after a second of tries.
+ * take it first. Another erasure holding it is waited for, and so is a keep that only merges a
+ * week's rows (it claims no day; one week, tens of milliseconds at 10M events), and anything
+ * still holding it after a second of tries.
  */
 async function takeKeysLock(client: pg.PoolClient, projectId: string): Promise<void> {
   for (let attempt = 0; attempt < DROP_TRIES; attempt++) {
@@ -210,7 +216,9 @@ export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: str
     ]);
   }
   for (const sql of textKeyDeletes('$1', '(SELECT unnest($3::int[]))', keys)) await client.query(sql, [projectId, user.keys, user.days]);
-  for (const sql of dayDeletes('$1', '(SELECT unnest($2::int[]))')) await client.query(sql, [projectId, touchedDays(user.days, holders)]);
+  for (const sql of dayDeletes('$1', '(SELECT unnest($2::int[]))', `(SELECT ${weekOfDaySql('d')} FROM unnest($2::int[]) AS d)`)) {
+    await client.query(sql, [projectId, touchedDays(user.days, holders)]);
+  }
   await client.query('DELETE FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, user.keys]);
   return result;
 }

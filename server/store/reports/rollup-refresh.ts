@@ -6,6 +6,7 @@ import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../r
 import { DAY_MS, markLockSql } from './rollup-schema.js';
 import { vitalStepSql } from '../shared/vital-steps.js';
 import { vitalCountsSql } from './vital-counts.js';
+import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
 
 /*
  * Recomputing one marked (project, day) from its raw events (docs/decisions.md, "Daily rollups"):
@@ -148,6 +149,8 @@ function rollupDeletes(p: string, d: string): string[] {
     `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
     `DELETE FROM rollup_vitals WHERE project_id = ${p} AND metric IN (${['', ...VITAL_KEYS].map((k) => `'${k}'`).join(', ')}) AND day = ${d}`,
     ...['rollup_errors', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
+    // The day's week of kept filtered rows was merged from the day's.
+    `DELETE FROM rollup_filtered_weeks WHERE project_id = ${p} AND week = ${weekOfDaySql(`CAST(${d} AS INTEGER)`)}`,
   ];
 }
 

@@ -106,7 +106,7 @@ export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
 const ROLLUP_TABLES = [
-  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_kept_sessions', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
+  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_filtered_weeks', 'rollup_kept_sessions', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
 ];
 
 /**
@@ -179,8 +179,16 @@ CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_
  * their visitors, with one row of value null marking the (day, filter, dimension) as kept: written
  * by the first top list with that filter that reads the day, or ahead of it in the background for a
  * frequent value (`filtered-ahead.ts`), for every dimension, not by the refresh (`filtered-tops.ts`),
- * so a dashboard filtered the same way again reads a row per value and day.
+ * so a dashboard filtered the same way again reads a row per value and day (per week, below).
  * A refresh of the day deletes them (and an erasure those of the days it marks).
+ * rollup_filtered_weeks: the same per week (`aggregate-schema.ts`'s weeks of seven days) of a
+ * (filter, dimension) whose seven days are all kept, counts summed and sketches merged from them, with
+ * its marker row of value null: a range reads a row per value and whole week inside it, not per
+ * day (a filter's overview lists merged a sketch per value and day, and grew with the traffic:
+ * bench/RESULTS.md). Written by the keep that keeps a week's last day, or asked for by a report
+ * that finds a week kept day by day (days kept by a version before); never while a day of the week
+ * is marked. A refresh of a day and an erasure delete its week's rows with the day's, and a keep of
+ * a day its week's before merging it again; a report reads a week only with its seven days kept.
  * rollup_kept_sessions: per day, report over sessions (a funnel, the sessions report with one
  * filter: `session-days.ts`) and bot choice, a row of session null with the report's `total` over
  * the day's sessions that lie wholly inside it (comma-separated numbers) and in `spans` a digest of
@@ -222,6 +230,11 @@ CREATE TABLE IF NOT EXISTS rollup_filtered (
   value TEXT, n INTEGER NOT NULL, visitors BLOB, visitor_hashes BLOB);
 CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
 CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_filtered_weeks (
+  project_id TEXT NOT NULL, filter_dim TEXT NOT NULL, filter_value TEXT NOT NULL, dim TEXT NOT NULL, week INTEGER NOT NULL, is_bot INTEGER NOT NULL,
+  value TEXT, n INTEGER NOT NULL, visitors BLOB, visitor_hashes BLOB);
+CREATE INDEX IF NOT EXISTS rollup_filtered_weeks_key ON rollup_filtered_weeks (project_id, filter_dim, filter_value, dim, week);
+CREATE INDEX IF NOT EXISTS rollup_filtered_weeks_by_week ON rollup_filtered_weeks (project_id, week);
 CREATE TABLE IF NOT EXISTS rollup_kept_sessions (
   project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots INTEGER NOT NULL, day INTEGER NOT NULL, session_id TEXT, piece TEXT, total TEXT, spans TEXT);
 CREATE INDEX IF NOT EXISTS rollup_kept_sessions_key ON rollup_kept_sessions (project_id, report, with_bots, day);
@@ -307,6 +320,11 @@ CREATE TABLE IF NOT EXISTS rollup_filtered (
   value TEXT COLLATE "C", n BIGINT NOT NULL, visitors BYTEA, visitor_hashes BYTEA);
 CREATE INDEX IF NOT EXISTS rollup_filtered_key ON rollup_filtered (project_id, filter_dim, filter_value, dim, day);
 CREATE INDEX IF NOT EXISTS rollup_filtered_by_day ON rollup_filtered (project_id, day);
+CREATE TABLE IF NOT EXISTS rollup_filtered_weeks (
+  project_id TEXT NOT NULL, filter_dim TEXT NOT NULL, filter_value TEXT NOT NULL, dim TEXT NOT NULL, week INTEGER NOT NULL, is_bot BOOLEAN NOT NULL,
+  value TEXT COLLATE "C", n BIGINT NOT NULL, visitors BYTEA, visitor_hashes BYTEA);
+CREATE INDEX IF NOT EXISTS rollup_filtered_weeks_key ON rollup_filtered_weeks (project_id, filter_dim, filter_value, dim, week);
+CREATE INDEX IF NOT EXISTS rollup_filtered_weeks_by_week ON rollup_filtered_weeks (project_id, week);
 CREATE TABLE IF NOT EXISTS rollup_kept_sessions (
   project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots SMALLINT NOT NULL, day INTEGER NOT NULL, session_id TEXT, piece TEXT, total TEXT, spans TEXT);
 CREATE INDEX IF NOT EXISTS rollup_kept_sessions_key ON rollup_kept_sessions (project_id, report, with_bots, day);

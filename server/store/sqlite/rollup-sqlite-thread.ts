@@ -7,6 +7,7 @@ import { DAY_MS } from '../reports/rollup-schema.js';
 import type { FilteredKeep, KeepFiltered } from '../reports/filtered-tops.js';
 import { prepareSqliteFilteredKeep, prepareSqliteSessionDaysKeep } from '../reports/report-keep.js';
 import type { KeepSessionDays, SessionDaysKeep } from '../reports/session-days.js';
+import { createSketchKit } from '../aggregates/visitor-sketch.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
@@ -48,12 +49,13 @@ function refreshThreadMain(
   prepareKeep: typeof prepareSqliteFilteredKeep,
   prepareSessionDaysKeep: typeof prepareSqliteSessionDaysKeep,
   toError: typeof toThreadError,
+  createKit: typeof createSketchKit,
 ): void {
   const Driver = load(data.driverPath) as typeof Database;
   const db = new Driver(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const refresh = prepare(db, data.sql, data.dayMs);
-  const keep = prepareKeep(db);
+  const keep = prepareKeep(db, createKit());
   const keepSessionDays = prepareSessionDaysKeep(db);
   port.on('message', (message) => {
     if ('close' in message) {
@@ -71,7 +73,7 @@ function refreshThreadMain(
   port.postMessage({ ready: true });
 }
 
-const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteSessionDaysKeep.toString()}, ${toThreadError.toString()});`;
+const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteSessionDaysKeep.toString()}, ${toThreadError.toString()}, ${createSketchKit.toString()});`;
 
 /** A running refresh thread. */
 export interface SqliteRollupThread {

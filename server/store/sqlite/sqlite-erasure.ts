@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS } from '../aggregates/aggregate-schema.js';
+import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS, weekOfDaySql } from '../aggregates/aggregate-schema.js';
 import { sqliteMergeSql } from './sqlite-aggregates.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import type { DeletedUser } from '../event-store.js';
@@ -74,7 +74,13 @@ const AGGREGATE_EVENT_COLUMNS = `project_id, event_type, session_id, timestamp, 
 /** The statements of the erasure program for this build's schema. */
 export function sqliteErasureSql(): SqliteErasureSql {
   const list = (name: string) => `(SELECT value FROM json_each(@${name}))`;
-  const rollups = erasureRollupSql(() => '?', { p: '@p', keys: list('keys'), days: list('days'), touched: list('touched') });
+  const rollups = erasureRollupSql(() => '?', {
+    p: '@p',
+    keys: list('keys'),
+    days: list('days'),
+    touched: list('touched'),
+    touchedWeeks: `(SELECT ${weekOfDaySql('value')} FROM json_each(@touched))`,
+  });
   return {
     // What the rollups need of each of the user's events, and what the aggregates need.
     userEvents: rollups.userEvents.replace(/^SELECT /, `SELECT path, is_bot, ${AGGREGATE_EVENT_COLUMNS}, `),

@@ -251,7 +251,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       ownAggregates = aggregates;
       if (isPrivateDatabase(options.path)) {
         refreshRollup = createSqliteRollupRefresh(db.db, SQLITE_DIALECT);
-        const keep = prepareSqliteFilteredKeep(db.db);
+        const keep = prepareSqliteFilteredKeep(db.db, createSketchKit());
         keepFiltered = async (k) => keep(k);
         const keepDays = prepareSqliteSessionDaysKeep(db.db);
         keepSessionDays = async (k) => keepDays(k);
