@@ -10,16 +10,17 @@ export interface PlanReader {
 
 /**
  * Opens and closes the store once on `url` (its schema and indexes made), then connects with
- * sequential scans turned off: on the empty tables of a test the planner would rightly prefer one,
- * and a plan test asks which index a statement can use, not what the planner picks at this size.
+ * sequential scans turned off, and the plan methods of `alsoOff` (`hashjoin`, `mergejoin`,
+ * `bitmapscan`…): on the empty tables of a test the planner would rightly prefer those, and a plan
+ * test asks which index a statement can use, not what the planner picks at this size.
  */
-export async function planReaderOn(url: string): Promise<PlanReader> {
+export async function planReaderOn(url: string, alsoOff: readonly string[] = []): Promise<PlanReader> {
   const store = createPostgresStore({ url, poolSize: 1 });
   await store.init();
   await store.close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query('SET enable_seqscan = off');
+  for (const method of ['seqscan', ...alsoOff]) await client.query(`SET enable_${method} = off`);
   return {
     async plan(sql, values) {
       const { rows } = await client.query<Record<string, string>>(`EXPLAIN ${sql}`, [...values]);

@@ -137,6 +137,15 @@ export async function recountPostgresSessions(client: pg.PoolClient, projectId: 
   for (let i = 0; i < all.length; i += RECOUNT_SLICE) await recountSlice(client, projectId, all.slice(i, i + RECOUNT_SLICE));
 }
 
+/**
+ * A recount's read of the sessions' hour rows (project; session ids and hours as arrays, a pair
+ * per hour of each session's span): a seek of `agg_sessions_key` per pair.
+ */
+export const POSTGRES_RECOUNT_SQL = `SELECT u.sid AS session_id, a.is_bot, min(a.first_ts) AS first_ts, max(a.last_ts) AS last_ts, sum(a.events) AS events, sum(a.page_views) AS page_views
+  FROM unnest($2::text[], $3::bigint[]) AS u(sid, hour)
+  JOIN agg_sessions a ON a.project_id = $1 AND a.hour = u.hour AND a.session_id = u.sid
+  GROUP BY u.sid, a.is_bot`;
+
 /** Sessions counted again per statement. */
 const RECOUNT_SLICE = 10_000;
 
@@ -151,15 +160,19 @@ async function recountSlice(client: pg.PoolClient, projectId: string, sessions: 
   const before = await readStates(client, projects, sessions);
   const known = sessions.filter((s) => before.get(keyOf(projectId, s))?.[1] != null);
   if (known.length === 0) return;
-  // Its hour rows lie within its old span: an erasure or a cut only takes events away.
-  const spans = known.map((s) => (before.get(keyOf(projectId, s)) as SessionState)[1] as NonNullable<SessionSpan>);
-  const { rows } = await client.query<Record<string, unknown>>(
-    `SELECT u.sid AS session_id, a.is_bot, min(a.first_ts) AS first_ts, max(a.last_ts) AS last_ts, sum(a.events) AS events, sum(a.page_views) AS page_views
-     FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS u(sid, h0, h1)
-     JOIN agg_sessions a ON a.project_id = $1 AND a.hour >= u.h0 AND a.hour <= u.h1 AND a.session_id = u.sid
-     GROUP BY u.sid, a.is_bot`,
-    [projectId, known, spans.map((s) => Math.floor(s.first / HOUR_MS)), spans.map((s) => Math.floor(s.last / HOUR_MS))],
-  );
+  // Its hour rows lie within its old span: an erasure or a cut only takes events away. Each
+  // (session, hour) is a seek of the key: given a range of hours per session instead, the planner
+  // took the range for 0.5% of the table and scanned all of it (330 ms at 10M events).
+  const sids: string[] = [];
+  const hours: number[] = [];
+  for (const session of known) {
+    const span = (before.get(keyOf(projectId, session)) as SessionState)[1] as NonNullable<SessionSpan>;
+    for (let hour = Math.floor(span.first / HOUR_MS); hour <= Math.floor(span.last / HOUR_MS); hour++) {
+      sids.push(session);
+      hours.push(hour);
+    }
+  }
+  const { rows } = await client.query<Record<string, unknown>>(POSTGRES_RECOUNT_SQL, [projectId, sids, hours]);
   const after = new Map<string, SessionState>(known.map((s) => [s, [null, null]]));
   for (const r of rows) {
     const state = after.get(String(r.session_id)) as SessionState;
