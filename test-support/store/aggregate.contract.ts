@@ -322,6 +322,11 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
             at('forty-days', START - 38 * DAY),
             at('forty-days', START + DAY + 20 * HOUR, { eventType: 'click' }),
             at('forty-days', START + 2 * DAY + 2 * HOUR, { isBot: true }),
+            // Nine days long, its last event the erased user's: counted again from its range of hours, not an hour at a time.
+            at('nine-days', START - 8 * DAY + 30 * MIN),
+            at('nine-days', START - 8 * DAY + 40 * MIN, { eventType: 'click' }),
+            at('nine-days', START + 12 * HOUR + 30 * MIN),
+            at('nine-days', START + DAY + 4 * HOUR, { userId: 'u-span' }),
           ],
           chunks: [],
         });
@@ -330,7 +335,10 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
         await store.write({ events: [at('inside', START + 2 * DAY + HOUR, { receivedAt: START + 3 * DAY })], chunks: [] });
         await expectAsSql(store, loc, projectId);
         const erased = await store.deleteUser(projectId, 'u-span');
-        expect(erased.events).toBe(2);
+        expect(erased.events).toBe(3);
+        // The long session's state, counted again from the hour rows its events left.
+        const nine = await loc.sql("SELECT first_ts, last_ts, events FROM agg_session_state WHERE project_id = ? AND session_id = 'nine-days'", [projectId]);
+        expect(nine.map((row) => [Number(row.first_ts), Number(row.last_ts), Number(row.events)])).toEqual([[START - 8 * DAY + 30 * MIN, START + 12 * HOUR + 30 * MIN, 3]]);
         await expectAsSql(store, loc, projectId);
         await store.deleteOlderThan(START + DAY + 12 * HOUR + 30 * MIN);
         await expectAsSql(store, loc, projectId);

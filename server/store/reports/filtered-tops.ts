@@ -406,7 +406,8 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
        AND ${weeks === undefined ? `week >= ${v.add(weekFirst)} AND week < ${v.add(weekEnd)}${dirtyWeeks.length > 0 ? ` AND week NOT IN (${dirtyWeeks.map((w) => v.add(w)).join(', ')})` : ''}` : `week IN (${weeks.map((w) => v.add(w)).join(', ')})`}`;
     /**
      * The weeks kept whole: a week's marker, and its seven days' (a process of the version before,
-     * beside this one, builds a day again without dropping its week: the week is then not read).
+     * beside this one, builds a day again without dropping its week: the week is then not read
+     * until this version keeps the day again, whose keep merges the week anew; README, upgrading).
      */
     const keptWeeksSql = (v: Values, weeks?: readonly number[]) =>
       `SELECT week FROM rollup_filtered_weeks w WHERE ${weekWhere(v, weeks)} AND value IS NULL
