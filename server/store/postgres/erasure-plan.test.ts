@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
-import { planReaderOn } from '../../../test-support/store/postgres-plan.js';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../test-support/postgres.js';
+import { planReader } from '../../../test-support/store/postgres-plan.js';
 import { POSTGRES_STEPS_DELETE_SQL } from '../reports/rollup-erasure.js';
 import { POSTGRES_RECOUNT_SQL } from './postgres-session-summaries.js';
 import { createPostgresStore } from './postgres-store.js';
@@ -14,15 +14,9 @@ import { createPostgresStore } from './postgres-store.js';
  * session row (about 320 ms at 10M events).
  */
 
-let database: TestDatabase | undefined;
-afterAll(async () => {
-  await database?.drop();
-});
-
 describe('an erasure on PostgreSQL', () => {
   it("deletes its events' funnel steps through an index that ends with the event id", async () => {
-    database = await createTestDatabase();
-    const reader = await planReaderOn(database.url);
+    const reader = await planReader();
     try {
       const plan = await reader.plan(POSTGRES_STEPS_DELETE_SQL, ['p', [20000], [0], ['/'], ['e1']]);
       expect(plan).toMatch(/Index (Only )?Scan using rollup_steps_by_event/);
@@ -37,9 +31,8 @@ describe('an erasure on PostgreSQL', () => {
   });
 
   it("counts the erased sessions again by a seek of agg_sessions_key per session and hour", async () => {
-    database ??= await createTestDatabase();
     // The join a nested loop: what the planner picks at 10M events (a seek per pair, 4 ms), not on an empty table.
-    const reader = await planReaderOn(database.url, ['hashjoin', 'mergejoin', 'bitmapscan']);
+    const reader = await planReader(['hashjoin', 'mergejoin', 'bitmapscan']);
     try {
       const plan = await reader.plan(POSTGRES_RECOUNT_SQL, ['p', ['s1', 's1'], [1, 2]]);
       expect(plan).toMatch(/Index (Only )?Scan using agg_sessions_key/);

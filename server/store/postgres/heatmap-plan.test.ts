@@ -1,6 +1,5 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
-import { planReaderOn } from '../../../test-support/store/postgres-plan.js';
+import { describe, expect, it } from 'vitest';
+import { planReader } from '../../../test-support/store/postgres-plan.js';
 import { POSTGRES_DIALECT, Values } from '../reports/dialect.js';
 import { heatmapClicksSql, heatmapScrollSql } from '../reports/report-heatmap.js';
 
@@ -10,15 +9,9 @@ import { heatmapClicksSql, heatmapScrollSql } from '../reports/report-heatmap.js
  * statements' constant event types (a parameter would not do).
  */
 
-let database: TestDatabase | undefined;
-afterAll(async () => {
-  await database?.drop();
-});
-
 describe('the heatmap report on PostgreSQL', () => {
   it('reads the page through events_by_heatmap', async () => {
-    database = await createTestDatabase();
-    const reader = await planReaderOn(database.url);
+    const reader = await planReader();
     try {
       const where = (v: Values): string =>
         [`project_id = ${v.add('p')}`, `timestamp >= ${v.add(0)}`, `timestamp < ${v.add(1)}`, 'is_bot = false', `path = ${v.add('/pricing')}`].join(' AND ');
