@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test-support/pos
 import { TOP_DIMENSIONS, type ReportQuery } from '../report-store.js';
 import { type KeyHash, VisitorSketch, hashKey, unionSketchBytes } from '../aggregates/visitor-sketch.js';
 import { createPostgresStore } from './postgres-store.js';
-import { findHllExtension, hllSketchOfSql } from './postgres-hll.js';
+import { findHllExtension, hllSketchOfSql, hllUnionSql } from './postgres-hll.js';
 
 /*
  * PostgreSQL's `hll` extension against our own sketch code (issue: "the same answers"): the test
@@ -110,6 +110,22 @@ describe("PostgreSQL's hll extension and our sketch", () => {
       expect(hex(backward as Uint8Array)).toBe(all);
       expect(rows[0]?.s).toBe(all);
     }
+  });
+
+  it('unions stored sketches in SQL to the bytes our merge makes, nulls passed over and null when all are (reports, erasure, retention)', async () => {
+    const union = hllUnionSql((await findHllExtension(pool)) as string);
+    for (const size of [1, 256, 257, 5000]) {
+      const keys = variedKeys(size, `su${size}-`).slice(0, size);
+      const halves = [keys.slice(0, size >> 1), keys.slice(size >> 1)].map((part) => {
+        const sketch = VisitorSketch.empty();
+        for (const key of part) sketch.add(hashKey(key));
+        return Buffer.from(sketch.toBytes());
+      });
+      const { rows } = await pool.query<{ s: Buffer | null }>(`SELECT ${union('b')} AS s FROM unnest($1::bytea[]) b`, [[null, ...halves, null]]);
+      expect(hex(rows[0]?.s as Buffer), `${size} keys`).toBe(hex(unionSketchBytes(halves[0] as Buffer, halves[1] as Buffer)));
+    }
+    const { rows } = await pool.query<{ s: Buffer | null }>(`SELECT ${union('b')} AS s FROM unnest($1::bytea[]) b`, [[null, null]]);
+    expect(rows[0]?.s).toBeNull();
   });
 
   it('opens, and merges in Node, where its role may not create the extension', async () => {

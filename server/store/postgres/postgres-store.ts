@@ -468,7 +468,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
             [projectId, userId],
           );
           const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows);
+          await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows, sketchUnion);
           return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
         }),
       );
@@ -516,7 +516,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       }
       // The aggregates before the cut-off go and the hour it cuts is built again (postgres-aggregates.ts);
       // a dropped partition held no event at or after the cut-off (postgres-partition.ts).
-      for (const projectId of projects) await transaction((client) => cutPostgresAggregatesAt(client, projectId, cutoff));
+      for (const projectId of projects) await transaction((client) => cutPostgresAggregatesAt(client, projectId, cutoff, sketchUnion));
       const droppedChunks = await dropExpiredPartitions(pool, cutoff, { table: RECORDING_PARTITIONS });
       recordingPartitions.forget();
       const chunks = droppedChunks.rows + ((await query('DELETE FROM recording_chunks WHERE received_at < $1', [cutoff])).rowCount ?? 0);
