@@ -95,23 +95,26 @@ const holderDaysSql = (project: string, keys: string, indexed: (index: string) =
    UNION SELECT day FROM rollup_values ${indexed('rollup_values_session_days')} WHERE project_id = ${project} AND dim = '' AND session_id IN ${keyIds(project, keys)}`;
 
 /**
- * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`days` and `keys` list expressions;
- * the exposures by their keys' ids). Before step 4, which the ids need.
+ * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`inDays` what makes `day` one of the
+ * user's days, `keys` a list expression; the exposures by their keys' ids). Before step 4, which
+ * the ids need. On PostgreSQL `inDays` is `= ANY(array)`: with `IN (SELECT unnest(array))` its
+ * planner read the whole tables (77 ms for `rollup_errors` at 10M events, 7 ms through the day
+ * index).
  */
-const textKeyDeletes = (project: string, days: string, keys: string): string[] => [
-  `DELETE FROM rollup_errors WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
-  `DELETE FROM rollup_exposures WHERE project_id = ${project} AND day IN ${days} AND (visitor IN ${keyIds(project, keys)} OR visitor_hash IN ${keyIds(project, keys)})`,
+const textKeyDeletes = (project: string, inDays: string, keys: string): string[] => [
+  `DELETE FROM rollup_errors WHERE project_id = ${project} AND day ${inDays} AND (visitor IN ${keys} OR visitor_hash IN ${keys})`,
+  `DELETE FROM rollup_exposures WHERE project_id = ${project} AND day ${inDays} AND (visitor IN ${keyIds(project, keys)} OR visitor_hash IN ${keyIds(project, keys)})`,
 ];
 
 /**
- * Step 3's deletes of the filtered rows and kept session days of `days` (a list expression: the
- * days step 2 marks and those the user had events in): their sketches hold the keys' hashes, their
- * session days the sessions' ids and counts; and the filtered week rows of `weeks` (those days'
- * weeks), merged from them.
+ * Step 3's deletes of the filtered rows and kept session days of the days step 2 marks and those
+ * the user had events in (`inDays`, as {@link textKeyDeletes}'): their sketches hold the keys'
+ * hashes, their session days the sessions' ids and counts; and the filtered week rows of those
+ * days' weeks (`inWeeks`), merged from them.
  */
-const dayDeletes = (project: string, days: string, weeks: string): string[] => [
-  ...['rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day IN ${days}`),
-  `DELETE FROM rollup_filtered_weeks WHERE project_id = ${project} AND week IN ${weeks}`,
+const dayDeletes = (project: string, inDays: string, inWeeks: string): string[] => [
+  ...['rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${project} AND day ${inDays}`),
+  `DELETE FROM rollup_filtered_weeks WHERE project_id = ${project} AND week ${inWeeks}`,
 ];
 
 /**
@@ -127,8 +130,8 @@ export function erasureRollupSql(
   return {
     userEvents: userEventsSql(ph),
     holderDays: holderDaysSql(names.p, names.keys, (index) => `INDEXED BY ${index}`),
-    textKeyDeletes: textKeyDeletes(names.p, names.days, names.keys),
-    dayDeletes: dayDeletes(names.p, names.touched, names.touchedWeeks),
+    textKeyDeletes: textKeyDeletes(names.p, `IN ${names.days}`, names.keys),
+    dayDeletes: dayDeletes(names.p, `IN ${names.touched}`, `IN ${names.touchedWeeks}`),
   };
 }
 
@@ -215,8 +218,8 @@ export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: str
       user.steps.map((s) => s.eventId),
     ]);
   }
-  for (const sql of textKeyDeletes('$1', '(SELECT unnest($3::int[]))', keys)) await client.query(sql, [projectId, user.keys, user.days]);
-  for (const sql of dayDeletes('$1', '(SELECT unnest($2::int[]))', `(SELECT ${weekOfDaySql('d')} FROM unnest($2::int[]) AS d)`)) {
+  for (const sql of textKeyDeletes('$1', '= ANY($3::int[])', keys)) await client.query(sql, [projectId, user.keys, user.days]);
+  for (const sql of dayDeletes('$1', '= ANY($2::int[])', `= ANY(ARRAY(SELECT ${weekOfDaySql('d')} FROM unnest($2::int[]) AS d))`)) {
     await client.query(sql, [projectId, touchedDays(user.days, holders)]);
   }
   await client.query('DELETE FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, user.keys]);
