@@ -5,6 +5,7 @@ import { DAY_MS, daySql } from './rollup-schema.js';
 import { WEEK_DAYS, weekOfDaySql, wholeWeeks } from '../aggregates/aggregate-schema.js';
 import { VisitorSketch, hashKey } from '../aggregates/visitor-sketch.js';
 import { byteCompare, bytesOf, num } from '../shared/row-values.js';
+import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
 
 /*
  * Top lists with one filter (docs/decisions.md, "Filtered top lists"). The aggregates kept at
@@ -98,6 +99,12 @@ export interface FilteredTopsOptions {
    * PostgreSQL's `hll` extension.
    */
   sketchOf?: () => SketchOfSql | null;
+  /**
+   * How the database merges stored sketches itself, asked per report (null: it does not): step 3
+   * then reads one sketch per value ranked, not one per value and kept day or week. PostgreSQL's
+   * `hll` extension.
+   */
+  sketchUnion?: () => SketchUnionSql | null;
   /** A keep that failed: the report was answered; the days are computed again next time. */
   onKeepError?: (error: unknown) => void;
   /**
@@ -519,13 +526,15 @@ export function createFilteredTops(dialect: Dialect, run: RunQuery, options: Fil
       // are read as weeks (one dropped since by a refresh is read as its days left).
       const w = new Values(dialect);
       const valueIn = () => `value IN (${ranked.map(([value]) => w.add(value)).join(', ')})${botKept}`;
-      const sketchRows = await run(
-        `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days)} AND ${valueIn()}${
-          keptWeeks.length > 0
-            ? ` AND ${weekOfDaySql('day')} NOT IN (${keptWeeksSql(w, keptWeeks)})
+      const keptSketches = `SELECT value, ${sketchColumn} AS sketch FROM rollup_filtered WHERE ${keptWhere(w, days)} AND ${valueIn()}${
+        keptWeeks.length > 0
+          ? ` AND ${weekOfDaySql('day')} NOT IN (${keptWeeksSql(w, keptWeeks)})
          UNION ALL SELECT value, ${sketchColumn} FROM rollup_filtered_weeks WHERE ${weekWhere(w, keptWeeks)} AND ${valueIn()} AND week IN (${keptWeeksSql(w, keptWeeks)})`
-            : ''
-        }`,
+          : ''
+      }`;
+      const union = options.sketchUnion?.() ?? null;
+      const sketchRows = await run(
+        union === null ? keptSketches : `SELECT value, ${union('sketch')} AS sketch FROM (${keptSketches}) kept_sketches GROUP BY value`,
         w.list,
       );
       for (const row of sketchRows) if (row.sketch instanceof Uint8Array) visitors.get(String(row.value))?.mergeBytes(row.sketch);

@@ -127,7 +127,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
   const { runBackground } = options;
   const filteredTops =
     refreshNext !== undefined && keepFiltered !== undefined
-      ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf, runBackground })
+      ? createFilteredTops(dialect, run, { keep: keepFiltered, onKeepError: options.onKeepError, sketchOf: options.sketchOf, sketchUnion: options.sketchUnion, runBackground })
       : null;
   const sessionDays =
     refreshNext !== undefined && options.keepSessionDays !== undefined && options.sessionSummaries === true
