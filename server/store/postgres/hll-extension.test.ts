@@ -64,6 +64,25 @@ async function hllOfKeys(keys: readonly string[]): Promise<string> {
   return rows[0]?.s ?? '\\x118e49';
 }
 
+/** Every aggregate report over ranges of a project written from `start` (9 days): whole days, whole hours and pieces of hours from the events. */
+async function aggregateAnswers(store: ReturnType<typeof createPostgresStore>, projectId: string, start: number): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const base: ReportQuery = { projectId, from: start + 3 * 3_600_000 + 17, to: start + 8 * 86_400_000 + 5 * 3_600_000, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+  for (const q of [
+    base,
+    { ...base, includeBots: true, visitorKey: 'hash' as const },
+    { ...base, filters: { page: '/pricing' } },
+    { ...base, from: start + 2 * 86_400_000 + 1_000, to: start + 2 * 86_400_000 + 7 * 3_600_000 },
+  ]) {
+    out.push(await store.reports.totals(q));
+    out.push(await store.reports.series(q, 86_400_000));
+    out.push(await store.reports.series(q, 3_600_000));
+    out.push(await store.reports.errors(q, 10));
+    for (const dimension of TOP_DIMENSIONS) out.push(await store.reports.top(q, dimension, 5));
+  }
+  return out;
+}
+
 describe("PostgreSQL's hll extension and our sketch", () => {
   it("hashes every key as the extension's hll_hash_text does", async () => {
     const keys = variedKeys(3000, 'k');
@@ -165,32 +184,49 @@ describe("PostgreSQL's hll extension and our sketch", () => {
       // Enough sessions that the whole range's visitors pass the exact range, in small commits so
       // that keys have several parts (the compaction is an hour away).
       await writeProject(withHll, { projectId, start, days: 9, sessions: 900, seed: 5 }, 150);
-      const answers = async (store: typeof withHll) => {
-        const out: unknown[] = [];
-        // Unaligned ends: whole days, whole hours and pieces of hours from the events.
-        const base: ReportQuery = { projectId, from: start + 3 * 3_600_000 + 17, to: start + 8 * 86_400_000 + 5 * 3_600_000, filters: {}, includeBots: false, visitorKey: 'anonymous' };
-        for (const q of [
-          base,
-          { ...base, includeBots: true, visitorKey: 'hash' as const },
-          { ...base, filters: { page: '/pricing' } },
-          { ...base, from: start + 2 * 86_400_000 + 1_000, to: start + 2 * 86_400_000 + 7 * 3_600_000 },
-        ]) {
-          out.push(await store.reports.totals(q));
-          out.push(await store.reports.series(q, 86_400_000));
-          out.push(await store.reports.series(q, 3_600_000));
-          out.push(await store.reports.errors(q, 10));
-          for (const dimension of TOP_DIMENSIONS) out.push(await store.reports.top(q, dimension, 5));
-        }
-        return out;
-      };
-      const merged = await answers(withHll);
-      expect(await answers(withoutHll)).toEqual(merged);
+      const merged = await aggregateAnswers(withHll, projectId, start);
+      expect(await aggregateAnswers(withoutHll, projectId, start)).toEqual(merged);
       // Past the exact range: the answers compared are estimates, not only exact counts.
       const totals = merged[0] as { visitors: number };
       expect(totals.visitors).toBeGreaterThan(256);
     } finally {
       await withHll.close();
       await withoutHll.close();
+    }
+  });
+
+  it("merges an erasure's and retention's day and week rows as Node does, sketches past the exact range", async () => {
+    const projectId = newProjectId();
+    const start = Date.UTC(2026, 2, 2);
+    // A database each: retention cuts every project of its database.
+    const [mine, other] = [await createTestDatabase(), await createTestDatabase()];
+    const withHll = createPostgresStore({ url: mine.url, poolSize: 2, compactEveryMs: 3_600_000 });
+    const withoutHll = createPostgresStore({ url: other.url, poolSize: 2, compactEveryMs: 3_600_000, hllExtension: false });
+    await withHll.init();
+    await withoutHll.init();
+    try {
+      expect(withHll.sketchMerge).toBe('hll');
+      for (const store of [withHll, withoutHll]) await writeProject(store, { projectId, start, days: 9, sessions: 900, seed: 6 }, 150);
+      const client = new pg.Client({ connectionString: mine.url });
+      await client.connect();
+      const heaviest = await client
+        .query<{ user_id: string }>('SELECT user_id FROM events WHERE project_id = $1 AND user_id IS NOT NULL GROUP BY user_id ORDER BY count(*) DESC, user_id LIMIT 1', [projectId])
+        .finally(() => client.end());
+      const before = await aggregateAnswers(withHll, projectId, start);
+      for (const store of [withHll, withoutHll]) {
+        expect((await store.deleteUser(projectId, heaviest.rows[0]?.user_id as string)).events).toBeGreaterThan(0);
+        // Inside the second day's tenth hour: that hour built again, the day and its week merged again.
+        await store.deleteOlderThan(start + 86_400_000 + 9 * 3_600_000 + 1_234);
+      }
+      const merged = await aggregateAnswers(withHll, projectId, start);
+      expect(merged).not.toEqual(before);
+      expect(await aggregateAnswers(withoutHll, projectId, start)).toEqual(merged);
+      expect((merged[0] as { visitors: number }).visitors).toBeGreaterThan(256);
+    } finally {
+      await withHll.close();
+      await withoutHll.close();
+      await mine.drop();
+      await other.drop();
     }
   });
 });

@@ -448,7 +448,7 @@ async function mergeFromFiner(client: pg.PoolClient, projectId: string, grain: t
   const finerRows = `FROM agg_values a WHERE a.project_id = $1 AND a.dim = ANY($2::text[]) AND a.grain = ${finer} AND a.bucket >= $3 AND a.bucket < $4`;
   const values = [projectId, AGGREGATE_DIMS, bucket * per, bucket * per + per];
   if (union !== null) {
-    await client.query(mergedRowsSql(union, grain, `${bucket}`, finerRows), values);
+    await client.query(mergedRowsSql(union, grain, '$5::bigint', finerRows), [...values, bucket]);
     return;
   }
   const rows = await client.query<Record<string, unknown>>(`SELECT a.dim, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')} ${finerRows}`, values);
@@ -457,8 +457,9 @@ async function mergeFromFiner(client: pg.PoolClient, projectId: string, grain: t
 
 /**
  * Inserts the rows of `grain` merged in the database from the finer rows `a` that `from` reads
- * (`$1` the project; `target` the bucket each merges into, as SQL: a column, or a number, which
- * is not grouped by), one per (dim, target, value, bot flag): sums, and sketch unions by `union`. What {@link mergeRows} and a write do, without
+ * (`$1` the project; `target` the bucket each merges into, as SQL: a column or a parameter, never
+ * a number, which GROUP BY would take for a column's position), one per (dim, target, value, bot
+ * flag): sums, and sketch unions by `union`. What {@link mergeRows} and a write do, without
  * the finer rows' sketches going to Node and the merged ones back: at 10M events an erasure's
  * day rows were 14 MB of hour rows' sketches read for about 100 rows written. The caller holds
  * the project's aggregate lock exclusive, so the rows need no lock of their own.
@@ -466,7 +467,7 @@ async function mergeFromFiner(client: pg.PoolClient, projectId: string, grain: t
 const mergedRowsSql = (union: SketchUnionSql, grain: number, target: string, from: string): string =>
   `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
    SELECT $1, a.dim, ${grain}, ${target}, a.value, a.is_bot, sum(a.events), sum(a.page_views), ${SKETCH_COLUMNS.map((c) => union(`a.${c}`)).join(', ')}
-   ${from} GROUP BY a.dim, a.value, a.is_bot${/^\d+$/.test(target) ? '' : `, ${target}`}`;
+   ${from} GROUP BY a.dim, a.value, a.is_bot, ${target}`;
 
 /** Rows of `agg_values` (with a `target` column: the bucket they merge into) merged per (dim, target, value, bot flag) into rows of `grain`: sums and sketch unions. */
 function mergeRows(projectId: string, grain: number, rows: ReadonlyArray<Record<string, unknown>>): RowDelta[] {
