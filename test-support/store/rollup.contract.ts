@@ -436,6 +436,9 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
             made('kf-s-1', 'kf-span', midnight - 60_000, 'page_view', '/'),
             made('kf-s-2', 'kf-span', midnight + 60_000, 'page_view', '/signup'),
             made('kf-s-3', 'kf-span', midnight + 120_000, 'signup_started', null),
+            // Another across the same midnight, which stays there.
+            made('kf-t-1', 'kf-span-2', midnight - 30_000, 'page_view', '/'),
+            made('kf-t-2', 'kf-span-2', midnight + 30_000, 'page_view', '/pricing'),
           ],
           chunks: [],
         });
@@ -489,10 +492,39 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         ]);
         expect((await store.reports.funnel(q, funnel))[0]).toBe((walkFunnel(stored, q, funnel)[0] as number) + 1000);
         await loc.sql("UPDATE rollup_kept_sessions SET total = ? WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND day = ? AND session_id IS NULL", [reached0, projectId, START / DAY]);
+        // The sessions spanning days 1 and 2 are kept as one total, and read as such, not piece by piece.
+        const span = async () =>
+          (
+            await loc.sql(
+              "SELECT sessions, total FROM rollup_kept_spans WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND first_day = ? AND last_day = ?",
+              [projectId, START / DAY + 1, START / DAY + 2],
+            )
+          )[0];
+        for (let attempt = 0; attempt < 250 && (await span()) === undefined; attempt++) await sleep(20);
+        const spanTotal = String((await span())?.total);
+        expect(Number((await span())?.sessions)).toBeGreaterThan(0);
+        const setSpan = (total: string) =>
+          loc.sql("UPDATE rollup_kept_spans SET total = ? WHERE project_id = ? AND report LIKE 'funnel %' AND with_bots = 0 AND first_day = ? AND last_day = ?", [
+            total,
+            projectId,
+            START / DAY + 1,
+            START / DAY + 2,
+          ]);
+        await setSpan(spanTotal.split(',').map((n, k) => (k === 0 ? Number(n) + 1000 : Number(n))).join(','));
+        expect((await store.reports.funnel(q, funnel))[0]).toBe((walkFunnel(stored, q, funnel)[0] as number) + 1000);
+        await setSpan(spanTotal);
 
         // A late page view of '/' on day 3 of a session that lay wholly inside day 1: only day 3 is
-        // marked, the session now spans days, and day 1 is read again (else it counts twice).
-        await store.write({ events: [made('kf-late', oneDay.sessionId as string, START + 3 * DAY + HOUR, 'page_view', '/')], chunks: [] });
+        // marked, the session now spans days, and day 1 is read again (else it counts twice). And
+        // one of the two sessions across days 1 and 2 goes on to day 3: the kept total of the sessions
+        // spanning days 1 and 2 is over one session more than there are now, and is not taken.
+        await store.write({
+          events: [
+            made('kf-late', oneDay.sessionId as string, START + 3 * DAY + HOUR, 'page_view', '/'),
+            made('kf-s-4', 'kf-span', START + 3 * DAY + 2 * HOUR, 'signup_completed', null),
+          ],
+          chunks: [],
+        });
         // Day 3's rows kept before the write, told apart from any kept after its rebuild: the
         // background refresher may rebuild the day before `settle` below, and a read then keep it anew.
         await loc.sql("UPDATE rollup_kept_sessions SET total = 'stale' WHERE project_id = ? AND day = ? AND session_id IS NULL", [projectId, START / DAY + 3]);

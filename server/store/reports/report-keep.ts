@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { FilteredKeep, KeepFiltered } from './filtered-tops.js';
-import type { KeepSessionDays, SessionDaysKeep } from './session-days.js';
+import type { KeepSessionDays, SessionDaysKeep, SessionSpanTotal } from './session-days.js';
 import { type SketchKit, VisitorSketch } from '../aggregates/visitor-sketch.js';
 import { WEEK_DAYS } from '../aggregates/aggregate-schema.js';
 import { KEYS_LOCK_SQL, NO_TIMEOUT } from './rollup-refresh.js';
@@ -97,15 +97,26 @@ export function prepareSqliteSessionDaysKeep(db: Database.Database): (keep: Sess
   const version = db.prepare('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?').pluck();
   const clear = db.prepare('DELETE FROM rollup_kept_sessions WHERE project_id = ? AND report = ? AND with_bots = ? AND day = ?');
   const insert = db.prepare('INSERT INTO rollup_kept_sessions (project_id, report, with_bots, day, session_id, piece, total, spans) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertSpan = db.prepare(
+    'INSERT OR REPLACE INTO rollup_kept_spans (project_id, report, with_bots, first_day, last_day, sessions, versions, total) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const clean = (projectId: string, day: number, at: number) =>
+    marked.get(projectId, day) === undefined && ((version.get(projectId, day) as number | undefined) ?? 0) === at;
   const keep = db.transaction((k: SessionDaysKeep): number => {
     const bots = k.withBots ? 1 : 0;
     let kept = 0;
     for (const day of k.days) {
-      if (marked.get(k.projectId, day.day) !== undefined) continue;
-      if (((version.get(k.projectId, day.day) as number | undefined) ?? 0) !== day.version) continue;
+      if (!clean(k.projectId, day.day, day.version)) continue;
       clear.run(k.projectId, k.report, bots, day.day);
-      insert.run(k.projectId, k.report, bots, day.day, null, null, day.total.join(','), day.spanDigest);
+      // The count as text: `session-days.ts` reads it back as such.
+      insert.run(k.projectId, k.report, bots, day.day, null, null, day.total.join(','), `c${day.sessions}`);
       for (const span of day.spans) insert.run(k.projectId, k.report, bots, day.day, span.sessionId, span.piece, null, null);
+      kept++;
+    }
+    for (const span of k.spans ?? []) {
+      if (!span.versions.every((at, i) => clean(k.projectId, span.first + i, at))) continue;
+      const versions = span.versions.reduce((sum, at) => sum + at, 0);
+      insertSpan.run(k.projectId, k.report, bots, span.first, span.last, span.sessions, versions, span.total.join(','));
       kept++;
     }
     return kept;
@@ -276,10 +287,44 @@ async function insertFilteredRows(
 
 /** The PostgreSQL keep of session days, through a store's one {@link createPostgresDayKeeps}; a day kept already is replaced. */
 export function createPostgresSessionDaysKeep(keepDays: PostgresDayKeeps): KeepSessionDays {
-  return (k) => {
-    const byDay = new Map(k.days.map((day) => [day.day, day]));
+  /** The spans of `k` whose every day may be kept (each checked as a kept day is), in one transaction; resolves to how many. */
+  const keepSpans = (k: SessionDaysKeep, spans: readonly SessionSpanTotal[]): Promise<number> => {
+    const at = new Map<number, number>();
+    for (const span of spans) span.versions.forEach((version, i) => at.set(span.first + i, version));
+    const passed = new Set<number>();
+    let kept = 0;
+    return keepDays(
+      k.projectId,
+      [...at].map(([day, version]) => ({ day, version })),
+      async (_client, day) => (passed.add(day), 0),
+      async (client) => {
+        const ok = spans.filter((span) => span.versions.every((version, i) => passed.has(span.first + i) && at.get(span.first + i) === version));
+        if (ok.length === 0) return;
+        await client.query(
+          `INSERT INTO rollup_kept_spans (project_id, report, with_bots, first_day, last_day, sessions, versions, total)
+           SELECT $1, $2, $3, f, l, n, v, t FROM unnest($4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::text[]) AS x(f, l, n, v, t)
+           ON CONFLICT (project_id, report, with_bots, first_day, last_day) DO UPDATE SET sessions = EXCLUDED.sessions, versions = EXCLUDED.versions, total = EXCLUDED.total`,
+          [
+            k.projectId,
+            k.report,
+            k.withBots ? 1 : 0,
+            ok.map((span) => span.first),
+            ok.map((span) => span.last),
+            ok.map((span) => span.sessions),
+            ok.map((span) => span.versions.reduce((sum, version) => sum + version, 0)),
+            ok.map((span) => span.total.join(',')),
+          ],
+        );
+        kept = ok.length;
+      },
+    ).then(() => kept);
+  };
+  return async (k) => {
     const bots = k.withBots ? 1 : 0;
-    return keepDays(k.projectId, k.days, async (client, dayNumber) => {
+    const spans = k.spans === undefined || k.spans.length === 0 ? 0 : await keepSpans(k, k.spans);
+    if (k.days.length === 0) return spans;
+    const byDay = new Map(k.days.map((day) => [day.day, day]));
+    const days = await keepDays(k.projectId, k.days, async (client, dayNumber) => {
       const day = byDay.get(dayNumber) as SessionDaysKeep['days'][number];
       await client.query('DELETE FROM rollup_kept_sessions WHERE project_id = $1 AND report = $2 AND with_bots = $3 AND day = $4', [k.projectId, k.report, bots, day.day]);
       await client.query(
@@ -293,10 +338,11 @@ export function createPostgresSessionDaysKeep(keepDays: PostgresDayKeeps): KeepS
           [null, ...day.spans.map((span) => span.sessionId)],
           [null, ...day.spans.map((span) => span.piece)],
           [day.total.join(','), ...day.spans.map(() => null)],
-          [day.spanDigest, ...day.spans.map(() => null)],
+          [`c${day.sessions}`, ...day.spans.map(() => null)],
         ],
       );
       return 1;
     });
+    return spans + days;
   };
 }

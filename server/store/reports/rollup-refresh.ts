@@ -149,8 +149,9 @@ function rollupDeletes(p: string, d: string): string[] {
     `DELETE FROM rollup_values WHERE project_id = ${p} AND dim IN (${ROLLUP_DIMS.map((dim) => `'${dim}'`).join(', ')}) AND day = ${d}`,
     `DELETE FROM rollup_vitals WHERE project_id = ${p} AND metric IN (${['', ...VITAL_KEYS].map((k) => `'${k}'`).join(', ')}) AND day = ${d}`,
     ...['rollup_errors', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_kept_sessions'].map((table) => `DELETE FROM ${table} WHERE project_id = ${p} AND day = ${d}`),
-    // The day's week of kept filtered rows was merged from the day's.
+    // The day's week of kept filtered rows was merged from the day's, and kept spans over it from its pieces.
     `DELETE FROM rollup_filtered_weeks WHERE project_id = ${p} AND week = ${weekOfDaySql(`CAST(${d} AS INTEGER)`)}`,
+    `DELETE FROM rollup_kept_spans WHERE project_id = ${p} AND last_day >= ${d} AND first_day <= ${d}`,
   ];
 }
 

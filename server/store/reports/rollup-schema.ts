@@ -106,7 +106,7 @@ export const dayOf = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /** Every rollup table, dropped on a shape change. */
 const ROLLUP_TABLES = [
-  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_filtered_weeks', 'rollup_kept_sessions', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
+  'rollup_keys', 'rollup_values', 'rollup_errors', 'rollup_vitals', 'rollup_exposures', 'rollup_steps', 'rollup_filtered', 'rollup_filtered_weeks', 'rollup_kept_sessions', 'rollup_kept_spans', 'rollup_versions', 'rollup_dirty', 'rollup_marks', 'rollup_meta',
 ];
 
 /**
@@ -191,11 +191,17 @@ CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_
  * a day its week's before merging it again; a report reads a week only with its seven days kept.
  * rollup_kept_sessions: per day, report over sessions (a funnel, the sessions report with one
  * filter: `session-days.ts`) and bot choice, a row of session null with the report's `total` over
- * the day's sessions that lie wholly inside it (comma-separated numbers) and in `spans` a digest of
- * the sessions that spanned days and reached into it then, and a row per such session with an
- * event of the report that day, its `piece` of the day: written by the first read of the report
- * that reads the day, not by the refresh, so the same report again reads a row per day and
- * spanning session. Deleted with the filtered rows.
+ * the day's sessions that lie wholly inside it (comma-separated numbers) and in `spans` how many
+ * such sessions there were then, every event counted (`c` and the number; a digest of a version
+ * before is never taken for one), and a row per session that spans days with an event of the
+ * report that day, its `piece` of the day: written by the first read of the report that reads the
+ * day, not by the refresh. Deleted with the filtered rows.
+ * rollup_kept_spans: per report and bot choice, the report's `total` over the sessions that span
+ * from `first_day` to `last_day` (every event counted), with how many they were and the sum of
+ * those days' versions then: written by a read that took them whole, so that the next range
+ * holding them reads one row, not their pieces. Taken only while both still hold (a refresh raises
+ * a version; a session that comes to span further leaves the count); deleted by a refresh of a
+ * day it covers.
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */
@@ -239,6 +245,11 @@ CREATE TABLE IF NOT EXISTS rollup_kept_sessions (
   project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots INTEGER NOT NULL, day INTEGER NOT NULL, session_id TEXT, piece TEXT, total TEXT, spans TEXT);
 CREATE INDEX IF NOT EXISTS rollup_kept_sessions_key ON rollup_kept_sessions (project_id, report, with_bots, day);
 CREATE INDEX IF NOT EXISTS rollup_kept_sessions_by_day ON rollup_kept_sessions (project_id, day);
+CREATE INDEX IF NOT EXISTS rollup_kept_sessions_by_session ON rollup_kept_sessions (project_id, report, with_bots, session_id, day);
+CREATE TABLE IF NOT EXISTS rollup_kept_spans (
+  project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots INTEGER NOT NULL, first_day INTEGER NOT NULL, last_day INTEGER NOT NULL,
+  sessions INTEGER NOT NULL, versions INTEGER NOT NULL, total TEXT NOT NULL, PRIMARY KEY (project_id, report, with_bots, first_day, last_day)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rollup_kept_spans_by_day ON rollup_kept_spans (project_id, last_day);
 CREATE TABLE IF NOT EXISTS rollup_versions (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (project_id, day)) WITHOUT ROWID;
 DROP TRIGGER IF EXISTS rollup_mark_insert;
@@ -329,6 +340,11 @@ CREATE TABLE IF NOT EXISTS rollup_kept_sessions (
   project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots SMALLINT NOT NULL, day INTEGER NOT NULL, session_id TEXT, piece TEXT, total TEXT, spans TEXT);
 CREATE INDEX IF NOT EXISTS rollup_kept_sessions_key ON rollup_kept_sessions (project_id, report, with_bots, day);
 CREATE INDEX IF NOT EXISTS rollup_kept_sessions_by_day ON rollup_kept_sessions (project_id, day);
+CREATE INDEX IF NOT EXISTS rollup_kept_sessions_by_session ON rollup_kept_sessions (project_id, report, with_bots, session_id, day);
+CREATE TABLE IF NOT EXISTS rollup_kept_spans (
+  project_id TEXT NOT NULL, report TEXT NOT NULL, with_bots SMALLINT NOT NULL, first_day INTEGER NOT NULL, last_day INTEGER NOT NULL,
+  sessions BIGINT NOT NULL, versions BIGINT NOT NULL, total TEXT NOT NULL, PRIMARY KEY (project_id, report, with_bots, first_day, last_day));
+CREATE INDEX IF NOT EXISTS rollup_kept_spans_by_day ON rollup_kept_spans (project_id, last_day);
 CREATE TABLE IF NOT EXISTS rollup_versions (
   project_id TEXT NOT NULL, day INTEGER NOT NULL, version BIGINT NOT NULL, PRIMARY KEY (project_id, day));
 CREATE OR REPLACE FUNCTION rollup_mark_new() RETURNS trigger LANGUAGE plpgsql AS $$

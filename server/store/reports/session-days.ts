@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { type Dialect, type RunQuery, Values } from './dialect.js';
 import type { ReportQuery } from '../report-store.js';
 import type { DayPlan } from './rollup-queries.js';
 import { DAY_MS } from './rollup-schema.js';
+import { LONG_SESSION_MS } from '../aggregates/session-moves.js';
 import { num } from '../shared/row-values.js';
 
 /*
@@ -13,23 +13,26 @@ import { num } from '../shared/row-values.js';
  * summaries list the few that do not (`agg_session_spans_by_end`). So the first read of such a
  * report over a clean day keeps, for that day and report, the day's total over the sessions that
  * lie wholly inside it, each spanning session's piece of the day (what the report takes of its
- * events that day), and a digest of which sessions spanned into the day (`rollup_kept_sessions`).
- * A later read sums the days' totals and takes only the spanning sessions whole, their days'
- * pieces in day order (days follow each other in time) with their pieces of the rest of the
- * range (the partial ends and marked days, read from the events as before): a row per day and
- * spanning session, whatever the number of events.
+ * events that day), and how many sessions lay wholly inside the day (`rollup_kept_sessions`).
+ * A read then takes the spanning sessions inside its range whole, their days' pieces in day order
+ * (days follow each other in time), and keeps their totals per first and last day
+ * (`rollup_kept_spans`). A later read sums the days' totals and the spans' and takes whole only
+ * the sessions crossing its two ends, with their pieces of the rest of the range (the partial ends
+ * and marked days, read from the events as before): a row per day and span of days, and per
+ * session active at two midnights, whatever the number of events and of days.
  *
  * Kept rows are part of the daily rollups, like the filtered top lists (`filtered-tops.ts`): kept
- * only while the day is clean at the version the read saw (`report-keep.ts`), deleted by a refresh
- * or an erasure of the day. What can change without touching the day is which sessions span into
- * it: a late event of a session on another day makes it span, and an event after midnight makes
- * yesterday's sessions span into today. So the answer takes the spanning sessions from the
- * statement that reads the rest of the range, last, and uses a day's total only if the day's
- * digest is of those very sessions; a day whose digest differs is read again after that
- * statement, and the spanning sessions listed again, until every day's digest is of the sessions
- * last listed (at most a few rounds; then the report is read another way). Sessions only come to
- * span, so a session that spanned in the raw statement spans in the last list too, and none is
- * both in a day's total and taken whole.
+ * only while their days are clean at the versions the read saw (`report-keep.ts`), deleted by a
+ * refresh of their days or an erasure. What can change without touching a day is which sessions
+ * lie wholly inside it or span from one day to another: a late event of a session on another day
+ * makes it span further, and an event after midnight makes yesterday's sessions span into today.
+ * The session summaries count the sessions per first and last day at ingest
+ * (`agg_session_days`), so a kept day or span is taken only while its count of sessions is the
+ * count now, read in the one statement that reads everything else of the answer: a session leaves
+ * a count without marking the day, and every way into one marks a day of it (a new or longer
+ * session has an event there; an erasure marks the days of every session it touches). A day
+ * whose count differs is read again and checked again (at most a few rounds; then the report is
+ * read another way); a span whose count differs has its sessions taken whole, and is kept anew.
  *
  * A first read computes its missing days a few at a time (each read within the read budget, and
  * kept as soon as read).
@@ -44,20 +47,33 @@ export interface SessionDay {
   total: number[];
   /** The sessions that span days and have a piece that day, with it. */
   spans: Array<{ sessionId: string; piece: string }>;
-  /** {@link spanDigest} of every session that spans days and reaches into the day. */
-  spanDigest: string;
+  /** How many sessions lay wholly inside the day in that snapshot, every event counted (`agg_session_days`). */
+  sessions: number;
 }
 
-/** What a report hands to the store to keep: days of one project, report and bot choice. */
+/** A report's total over the sessions that span from one day to another, computed from days clean at `versions`. */
+export interface SessionSpanTotal {
+  first: number;
+  last: number;
+  /** How many sessions spanned from `first` to `last` in that snapshot, every event counted. */
+  sessions: number;
+  /** The versions of the days from `first` to `last`, in order. */
+  versions: number[];
+  total: number[];
+}
+
+/** What a report hands to the store to keep: days of one project, report and bot choice, and totals of sessions spanning days. */
 export interface SessionDaysKeep {
   projectId: string;
   /** The report's key ({@link SessionDaysSpec.key}). */
   report: string;
   withBots: boolean;
   days: SessionDay[];
+  /** Each kept only if none of its days is marked and each day's version is the one given (replacing one kept already). */
+  spans?: SessionSpanTotal[];
 }
 
-/** Keeps report days, each only if the day is not marked and its version is the one given (replacing a day kept already); resolves to the days kept. */
+/** Keeps report days, each only if the day is not marked and its version is the one given (replacing a day kept already), and spans the same way; resolves to the rows kept. */
 export type KeepSessionDays = (keep: SessionDaysKeep) => Promise<number>;
 
 /**
@@ -116,16 +132,6 @@ export interface SessionDays {
 }
 
 /**
- * A digest of a set of session ids: their count and a hash of them in order. A kept day holds this
- * rather than the ids of sessions that have no event that day: an erasure or retention reaches the
- * days with the user's events, not every day a session's span covers.
- */
-export function spanDigest(sessionIds: Iterable<string>): string {
-  const sorted = [...sessionIds].sort();
-  return sorted.length === 0 ? '0' : `${sorted.length}:${createHash('sha256').update(sorted.join('\n')).digest('base64url').slice(0, 22)}`;
-}
-
-/**
  * For {@link SessionDaysSpec.dayPieces}: the rows of `rows` (a relation with a key column `key`)
  * flagged 1 in `spanning` when their key is in `list` (the name of a relation of `key, text`), else
  * 0, with the list's `text` for it as `listed` (null when not in it), as the dialect tests
@@ -144,15 +150,14 @@ export function flagListed(dialect: Dialect, rows: string, key: string, list: st
 const READ_AIM_MS = 1000;
 /** At most this many days in one read. */
 const MAX_DAYS_A_READ = 31;
-/** Rounds of reading again the days whose spanning sessions changed, before the report gives up. */
+/** Rounds of reading again the days whose sessions changed, before the report gives up. */
 const ROUNDS = 3;
 
-/** A session that spans days, as the session summaries have it. */
-interface Span {
-  sessionId: string;
-  firstDay: number;
-  lastDay: number;
-}
+/**
+ * The count of sessions wholly inside a kept day, as its row holds it (`spans`: `c` and the number,
+ * as the keeps in `report-keep.ts` write it); NaN for a row of a version before, which held a digest there.
+ */
+const sessionsOf = (text: string): number => (text.startsWith('c') ? Number(text.slice(1)) : Number.NaN);
 
 /** Reports over sessions over `run`, keeping what they compute per day through `options.keep`. */
 export function createSessionDays(dialect: Dialect, run: RunQuery, options: SessionDaysOptions): SessionDays {
@@ -163,19 +168,13 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
   const spansSql = (v: Values, projectId: string, first: number, end: number): string =>
     `SELECT session_id, first_ts, last_ts FROM agg_session_state
      WHERE project_id = ${v.add(projectId)} AND first_ts / ${DAY_MS} <> last_ts / ${DAY_MS} AND last_ts >= ${first * DAY_MS} AND +first_ts < ${end * DAY_MS}`;
-  const spanOf = (row: Record<string, unknown>): Span => ({
-    sessionId: String(row.session_id),
-    firstDay: Math.floor(num(row.first_ts) / DAY_MS),
-    lastDay: Math.floor(num(row.last_ts) / DAY_MS),
-  });
-  /** The ids of `spans` that reach into `day`. */
-  const spanning = (spans: readonly Span[], day: number) => spans.filter((span) => span.firstDay <= day && day <= span.lastDay).map((span) => span.sessionId);
-  /** The partial index of spans is read by PostgreSQL only when told to (`postgres-read-run.ts`). */
+  /** The partial indexes of spans are read by PostgreSQL only when told to (`postgres-read-run.ts`). */
   const hints = { indexesOnly: true };
 
   /**
-   * Reads the clean days `[first, end)`, with the sessions spanning into them and the days'
-   * versions and marks in the same snapshot, and hands the days that were clean to the store to keep.
+   * Reads the clean days `[first, end)`, with the sessions spanning into them, how many lie wholly
+   * inside each, and the days' versions and marks in the same snapshot, and hands the days that
+   * were clean to the store to keep.
    */
   const readDays = async (q: ReportQuery, spec: SessionDaysSpec, first: number, end: number, via: RunQuery = run) => {
     const v = new Values(dialect);
@@ -186,43 +185,43 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     const state = (kind: number, table: string, version: string) =>
       `SELECT ${kind}, day, NULL, NULL, ${version} FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day < ${v.add(end)}`;
     // Kinds: 0 a day's total over the sessions wholly inside it, as the report folds them; 1 a
-    // spanning session's piece of a day; 2 a spanning session (its first and last times in `day`
-    // and `n`); 3 a day's version; 4 a day's mark.
+    // spanning session's piece of a day; 3 a day's version; 4 a day's mark; 5 how many sessions
+    // lie wholly inside a day.
     const rows = await via(
       `WITH sp AS MATERIALIZED (${spans}), sk AS MATERIALIZED (${list}), g AS MATERIALIZED (${pieces}),
          g1 AS (SELECT * FROM g WHERE spanning = 0)
        SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS session_id, piece, CAST(n AS BIGINT) AS n FROM (${spec.fold}) f
        UNION ALL SELECT 1, day, session_id, piece, 0 FROM g WHERE spanning = 1
-       UNION ALL SELECT 2, first_ts, session_id, NULL, last_ts FROM sp
        UNION ALL ${state(3, 'rollup_versions', 'version')}
-       UNION ALL ${state(4, 'rollup_dirty', '0')}`,
+       UNION ALL ${state(4, 'rollup_dirty', '0')}
+       UNION ALL SELECT 5, day, NULL, NULL, CAST(SUM(sessions) AS BIGINT) FROM agg_session_days
+         WHERE project_id = ${v.add(q.projectId)} AND with_bots = 1 AND day >= ${first} AND day < ${end} AND last_day = day GROUP BY day`,
       v.list,
       hints,
     );
     const read = new Map<number, SessionDay>();
-    for (let day = first; day < end; day++) read.set(day, { day, version: 0, total: Array.from({ length: spec.size }, () => 0), spans: [], spanDigest: '' });
+    for (let day = first; day < end; day++) read.set(day, { day, version: 0, total: Array.from({ length: spec.size }, () => 0), spans: [], sessions: 0 });
     const marked = new Set<number>();
-    const spanRows: Span[] = [];
     for (const row of rows) {
       const kind = num(row.kind);
       const day = read.get(num(row.day));
       if (kind === 0 && day !== undefined) spec.addFolded(day.total, String(row.piece), num(row.n));
       else if (kind === 1 && day !== undefined) day.spans.push({ sessionId: String(row.session_id), piece: String(row.piece) });
-      else if (kind === 2) spanRows.push(spanOf({ session_id: row.session_id, first_ts: row.day, last_ts: row.n }));
       else if (kind === 3 && day !== undefined) day.version = num(row.n);
       else if (kind === 4) marked.add(num(row.day));
+      else if (kind === 5 && day !== undefined) day.sessions = num(row.n);
     }
-    for (const day of read.values()) day.spanDigest = spanDigest(spanning(spanRows, day.day));
     const clean = [...read.values()].filter((day) => !marked.has(day.day));
-    const kept =
-      clean.length === 0
-        ? Promise.resolve()
-        : options.keep({ projectId: q.projectId, report: spec.key, withBots: q.includeBots, days: clean }).then(
-            () => undefined,
-            (error: unknown) => options.onKeepError?.(error),
-          );
+    const kept = clean.length === 0 ? Promise.resolve() : handOn({ projectId: q.projectId, report: spec.key, withBots: q.includeBots, days: clean });
     return { days: [...read.values()], kept };
   };
+
+  /** Hands rows to the store to keep; settles once kept (a keep that failed went to `onKeepError`). */
+  const handOn = (keep: SessionDaysKeep): Promise<void> =>
+    options.keep(keep).then(
+      () => undefined,
+      (error: unknown) => options.onKeepError?.(error),
+    );
 
   /** Reads the days of `[first, end)` for which `want` holds: consecutive ones, one day first, then as many as the last read suggests fit in about a second. */
   const readWanted = async (q: ReportQuery, spec: SessionDaysSpec, [first, end]: readonly [number, number], want: (day: number) => boolean): Promise<SessionDay[]> => {
@@ -243,80 +242,165 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     return out;
   };
 
+  /**
+   * One snapshot of what a range of whole days `[first, end)` needs beside its days' totals: the
+   * spans kept and still true, the sessions to take whole (those crossing the range's two ends, and
+   * those of spans not kept or no longer true) with their kept pieces, the rest of the range's
+   * pieces, and the counts, versions and marks the days and spans are checked against.
+   */
+  const snapshotSql = (v: Values, q: ReportQuery, spec: SessionDaysSpec, first: number, end: number, dirty: readonly number[]): string => {
+    const bots = q.includeBots ? 1 : 0;
+    const [start, stop] = [first * DAY_MS, end * DAY_MS];
+    // The sessions per first and last day of the range (every event counted): the spans' counts, and the days'.
+    const counts = `SELECT day AS a, last_day AS b, CAST(SUM(sessions) AS BIGINT) AS n FROM agg_session_days
+      WHERE project_id = ${v.add(q.projectId)} AND with_bots = 1 AND day >= ${first} AND day < ${end} AND last_day < ${end} GROUP BY day, last_day`;
+    const keptSpans = `SELECT first_day AS a, last_day AS b, sessions, versions, total FROM rollup_kept_spans
+      WHERE project_id = ${v.add(q.projectId)} AND report = ${v.add(spec.key)} AND with_bots = ${bots} AND first_day >= ${first} AND last_day < ${end}`;
+    // A span kept is true while its count and its days' versions are the same and none of its days
+    // is marked now or was when the range was planned (those days' pieces come from the events).
+    const plannedDirty = dirty.map((day) => ` OR (c.a <= ${day} AND c.b >= ${day})`).join('');
+    const checked = `SELECT c.a, c.b, c.n, k.total, CASE WHEN k.sessions = c.n
+        AND k.versions = COALESCE((SELECT SUM(r.version) FROM rollup_versions r WHERE r.project_id = ${v.add(q.projectId)} AND r.day >= c.a AND r.day <= c.b), 0)
+        AND NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.project_id = ${v.add(q.projectId)} AND d.day >= c.a AND d.day <= c.b)
+        AND NOT (1 = 0${plannedDirty}) THEN 1 ELSE 0 END AS ok
+      FROM cs c LEFT JOIN ks k ON k.a = c.a AND k.b = c.b WHERE c.b > c.a AND c.n > 0`;
+    // The sessions taken whole: those crossing either end (through the midnights they cross, and
+    // those of 30 days or more through their own index, as the sessions report finds them), and
+    // those of each span not taken from its kept row, a seek per span in the partial index by end.
+    const crossing = `(s.first_ts < ${start} AND s.last_ts >= ${start} OR s.first_ts < ${stop} AND s.last_ts >= ${stop})`;
+    const listed = `SELECT s.session_id, s.first_ts, s.last_ts FROM agg_session_state s
+        WHERE s.project_id = ${v.add(q.projectId)} AND s.session_id IN (SELECT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${first}, ${end})) AND ${crossing}
+      UNION SELECT s.session_id, s.first_ts, s.last_ts FROM agg_session_state s
+        WHERE s.project_id = ${v.add(q.projectId)} AND s.last_ts - s.first_ts >= ${LONG_SESSION_MS} AND s.first_ts < ${stop} AND ${crossing}
+      UNION SELECT s.session_id, s.first_ts, s.last_ts FROM pv JOIN agg_session_state s
+        ON s.project_id = ${v.add(q.projectId)} AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS}
+        AND s.last_ts >= pv.b * ${DAY_MS} AND s.last_ts < (pv.b + 1) * ${DAY_MS} AND s.first_ts >= pv.a * ${DAY_MS} AND s.first_ts < (pv.a + 1) * ${DAY_MS}
+        WHERE pv.ok = 0`;
+    const kept = (columns: string, where: string) =>
+      `SELECT ${columns} FROM rollup_kept_sessions k WHERE k.project_id = ${v.add(q.projectId)} AND k.report = ${v.add(spec.key)} AND k.with_bots = ${bots} AND ${where} AND k.day >= ${first} AND k.day < ${end}`;
+    const state = (kind: number, table: string, version: string) =>
+      `SELECT ${kind}, day, NULL, NULL, ${version}, NULL FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${first} AND day < ${end}`;
+    // Kinds: 0 a kept day (its count as `session_id`, its total as `piece`); 1 a span kept and
+    // true (`day` to `x`); 2 a span to take whole (`day` to `x`, `y` sessions); 3 a day's count of
+    // sessions wholly inside it; 4 a day's version; 5 a day's mark; 6 a session taken whole (its
+    // first and last time); 7 its kept piece of a day; 8 a piece of the rest of the range.
+    const parts = [
+      `WITH cs AS MATERIALIZED (${counts}), ks AS MATERIALIZED (${keptSpans}), pv AS MATERIALIZED (${checked}), ls AS MATERIALIZED (${listed})
+       ${kept('0 AS kind, k.day, k.spans AS session_id, k.total AS piece, CAST(NULL AS BIGINT) AS x, CAST(NULL AS BIGINT) AS y', 'k.session_id IS NULL')}`,
+      'SELECT 1, a, NULL, total, b, NULL FROM pv WHERE ok = 1',
+      'SELECT 2, a, NULL, NULL, b, n FROM pv WHERE ok = 0',
+      'SELECT 3, a, NULL, NULL, n, NULL FROM cs WHERE a = b',
+      state(4, 'rollup_versions', 'version'),
+      state(5, 'rollup_dirty', '0'),
+      'SELECT 6, NULL, session_id, NULL, first_ts, last_ts FROM ls',
+      `SELECT 7, k.day, k.session_id, k.piece, NULL, NULL FROM ls JOIN rollup_kept_sessions k
+         ON k.project_id = ${v.add(q.projectId)} AND k.report = ${v.add(spec.key)} AND k.with_bots = ${bots} AND k.session_id = ls.session_id AND k.day >= ${first} AND k.day < ${end}`,
+    ];
+    const raw = spec.rawPieces(v);
+    if (raw !== null) parts.push(`SELECT 8, day, session_id, piece, NULL, NULL FROM (${raw}) r`);
+    return parts.join('\n UNION ALL ');
+  };
+
   const read: SessionDays['read'] = async (q, spec, plan) => {
     const days = plan.days as NonNullable<DayPlan['days']>;
     const dirty = new Set(days.dirty);
     const range = [days.first, days.end] as const;
-
-    // 1. The kept days.
-    const byDay = new Map<number, SessionDay>();
-    const v = new Values(dialect);
-    const keptRows = await run(
-      `SELECT day, session_id, piece, total, spans FROM rollup_kept_sessions
-       WHERE project_id = ${v.add(q.projectId)} AND report = ${v.add(spec.key)} AND with_bots = ${v.add(q.includeBots ? 1 : 0)}
-         AND day >= ${v.add(days.first)} AND day < ${v.add(days.end)}`,
-      v.list,
-    );
-    for (const row of keptRows) {
-      const day = num(row.day);
-      if (dirty.has(day)) continue;
-      let kept = byDay.get(day);
-      if (kept === undefined) byDay.set(day, (kept = { day, version: 0, total: [], spans: [], spanDigest: '' }));
-      if (row.session_id === null || row.session_id === undefined) {
-        kept.total = String(row.total).split(',').map(Number);
-        kept.spanDigest = String(row.spans);
-      } else kept.spans.push({ sessionId: String(row.session_id), piece: String(row.piece) });
-    }
-    const have = (day: number) => byDay.get(day)?.total.length === spec.size;
-
-    // 2. The clean days not kept.
-    for (const day of await readWanted(q, spec, range, (d) => !dirty.has(d) && !have(d))) byDay.set(day.day, day);
-
-    // 3. The rest of the range, each session's piece per day, and the sessions spanning into the
-    // clean days, in one snapshot; then the days whose spanning sessions were others, again.
-    const w = new Values(dialect);
-    const parts: string[] = [];
-    const raw = spec.rawPieces(w);
-    if (raw !== null) parts.push(`SELECT 0 AS kind, day, session_id, piece, CAST(NULL AS BIGINT) AS first_ts, CAST(NULL AS BIGINT) AS last_ts FROM (${raw}) r`);
-    parts.push(`SELECT 1 AS kind, NULL, session_id, NULL, first_ts, last_ts FROM (${spansSql(w, q.projectId, days.first, days.end)}) sp`);
-    const whole = new Map<string, Map<number, string>>();
-    const take = (sessionId: string, day: number, piece: string) => {
-      let sessionDays = whole.get(sessionId);
-      if (sessionDays === undefined) whole.set(sessionId, (sessionDays = new Map()));
-      sessionDays.set(day, piece);
-    };
-    const firstSpans: Span[] = [];
-    for (const row of await run(parts.join('\n UNION ALL '), w.list, hints)) {
-      if (num(row.kind) === 1) firstSpans.push(spanOf(row));
-      else take(String(row.session_id), num(row.day), String(row.piece));
-    }
-    // A day read again has a snapshot of its own, later: a session may have come to span since,
-    // into a day that was current. So the spanning sessions are listed again after each round, and
-    // every day checked against them, until none has changed.
-    let spans = firstSpans;
+    /** Days this read computed, each from a snapshot of its own. */
+    const fresh = new Map<number, SessionDay>();
     for (let round = 0; ; round++) {
-      const current = (day: number) => byDay.get(day)?.spanDigest === spanDigest(spanning(spans, day));
-      const again = await readWanted(q, spec, range, (d) => !dirty.has(d) && !current(d));
-      if (again.length === 0) break;
-      if (round === ROUNDS) return null;
-      for (const day of again) byDay.set(day.day, day);
-      const u = new Values(dialect);
-      spans = (await run(spansSql(u, q.projectId, days.first, days.end), u.list, hints)).map(spanOf);
-    }
+      const v = new Values(dialect);
+      const rows = await run(snapshotSql(v, q, spec, days.first, days.end, days.dirty), v.list, hints);
+      const keptDays = new Map<number, { sessions: number; total: number[] }>();
+      const counts = new Map<number, number>();
+      const versions = new Map<number, number>();
+      const marked = new Set<number>();
+      const listed = new Map<string, { first: number; last: number }>();
+      const keptPieces: Array<[day: number, sessionId: string, piece: string]> = [];
+      const rawPieces: Array<[day: number, sessionId: string, piece: string]> = [];
+      const toTake: Array<{ first: number; last: number; sessions: number }> = [];
+      const answer = Array.from({ length: spec.size }, () => 0);
+      for (const row of rows) {
+        const kind = num(row.kind);
+        if (kind === 0) keptDays.set(num(row.day), { sessions: sessionsOf(String(row.session_id)), total: String(row.piece).split(',').map(Number) });
+        else if (kind === 1) String(row.piece).split(',').forEach((n, k) => (answer[k]! += Number(n)));
+        else if (kind === 2) toTake.push({ first: num(row.day), last: num(row.x), sessions: num(row.y) });
+        else if (kind === 3) counts.set(num(row.day), num(row.x));
+        else if (kind === 4) versions.set(num(row.day), num(row.x));
+        else if (kind === 5) marked.add(num(row.day));
+        else if (kind === 6) listed.set(String(row.session_id), { first: Math.floor(num(row.x) / DAY_MS), last: Math.floor(num(row.y) / DAY_MS) });
+        else if (kind === 7) keptPieces.push([num(row.day), String(row.session_id), String(row.piece)]);
+        else if (kind === 8) rawPieces.push([num(row.day), String(row.session_id), String(row.piece)]);
+      }
 
-    // The days' totals, and the sessions taken whole: their pieces of every day, in day order.
-    const answer = Array.from({ length: spec.size }, () => 0);
-    for (const day of byDay.values()) {
-      day.total.forEach((n, k) => (answer[k]! += n));
-      for (const span of day.spans) take(span.sessionId, day.day, span.piece);
+      // Each clean day's total, from its kept row or from this read's own, if it is over the very
+      // sessions that lie wholly inside the day now: a session that came to span since (a late
+      // event on another day, an event after midnight) leaves the count, and one that came to lie
+      // inside the day marks it.
+      const from = new Map<number, 'kept' | SessionDay>();
+      const stale: number[] = [];
+      for (let day = days.first; day < days.end; day++) {
+        if (dirty.has(day)) continue;
+        const sessions = counts.get(day) ?? 0;
+        const own = fresh.get(day);
+        if (keptDays.get(day)?.sessions === sessions) from.set(day, 'kept');
+        else if (own !== undefined && own.sessions === sessions && own.version === (versions.get(day) ?? 0)) from.set(day, own);
+        else stale.push(day);
+      }
+      if (stale.length > 0) {
+        if (round === ROUNDS) return null;
+        const again = new Set(stale);
+        for (const day of await readWanted(q, spec, range, (d) => again.has(d))) fresh.set(day.day, day);
+        continue;
+      }
+
+      // The sessions taken whole: every piece of the rest of the range, and the day pieces of those listed.
+      const whole = new Map<string, Map<number, string>>();
+      const take = (sessionId: string, day: number, piece: string) => {
+        let sessionDays = whole.get(sessionId);
+        if (sessionDays === undefined) whole.set(sessionId, (sessionDays = new Map()));
+        sessionDays.set(day, piece);
+      };
+      for (const [day, sessionId, piece] of rawPieces) take(sessionId, day, piece);
+      for (const [day, sessionId, piece] of keptPieces) if (from.get(day) === 'kept') take(sessionId, day, piece);
+      for (const [day, source] of from) {
+        if (source === 'kept') {
+          keptDays.get(day)?.total.forEach((n, k) => (answer[k]! += n));
+          continue;
+        }
+        source.total.forEach((n, k) => (answer[k]! += n));
+        for (const span of source.spans) if (listed.has(span.sessionId)) take(span.sessionId, day, span.piece);
+      }
+
+      // Spans wholly inside clean days, all of whose sessions were listed, are kept for the next read.
+      const spanKeys = new Map<string, { span: SessionSpanTotal; found: number }>();
+      for (const { first, last, sessions } of toTake) {
+        let clean = true;
+        for (let day = first; day <= last && clean; day++) clean = from.has(day) && !marked.has(day);
+        if (!clean) continue;
+        const versionsOf = Array.from({ length: last - first + 1 }, (_, k) => versions.get(first + k) ?? 0);
+        spanKeys.set(`${first}:${last}`, { span: { first, last, sessions, versions: versionsOf, total: Array.from({ length: spec.size }, () => 0) }, found: 0 });
+      }
+      const spanOf = (sessionId: string) => {
+        const span = listed.get(sessionId);
+        return span === undefined ? undefined : spanKeys.get(`${span.first}:${span.last}`);
+      };
+      // A session with no piece (no event of the report in the range) adds nothing, but counts for its span's total.
+      for (const sessionId of listed.keys()) {
+        const kept = spanOf(sessionId);
+        if (kept !== undefined) kept.found++;
+      }
+      for (const [sessionId, sessionDays] of whole) {
+        const pieces = [...sessionDays.entries()].sort((a, b) => a[0] - b[0]).map(([, piece]) => piece);
+        spec.addWhole(spanOf(sessionId)?.span.total ?? answer, pieces);
+      }
+      const spans: SessionSpanTotal[] = [];
+      for (const { span } of spanKeys.values()) {
+        span.total.forEach((n, k) => (answer[k]! += n));
+        if (spanKeys.get(`${span.first}:${span.last}`)?.found === span.sessions) spans.push(span);
+      }
+      if (spans.length > 0) void handOn({ projectId: q.projectId, report: spec.key, withBots: q.includeBots, days: [], spans });
+      return answer;
     }
-    for (const sessionDays of whole.values()) {
-      spec.addWhole(
-        answer,
-        [...sessionDays.entries()].sort((a, b) => a[0] - b[0]).map(([, piece]) => piece),
-      );
-    }
-    return answer;
   };
 
   return {
