@@ -185,16 +185,16 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     const state = (kind: number, table: string, version: string) =>
       `SELECT ${kind}, day, NULL, NULL, ${version} FROM ${table} WHERE project_id = ${v.add(q.projectId)} AND day >= ${v.add(first)} AND day < ${v.add(end)}`;
     // Kinds: 0 a day's total over the sessions wholly inside it, as the report folds them; 1 a
-    // spanning session's piece of a day; 3 a day's version; 4 a day's mark; 5 how many sessions
+    // spanning session's piece of a day; 2 a day's version; 3 a day's mark; 4 how many sessions
     // lie wholly inside a day.
     const rows = await via(
       `WITH sp AS MATERIALIZED (${spans}), sk AS MATERIALIZED (${list}), g AS MATERIALIZED (${pieces}),
          g1 AS (SELECT * FROM g WHERE spanning = 0)
        SELECT 0 AS kind, day, CAST(NULL AS TEXT) AS session_id, piece, CAST(n AS BIGINT) AS n FROM (${spec.fold}) f
        UNION ALL SELECT 1, day, session_id, piece, 0 FROM g WHERE spanning = 1
-       UNION ALL ${state(3, 'rollup_versions', 'version')}
-       UNION ALL ${state(4, 'rollup_dirty', '0')}
-       UNION ALL SELECT 5, day, NULL, NULL, CAST(SUM(sessions) AS BIGINT) FROM agg_session_days
+       UNION ALL ${state(2, 'rollup_versions', 'version')}
+       UNION ALL ${state(3, 'rollup_dirty', '0')}
+       UNION ALL SELECT 4, day, NULL, NULL, CAST(SUM(sessions) AS BIGINT) FROM agg_session_days
          WHERE project_id = ${v.add(q.projectId)} AND with_bots = 1 AND day >= ${first} AND day < ${end} AND last_day = day GROUP BY day`,
       v.list,
       hints,
@@ -207,9 +207,9 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
       const day = read.get(num(row.day));
       if (kind === 0 && day !== undefined) spec.addFolded(day.total, String(row.piece), num(row.n));
       else if (kind === 1 && day !== undefined) day.spans.push({ sessionId: String(row.session_id), piece: String(row.piece) });
-      else if (kind === 3 && day !== undefined) day.version = num(row.n);
-      else if (kind === 4) marked.add(num(row.day));
-      else if (kind === 5 && day !== undefined) day.sessions = num(row.n);
+      else if (kind === 2 && day !== undefined) day.version = num(row.n);
+      else if (kind === 3) marked.add(num(row.day));
+      else if (kind === 4 && day !== undefined) day.sessions = num(row.n);
     }
     const clean = [...read.values()].filter((day) => !marked.has(day.day));
     const kept = clean.length === 0 ? Promise.resolve() : handOn({ projectId: q.projectId, report: spec.key, withBots: q.includeBots, days: clean });
