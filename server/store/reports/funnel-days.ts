@@ -1,6 +1,6 @@
 import type { Dialect, Values } from './dialect.js';
 import type { FunnelStepSpec, ReportQuery } from '../report-store.js';
-import { type DayPlan, type SourceContext, stepRawRows, stepsSource } from './rollup-queries.js';
+import { type SourceContext, stepRawRows, stepsSource } from './rollup-queries.js';
 import { daySql } from './rollup-schema.js';
 import { rawMask, reachedSteps } from './report-funnel.js';
 import { type SessionDaysSpec, flagListed } from './session-days.js';
@@ -17,8 +17,8 @@ import { type SessionDaysSpec, flagListed } from './session-days.js';
 /** The key of a funnel's kept rows: its steps, in order. */
 export const funnelKey = (steps: readonly FunnelStepSpec[]): string => `funnel ${JSON.stringify(steps.map((step) => [step.kind, step.value]))}`;
 
-/** The funnel of `steps` over `plan` as a report over sessions; values through `context`. */
-export function funnelDays(dialect: Dialect, q: ReportQuery, steps: readonly FunnelStepSpec[], plan: DayPlan, context: (v: Values) => SourceContext): SessionDaysSpec {
+/** The funnel of `steps` as a report over sessions; values through `context`. */
+export function funnelDays(dialect: Dialect, q: ReportQuery, steps: readonly FunnelStepSpec[], context: (v: Values) => SourceContext): SessionDaysSpec {
   /** Each session's masks per day, in time and then byte order of the event id: `day, session_id, piece`. */
   const masksByDay = (source: string) =>
     `SELECT day, session_id, ${dialect.orderedConcat('mask', `timestamp, ${dialect.byteOrder('event_id')}`)} AS piece
@@ -34,11 +34,11 @@ export function funnelDays(dialect: Dialect, q: ReportQuery, steps: readonly Fun
         'session_id',
         list,
       )}) x`,
-    rawPieces(v) {
-      if (plan.raw.length === 0) return null;
+    rawPieces(v, raw) {
+      if (raw.length === 0) return null;
       const s = context(v);
       const mask = rawMask(steps, s);
-      return masksByDay(plan.raw.map(([from, to]) => stepRawRows(s, from, to, mask)).join('\n UNION ALL '));
+      return masksByDay(raw.map(([from, to]) => stepRawRows(s, from, to, mask)).join('\n UNION ALL '));
     },
     fold: 'SELECT day, piece, COUNT(*) AS n FROM g1 GROUP BY day, piece',
     addFolded(total, masks, n) {

@@ -13,7 +13,9 @@ import { KEYS_LOCK_SQL, NO_TIMEOUT } from './rollup-refresh.js';
  * are written, it is not marked and its version is still the one the report's snapshot saw (no
  * refresh built it since). A refresh deletes a day's kept rows and raises its version in the
  * transaction that builds it; an erasure deletes the kept rows of the days it marks. So rows
- * computed from a snapshot before either are refused, and none outlives them.
+ * computed from a snapshot before either are refused, and none outlives them (a kept span of
+ * sessions, which names none, stays past an erasure until the refresh of its marked days, and is
+ * passed over meanwhile).
  */
 
 /**
@@ -90,7 +92,8 @@ export function prepareSqliteFilteredKeep(db: Database.Database, kit: SketchKit)
 /**
  * The SQLite keep of session days on connection `db`, in one write transaction, as
  * {@link prepareSqliteFilteredKeep} (self-contained, for the rollup thread). A day kept already is
- * replaced: a read keeps a day again when the sessions spanning into it have changed.
+ * replaced: a read keeps a day again when the count of sessions wholly inside it has changed. A
+ * span of days is kept only if every day of it is clean at the version given.
  */
 export function prepareSqliteSessionDaysKeep(db: Database.Database): (keep: SessionDaysKeep) => number {
   const marked = db.prepare('SELECT 1 FROM rollup_dirty WHERE project_id = ? AND day = ?').pluck();

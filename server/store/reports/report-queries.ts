@@ -135,8 +135,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
       : null;
   const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
   /** The sessions report of `q` (one filter at most) as a report over sessions kept per day. */
-  const sessionStats = (q: ReportQuery, plan: DayPlan) =>
-    sessionStatsDays(dialect, q, plan, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v));
+  const sessionStats = (q: ReportQuery) => sessionStatsDays(dialect, q, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v));
   /**
    * What filters clicked on the dashboard read beside the aggregates, kept ahead for a day: their
    * top lists (the day's events read once for all of them), and each one's sessions report (as the
@@ -149,8 +148,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     const failures: unknown[] = [];
     for (const [dim, value] of filters) {
       const q: ReportQuery = { projectId, from: day * DAY_MS, to: (day + 1) * DAY_MS, filters: { [dim]: value }, includeBots: false, visitorKey: 'anonymous' };
-      const plan: DayPlan = { days: { first: day, end: day + 1, dirty: [] }, raw: [] };
-      await sessionDays.keepDay(q, sessionStats(q, plan), day).catch((error: unknown) => void failures.push(error));
+      await sessionDays.keepDay(q, sessionStats(q), day).catch((error: unknown) => void failures.push(error));
     }
     if (failures.length > 0) throw failures[0];
   };
@@ -325,7 +323,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async sessions(q): Promise<SessionStats> {
       if (aggregates !== null && filterCount(q) === 0) return aggregates.sessions(q);
       const plan = await rollupPlan(q, 1);
-      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStats(q, plan), plan) : null;
+      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, sessionStats(q), plan) : null;
       if (kept !== null) {
         const [sessions = 0, bounces = 0, totalDurationMs = 0, pageViews = 0] = kept;
         return { sessions, bounces, totalDurationMs, pageViews };
@@ -427,7 +425,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     async funnel(q, steps): Promise<number[]> {
       if (steps.length === 0) return [];
       const plan = await rollupPlan(q, 0);
-      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, funnelDays(dialect, q, steps, plan, (v) => sourceContext(q, v)), plan) : null;
+      const kept = plan !== null && sessionDays !== null ? await sessionDays.read(q, funnelDays(dialect, q, steps, (v) => sourceContext(q, v)), plan) : null;
       if (kept !== null) return kept;
       const v = new Values(dialect);
       const statement = funnelStatement(dialect.funnelWalk, q, steps, plan, sourceContext(q, v));

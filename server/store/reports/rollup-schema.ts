@@ -200,8 +200,8 @@ CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_
  * from `first_day` to `last_day` (every event counted), with how many they were and the sum of
  * those days' versions then: written by a read that took them whole, so that the next range
  * holding them reads one row, not their pieces. Taken only while both still hold (a refresh raises
- * a version; a session that comes to span further leaves the count); deleted by a refresh of a
- * day it covers.
+ * a version; a session that comes to span further leaves the count) and no day of it is marked;
+ * deleted by a refresh of a day it covers.
  * rollup_versions: per day, how many times a refresh has built its rollups. Filtered rows computed
  * from a snapshot are kept only if the day's version is still the one that snapshot saw.
  */

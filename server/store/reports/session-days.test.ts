@@ -74,7 +74,7 @@ function rawConditions(projectId: string, eventType?: string): (v: Values) => So
 }
 
 describe('reports over sessions kept per day', () => {
-  it('counts a session once when it comes to span days between the read of the kept days and the read of the rest', async () => {
+  it('counts a session once when it comes to span days while another comes to its day, after the range is planned', async () => {
     const { path, store, projectId, made, settle, kept } = await sqliteProject('race');
     try {
       await store.write({ events: [made('s-1', 'S', START + DAY + 10 * HOUR, 'page_view', '/'), made('t-1', 'T', START + 2 * DAY + 10 * HOUR, 'page_view', '/')], chunks: [] });
@@ -86,15 +86,17 @@ describe('reports over sessions kept per day', () => {
       expect(await store.reports.funnel(q, funnel)).toEqual([2]);
       await kept(2);
 
-      // The same funnel on a connection of its own, S going on after midnight right after the kept days are read.
+      // The same funnel on a connection of its own, right after the range is planned: S goes on
+      // after midnight (day 1 then holds one session fewer) and a new session N comes to day 1
+      // (one more, and the day marked): day 1's count is the same, and its kept total is S's.
       const db = new Database(path, { readonly: true });
       try {
         let wrote = false;
         const run = async (text: string, values: unknown[]) => {
           const rows = db.prepare(text).all(...values) as Array<Record<string, unknown>>;
-          if (!wrote && text.includes('FROM rollup_kept_sessions')) {
+          if (!wrote && text.includes('FROM rollup_dirty')) {
             wrote = true;
-            await store.write({ events: [made('s-2', 'S', START + 2 * DAY + 12 * HOUR, 'page_view', '/')], chunks: [] });
+            await store.write({ events: [made('s-2', 'S', START + 2 * DAY + 12 * HOUR, 'page_view', '/'), made('n-1', 'N', START + DAY + 12 * HOUR, 'page_view', '/pricing')], chunks: [] });
           }
           return rows;
         };
@@ -102,8 +104,8 @@ describe('reports over sessions kept per day', () => {
         expect(plan.raw).toEqual([[START + 2 * DAY, START + 3 * DAY]]);
         const context = rawConditions(projectId);
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
-        // S once, across midnight, and T.
-        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toEqual([2]);
+        // S once, across midnight, and T (N never reaches the step).
+        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, context), plan)).toEqual([2]);
         expect(wrote).toBe(true);
       } finally {
         db.close();
@@ -152,7 +154,7 @@ describe('reports over sessions kept per day', () => {
         const sessions = async () => {
           const plan = await planDays(q, run, SQLITE_DIALECT);
           const visits = (v: Values, days: typeof plan) => visitsSource(q, days, context(v), { dim: 'event_type', value: 'page_view', rawValue: "''" });
-          return (await report.read(q, sessionStatsDays(SQLITE_DIALECT, q, plan, visits, context), plan))?.[0];
+          return (await report.read(q, sessionStatsDays(SQLITE_DIALECT, q, visits, context), plan))?.[0];
         };
         expect(await sessions()).toBe(4);
         expect(await sessions()).toBe(4);
@@ -209,7 +211,7 @@ describe('reports over sessions kept per day', () => {
         };
         const plan = await planDays(q, run, SQLITE_DIALECT);
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
-        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, rawConditions(projectId)), plan)).toEqual([3]);
+        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, rawConditions(projectId)), plan)).toEqual([3]);
         expect(whole).toEqual(['C']);
       } finally {
         db.close();
@@ -244,8 +246,8 @@ describe('reports over sessions kept per day', () => {
         const plan = await planDays(q, run, SQLITE_DIALECT);
         const context = rawConditions(projectId);
         const report = createSessionDays(SQLITE_DIALECT, run, { keep: async () => 0 });
-        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, plan, context), plan)).toBeNull();
-        expect(spanning).toBeGreaterThan(3);
+        expect(await report.read(q, funnelDays(SQLITE_DIALECT, q, funnel, context), plan)).toBeNull();
+        expect(spanning).toBeGreaterThanOrEqual(3);
       } finally {
         db.close();
       }

@@ -30,7 +30,9 @@ import { num } from '../shared/row-values.js';
  * (`agg_session_days`), so a kept day or span is taken only while its count of sessions is the
  * count now, read in the one statement that reads everything else of the answer: a session leaves
  * a count without marking the day, and every way into one marks a day of it (a new or longer
- * session has an event there; an erasure marks the days of every session it touches). A day
+ * session has an event there; an erasure marks the days on which the sessions it touches have
+ * events, their first and last among them). A day marked since the range was planned is read
+ * from the events, as a marked day is. A day
  * whose count differs is read again and checked again (at most a few rounds; then the report is
  * read another way); a span whose count differs has its sessions taken whole, and is kept anew.
  *
@@ -98,8 +100,8 @@ export interface SessionDaysSpec {
    * values added through `v` in the order of the text.
    */
   dayPieces(v: Values, first: number, end: number, list: string): string;
-  /** Each session's piece per day of the range's other parts (the plan's `raw`): `day, session_id, piece`; null when it has none. */
-  rawPieces(v: Values): string | null;
+  /** Each session's piece per day of `raw`, the range's parts read from the events: `day, session_id, piece`; null when there are none. */
+  rawPieces(v: Values, raw: ReadonlyArray<readonly [number, number]>): string | null;
   /** A statement over `g1`, the rows of {@link dayPieces} of sessions that lie wholly inside a day, giving `day, piece, n`: read by {@link addFolded}. No values. */
   fold: string;
   /** Adds a row of {@link fold} to its day's total. */
@@ -248,7 +250,14 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
    * those of spans not kept or no longer true) with their kept pieces, the rest of the range's
    * pieces, and the counts, versions and marks the days and spans are checked against.
    */
-  const snapshotSql = (v: Values, q: ReportQuery, spec: SessionDaysSpec, first: number, end: number, dirty: readonly number[]): string => {
+  const snapshotSql = (
+    v: Values,
+    q: ReportQuery,
+    spec: SessionDaysSpec,
+    [first, end]: readonly [number, number],
+    dirty: ReadonlySet<number>,
+    raw: ReadonlyArray<readonly [number, number]>,
+  ): string => {
     const bots = q.includeBots ? 1 : 0;
     const [start, stop] = [first * DAY_MS, end * DAY_MS];
     // The sessions per first and last day of the range (every event counted): the spans' counts, and the days'.
@@ -258,7 +267,7 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
       WHERE project_id = ${v.add(q.projectId)} AND report = ${v.add(spec.key)} AND with_bots = ${bots} AND first_day >= ${first} AND last_day < ${end}`;
     // A span kept is true while its count and its days' versions are the same and none of its days
     // is marked now or was when the range was planned (those days' pieces come from the events).
-    const plannedDirty = dirty.map((day) => ` OR (c.a <= ${day} AND c.b >= ${day})`).join('');
+    const plannedDirty = [...dirty].map((day) => ` OR (c.a <= ${day} AND c.b >= ${day})`).join('');
     const checked = `SELECT c.a, c.b, c.n, k.total, CASE WHEN k.sessions = c.n
         AND k.versions = COALESCE((SELECT SUM(r.version) FROM rollup_versions r WHERE r.project_id = ${v.add(q.projectId)} AND r.day >= c.a AND r.day <= c.b), 0)
         AND NOT EXISTS (SELECT 1 FROM rollup_dirty d WHERE d.project_id = ${v.add(q.projectId)} AND d.day >= c.a AND d.day <= c.b)
@@ -267,15 +276,16 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
     // The sessions taken whole: those crossing either end (through the midnights they cross, and
     // those of 30 days or more through their own index, as the sessions report finds them), and
     // those of each span not taken from its kept row, a seek per span in the partial index by end.
+    // CROSS JOIN keeps SQLite's order (the few spans first): it read every session of the project
+    // for them (0.7 s at thirty million events), and then every kept piece of the range.
     const crossing = `(s.first_ts < ${start} AND s.last_ts >= ${start} OR s.first_ts < ${stop} AND s.last_ts >= ${stop})`;
     const listed = `SELECT s.session_id, s.first_ts, s.last_ts FROM agg_session_state s
         WHERE s.project_id = ${v.add(q.projectId)} AND s.session_id IN (SELECT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${first}, ${end})) AND ${crossing}
       UNION SELECT s.session_id, s.first_ts, s.last_ts FROM agg_session_state s
         WHERE s.project_id = ${v.add(q.projectId)} AND s.last_ts - s.first_ts >= ${LONG_SESSION_MS} AND s.first_ts < ${stop} AND ${crossing}
-      UNION SELECT s.session_id, s.first_ts, s.last_ts FROM pv JOIN agg_session_state s
-        ON s.project_id = ${v.add(q.projectId)} AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS}
-        AND s.last_ts >= pv.b * ${DAY_MS} AND s.last_ts < (pv.b + 1) * ${DAY_MS} AND s.first_ts >= pv.a * ${DAY_MS} AND s.first_ts < (pv.a + 1) * ${DAY_MS}
-        WHERE pv.ok = 0`;
+      UNION SELECT s.session_id, s.first_ts, s.last_ts FROM pv CROSS JOIN agg_session_state s
+        WHERE pv.ok = 0 AND s.project_id = ${v.add(q.projectId)} AND s.first_ts / ${DAY_MS} <> s.last_ts / ${DAY_MS}
+        AND s.last_ts >= pv.b * ${DAY_MS} AND s.last_ts < (pv.b + 1) * ${DAY_MS} AND s.first_ts >= pv.a * ${DAY_MS} AND s.first_ts < (pv.a + 1) * ${DAY_MS}`;
     const kept = (columns: string, where: string) =>
       `SELECT ${columns} FROM rollup_kept_sessions k WHERE k.project_id = ${v.add(q.projectId)} AND k.report = ${v.add(spec.key)} AND k.with_bots = ${bots} AND ${where} AND k.day >= ${first} AND k.day < ${end}`;
     const state = (kind: number, table: string, version: string) =>
@@ -293,23 +303,25 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
       state(4, 'rollup_versions', 'version'),
       state(5, 'rollup_dirty', '0'),
       'SELECT 6, NULL, session_id, NULL, first_ts, last_ts FROM ls',
-      `SELECT 7, k.day, k.session_id, k.piece, NULL, NULL FROM ls JOIN rollup_kept_sessions k
-         ON k.project_id = ${v.add(q.projectId)} AND k.report = ${v.add(spec.key)} AND k.with_bots = ${bots} AND k.session_id = ls.session_id AND k.day >= ${first} AND k.day < ${end}`,
+      `SELECT 7, k.day, k.session_id, k.piece, NULL, NULL FROM ls CROSS JOIN rollup_kept_sessions k
+         WHERE k.project_id = ${v.add(q.projectId)} AND k.report = ${v.add(spec.key)} AND k.with_bots = ${bots} AND k.session_id = ls.session_id AND k.day >= ${first} AND k.day < ${end}`,
     ];
-    const raw = spec.rawPieces(v);
-    if (raw !== null) parts.push(`SELECT 8, day, session_id, piece, NULL, NULL FROM (${raw}) r`);
+    const rawPieces = spec.rawPieces(v, raw);
+    if (rawPieces !== null) parts.push(`SELECT 8, day, session_id, piece, NULL, NULL FROM (${rawPieces}) r`);
     return parts.join('\n UNION ALL ');
   };
 
   const read: SessionDays['read'] = async (q, spec, plan) => {
     const days = plan.days as NonNullable<DayPlan['days']>;
-    const dirty = new Set(days.dirty);
     const range = [days.first, days.end] as const;
+    // The days read from the events: the plan's marked days, and those found marked since.
+    const dirty = new Set(days.dirty);
+    const raw = [...plan.raw];
     /** Days this read computed, each from a snapshot of its own. */
     const fresh = new Map<number, SessionDay>();
     for (let round = 0; ; round++) {
       const v = new Values(dialect);
-      const rows = await run(snapshotSql(v, q, spec, days.first, days.end, days.dirty), v.list, hints);
+      const rows = await run(snapshotSql(v, q, spec, range, dirty, raw), v.list, hints);
       const keptDays = new Map<number, { sessions: number; total: number[] }>();
       const counts = new Map<number, number>();
       const versions = new Map<number, number>();
@@ -332,6 +344,18 @@ export function createSessionDays(dialect: Dialect, run: RunQuery, options: Sess
         else if (kind === 8) rawPieces.push([num(row.day), String(row.session_id), String(row.piece)]);
       }
 
+      // A day marked since the plan may hold a session that came to lie inside it while another
+      // left (the count the same): it is read from the events, as the plan would have had it.
+      const markedSince = [...marked].filter((day) => !dirty.has(day));
+      if (markedSince.length > 0) {
+        if (round === ROUNDS) return null;
+        for (const day of markedSince) {
+          dirty.add(day);
+          raw.push([day * DAY_MS, (day + 1) * DAY_MS]);
+        }
+        raw.sort((a, b) => a[0] - b[0]);
+        continue;
+      }
       // Each clean day's total, from its kept row or from this read's own, if it is over the very
       // sessions that lie wholly inside the day now: a session that came to span since (a late
       // event on another day, an event after midnight) leaves the count, and one that came to lie

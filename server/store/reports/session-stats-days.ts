@@ -20,14 +20,13 @@ export const sessionStatsKey = (q: ReportQuery): string =>
   `sessions ${JSON.stringify(Object.entries(q.filters).filter(([, value]) => value !== undefined))}`;
 
 /**
- * The sessions report of `q` over `plan` as a report over sessions: `sessions, bounces, duration,
+ * The sessions report of `q` as a report over sessions: `sessions, bounces, duration,
  * page views`. `visits` is the report's visits of its filter over a plan (`visitsSource`);
  * `context` gives the raw conditions, its filter included.
  */
 export function sessionStatsDays(
   dialect: Dialect,
   q: ReportQuery,
-  plan: DayPlan,
   visits: (v: Values, plan: DayPlan) => string,
   context: (v: Values) => SourceContext,
 ): SessionDaysSpec {
@@ -44,10 +43,10 @@ export function sessionStatsDays(
       return `SELECT y.day, y.spanning, y.listed AS session_id, ${piece('y.f', 'y.l', 'y.pv')} AS piece, y.f, y.l, y.pv
         FROM (${flagListed(dialect, sessions, 'sid', list)}) y`;
     },
-    rawPieces(v) {
-      if (plan.raw.length === 0) return null;
+    rawPieces(v, raw) {
+      if (raw.length === 0) return null;
       const s = context(v);
-      const events = plan.raw
+      const events = raw
         .map(([from, to]) => `SELECT timestamp, session_id, CASE WHEN event_type = 'page_view' THEN 1 ELSE 0 END AS pv FROM events WHERE ${s.rawWhere(from, to)} AND session_id IS NOT NULL`)
         .join('\n UNION ALL ');
       return `SELECT day, session_id, ${piece('f', 'l', 'pv')} AS piece FROM (
