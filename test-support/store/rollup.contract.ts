@@ -1284,10 +1284,22 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
 
     it('drops what retention deletes, the cut-off in the middle of a rolled-up day', async () => {
       await withStore(async (store, loc, projectId) => {
-        await store.write({ events: generated(projectId, 9, 'r'), chunks: [] });
+        const events = generated(projectId, 9, 'r');
+        const made = eventMaker(events);
+        // A session before the cut-off that goes on the next day, and no event of it between: once
+        // cut, it starts on day 2, which no deleted event marks.
+        await store.write({
+          events: [...events, made('r-x-1', 'r-across', START + DAY + 12 * HOUR, 'page_view', '/'), made('r-x-2', 'r-across', START + 2 * DAY + HOUR, 'page_view', '/')],
+          chunks: [],
+        });
         const before = await expectExact(store, loc, projectId);
+        const version = async () => Number((await loc.sql('SELECT version FROM rollup_versions WHERE project_id = ? AND day = ?', [projectId, START / DAY + 2]))[0]?.version ?? 0);
+        const day2 = await version();
         const deleted = await store.deleteOlderThan(START + DAY + 13 * HOUR);
         expect(deleted.events).toBeGreaterThan(0);
+        // Marked by the cut: built again (the reports kept per day count the sessions that start on it).
+        await settle(store, loc, projectId);
+        expect(await version()).toBeGreaterThan(day2);
         const after = await expectExact(store, loc, projectId);
         expect(after).not.toEqual(before);
       });

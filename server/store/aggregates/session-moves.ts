@@ -50,6 +50,13 @@ export interface SessionMoves {
    * their own partial index instead (`aggregate-schema.ts`).
    */
   crossed(before: SessionState | null, after: SessionState | null): { added: number[]; removed: number[] };
+  /**
+   * The UTC day a session now starts on, every event counted, when a change that only takes
+   * events away (an erasure, retention's cut) moved it later; else null. A report kept per day
+   * counts the sessions that start on each day (`reports/session-days.ts`): such a day must be
+   * marked, as a day a new event comes to is.
+   */
+  firstDayMoved(before: SessionState | null, after: SessionState | null): number | null;
 }
 
 /** Builds the session summaries' arithmetic (self-contained: see the top of the file). */
@@ -74,6 +81,12 @@ export function createSessionMoves(): SessionMoves {
   };
   return {
     merge,
+    firstDayMoved(before, after) {
+      const [was, now] = [before?.[1], after?.[1]];
+      if (was === null || was === undefined || now === null || now === undefined) return null;
+      const day = Math.floor(now.first / dayMs);
+      return day > Math.floor(was.first / dayMs) ? day : null;
+    },
     statesOf(groups) {
       const states = new Map<string, { projectId: string; session: string; state: SessionState }>();
       for (const g of groups) {

@@ -433,7 +433,10 @@ export async function cutPostgresAggregatesAt(client: pg.PoolClient, projectId: 
   }
   await mergeFromFiner(client, projectId, GRAIN_DAY, cutDay, union);
   await mergeFromFiner(client, projectId, GRAIN_WEEK, Math.floor(cutDay / WEEK_DAYS), union);
-  await recountPostgresSessions(client, projectId, touched.rows.map((row) => row.session_id));
+  // A session across the cut-off now starts on a later day, which nothing else marks: the reports
+  // kept per day count the sessions that start on each (`reports/session-days.ts`).
+  const moved = await recountPostgresSessions(client, projectId, touched.rows.map((row) => row.session_id));
+  if (moved.length > 0) await client.query('SELECT rollup_mark_days($1::text[], $2::int[])', [moved.map(() => projectId), moved]);
   await client.query('DELETE FROM agg_session_days WHERE project_id = $1 AND day < $2', [projectId, cutDay]);
 }
 

@@ -131,10 +131,12 @@ export async function addPostgresSessionSummaries(client: pg.PoolClient, groups:
  * exclusive: the day sums lose what the old states gave them and get what the new ones give; a
  * session with no hour row left is forgotten.
  */
-export async function recountPostgresSessions(client: pg.PoolClient, projectId: string, sessionIds: Iterable<string>): Promise<void> {
+export async function recountPostgresSessions(client: pg.PoolClient, projectId: string, sessionIds: Iterable<string>): Promise<number[]> {
   const all = [...new Set(sessionIds)];
+  const moved = new Set<number>();
   // In slices: retention's first cut of a large project may reach millions of sessions.
-  for (let i = 0; i < all.length; i += RECOUNT_SLICE) await recountSlice(client, projectId, all.slice(i, i + RECOUNT_SLICE));
+  for (let i = 0; i < all.length; i += RECOUNT_SLICE) for (const day of await recountSlice(client, projectId, all.slice(i, i + RECOUNT_SLICE))) moved.add(day);
+  return [...moved];
 }
 
 /**
@@ -170,12 +172,12 @@ const PAIRED_HOURS = 7 * 24;
  * aggregate lock exclusive (`postgres-aggregates.ts`), which every commit takes shared before its
  * sessions' locks, so no commit of the project runs meanwhile.
  */
-async function recountSlice(client: pg.PoolClient, projectId: string, sessions: readonly string[]): Promise<void> {
-  if (sessions.length === 0) return;
+async function recountSlice(client: pg.PoolClient, projectId: string, sessions: readonly string[]): Promise<number[]> {
+  if (sessions.length === 0) return [];
   const projects = sessions.map(() => projectId);
   const before = await readStates(client, projects, sessions);
   const known = sessions.filter((s) => before.get(keyOf(projectId, s))?.[1] != null);
-  if (known.length === 0) return;
+  if (known.length === 0) return [];
   // Its hour rows lie within its old span: an erasure or a cut only takes events away. A session's
   // rows may come from two statements (its pairs split between them): their spans merge.
   const rows: Array<Record<string, unknown>> = [];
@@ -212,14 +214,18 @@ async function recountSlice(client: pg.PoolClient, projectId: string, sessions: 
     state[1] = MOVES.merge(state[1], span);
   }
   const days = new Map<string, DayMove>();
+  const moved = new Set<number>();
   const changed = known.map((session) => {
     const state = after.get(session) as SessionState;
     const kept = state[1] === null ? null : state;
     const old = before.get(keyOf(projectId, session)) ?? null;
     MOVES.move(days, projectId, old, kept);
+    const firstDay = MOVES.firstDayMoved(old, kept);
+    if (firstDay !== null) moved.add(firstDay);
     return { projectId, session, before: old, after: kept };
   });
   await writeStates(client, changed, days);
+  return [...moved];
 }
 
 /**

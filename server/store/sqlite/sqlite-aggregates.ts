@@ -335,7 +335,10 @@ export function cutSqliteAggregatesAt(db: Database.Database, aggregates: CommitA
   }
   mergeFromFiner(db, projectId, GRAIN_DAY, [cutDay]);
   mergeFromFiner(db, projectId, GRAIN_WEEK, [Math.floor(cutDay / WEEK_DAYS)]);
-  aggregates.recountSessions(projectId, touched);
+  // A session across the cut-off now starts on a later day, which nothing else marks: the reports
+  // kept per day count the sessions that start on each (`reports/session-days.ts`).
+  const mark = db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?) ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1');
+  for (const day of aggregates.recountSessions(projectId, touched)) mark.run(projectId, day);
   db.prepare('DELETE FROM agg_session_days WHERE project_id = ? AND day < ?').run(projectId, cutDay);
 }
 

@@ -22,8 +22,8 @@ export interface CommitAggregates {
    * retention writing hours again, which merges their day and week rows from the finer rows after.
    */
   applyHours(batch: AggregateBatch): void;
-  /** Counts the named sessions' summaries again from their hour rows (`sqlite-session-summaries.ts`). */
-  recountSessions(projectId: string, sessions: Iterable<string>): void;
+  /** Counts the named sessions' summaries again from their hour rows (`sqlite-session-summaries.ts`); returns the days sessions now start on that they did not. */
+  recountSessions(projectId: string, sessions: Iterable<string>): number[];
 }
 
 /** Values of one event in {@link EncodedBatch.refs}: its text columns by index, and the bot flag. */

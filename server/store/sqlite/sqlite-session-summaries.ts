@@ -19,9 +19,10 @@ export interface SqliteSessionSummaries {
   /**
    * Counts the named sessions of a project again from their hour rows (`agg_sessions`), after an
    * erasure or retention changed those: the day sums lose what the old states gave them and get
-   * what the new ones give; a session with no hour row left is forgotten.
+   * what the new ones give; a session with no hour row left is forgotten. Returns the days
+   * sessions now start on that they did not (`SessionMoves.firstDayMoved`).
    */
-  recount(projectId: string, sessions: Iterable<string>): void;
+  recount(projectId: string, sessions: Iterable<string>): number[];
 }
 
 /** Prepares the session summaries on `db`, whose schema holds their tables (`aggregate-schema.ts`). */
@@ -84,6 +85,7 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
     },
     recount(projectId, sessions) {
       const days = new Map<string, DayMove>();
+      const moved = new Set<number>();
       for (const session of sessions) {
         const before = stateIn(projectId, session);
         if (before === null || before[1] === null) continue;
@@ -97,9 +99,12 @@ export function prepareSqliteSessionSummaries(db: Database.Database, moves: Sess
         }
         const kept = after[1] === null ? null : after;
         moves.move(days, projectId, before, kept);
+        const firstDay = moves.firstDayMoved(before, kept);
+        if (firstDay !== null) moved.add(firstDay);
         put(projectId, session, before, kept);
       }
       flush(days);
+      return [...moved];
     },
   };
 }
