@@ -31,7 +31,8 @@ import { num } from '../shared/row-values.js';
  * count now, read in the one statement that reads everything else of the answer: a session leaves
  * a count without marking the day, and every way into one marks a day of it (a new or longer
  * session has an event there; an erasure marks the days on which the sessions it touches have
- * events, their first and last among them). A day marked since the range was planned is read
+ * events, their first and last among them; retention marks the day a session across its cut-off
+ * now starts on). A day marked since the range was planned is read
  * from the events, as a marked day is. A day
  * whose count differs is read again and checked again (at most a few rounds; then the report is
  * read another way); a span whose count differs has its sessions taken whole, and is kept anew.
