@@ -11,15 +11,23 @@ const dir = mkdtempSync(join(tmpdir(), 'report-keep-test-'));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Runs `test` on a connection to a new store's database file and the keep prepared on it. */
+async function withKeep(name: string, test: (db: Database.Database, keep: (k: SessionDaysKeep) => number) => void): Promise<void> {
+  const path = join(dir, `${name}.db`);
+  const store = createSqliteStore({ path });
+  await store.init();
+  await store.close();
+  const db = new Database(path);
+  try {
+    test(db, prepareSqliteSessionDaysKeep(db));
+  } finally {
+    db.close();
+  }
+}
+
 describe('SQLite keep of session days', () => {
   it('keeps a day only while it is clean at the version given, and replaces a day kept already', async () => {
-    const path = join(dir, 'keep.db');
-    const store = createSqliteStore({ path });
-    await store.init();
-    await store.close();
-    const db = new Database(path);
-    try {
-      const keep = prepareSqliteSessionDaysKeep(db);
+    await withKeep('keep', (db, keep) => {
       const rows = () =>
         db.prepare('SELECT day, session_id, piece, total, spans FROM rollup_kept_sessions WHERE project_id = ? ORDER BY day, session_id').all('p') as Array<Record<string, unknown>>;
       const report = (day: number, version: number, total: number[], spans: SessionDaysKeep['days'][number]['spans'] = []): SessionDaysKeep => ({
@@ -49,19 +57,11 @@ describe('SQLite keep of session days', () => {
       db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)').run('p', 12);
       expect(keep(report(12, 0, [8]))).toBe(0);
       expect(rows().map((row) => row.day)).toEqual([10, 10, 11]);
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('keeps a span only while every day of it is clean at the version given, and replaces one kept already', async () => {
-    const path = join(dir, 'keep-spans.db');
-    const store = createSqliteStore({ path });
-    await store.init();
-    await store.close();
-    const db = new Database(path);
-    try {
-      const keep = prepareSqliteSessionDaysKeep(db);
+    await withKeep('keep-spans', (db, keep) => {
       const spans = () =>
         db.prepare('SELECT first_day, last_day, sessions, versions, total FROM rollup_kept_spans WHERE project_id = ? ORDER BY first_day').all('p') as Array<Record<string, unknown>>;
       const report = (first: number, versions: number[], total: number[], sessions = 2): SessionDaysKeep => ({
@@ -82,8 +82,6 @@ describe('SQLite keep of session days', () => {
       db.prepare('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)').run('p', 30);
       expect(keep(report(30, [0, 0, 0], [1, 1]))).toBe(0);
       expect(spans().map((row) => row.first_day)).toEqual([20]);
-    } finally {
-      db.close();
-    }
+    });
   });
 });
