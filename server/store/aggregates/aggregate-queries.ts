@@ -422,6 +422,8 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       // Those the counting asked for does not carry across (a human's page view before midnight,
       // a bot's event after) are in the sums below.
       let spanningCte = '';
+      /** Whether `spanningCte` lists the crossing sessions' hours (`crossingHours`), a recursive CTE. */
+      let recursive = false;
       const [f, l, pv] = q.includeBots ? ['first_ts', 'last_ts', 'page_views'] : ['h_first', 'h_last', 'h_page_views'];
       if (plan.days !== null) {
         const [d0, d1] = plan.days;
@@ -436,10 +438,13 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
           WHERE s.project_id = ${v.add(q.projectId)} AND s.session_id IN (SELECT session_id FROM agg_session_midnights WHERE project_id = ${v.add(q.projectId)} AND day IN (${d0}, ${d1}))
           AND ${crossing}
           UNION SELECT ${columns} FROM agg_session_state s
-          WHERE s.project_id = ${v.add(q.projectId)} AND s.last_ts - s.first_ts >= ${LONG_SESSION_MS} AND s.first_ts < ${end} AND ${crossing}),
-          hr (session_id, hour, last_hour) AS (
+          WHERE s.project_id = ${v.add(q.projectId)} AND s.last_ts - s.first_ts >= ${LONG_SESSION_MS} AND s.first_ts < ${end} AND ${crossing}), `;
+        if (dialect.crossingHours === 'keys') {
+          recursive = true;
+          spanningCte += `hr (session_id, hour, last_hour) AS (
             SELECT session_id, CASE WHEN f < ${start} THEN ${d0 * 24} ELSE f / ${HOUR_MS} END, CASE WHEN l >= ${end} THEN ${d1 * 24 - 1} ELSE l / ${HOUR_MS} END FROM sp
             UNION ALL SELECT session_id, hour + 1, last_hour FROM hr WHERE hour < last_hour), `;
+        }
       }
       for (const [first, end] of plan.hours) {
         parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM agg_sessions
@@ -456,23 +461,35 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         // and last day, and the few that cross the ends: their hour rows inside the range's days,
         // merged below with the same session's rows at the ends.
         const [d0, d1] = plan.days;
-        // Their hour rows inside the range: each hour of each session's span listed (`hr`, below),
-        // and the row of that hour and session sought by the whole key, driven from the few
-        // sessions. As a join on an hour range, SQLite read every session hour of the range when it
-        // put the hours outside, and PostgreSQL, which cannot tell how few sessions span days,
-        // hashed every session hour of the project; with a range of hours per session (correlated
-        // subqueries), each read every session of those hours (24 ms at thirty million events on
-        // SQLite). A session with no event inside the range has no row there, and is left out.
-        parts.push(`SELECT hr.session_id, MIN(a.first_ts) AS first_ts, MAX(a.last_ts) AS last_ts, SUM(a.page_views) AS page_views
-          FROM hr CROSS JOIN agg_sessions a
-          WHERE a.project_id = ${v.add(q.projectId)} AND a.hour = hr.hour AND a.session_id = hr.session_id${q.includeBots ? '' : ` AND a.is_bot = ${dialect.falseValue}`}
-          GROUP BY hr.session_id`);
+        // Their hour rows inside the range, as the dialect reads them best (`crossingHours`). As a
+        // join on a range of hours, SQLite read every session hour of the range when it put the
+        // hours outside, and PostgreSQL, which cannot tell how few sessions span days, hashed every
+        // session hour of the project. A session with no event inside the range has no row there,
+        // and is left out.
+        const bot = q.includeBots ? '' : ` AND a.is_bot = ${dialect.falseValue}`;
+        if (dialect.crossingHours === 'keys') {
+          parts.push(`SELECT hr.session_id, MIN(a.first_ts) AS first_ts, MAX(a.last_ts) AS last_ts, SUM(a.page_views) AS page_views
+            FROM hr CROSS JOIN agg_sessions a
+            WHERE a.project_id = ${v.add(q.projectId)} AND a.hour = hr.hour AND a.session_id = hr.session_id${bot}
+            GROUP BY hr.session_id`);
+        } else {
+          // Whole numbers this function computed, written into the text: placeholders must follow it in order.
+          const start = d0 * DAY_MS;
+          const end = d1 * DAY_MS;
+          const own = (aggregate: string) => `(SELECT ${aggregate} FROM agg_sessions a
+            WHERE a.project_id = sp.project_id AND a.session_id = sp.session_id
+            AND a.hour >= CASE WHEN sp.f < ${start} THEN ${d0 * 24} ELSE sp.f / ${HOUR_MS} END
+            AND a.hour <= CASE WHEN sp.l >= ${end} THEN ${d1 * 24 - 1} ELSE sp.l / ${HOUR_MS} END${bot})`;
+          parts.push(`SELECT session_id, first_ts, last_ts, page_views FROM (
+            SELECT sp.session_id, ${own('MIN(a.first_ts)')} AS first_ts, ${own('MAX(a.last_ts)')} AS last_ts, ${own('SUM(a.page_views)')} AS page_views
+            FROM sp) x WHERE first_ts IS NOT NULL`);
+        }
         daySums = `\n UNION ALL SELECT SUM(sessions), SUM(bounces), SUM(duration), SUM(page_views) FROM agg_session_days
           WHERE project_id = ${v.add(q.projectId)} AND with_bots = ${q.includeBots ? 1 : 0} AND day >= ${d0} AND day < ${d1} AND last_day < ${d1}`;
       }
       if (parts.length === 0) return { sessions: 0, bounces: 0, totalDurationMs: 0, pageViews: 0 };
       const rows = await run(
-        `WITH ${spanningCte === '' ? '' : 'RECURSIVE '}${spanningCte}s AS (SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv FROM (${parts.join('\n UNION ALL ')}) p GROUP BY session_id)
+        `WITH ${recursive ? 'RECURSIVE ' : ''}${spanningCte}s AS (SELECT session_id, MAX(last_ts) - MIN(first_ts) AS duration, SUM(page_views) AS pv FROM (${parts.join('\n UNION ALL ')}) p GROUP BY session_id)
          SELECT COUNT(*) AS sessions, COALESCE(SUM(CASE WHEN pv <= 1 THEN 1 ELSE 0 END), 0) AS bounces,
            COALESCE(SUM(duration), 0) AS duration, COALESCE(SUM(pv), 0) AS page_views FROM s${daySums}`,
         v.list,
