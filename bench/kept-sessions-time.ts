@@ -1,8 +1,10 @@
-// How long the reports kept per day over sessions take once kept (the panels' funnel, and the
-// sessions report with the device filter: server/store/reports/session-days.ts), on a database
-// bench/generate-project.ts filled, through the store with no HTTP:
+// How long the reports that keep what they computed take once kept: the reports kept per day over
+// sessions (the panels' funnel, and the sessions report with the device filter:
+// server/store/reports/session-days.ts) and the series, which keep their points' estimates
+// (server/store/aggregates/kept-estimates.ts), on a database bench/generate-project.ts filled,
+// through the store with no HTTP:
 //
-//   node scripts/run-ts.mjs bench/kept-sessions-time.ts --on=PATH_OR_URL [--calls=7]
+//   node scripts/run-ts.mjs bench/kept-sessions-time.ts --on=PATH_OR_URL [--calls=7] [--only=NAME;…]
 //
 // For each report and range (7, 30 and 90 days ending at the project's end) it prints the first
 // call's milliseconds (which computes and keeps what is missing: after another version kept the
@@ -11,7 +13,7 @@
 // alternated, on one database. It writes what the reports keep, and builds marked days first.
 import { openStore } from '../server/store/open-store.js';
 import type { FunnelStepSpec, ReportQuery } from '../server/store/report-store.js';
-import { existingProject } from './panel-bench.js';
+import { PANELS, existingProject } from './panel-bench.js';
 
 const DAY_MS = 86_400_000;
 /** The funnel of the panels (bench/panel-bench.ts). */
@@ -24,8 +26,9 @@ const FUNNEL: FunnelStepSpec[] = [
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const location = arg('on');
-if (location === undefined) throw new Error('usage: bench/kept-sessions-time.ts --on=PATH_OR_URL [--calls=N]');
+if (location === undefined) throw new Error('usage: bench/kept-sessions-time.ts --on=PATH_OR_URL [--calls=N] [--only=NAME;…]');
 const calls = Number(arg('calls') ?? 7);
+const only = arg('only')?.split(';');
 
 const project = await existingProject(location);
 const store = openStore(location, { keepFiltersAhead: false });
@@ -35,8 +38,10 @@ try {
   const reports: Array<[string, (q: ReportQuery) => Promise<unknown>]> = [
     ['funnel (4 steps)', (q) => store.reports.funnel(q, FUNNEL)],
     ['sessions, device filter', (q) => store.reports.sessions({ ...q, filters: { device: 'mobile' } })],
+    // The series as the panels ask them.
+    ...PANELS.filter(([name]) => name.startsWith('timeseries')).map(([name, ask]): [string, (q: ReportQuery) => Promise<unknown>] => [name, (q) => ask(store, q)]),
   ];
-  for (const [name, ask] of reports) {
+  for (const [name, ask] of reports.filter(([name]) => only === undefined || only.includes(name))) {
     const cells: string[] = [];
     for (const days of [7, 30, 90]) {
       const q: ReportQuery = { projectId: project.projectId, from: project.end - days * DAY_MS, to: project.end, filters: {}, includeBots: false, visitorKey: 'anonymous' };

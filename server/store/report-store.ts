@@ -266,7 +266,7 @@ export interface ReportStore {
   keepFilteredAhead(whenIdle?: boolean): Promise<boolean>;
   /**
    * Resolves once what reports started keeping in this process (an experiment report's cells,
-   * built after its first read) is kept or given up: for tests and the benchmark, which time or
+   * built after its first read; the estimates a series computed) is kept or given up: for tests and the benchmark, which time or
    * check the reads after it.
    */
   keptSettled(): Promise<void>;

@@ -116,11 +116,15 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
           expectTotals(await r.totals(query), (await sqlTotals(loc, query))[0], `${range}, ${label}`);
         }
         for (const bucket of [HOUR, DAY]) {
-          for (const query of [q(), q({ filters: { device: 'mobile' } })]) {
-            const series = await r.series(query, bucket);
+          for (const query of [q(), q({ filters: { device: 'mobile' } }), q({ visitorKey: 'hash' }), q({ includeBots: true })]) {
             const rows = await sqlTotals(loc, query, bucket);
-            expect(series.map((p) => p.time), `${range}: series buckets`).toEqual(rows.map((row) => n(row.t)));
-            series.forEach((p, i) => expectTotals(p, rows[i], `${range}: bucket ${new Date(p.time).toISOString()}`));
+            // Twice: the second read reads the estimates the first one had the store keep.
+            for (const read of ['first', 'second']) {
+              const series = await r.series(query, bucket);
+              expect(series.map((p) => p.time), `${range}: series buckets, ${read} read`).toEqual(rows.map((row) => n(row.t)));
+              series.forEach((p, i) => expectTotals(p, rows[i], `${range}: bucket ${new Date(p.time).toISOString()}, ${read} read`));
+              await r.keptSettled();
+            }
           }
         }
         for (const dimension of ['page', 'browser', 'channel', 'custom_event', 'event_type'] as TopDimension[]) {
@@ -216,6 +220,92 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
           false,
         ]);
         expect((await store.reports.totals(q)).events).toBe(before + 1000);
+      });
+    });
+
+    it('keeps the estimates a series computed beside its rows, reads them, and keeps none for an hour not over', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: START, days: DAYS, sessions: 20, seed: 15 }, 150);
+        // One event in the hour now, which is not over.
+        const now = Date.now();
+        const [one] = generated(projectId, 16, 'now');
+        await store.write({ events: [{ ...(one as StoredEvent), timestamp: now, receivedAt: now }], chunks: [] });
+        const q: ReportQuery = { projectId, from: START, to: Math.ceil(now / HOUR) * HOUR, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+        const estimates = (grain: number) =>
+          loc.sql(
+            `SELECT bucket, visitors_estimate AS v, visitor_hashes_estimate AS vh, sessions_estimate AS s FROM agg_values
+             WHERE project_id = ? AND dim = '' AND value = '' AND grain = ? AND is_bot = ? ORDER BY bucket`,
+            [projectId, grain, false],
+          );
+        expect((await estimates(0)).filter((row) => row.v !== null || row.s !== null)).toEqual([]);
+        const first = await store.reports.series(q, HOUR);
+        await store.reports.keptSettled();
+        const hours = await estimates(0);
+        const thisHour = Math.floor(now / HOUR);
+        // Every hour over has its estimates, which are the first read's numbers; the hour now has none.
+        expect(hours.filter((row) => n(row.bucket) < thisHour && (row.v === null || row.s === null))).toEqual([]);
+        expect(hours.filter((row) => n(row.bucket) === thisHour)).toEqual([{ bucket: expect.anything(), v: null, vh: null, s: null }]);
+        const byHour = new Map(first.map((p) => [p.time / HOUR, p]));
+        for (const row of hours.filter((r) => n(r.bucket) < thisHour)) expect([n(row.v), n(row.s)]).toEqual([byHour.get(n(row.bucket))?.visitors, byHour.get(n(row.bucket))?.sessions]);
+        // What the next series reads: a change to a kept estimate shows, as the only change.
+        const hour = n(hours[1]?.bucket);
+        await loc.sql("UPDATE agg_values SET visitors_estimate = visitors_estimate + 1000, sessions_estimate = sessions_estimate + 2000 WHERE project_id = ? AND dim = '' AND grain = 0 AND bucket = ? AND is_bot = ?", [
+          projectId,
+          hour,
+          false,
+        ]);
+        const second = await store.reports.series(q, HOUR);
+        expect(second).toEqual(first.map((p) => (p.time === hour * HOUR ? { ...p, visitors: p.visitors + 1000, sessions: p.sessions + 2000 } : p)));
+        // With bots (two rows a point) the sketches are merged and no estimate is read.
+        const withBots = await store.reports.series({ ...q, includeBots: true }, HOUR);
+        expect(withBots.find((p) => p.time === hour * HOUR)?.visitors).toBe(first.find((p) => p.time === hour * HOUR)?.visitors);
+        // Days the same way: a daily series keeps the day rows' estimates, every day but today.
+        await store.reports.series(q, DAY);
+        await store.reports.keptSettled();
+        const days = await estimates(1);
+        expect(days.filter((row) => n(row.bucket) < Math.floor(now / DAY) && (row.v === null || row.s === null))).toEqual([]);
+        expect(days.filter((row) => n(row.bucket) === Math.floor(now / DAY)).map((row) => row.v)).toEqual([null]);
+        // A series by the hashed visitor keeps that sketch's estimate too.
+        await store.reports.series({ ...q, visitorKey: 'hash' }, DAY);
+        await store.reports.keptSettled();
+        expect((await estimates(1)).filter((row) => n(row.bucket) < Math.floor(now / DAY) && row.vh === null)).toEqual([]);
+      });
+    });
+
+    it('never reads an estimate its row outgrew: a late event, an erasure and retention each change what a kept point says', async () => {
+      await withStore(async (store, loc, projectId) => {
+        await writeProject(store, { projectId, start: START, days: DAYS, sessions: 20, seed: 17 }, 150);
+        const q: ReportQuery = { projectId, from: START, to: START + DAYS * DAY, filters: {}, includeBots: false, visitorKey: 'anonymous' };
+        const keptSeries = async () => {
+          for (const bucket of [HOUR, DAY]) await store.reports.series(q, bucket);
+          await store.reports.keptSettled();
+          return { hours: await store.reports.series(q, HOUR), days: await store.reports.series(q, DAY) };
+        };
+        const expectAsEvents = async (what: string) => {
+          for (const bucket of [HOUR, DAY]) {
+            const series = await store.reports.series(q, bucket);
+            const rows = await sqlTotals(loc, q, bucket);
+            expect(series.map((p) => p.time), what).toEqual(rows.map((row) => n(row.t)));
+            series.forEach((p, i) => expectTotals(p, rows[i], `${what}: ${new Date(p.time).toISOString()}`));
+          }
+        };
+        const before = await keptSeries();
+        // A visitor new to a kept hour and day, a day late.
+        const [late] = generated(projectId, 18, 'late');
+        const at = START + DAY + 5 * HOUR + 60_000;
+        await store.write({ events: [{ ...(late as StoredEvent), timestamp: at, receivedAt: START + DAYS * DAY, userId: 'late-user', visitorId: 'late-visitor', sessionId: 'late-session' }], chunks: [] });
+        await expectAsEvents('after a late event');
+        const after = await keptSeries();
+        expect(after.hours.find((p) => p.time === START + DAY + 5 * HOUR)?.visitors).toBe((before.hours.find((p) => p.time === START + DAY + 5 * HOUR)?.visitors ?? 0) + 1);
+        expect(after.days.find((p) => p.time === START + DAY)?.sessions).toBe((before.days.find((p) => p.time === START + DAY)?.sessions ?? 0) + 1);
+        // The same visitor erased, then retention past the first day.
+        expect((await store.deleteUser(projectId, 'late-user')).events).toBe(1);
+        await expectAsEvents('after an erasure');
+        expect((await keptSeries()).hours).toEqual(before.hours);
+        await store.deleteOlderThan(START + DAY + 2 * HOUR + 30 * 60_000);
+        await expectAsEvents('after retention');
+        await keptSeries();
+        await expectAsEvents('after retention, kept');
       });
     });
 
@@ -460,6 +550,27 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
       await store.init();
       try {
         await expectAsSql(store, loc, projectId, [...RANGES, ...WEEK_RANGES]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('adds the estimate columns to aggregates from before them, at open, and keeps estimates from then on', async () => {
+      const loc = await location();
+      const projectId = newProjectId();
+      const first = loc.open();
+      await first.init();
+      await writeProject(first, { projectId, start: START, days: DAYS, sessions: 20, seed: 19 }, 150);
+      await first.close();
+      // SQLite's trigger names the columns; PostgreSQL has none (its statement for it fails and is passed over).
+      await loc.sql('DROP TRIGGER IF EXISTS agg_values_estimates_stale').catch(() => undefined);
+      for (const column of ['visitors_estimate', 'visitor_hashes_estimate', 'sessions_estimate']) await loc.sql(`ALTER TABLE agg_values DROP COLUMN ${column}`);
+      const store = loc.open();
+      await store.init();
+      try {
+        await expectAsSql(store, loc, projectId);
+        const kept = await loc.sql("SELECT COUNT(*) AS n FROM agg_values WHERE project_id = ? AND dim = '' AND grain = 0 AND sessions_estimate IS NOT NULL", [projectId]);
+        expect(n(kept[0]?.n)).toBeGreaterThan(0);
       } finally {
         await store.close();
       }

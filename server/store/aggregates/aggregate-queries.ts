@@ -15,7 +15,8 @@ import {
 import { type AggregateDim, ERROR_MESSAGE_DIM, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS, errorMessageSql, wholeWeeks } from './aggregate-schema.js';
 import { HOUR_MS } from './aggregate-batch.js';
 import { VisitorSketch, estimateSketchBytes, hashKey } from './visitor-sketch.js';
-import { byteCompare, bytesOf, num } from '../shared/row-values.js';
+import { ESTIMATE_COLUMNS, type KeepEstimates } from './kept-estimates.js';
+import { byteCompare, bytesOf, num, numOrNull } from '../shared/row-values.js';
 
 /*
  * The reports the aggregates answer (docs/decisions.md, "Aggregates at ingest"): a range is read
@@ -56,6 +57,20 @@ export function planRange(from: number, to: number, days: boolean): RangePlan {
   return { days: [d0, d1], hours, raw };
 }
 
+/** A stored row's sketches as a read sends them: bytes (null: empty), or where the row keeps its estimates and is its group's only row, those alone. */
+interface StoredSketches {
+  visitors: Uint8Array | null;
+  sessions: Uint8Array | null;
+  /** Each sketch's kept estimate (`kept-estimates.ts`), sent instead of its bytes; null where the bytes are sent. */
+  kept: [number | null, number | null] | null;
+}
+
+/** Whether a row was read by a kept estimate, without the bytes a merge needs. */
+const isKept = (stored: StoredSketches): boolean => stored.kept !== null && (stored.kept[0] !== null || stored.kept[1] !== null);
+
+/** A read sends a kept estimate only for a row alone in its group: anything else is a fault of the statement. */
+const NOT_ALONE = 'A row read by its kept estimates is not the only one of its group.';
+
 /** One group of counts with its sketches, merged across rows and events. */
 class Group {
   events = 0;
@@ -64,10 +79,10 @@ class Group {
   #sessions: VisitorSketch | null = null;
   /**
    * The stored sketches of the group's only row so far. Most groups of a series are one row (an
-   * hour's or a day's, without bots): estimated from its bytes, it is never decoded into a sketch
-   * of its own, which was most of an hourly series' time over 90 days.
+   * hour's or a day's, without bots): estimated from its bytes or its kept estimates, it is never
+   * decoded into a sketch of its own, which was most of an hourly series' time over 90 days.
    */
-  #only: [Uint8Array | null, Uint8Array | null] | null = null;
+  #only: StoredSketches | null = null;
 
   get visitors(): VisitorSketch {
     return this.#merged()[0];
@@ -77,31 +92,42 @@ class Group {
     return this.#merged()[1];
   }
 
-  /** Adds a stored row's sketches (null: empty). */
-  addStored(visitors: Uint8Array | null, sessions: Uint8Array | null): void {
+  /** Adds a stored row's sketches. */
+  addStored(stored: StoredSketches): void {
     if (this.#visitors === null && this.#only === null) {
-      this.#only = [visitors, sessions];
+      this.#only = stored;
       return;
     }
+    if (isKept(stored)) throw new Error(NOT_ALONE);
     const [v, s] = this.#merged();
-    if (visitors !== null) v.mergeBytes(visitors);
-    if (sessions !== null) s.mergeBytes(sessions);
+    if (stored.visitors !== null) v.mergeBytes(stored.visitors);
+    if (stored.sessions !== null) s.mergeBytes(stored.sessions);
   }
 
-  /** The estimates of the distinct visitors and sessions. */
+  /** The estimates of the distinct visitors and sessions, once the group is complete. */
   estimates(): [number, number] {
-    if (this.#visitors === null && this.#only !== null) return [estimateSketchBytes(this.#only[0]), estimateSketchBytes(this.#only[1])];
+    this.#estimates ??= this.#estimate();
+    return this.#estimates;
+  }
+
+  #estimates: [number, number] | null = null;
+
+  #estimate(): [number, number] {
+    const only = this.#only;
+    if (this.#visitors === null && only !== null) return [only.kept?.[0] ?? estimateSketchBytes(only.visitors), only.kept?.[1] ?? estimateSketchBytes(only.sessions)];
     const [v, s] = this.#merged();
     return [v.estimate(), s.estimate()];
   }
 
   #merged(): [VisitorSketch, VisitorSketch] {
     if (this.#visitors === null || this.#sessions === null) {
+      const only = this.#only;
+      if (only !== null && isKept(only)) throw new Error(NOT_ALONE);
       this.#visitors = VisitorSketch.empty();
       this.#sessions = VisitorSketch.empty();
-      if (this.#only !== null) {
-        if (this.#only[0] !== null) this.#visitors.mergeBytes(this.#only[0]);
-        if (this.#only[1] !== null) this.#sessions.mergeBytes(this.#only[1]);
+      if (only !== null) {
+        if (only.visitors !== null) this.#visitors.mergeBytes(only.visitors);
+        if (only.sessions !== null) this.#sessions.mergeBytes(only.sessions);
         this.#only = null;
       }
     }
@@ -124,6 +150,8 @@ export interface AggregateReports {
   top(q: ReportQuery, dimension: TopDimension, limit: number): Promise<TopRow[]>;
   sessions(q: ReportQuery): Promise<SessionStats>;
   errors(q: ReportQuery, limit: number): Promise<ErrorGroup[]>;
+  /** Resolves once the estimates series handed to the store are kept (or their keep failed). */
+  settled(): Promise<void>;
 }
 
 /** Top-N dimensions counted over page views: they describe a page load. */
@@ -144,25 +172,43 @@ export interface AggregateReportOptions {
    * read one merged sketch per group rather than every row's. PostgreSQL with its `hll` extension.
    */
   sketchUnion?: () => SketchUnionSql | null;
+  /**
+   * The store keeps estimates beside the sketches (`kept-estimates.ts`): a series reads a point
+   * that is one row by its estimates, and hands those it computed to `keep`. `parts`: a key may
+   * have several rows (PostgreSQL's parts), so a statement counts them before it trusts one.
+   */
+  estimates?: { keep: KeepEstimates; parts: boolean; onKeepError?: (error: unknown) => void };
 }
 
 /** The aggregate reports over a {@link Dialect}. */
 export function createAggregateReports(dialect: Dialect, run: RunQuery, options: AggregateReportOptions = {}): AggregateReports {
   const bots = (q: ReportQuery) => (q.includeBots ? '' : ` AND is_bot = ${dialect.falseValue}`);
+  /** Estimates handed to the store and not yet kept. */
+  const keeping = new Set<Promise<void>>();
 
   /**
    * The `agg_values` rows of a plan's days and hours: `columns` of each, plus its grain and bucket;
    * with `weeks`, the whole weeks among the days are read from week rows, for reports that need no
    * split by day.
    */
-  const aggregateParts = (q: ReportQuery, plan: RangePlan, sel: Selection, columns: string, v: Values, weeks: boolean, values?: readonly string[], before = ''): string[] => {
+  const aggregateParts = (
+    q: ReportQuery,
+    plan: RangePlan,
+    sel: Selection,
+    columns: string,
+    v: Values,
+    weeks: boolean,
+    values?: readonly string[],
+    before = '',
+    partOf?: (grain: number, where: string) => string | null,
+  ): string[] => {
     const parts: string[] = [];
     const part = (grain: number, first: number, end: number) => {
-      let sql = `SELECT ${before}grain, bucket, value, ${columns} FROM agg_values WHERE project_id = ${v.add(q.projectId)} AND dim = ${v.add(sel.dim)}`;
-      if (sel.value !== null) sql += ` AND value = ${v.add(sel.value)}`;
-      else if (values !== undefined) sql += ` AND value IN (${values.map((x) => v.add(x)).join(', ')})`;
-      sql += ` AND grain = ${grain} AND bucket >= ${v.add(first)} AND bucket < ${v.add(end)}${bots(q)}`;
-      parts.push(sql);
+      let where = `project_id = ${v.add(q.projectId)} AND dim = ${v.add(sel.dim)}`;
+      if (sel.value !== null) where += ` AND value = ${v.add(sel.value)}`;
+      else if (values !== undefined) where += ` AND value IN (${values.map((x) => v.add(x)).join(', ')})`;
+      where += ` AND grain = ${grain} AND bucket >= ${v.add(first)} AND bucket < ${v.add(end)}${bots(q)}`;
+      parts.push(partOf?.(grain, where) ?? `SELECT ${before}grain, bucket, value, ${columns} FROM agg_values WHERE ${where}`);
     };
     if (plan.days !== null) {
       const [d0, d1] = plan.days;
@@ -205,12 +251,6 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
     if (typeof row.session_id === 'string') group.sessions.add(hashKey(row.session_id));
   };
 
-  const addStored = (group: Group, row: Record<string, unknown>, visitorColumn: string): void => {
-    group.events += num(row.events);
-    group.pageViews += num(row.page_views);
-    group.addStored(bytesOf(row[visitorColumn]), bytesOf(row.sessions));
-  };
-
   const totalsOf = (g: Group): Totals => {
     const [visitors, sessions] = g.estimates();
     return { events: g.events, pageViews: g.pageViews, visitors, sessions };
@@ -226,22 +266,53 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
    * Rows of the plan grouped by a key (a bucket start for series), read by one statement; with no
    * `keyOfStored`, every row in one group (totals), which the database merges itself where it can:
    * one row back instead of a row per day and part. Series do not ask it to: most of their groups
-   * are one row, and the extension's union costs more per group than sending that row.
+   * are one row, and the extension's union costs more per group than sending that row; their rows
+   * of `aloneGrain` (each its point's only one) are read by their kept estimates where they have them.
    */
-  const grouped = async (q: ReportQuery, plan: RangePlan, keyOfStored: ((grain: number, bucket: number) => number) | null, keyOfRaw: (ts: number) => number) => {
+  const grouped = async (
+    q: ReportQuery,
+    plan: RangePlan,
+    keyOfStored: ((grain: number, bucket: number) => number) | null,
+    keyOfRaw: (ts: number) => number,
+    aloneGrain: number | null = null,
+  ) => {
     const sel = selectionOf(q);
     const v = new Values(dialect);
     const union = keyOfStored === null ? (options.sketchUnion?.() ?? null) : null;
+    // The grain whose rows are read by their kept estimates: a series' own (`aloneGrain`), each
+    // row its point's only one, but with both bot flags (two rows a point) or a store that keeps none.
+    const estimated = aloneGrain !== null && !q.includeBots && options.estimates !== undefined && union === null ? aloneGrain : null;
+    const keptColumns = estimated === null ? '' : 'CAST(NULL AS BIGINT) AS visitors_kept, CAST(NULL AS BIGINT) AS sessions_kept, 0 AS alone, CAST(NULL AS BIGINT) AS part, ';
+    const kept = sel.visitorColumn === 'visitors' ? ESTIMATE_COLUMNS.visitors : ESTIMATE_COLUMNS.visitor_hashes;
+    const sessionsKept = ESTIMATE_COLUMNS.sessions;
+    const estimatedPart = (grain: number, where: string): string | null => {
+      if (grain !== estimated) return null;
+      if (options.estimates?.parts !== true) {
+        return `SELECT 0 AS raw, grain, bucket, value, events, page_views, CASE WHEN ${kept} IS NULL THEN ${sel.visitorColumn} END AS visitors,
+          CASE WHEN ${sessionsKept} IS NULL THEN sessions END AS sessions, ${kept} AS visitors_kept, ${sessionsKept} AS sessions_kept, 1 AS alone,
+          CAST(NULL AS BIGINT) AS part, ${NO_RAW} FROM agg_values WHERE ${where}`;
+      }
+      // A key's parts are counted before one is trusted alone; the sketches of a key of several are sent.
+      return `SELECT 0 AS raw, grain, bucket, value, events, page_views,
+          CASE WHEN key_parts = 1 AND ${kept} IS NOT NULL THEN NULL ELSE ${sel.visitorColumn} END AS visitors,
+          CASE WHEN key_parts = 1 AND ${sessionsKept} IS NOT NULL THEN NULL ELSE sessions END AS sessions,
+          CASE WHEN key_parts = 1 THEN ${kept} END AS visitors_kept, CASE WHEN key_parts = 1 THEN ${sessionsKept} END AS sessions_kept,
+          CASE WHEN key_parts = 1 THEN 1 ELSE 0 END AS alone, part, ${NO_RAW}
+        FROM (SELECT grain, bucket, value, events, page_views, ${sel.visitorColumn}, sessions, ${kept}, ${sessionsKept}, part,
+                COUNT(*) OVER (PARTITION BY value, bucket) AS key_parts
+              FROM agg_values WHERE ${where}) a`;
+    };
     // Totals (no key) read whole weeks from week rows; series need their days.
     const storedParts = aggregateParts(
       q,
       plan,
       sel,
-      `events, page_views, ${sel.visitorColumn} AS visitors, sessions${union === null ? `, ${NO_RAW}` : ''}`,
+      `events, page_views, ${sel.visitorColumn} AS visitors, sessions${union === null ? `, ${keptColumns}${NO_RAW}` : ''}`,
       v,
       keyOfStored === null,
       undefined,
       union === null ? '0 AS raw, ' : '',
+      estimatedPart,
     );
     const stored =
       union === null || storedParts.length === 0
@@ -260,7 +331,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         sel,
         v,
         '1 AS raw, CAST(NULL AS SMALLINT) AS grain, CAST(NULL AS BIGINT) AS bucket, ',
-        'CAST(NULL AS BIGINT) AS events, CAST(NULL AS BIGINT) AS page_views, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS sessions, ',
+        `CAST(NULL AS BIGINT) AS events, CAST(NULL AS BIGINT) AS page_views, CAST(NULL AS BYTEA) AS visitors, CAST(NULL AS BYTEA) AS sessions, ${keptColumns}`,
       ),
     ];
     const rows = parts.length === 0 ? [] : await run(parts.join('\n UNION ALL '), v.list);
@@ -270,9 +341,42 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       if (g === undefined) groups.set(key, (g = new Group()));
       return g;
     };
+    // The rows alone in their point, of an hour or day that is over, read without a kept estimate: the store keeps the ones computed here.
+    const toKeep: Array<{ key: number; bucket: number; part: number | null }> = [];
+    const over = estimated === GRAIN_HOUR ? Math.floor(Date.now() / HOUR_MS) : Math.floor(Date.now() / DAY_MS);
     for (const row of rows) {
-      if (num(row.raw) === 1) addRaw(groupOf(keyOfRaw(num(row.timestamp))), row, false);
-      else addStored(groupOf(keyOfStored === null ? 0 : keyOfStored(num(row.grain), num(row.bucket))), row, 'visitors');
+      if (num(row.raw) === 1) {
+        addRaw(groupOf(keyOfRaw(num(row.timestamp))), row, false);
+        continue;
+      }
+      const key = keyOfStored === null ? 0 : keyOfStored(num(row.grain), num(row.bucket));
+      const keptPair: [number | null, number | null] | null = estimated === null ? null : [numOrNull(row.visitors_kept), numOrNull(row.sessions_kept)];
+      const g = groupOf(key);
+      g.events += num(row.events);
+      g.pageViews += num(row.page_views);
+      g.addStored({ visitors: bytesOf(row.visitors), sessions: bytesOf(row.sessions), kept: keptPair });
+      if (keptPair !== null && num(row.alone) === 1 && (keptPair[0] === null || keptPair[1] === null) && num(row.bucket) < over) {
+        toKeep.push({ key, bucket: num(row.bucket), part: numOrNull(row.part) });
+      }
+    }
+    const keep = options.estimates?.keep;
+    if (keep !== undefined && estimated !== null && toKeep.length > 0) {
+      const handed = keep({
+        projectId: q.projectId,
+        dim: sel.dim,
+        value: sel.value ?? '',
+        grain: estimated,
+        visitorColumn: sel.visitorColumn === 'visitors' ? 'visitors' : 'visitor_hashes',
+        rows: toKeep.map(({ key, bucket, part }) => {
+          const [visitors, sessions] = groupOf(key).estimates();
+          return { bucket, part, visitors, sessions };
+        }),
+      }).then(
+        () => undefined,
+        (error: unknown) => options.estimates?.onKeepError?.(error),
+      );
+      keeping.add(handed);
+      void handed.then(() => keeping.delete(handed));
     }
     return groups;
   };
@@ -327,6 +431,10 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
   };
 
   return {
+    async settled() {
+      await Promise.all(keeping);
+    },
+
     async totals(q) {
       const groups = await grouped(q, planRange(q.from, q.to, true), null, () => 0);
       return totalsOf(groups.get(0) ?? new Group());
@@ -339,6 +447,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         planRange(q.from, q.to, byDay),
         (grain, bucket) => (grain === GRAIN_DAY ? bucket * DAY_MS : byDay ? Math.floor(bucket / 24) * DAY_MS : bucket * HOUR_MS),
         (ts) => Math.floor(ts / bucketMs) * bucketMs,
+        byDay ? GRAIN_DAY : GRAIN_HOUR,
       );
       return [...groups.entries()]
         .filter(([, g]) => g.events > 0)

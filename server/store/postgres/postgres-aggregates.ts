@@ -1,3 +1,4 @@
+import { ensurePostgresEstimateColumns } from '../aggregates/kept-estimates.js';
 import type pg from 'pg';
 import { type AggregateBatch, HOUR_MS, type SessionGroup, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import {
@@ -648,6 +649,7 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
       // The day sums of shapes 4 and 5 hold only the sessions inside one day, under another key.
       if (shape !== AGGREGATE_SHAPE) await client.query('DROP TABLE IF EXISTS agg_session_days, agg_session_midnights');
       await client.query(POSTGRES_AGGREGATE_DDL);
+      await ensurePostgresEstimateColumns(client);
       // The day sums' parts are numbered from 1 again, and a mark there is from before the
       // conversion (left by a rebuild of a later version, run back): the compaction starts over.
       if (shape !== AGGREGATE_SHAPE) await client.query('DELETE FROM agg_compaction');
@@ -668,6 +670,7 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     if (told) onBuild('building', 0, 'events');
     await client.query(`DROP TABLE IF EXISTS ${POSTGRES_AGGREGATE_TABLES.join(', ')}`);
     await client.query(POSTGRES_AGGREGATE_DDL);
+    await ensurePostgresEstimateColumns(client);
     // Day by day (as on SQLite, sqlite-aggregates.ts): each day's rows written once.
     const projects = await client.query<{ project_id: string }>(EVENT_PROJECTS_SQL);
     const nextSql = nextEventTimeSql((n) => `$${n}`);

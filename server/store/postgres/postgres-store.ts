@@ -1,3 +1,4 @@
+import { createPostgresEstimatesKeep } from '../aggregates/kept-estimates.js';
 import pg from 'pg';
 import type { RecordedEvent } from '../../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from '../shared/cursor.js';
@@ -195,6 +196,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
   const keepDays = createPostgresDayKeeps(buildPool);
   const keepFiltered = createPostgresFilteredKeep(keepDays);
   const keepSessionDays = createPostgresSessionDaysKeep(keepDays);
+  const keepEstimates = createPostgresEstimatesKeep(buildPool);
   let rollupRefresher: RollupRefresher | null = null;
   // The aggregates' compaction (postgres-aggregates.ts), every few seconds while open. Each round
   // starts from the mark of the round before last, so that a part committed a little after a
@@ -254,6 +256,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
       sketchUnion: () => sketchUnion,
       keepFiltered: async (keep) => (use(), keepFiltered(keep)),
       keepSessionDays: async (keep) => (use(), keepSessionDays(keep)),
+      keepEstimates: { keep: async (keep) => (use(), keepEstimates(keep)), parts: true },
       sketchOf: () => sketchOf,
       // A keep cut short by close() or dropped by an erasure is computed again by a later report.
       onKeepError: (error) => {

@@ -41,6 +41,7 @@ import { type Dialect, type QueryHints, type RunQuery, Values } from './dialect.
 import { DAY_MS } from './rollup-schema.js';
 import { type SketchUnionSql, createAggregateReports } from '../aggregates/aggregate-queries.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
+import type { KeepEstimates } from '../aggregates/kept-estimates.js';
 import { cleanVital, vitalStepSql } from '../shared/vital-steps.js';
 import { pageVitalsFromCounts } from './vital-counts.js';
 import { type ExperimentRowsSql, type KeptExposureGapsOptions, createKeptExposureGaps } from './kept-exposure-gaps.js';
@@ -78,6 +79,12 @@ export interface ReportStoreOptions {
   sessionSummaries?: boolean;
   /** With the aggregates: how the database merges stored sketches itself, asked per report (`AggregateReportOptions`). */
   sketchUnion?: () => SketchUnionSql | null;
+  /**
+   * With the aggregates: keeps the estimates a series computed beside the sketches of its rows, so
+   * that the next one reads numbers (`aggregates/kept-estimates.ts`); `parts` as in
+   * `AggregateReportOptions`. Without it, every series estimates every sketch it reads.
+   */
+  keepEstimates?: { keep: KeepEstimates; parts: boolean };
   /**
    * With the rollups: keeps the filtered rows a top list with one filter computes, so that the next
    * one reads them (`filtered-tops.ts`); without it, such a list reads the events of its range.
@@ -133,7 +140,11 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     refreshNext !== undefined && options.keepSessionDays !== undefined && options.sessionSummaries === true
       ? createSessionDays(dialect, run, { keep: options.keepSessionDays, onKeepError: options.onKeepError, runBackground })
       : null;
-  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, { sessionSummaries: options.sessionSummaries === true, sketchUnion: options.sketchUnion }) : null;
+  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, {
+          sessionSummaries: options.sessionSummaries === true,
+          sketchUnion: options.sketchUnion,
+          ...(options.keepEstimates === undefined ? {} : { estimates: { ...options.keepEstimates, onKeepError: options.onKeepError } }),
+        }) : null;
   /** The sessions report of `q` (one filter at most) as a report over sessions kept per day. */
   const sessionStats = (q: ReportQuery) => sessionStatsDays(dialect, q, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v));
   /**
@@ -236,6 +247,7 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
 
     async keptSettled() {
       await exposureGaps?.settled();
+      await aggregates?.settled();
     },
 
     async keepFilteredAhead(whenIdle) {

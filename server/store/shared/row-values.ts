@@ -7,6 +7,9 @@
 /** A count or number of a row; SQL's null (an empty sum) is 0. PostgreSQL returns bigints as text. */
 export const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
 
+/** A number column that may be null: null, or its number. */
+export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
 /** Stored sketch bytes as the driver returns them (a Buffer, a Uint8Array), or null (empty). */
 export const bytesOf = (value: unknown): Uint8Array | null => (value instanceof Uint8Array ? value : null);
 

@@ -8,6 +8,7 @@ import type { FilteredKeep, KeepFiltered } from '../reports/filtered-tops.js';
 import { prepareSqliteFilteredKeep, prepareSqliteSessionDaysKeep } from '../reports/report-keep.js';
 import type { KeepSessionDays, SessionDaysKeep } from '../reports/session-days.js';
 import { createSketchKit } from '../aggregates/visitor-sketch.js';
+import { type EstimatesKeep, type KeepEstimates, prepareSqliteEstimatesKeep } from '../aggregates/kept-estimates.js';
 import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from './thread-program.js';
 
 /*
@@ -15,7 +16,7 @@ import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from
  * day of a large project takes seconds of synchronous work (bench/RESULTS.md, "Report panels"),
  * which on the request thread would stop every HTTP request for that long. Like the writer thread
  * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time. It
- * also keeps the filtered rows and session days reports compute (`reports/report-keep.ts`): the reader thread's
+ * also keeps the filtered rows and session days reports compute, and the estimates series computed (`reports/report-keep.ts`): the reader thread's
  * connection does not write, and the request thread must not wait for the write lock.
  */
 
@@ -31,6 +32,7 @@ type ToThread =
   | { id: number; beforeDay: number; skip: readonly string[] }
   | { id: number; keep: FilteredKeep }
   | { id: number; keepSessionDays: SessionDaysKeep }
+  | { id: number; keepEstimates: EstimatesKeep }
   | { close: true };
 type FromThread = { ready: true } | { id: number; result: RefreshedDay | number | null } | { id: number; error: ThreadError };
 
@@ -48,6 +50,7 @@ function refreshThreadMain(
   prepare: typeof prepareSqliteRefresh,
   prepareKeep: typeof prepareSqliteFilteredKeep,
   prepareSessionDaysKeep: typeof prepareSqliteSessionDaysKeep,
+  prepareEstimatesKeep: typeof prepareSqliteEstimatesKeep,
   toError: typeof toThreadError,
   createKit: typeof createSketchKit,
 ): void {
@@ -55,8 +58,10 @@ function refreshThreadMain(
   const db = new Driver(data.path);
   db.pragma(`busy_timeout = ${data.busyTimeoutMs}`);
   const refresh = prepare(db, data.sql, data.dayMs);
-  const keep = prepareKeep(db, createKit());
+  const kit = createKit();
+  const keep = prepareKeep(db, kit);
   const keepSessionDays = prepareSessionDaysKeep(db);
+  const keepEstimates = prepareEstimatesKeep(db, kit);
   port.on('message', (message) => {
     if ('close' in message) {
       db.close();
@@ -64,7 +69,14 @@ function refreshThreadMain(
       return;
     }
     try {
-      const result = 'keep' in message ? keep(message.keep) : 'keepSessionDays' in message ? keepSessionDays(message.keepSessionDays) : refresh(message.beforeDay, message.skip);
+      const result =
+        'keep' in message
+          ? keep(message.keep)
+          : 'keepSessionDays' in message
+            ? keepSessionDays(message.keepSessionDays)
+            : 'keepEstimates' in message
+              ? keepEstimates(message.keepEstimates)
+              : refresh(message.beforeDay, message.skip);
       port.postMessage({ id: message.id, result });
     } catch (error) {
       port.postMessage({ id: message.id, error: toError(error) });
@@ -73,13 +85,14 @@ function refreshThreadMain(
   port.postMessage({ ready: true });
 }
 
-const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteSessionDaysKeep.toString()}, ${toThreadError.toString()}, ${createSketchKit.toString()});`;
+const SOURCE = `${THREAD_PRELUDE}(${refreshThreadMain.toString()})(require, workerData, parentPort, ${prepareSqliteRefresh.toString()}, ${prepareSqliteFilteredKeep.toString()}, ${prepareSqliteSessionDaysKeep.toString()}, ${prepareSqliteEstimatesKeep.toString()}, ${toThreadError.toString()}, ${createSketchKit.toString()});`;
 
 /** A running refresh thread. */
 export interface SqliteRollupThread {
   refreshNext: RefreshNext;
   keepFiltered: KeepFiltered;
   keepSessionDays: KeepSessionDays;
+  keepEstimates: KeepEstimates;
   /** Lets a refresh in progress finish, then closes the thread's connection. */
   close(): Promise<void>;
 }
@@ -124,6 +137,7 @@ export function startSqliteRollupThread(options: { path: string; busyTimeoutMs: 
           refreshNext: async (beforeDay, skip = []) => (await ask((id) => ({ id, beforeDay, skip }))) as RefreshedDay | null,
           keepFiltered: async (keep) => (await ask((id) => ({ id, keep }))) as number,
           keepSessionDays: async (keepSessionDays) => (await ask((id) => ({ id, keepSessionDays }))) as number,
+          keepEstimates: async (keepEstimates) => (await ask((id) => ({ id, keepEstimates }))) as number,
           close: async () => {
             if (failure) return;
             worker.ref();

@@ -1,3 +1,4 @@
+import { ensureSqliteEstimateColumns } from '../aggregates/kept-estimates.js';
 import type Database from 'better-sqlite3';
 import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
@@ -133,6 +134,7 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
       // The day sums of shapes 4 and 5 hold only the sessions inside one day, under another key.
       if (shape !== AGGREGATE_SHAPE) db.exec('DROP TABLE IF EXISTS agg_session_days; DROP TABLE IF EXISTS agg_session_midnights');
       db.exec(SQLITE_AGGREGATE_DDL);
+      ensureSqliteEstimateColumns(db);
       const started = performance.now();
       const told = onBuild !== undefined && (!summarized || shape !== AGGREGATE_SHAPE) && db.prepare('SELECT 1 FROM agg_sessions LIMIT 1').get() !== undefined;
       if (told) onBuild('building', 0, 'aggregates');
@@ -150,6 +152,7 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
     if (told) onBuild('building', 0, 'events');
     for (const table of AGGREGATE_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec(SQLITE_AGGREGATE_DDL);
+    ensureSqliteEstimateColumns(db);
     const aggregates = open();
     // Day by day, each day's rows written once: in insertion order, every slice of events touched
     // most days again and merged its sketches into theirs.

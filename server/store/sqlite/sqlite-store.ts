@@ -12,6 +12,7 @@ import { createSqliteRollupRefresh, type RefreshNext } from '../reports/rollup-r
 import type { KeepFiltered } from '../reports/filtered-tops.js';
 import type { KeepSessionDays } from '../reports/session-days.js';
 import { prepareSqliteFilteredKeep, prepareSqliteSessionDaysKeep } from '../reports/report-keep.js';
+import { type KeepEstimates, prepareSqliteEstimatesKeep } from '../aggregates/kept-estimates.js';
 import { registerSketchOf } from './sketch-of-function.js';
 import { createSketchKit } from '../aggregates/visitor-sketch.js';
 import { startSqliteRollupThread } from './rollup-sqlite-thread.js';
@@ -220,6 +221,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
   let refreshRollup: RefreshNext | null = null;
   let keepFiltered: KeepFiltered | null = null;
   let keepSessionDays: KeepSessionDays | null = null;
+  let keepEstimates: KeepEstimates | null = null;
   let rollupRefresher: RollupRefresher | null = null;
   let closeRollupThread: () => Promise<void> = async () => {};
   // Reads off the request thread (sqlite-reader.ts); null for an in-memory database, whose one
@@ -255,11 +257,14 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
         keepFiltered = async (k) => keep(k);
         const keepDays = prepareSqliteSessionDaysKeep(db.db);
         keepSessionDays = async (k) => keepDays(k);
+        const keepKept = prepareSqliteEstimatesKeep(db.db, createSketchKit());
+        keepEstimates = async (k) => keepKept(k);
       } else {
         const thread = await startSqliteRollupThread({ path: options.path, busyTimeoutMs: db.busyTimeoutMs, dialect: SQLITE_DIALECT });
         refreshRollup = thread.refreshNext;
         keepFiltered = thread.keepFiltered;
         keepSessionDays = thread.keepSessionDays;
+        keepEstimates = thread.keepEstimates;
         closeRollupThread = () => thread.close();
       }
       if (isPrivateDatabase(options.path)) {
@@ -355,6 +360,7 @@ export function createSqliteStore(options: SqliteStoreOptions): EventStore {
       sessionSummaries: true,
       keepFiltered: async (keep) => (use(), (keepFiltered as KeepFiltered)(keep)),
       keepSessionDays: async (keep) => (use(), (keepSessionDays as KeepSessionDays)(keep)),
+      keepEstimates: { keep: async (keep) => (use(), (keepEstimates as KeepEstimates)(keep)), parts: false },
       sketchOf: () => (key) => `sa_sketch_of(${key})`,
       // A keep cut short by close() is computed again by the next report after an open.
       onKeepError: (error) => {
