@@ -243,8 +243,10 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
         const hours = await estimates(0);
         const thisHour = Math.floor(now / HOUR);
         // Every hour over has its estimates, which are the first read's numbers; the hour now has none.
+        expect(hours.filter((row) => n(row.bucket) < thisHour).length).toBeGreaterThan(10);
         expect(hours.filter((row) => n(row.bucket) < thisHour && (row.v === null || row.s === null))).toEqual([]);
-        expect(hours.filter((row) => n(row.bucket) === thisHour)).toEqual([{ bucket: expect.anything(), v: null, vh: null, s: null }]);
+        // (Unless the hour turned between the write and the read, which made it one that is over.)
+        if (Math.floor(Date.now() / HOUR) === thisHour) expect(hours.filter((row) => n(row.bucket) === thisHour)).toEqual([{ bucket: expect.anything(), v: null, vh: null, s: null }]);
         const byHour = new Map(first.map((p) => [p.time / HOUR, p]));
         for (const row of hours.filter((r) => n(r.bucket) < thisHour)) expect([n(row.v), n(row.s)]).toEqual([byHour.get(n(row.bucket))?.visitors, byHour.get(n(row.bucket))?.sessions]);
         // What the next series reads: a change to a kept estimate shows, as the only change.
@@ -254,11 +256,12 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
           hour,
           false,
         ]);
+        expect(first.filter((p) => p.time === hour * HOUR)).toHaveLength(1);
         const second = await store.reports.series(q, HOUR);
         expect(second).toEqual(first.map((p) => (p.time === hour * HOUR ? { ...p, visitors: p.visitors + 1000, sessions: p.sessions + 2000 } : p)));
         // With bots (two rows a point) the sketches are merged and no estimate is read.
-        const withBots = await store.reports.series({ ...q, includeBots: true }, HOUR);
-        expect(withBots.find((p) => p.time === hour * HOUR)?.visitors).toBe(first.find((p) => p.time === hour * HOUR)?.visitors);
+        const withBots = { ...q, includeBots: true, from: hour * HOUR, to: (hour + 1) * HOUR };
+        expectTotals((await store.reports.series(withBots, HOUR))[0] ?? { events: 0, pageViews: 0, visitors: 0, sessions: 0 }, (await sqlTotals(loc, withBots, HOUR))[0], 'with bots');
         // Days the same way: a daily series keeps the day rows' estimates, every day but today.
         await store.reports.series(q, DAY);
         await store.reports.keptSettled();
@@ -571,6 +574,10 @@ export function describeAggregates(name: string, location: () => Promise<RollupL
         await expectAsSql(store, loc, projectId);
         const kept = await loc.sql("SELECT COUNT(*) AS n FROM agg_values WHERE project_id = ? AND dim = '' AND grain = 0 AND sessions_estimate IS NOT NULL", [projectId]);
         expect(n(kept[0]?.n)).toBeGreaterThan(0);
+        // What keeps them true is there too (on SQLite, the trigger): a late event in kept hours and days shows.
+        const late = generated(projectId, 20, 'late', START, 1).map((e) => ({ ...e, receivedAt: START + DAYS * DAY }));
+        await store.write({ events: late, chunks: [] });
+        await expectAsSql(store, loc, projectId);
       } finally {
         await store.close();
       }

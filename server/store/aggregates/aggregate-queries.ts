@@ -342,7 +342,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       return g;
     };
     // The rows alone in their point, of an hour or day that is over, read without a kept estimate: the store keeps the ones computed here.
-    const toKeep: Array<{ key: number; bucket: number; part: number | null }> = [];
+    const toKeep: Array<{ key: number; bucket: number; part: number | null; events: number; pageViews: number }> = [];
     const over = estimated === GRAIN_HOUR ? Math.floor(Date.now() / HOUR_MS) : Math.floor(Date.now() / DAY_MS);
     for (const row of rows) {
       if (num(row.raw) === 1) {
@@ -356,7 +356,7 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
       g.pageViews += num(row.page_views);
       g.addStored({ visitors: bytesOf(row.visitors), sessions: bytesOf(row.sessions), kept: keptPair });
       if (keptPair !== null && num(row.alone) === 1 && (keptPair[0] === null || keptPair[1] === null) && num(row.bucket) < over) {
-        toKeep.push({ key, bucket: num(row.bucket), part: numOrNull(row.part) });
+        toKeep.push({ key, bucket: num(row.bucket), part: numOrNull(row.part), events: num(row.events), pageViews: num(row.page_views) });
       }
     }
     const keep = options.estimates?.keep;
@@ -367,9 +367,9 @@ export function createAggregateReports(dialect: Dialect, run: RunQuery, options:
         value: sel.value ?? '',
         grain: estimated,
         visitorColumn: sel.visitorColumn === 'visitors' ? 'visitors' : 'visitor_hashes',
-        rows: toKeep.map(({ key, bucket, part }) => {
+        rows: toKeep.map(({ key, ...row }) => {
           const [visitors, sessions] = groupOf(key).estimates();
-          return { bucket, part, visitors, sessions };
+          return { ...row, visitors, sessions };
         }),
       }).then(
         () => undefined,

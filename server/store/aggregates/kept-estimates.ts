@@ -9,11 +9,12 @@ import type { SketchKit } from './visitor-sketch.js';
  * hold more registers as an hour holds more visitors: 5.1× from one to thirty million events).
  * With the estimate kept, such a point reads two numbers and no sketch.
  *
- * A kept estimate is never stale. On SQLite a row's sketches change only by the upsert of a group
- * commit, and a trigger (`SQLITE_ESTIMATES_TRIGGER`) clears the row's estimates whenever one of
- * its sketches is set, whatever wrote it (a process of an older version too). On PostgreSQL a row
- * is a part that is never updated once inserted (`postgres-aggregates.ts`): a part's estimates
- * hold for as long as it exists. A series reads a kept estimate only where the row is its point's
+ * A kept estimate is never stale. On SQLite a row's sketches change in place only by the upsert of
+ * a group commit (erasure, retention and the builds delete rows and insert new ones, without
+ * estimates), and a trigger (`SQLITE_ESTIMATES_TRIGGER`) clears the row's estimates whenever one
+ * of its sketches is set, whatever wrote it (a process of an older version too). On PostgreSQL a
+ * row is a part whose sketches never change once inserted (`postgres-aggregates.ts`): a part's
+ * estimates hold for as long as it exists. A series reads a kept estimate only where the row is its point's
  * only one (`aggregate-queries.ts`), and hands the store the estimates it computed for closed
  * hours and days whose rows had none.
  */
@@ -36,8 +37,11 @@ export interface EstimatesKeep {
   grain: number;
   /** The read's visitor sketch column (`visitors` or `visitor_hashes`). */
   visitorColumn: 'visitors' | 'visitor_hashes';
-  /** Per row (its bot flag false): its bucket, its part on PostgreSQL (null on SQLite), and the estimates of its visitor and session sketches. */
-  rows: ReadonlyArray<{ bucket: number; part: number | null; visitors: number; sessions: number }>;
+  /**
+   * Per row (its bot flag false): its bucket, its part on PostgreSQL (null on SQLite), its counts
+   * as the read saw them, and the estimates of its visitor and session sketches.
+   */
+  rows: ReadonlyArray<{ bucket: number; part: number | null; events: number; pageViews: number; visitors: number; sessions: number }>;
 }
 
 /** Keeps a read's estimates; resolves to how many rows got them. */
@@ -96,9 +100,12 @@ export function prepareSqliteEstimatesKeep(db: Database.Database, kit: SketchKit
 }
 
 /**
- * The PostgreSQL keep: the read's estimates written to the parts it read, by part, in one
- * statement. A part's sketches never change, so its estimates are the read's; a part merged away
- * since is gone, and nothing is written for it.
+ * The PostgreSQL keep: the read's estimates written to the parts it read, in one statement. A
+ * part's sketches never change, so its estimates are the read's; a part merged away since is gone,
+ * and nothing is written for it. A part is matched by its number and what the read saw of it (its
+ * key and counts), since numbers start again at 1 when a process of another shape builds the table
+ * anew; and its row is taken only if no one holds it (a keep may always give up, so it never waits
+ * for an erasure or a compaction, nor takes its locks in an order that could deadlock with them).
  */
 export function createPostgresEstimatesKeep(pool: pg.Pool): KeepEstimates {
   return async (k) => {
@@ -106,9 +113,26 @@ export function createPostgresEstimatesKeep(pool: pg.Pool): KeepEstimates {
     if (rows.length === 0) return 0;
     const visitors = k.visitorColumn === 'visitors' ? 'visitors_estimate' : 'visitor_hashes_estimate';
     const result = await pool.query(
-      `UPDATE agg_values a SET ${visitors} = k.visitors, sessions_estimate = k.sessions
-       FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS k(part, visitors, sessions) WHERE a.part = k.part`,
-      [rows.map((row) => row.part), rows.map((row) => row.visitors), rows.map((row) => row.sessions)],
+      `WITH k AS (SELECT * FROM unnest($6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+                    AS k(part, bucket, events, page_views, visitors, sessions)),
+            l AS (SELECT a.part FROM agg_values a JOIN k ON a.part = k.part
+                  WHERE a.project_id = $1 AND a.dim = $2 AND a.grain = $3 AND a.value = $4 AND a.is_bot = $5
+                    AND a.bucket = k.bucket AND a.events = k.events AND a.page_views = k.page_views
+                  ORDER BY a.part FOR UPDATE OF a SKIP LOCKED)
+       UPDATE agg_values a SET ${visitors} = k.visitors, sessions_estimate = k.sessions FROM k JOIN l ON l.part = k.part WHERE a.part = k.part`,
+      [
+        k.projectId,
+        k.dim,
+        k.grain,
+        k.value,
+        false,
+        rows.map((row) => row.part),
+        rows.map((row) => row.bucket),
+        rows.map((row) => row.events),
+        rows.map((row) => row.pageViews),
+        rows.map((row) => row.visitors),
+        rows.map((row) => row.sessions),
+      ],
     );
     return result.rowCount ?? 0;
   };

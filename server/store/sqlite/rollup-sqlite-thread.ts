@@ -16,8 +16,9 @@ import { THREAD_PRELUDE, type ThreadError, fromThreadError, toThreadError } from
  * day of a large project takes seconds of synchronous work (bench/RESULTS.md, "Report panels"),
  * which on the request thread would stop every HTTP request for that long. Like the writer thread
  * (`sqlite-writer.ts`), its program is sent as source text and handles one request at a time. It
- * also keeps the filtered rows and session days reports compute, and the estimates series computed (`reports/report-keep.ts`): the reader thread's
- * connection does not write, and the request thread must not wait for the write lock.
+ * also keeps the filtered rows and session days reports compute (`reports/report-keep.ts`) and the
+ * estimates series computed (`aggregates/kept-estimates.ts`): the reader thread's connection does
+ * not write, and the request thread must not wait for the write lock.
  */
 
 interface ThreadData {
