@@ -46,7 +46,7 @@ describe('vital counts', () => {
         v === Infinity ? '1e400' : v === -Infinity ? '-1e400' : real && Number.isInteger(v) && Math.abs(v) < 1e15 ? `${v}.0` : JSON.stringify(v);
       fc.assert(
         fc.property(fc.array(fc.array(sample, { maxLength: 12 }), { minLength: 1, maxLength: 6 }), fc.array(value, { maxLength: 6 }), (days, single) => {
-          const merged = new Map<string, number>();
+          const merged = new Map<number, number>();
           for (const day of days) {
             const text = (counts.get(`[${day.map(json).join(',')}]`) as { counts: string | null }).counts;
             if (text !== null) addVitalCounts(merged, text);
@@ -65,13 +65,41 @@ describe('vital counts', () => {
   });
 
   it('reads the infinities as SQLite spells them, and one number under two texts as one value', () => {
-    const counts = new Map<string, number>();
+    const counts = new Map<number, number>();
     addVitalCounts(counts, '-Inf:1,1000:2,Inf:1');
     addVitalCounts(counts, '1000.0:1');
     expect(nearestRankP75(counts)).toBe(1000);
     addVitalCounts(counts, 'Inf:3');
     expect(nearestRankP75(counts)).toBe(Infinity);
     expect(nearestRankP75(new Map())).toBeNull();
+  });
+
+  it('reads each value as the double its text is, walked or through Number: points, signs, exponents, long and odd texts', () => {
+    const read = (text: string) => {
+      const counts = new Map<number, number>();
+      addVitalCounts(counts, `${text}:7,${text}:2`);
+      return [...counts];
+    };
+    // A Map holds -0 as 0.
+    const expected = (text: string) => [[(text === 'Inf' ? Infinity : text === '-Inf' ? -Infinity : Number(text)) + 0, 9]];
+    for (const text of ['0', '-0', '-0.0', '1000', '1000.0', '0.0615', '-2.5', '1.5e-05', '1e+21', 'Inf', '-Inf', '12345678901234567890', '0.1234567890123456789012345', '.5', '5.', '-', '', 'x1']) {
+      expect(read(text), text).toEqual(expected(text));
+    }
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (value) => {
+        expect(read(String(value))).toEqual(expected(String(value)));
+      }),
+      { numRuns: 2000 },
+    );
+    // Every whole number a double holds exactly, over every power of ten it holds exactly, either sign.
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 53n - 1n }), fc.integer({ min: 0, max: 22 }), fc.boolean(), (whole, decimals, negative) => {
+        const digits = whole.toString().padStart(decimals + 1, '0');
+        const text = (negative ? '-' : '') + (decimals === 0 ? digits : `${digits.slice(0, -decimals)}.${digits.slice(-decimals)}`);
+        expect(read(text), text).toEqual(expected(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
