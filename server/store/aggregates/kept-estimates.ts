@@ -3,8 +3,8 @@ import type pg from 'pg';
 import type { SketchKit } from './visitor-sketch.js';
 
 /*
- * Estimates kept beside the sketches a series reads one row per point (docs/decisions.md, "Kept
- * estimates"). A series over 31 days by hour reads 744 rows, each point one row's visitors and
+ * Estimates kept beside the sketches a series reads one row per point (docs/decisions.md,
+ * "Aggregates at ingest", kept estimates). A series over 31 days by hour reads 744 rows, each point one row's visitors and
  * sessions; estimating their sketches was most of its time, and it grew with the traffic (sketches
  * hold more registers as an hour holds more visitors: 5.1× from one to thirty million events).
  * With the estimate kept, such a point reads two numbers and no sketch.
@@ -14,9 +14,9 @@ import type { SketchKit } from './visitor-sketch.js';
  * estimates), and a trigger (`SQLITE_ESTIMATES_TRIGGER`) clears the row's estimates whenever one
  * of its sketches is set, whatever wrote it (a process of an older version too). On PostgreSQL a
  * row is a part whose sketches never change once inserted (`postgres-aggregates.ts`): a part's
- * estimates hold for as long as it exists. A series reads a kept estimate only where the row is its point's
- * only one (`aggregate-queries.ts`), and hands the store the estimates it computed for closed
- * hours and days whose rows had none.
+ * estimates hold for as long as it exists. A series reads a kept estimate only where the row is
+ * its point's only one (`aggregate-queries.ts`), and hands the store the estimates it computed for
+ * closed hours and days whose rows had none.
  */
 
 /** The estimate column kept beside each sketch column a series reads. */

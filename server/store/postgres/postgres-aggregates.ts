@@ -1,6 +1,6 @@
-import { ensurePostgresEstimateColumns } from '../aggregates/kept-estimates.js';
 import type pg from 'pg';
 import { type AggregateBatch, HOUR_MS, type SessionGroup, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
+import { ensurePostgresEstimateColumns } from '../aggregates/kept-estimates.js';
 import {
   type AggregatesBuildListener,
   AGGREGATE_COLUMNS,

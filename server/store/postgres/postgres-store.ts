@@ -1,7 +1,7 @@
-import { createPostgresEstimatesKeep } from '../aggregates/kept-estimates.js';
 import pg from 'pg';
 import type { RecordedEvent } from '../../../protocol/index.js';
 import { MAX_TIME, clampPageLimit, decodeEventCursor, encodeEventCursor, timeBound } from '../shared/cursor.js';
+import { createPostgresEstimatesKeep } from '../aggregates/kept-estimates.js';
 import type { EventPage, EventStore, WriteResult } from '../event-store.js';
 import { createCredentialCache } from './postgres-credentials.js';
 import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, idDay } from './postgres-partition.js';

@@ -140,11 +140,14 @@ export function createReportStore(dialect: Dialect, runRead: RunQuery, options: 
     refreshNext !== undefined && options.keepSessionDays !== undefined && options.sessionSummaries === true
       ? createSessionDays(dialect, run, { keep: options.keepSessionDays, onKeepError: options.onKeepError, runBackground })
       : null;
-  const aggregates = options.aggregates === true ? createAggregateReports(dialect, run, {
+  const aggregates =
+    options.aggregates === true
+      ? createAggregateReports(dialect, run, {
           sessionSummaries: options.sessionSummaries === true,
           sketchUnion: options.sketchUnion,
           ...(options.keepEstimates === undefined ? {} : { estimates: { ...options.keepEstimates, onKeepError: options.onKeepError } }),
-        }) : null;
+        })
+      : null;
   /** The sessions report of `q` (one filter at most) as a report over sessions kept per day. */
   const sessionStats = (q: ReportQuery) => sessionStatsDays(dialect, q, (v, days) => filteredVisits(q, days, v), (v) => sourceContext(q, v));
   /**

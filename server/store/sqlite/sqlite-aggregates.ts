@@ -1,7 +1,7 @@
-import { ensureSqliteEstimateColumns } from '../aggregates/kept-estimates.js';
 import type Database from 'better-sqlite3';
 import { type AggregateBatch, HOUR_MS, createAggregateBatch } from '../aggregates/aggregate-batch.js';
 import { type SketchKit, createSketchKit } from '../aggregates/visitor-sketch.js';
+import { ensureSqliteEstimateColumns } from '../aggregates/kept-estimates.js';
 import type { CommitAggregates } from './sqlite-event-writer.js';
 import { prepareSqliteSessionSummaries } from './sqlite-session-summaries.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
