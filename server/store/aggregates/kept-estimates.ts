@@ -26,9 +26,6 @@ export const ESTIMATE_COLUMNS = {
   sessions: 'sessions_estimate',
 } as const;
 
-/** A sketch column a series reads, whose estimate is kept. */
-export type EstimatedSketch = keyof typeof ESTIMATE_COLUMNS;
-
 /** Rows of one value's series whose estimates a read computed: the store keeps them beside the rows' sketches. */
 export interface EstimatesKeep {
   projectId: string;
@@ -52,7 +49,7 @@ export type KeepEstimates = (keep: EstimatesKeep) => Promise<number>;
  * commit's upsert); its condition passes over the rows that have none, the common case (an hour
  * still being written).
  */
-export const SQLITE_ESTIMATES_TRIGGER = `
+const SQLITE_ESTIMATES_TRIGGER = `
 CREATE TRIGGER IF NOT EXISTS agg_values_estimates_stale AFTER UPDATE OF visitors, visitor_hashes, sessions ON agg_values
 WHEN NEW.visitors_estimate IS NOT NULL OR NEW.visitor_hashes_estimate IS NOT NULL OR NEW.sessions_estimate IS NOT NULL
 BEGIN
@@ -111,7 +108,7 @@ export function createPostgresEstimatesKeep(pool: pg.Pool): KeepEstimates {
   return async (k) => {
     const rows = k.rows.filter((row) => row.part !== null);
     if (rows.length === 0) return 0;
-    const visitors = k.visitorColumn === 'visitors' ? 'visitors_estimate' : 'visitor_hashes_estimate';
+    const visitors = ESTIMATE_COLUMNS[k.visitorColumn];
     const result = await pool.query(
       `WITH k AS (SELECT * FROM unnest($6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
                     AS k(part, bucket, events, page_views, visitors, sessions)),
@@ -119,7 +116,7 @@ export function createPostgresEstimatesKeep(pool: pg.Pool): KeepEstimates {
                   WHERE a.project_id = $1 AND a.dim = $2 AND a.grain = $3 AND a.value = $4 AND a.is_bot = $5
                     AND a.bucket = k.bucket AND a.events = k.events AND a.page_views = k.page_views
                   ORDER BY a.part FOR UPDATE OF a SKIP LOCKED)
-       UPDATE agg_values a SET ${visitors} = k.visitors, sessions_estimate = k.sessions FROM k JOIN l ON l.part = k.part WHERE a.part = k.part`,
+       UPDATE agg_values a SET ${visitors} = k.visitors, ${ESTIMATE_COLUMNS.sessions} = k.sessions FROM k JOIN l ON l.part = k.part WHERE a.part = k.part`,
       [
         k.projectId,
         k.dim,

@@ -1,6 +1,7 @@
 import type { PropertyValue } from '../../../protocol/index.js';
 import type { ApiKeyRecord, BotPolicy, Credential, EventRow, Project, SessionSummary } from '../event-store.js';
 import { StoreError } from '../store-error.js';
+import { numOrNull } from '../shared/row-values.js';
 
 /* SQL text and row mapping of the PostgreSQL store's reads. */
 
@@ -53,7 +54,6 @@ SELECT project_id FROM p WHERE project_id IS NOT NULL`;
 
 /** BIGINT, COUNT and SUM arrive as strings (they may exceed 2^53); ours never do. */
 export const num = (value: unknown): number => Number(value);
-const numOrNull = (value: unknown): number | null => (value === null ? null : Number(value));
 
 /** Maps an `events` row. */
 export function toEventRow(row: Row): EventRow {
