@@ -66,9 +66,11 @@ export const AGGREGATE_PAGE_DIMS: readonly boolean[] = AGGREGATE_DIMS.map((d) =>
  */
 export const errorMessageSql = (message: string): string => `CASE WHEN event_type = 'error' THEN COALESCE(${message}, '') END`;
 
+/** The select expression of each of {@link AGGREGATE_COLUMNS} over `events`, in order, given the store's expression of `properties.message` as text. */
+export const aggregateColumnSelects = (message: string): string[] => [...FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]), `${errorMessageSql(message)} AS ${ERROR_MESSAGE_DIM}`];
+
 /** The select list of {@link AGGREGATE_COLUMNS} over `events`, given the store's expression of `properties.message` as text. */
-export const aggregateColumnsSql = (message: string): string =>
-  [...FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]), `${errorMessageSql(message)} AS ${ERROR_MESSAGE_DIM}`].join(', ');
+export const aggregateColumnsSql = (message: string): string => aggregateColumnSelects(message).join(', ');
 
 /**
  * An error's message as {@link errorMessageSql} reads it from the stored properties' JSON, for the

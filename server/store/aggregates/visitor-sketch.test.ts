@@ -10,6 +10,7 @@ import {
   hashKey,
   registerEstimate,
   unionSketchBytes,
+  unionWithout,
 } from './visitor-sketch.js';
 
 /** Deterministic UUID-shaped keys (what visitor and session ids look like): a seeded xorshift32 stream. */
@@ -552,6 +553,75 @@ describe('bytes that are not a sketch', () => {
     expect(hex(VisitorSketch.fromBytes(none).toBytes())).toBe(EMPTY_HEX);
     expect(hex(unionSketchBytes(none, null))).toBe(EMPTY_HEX);
     expect(hex(unionSketchBytes(none, bytesOf(sets.small)))).toBe(hex(bytesOf(sets.small)));
+  });
+});
+
+describe('unionWithout (an erasure merging a day or a week again)', () => {
+  const bytesOf = (keys: readonly string[]): Uint8Array | null => (keys.length === 0 ? null : sketchOf(keys).toBytes());
+  const unionOf = (rows: ReadonlyArray<Uint8Array | null>): Uint8Array | null =>
+    rows.every((r) => r === null) ? null : rows.reduce<Uint8Array>((a, r) => unionSketchBytes(a, r), VisitorSketch.empty().toBytes());
+
+  /** Finer rows of the given sizes over a shared pool of keys, some keys in several rows; then some keys taken out of some rows. */
+  function scenario(seed: number, sizes: readonly number[], erasedCount: number, keepIn: number) {
+    const pool = makeKeys(Math.max(...sizes, 1) * 2 + erasedCount, seed);
+    const erasedKeys = pool.slice(0, erasedCount);
+    const rows = sizes.map((size, i) => {
+      const start = (i * 37) % Math.max(1, pool.length - size);
+      // Every row holds the erased keys, beside its own.
+      return [...new Set([...erasedKeys, ...pool.slice(start, start + size)])];
+    });
+    const before = rows.map(bytesOf);
+    // A key another user's events still carry stays in `keepIn` rows (a shared session id).
+    const after = rows.map((keys, i) => bytesOf(i < keepIn ? keys : keys.filter((k) => !erasedKeys.includes(k))));
+    // The erased sketches may hold more keys than a row did (an erasure passes every sketch of the
+    // user's events to every column's merge): registers no row sets.
+    return { previous: unionOf(before), after, erased: [bytesOf(erasedKeys), bytesOf(makeKeys(8, seed + 1_000))] };
+  }
+
+  it('gives the bytes of the whole union for every mix of explicit, sparse and full rows', () => {
+    const cases: Array<[string, number[], number, number]> = [
+      ['24 sparse hours', Array.from({ length: 24 }, (_, i) => 300 + i * 40), 3, 0],
+      ['full and sparse', [20_000, 500, 40, 3_000], 5, 0],
+      ['7 full days', Array.from({ length: 7 }, () => 25_000), 12, 0],
+      ['a key kept in one row', [400, 900, 12_000], 4, 1],
+      ['explicit rows only: an exact set again', [100, 120, 60], 2, 0],
+      ['explicit rows whose union was registers', [200, 200, 200], 30, 0],
+      ['just past the exact range, one key erased', [257], 1, 0],
+      ['sparse rows and a sparse union', [300, 500, 700], 6, 0],
+      ['sparse rows, a key kept in two', [300, 500, 700], 9, 2],
+      ['full that turns sparse', [5_200], 400, 0],
+      ['every key of a row erased', [0, 5_000], 40, 0],
+    ];
+    for (const [name, sizes, erasedCount, keepIn] of cases) {
+      for (const seed of [3, 17, 91]) {
+        const { previous, after, erased } = scenario(seed, sizes, erasedCount, keepIn);
+        expect(unionWithout(previous, after, erased), `${name}, seed ${seed}`).toEqual(unionOf(after));
+      }
+    }
+  });
+
+  it('answers null when no finer row is left, and the whole union without a previous row or erased keys', () => {
+    expect(unionWithout(sketchOf(makeKeys(500, 4)).toBytes(), [null, null], [sketchOf(['a']).toBytes()])).toBeNull();
+    const rows = [sketchOf(makeKeys(600, 5)).toBytes(), null, sketchOf(makeKeys(50, 6)).toBytes()];
+    expect(unionWithout(null, rows, [])).toEqual(unionOf(rows));
+    expect(unionWithout(unionOf(rows), rows, [null])).toEqual(unionOf(rows));
+  });
+
+  it('reads only the erased keys\u2019 registers: any other register of the previous union is kept as it was', () => {
+    // A previous union that differs from the finer rows outside the erased keys' registers keeps
+    // those registers: the proof that the rest of each finer sketch is not decoded.
+    const rows = [sketchOf(makeKeys(3_000, 7)).toBytes()];
+    const erasedKeys = makeKeys(3, 8);
+    const previous = sketchOf([...makeKeys(3_000, 7), ...erasedKeys, ...makeKeys(2_000, 9)]).toBytes();
+    const answer = unionWithout(previous, rows, [sketchOf(erasedKeys).toBytes()]) as Uint8Array;
+    expect(answer).not.toEqual(unionOf(rows));
+    expect(estimateSketchBytes(answer)).toBeGreaterThan(estimateSketchBytes(rows[0] as Uint8Array) + 1_000);
+  });
+
+  it('refuses bytes that are not a sketch', () => {
+    const good = sketchOf(makeKeys(400, 10)).toBytes();
+    expect(() => unionWithout(good, [Uint8Array.of(1, 2, 3)], [])).toThrow(/schema version/);
+    expect(() => unionWithout(Uint8Array.of(0x13, 0x8e), [good], [sketchOf(['x']).toBytes()])).toThrow(/header/);
   });
 });
 

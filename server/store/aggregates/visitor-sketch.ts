@@ -91,6 +91,15 @@ export interface SketchKit {
    * without the exact range). For the accuracy script and tests, not for reports.
    */
   registerEstimate(sketch: VisitorSketch): number;
+  /**
+   * The union of `finer` (stored sketches; null for none, and null when all are), given
+   * `previous`, their union before some keys were taken out of them, and `erased`, sketches
+   * holding at least those keys. Byte for byte the union of `finer`, at the cost of reading only
+   * the registers the erased keys hash to (no other register of a finer sketch can have changed),
+   * where the whole union decodes every register of every finer sketch: what an erasure's day and
+   * week rows are merged again with. Throws on bytes that are not a sketch.
+   */
+  unionWithout(previous: Uint8Array | null, finer: ReadonlyArray<Uint8Array | null>, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null;
 }
 
 /**
@@ -139,6 +148,10 @@ export function createSketchKit(): SketchKit {
   const regsA32 = new Uint32Array(regsA.buffer);
   const regsB = new Uint8Array(M);
   const regsB32 = new Uint32Array(regsB.buffer);
+  /** Registers an erasure may have changed (`unionWithout`): a mark per register, and their list. */
+  const touchedMark = new Uint8Array(M);
+  const touchedList = new Int32Array(M);
+  const touchedValue = new Uint8Array(M);
   /** Register lists: sparse entries (`index << 5 | value`), ascending, one per non-zero register. */
   const listA = new Int32Array(M);
   const listB = new Int32Array(M);
@@ -1008,11 +1021,177 @@ export function createSketchKit(): SketchKit {
     }
   }
 
+  /** How many registers of full bytes are not zero. */
+  function nonZeroFull(bytes: Uint8Array): number {
+    let zeros = 0;
+    for (let at = HEADER; at < FULL_LENGTH; at += 5) {
+      const b0 = bytes[at] as number;
+      const b1 = bytes[at + 1] as number;
+      const b2 = bytes[at + 2] as number;
+      const b3 = bytes[at + 3] as number;
+      const b4 = bytes[at + 4] as number;
+      if ((b0 | b1 | b2 | b3 | b4) !== 0) {
+        if (b0 >>> 3 === 0) zeros++;
+        if ((((b0 & 7) << 2) | (b1 >>> 6)) === 0) zeros++;
+        if (((b1 >>> 1) & 31) === 0) zeros++;
+        if ((((b1 & 1) << 4) | (b2 >>> 4)) === 0) zeros++;
+        if ((((b2 & 15) << 1) | (b3 >>> 7)) === 0) zeros++;
+        if (((b3 >>> 2) & 31) === 0) zeros++;
+        if ((((b3 & 3) << 3) | (b4 >>> 5)) === 0) zeros++;
+        if ((b4 & 31) === 0) zeros++;
+      } else zeros += 8;
+    }
+    return M - zeros;
+  }
+
+  /** The value of register `index` of full bytes. */
+  function fullRegister(bytes: Uint8Array, index: number): number {
+    const bit = index * WIDTH;
+    const at = HEADER + (bit >>> 3);
+    const w = ((bytes[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (bytes[at + 1] as number) : 0);
+    return (w >>> (11 - (bit & 7))) & MAX_VALUE;
+  }
+
+  function unionAll(finer: ReadonlyArray<Uint8Array | null>): Uint8Array {
+    const merged = Sketch.empty();
+    for (const bytes of finer) if (bytes !== null) merged.mergeBytes(bytes);
+    return merged.toBytes();
+  }
+
+  /** Entry `i` of sparse bytes (index << 5 | value), read where it lies without decoding the others. */
+  function sparseEntry(bytes: Uint8Array, i: number): number {
+    const bit = HEADER * 8 + i * ENTRY_BITS;
+    const at = bit >>> 3;
+    let word = 0;
+    for (let k = 0; k < 4; k++) word = (word << 8) | (at + k < bytes.length ? (bytes[at + k] as number) : 0);
+    return (word >>> (32 - ENTRY_BITS - (bit & 7))) & ENTRY_MASK;
+  }
+
+  /** The value of register `index` of sparse bytes of `n` entries: a binary search of its sorted entries. */
+  function sparseRegister(bytes: Uint8Array, n: number, index: number): number {
+    let low = 0;
+    let high = n - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const entry = sparseEntry(bytes, middle);
+      const at = entry >>> WIDTH;
+      if (at === index) return entry & MAX_VALUE;
+      if (at < index) low = middle + 1;
+      else high = middle - 1;
+    }
+    return 0;
+  }
+
+  function unionWithout(previous: Uint8Array | null, finer: ReadonlyArray<Uint8Array | null>, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null {
+    let any = false;
+    let registers = false;
+    for (const bytes of finer) {
+      if (bytes === null) continue;
+      any = true;
+      const type = typeOf(bytes);
+      if (type === TYPE_SPARSE || type === TYPE_FULL) registers = true;
+    }
+    if (!any) return null;
+    // The union holds registers, as `previous` does, only if a finer sketch does: otherwise it may
+    // be an exact set again, and a union of exact sets is cheap anyway.
+    if (previous === null || !registers) return unionAll(finer);
+    const previousType = typeOf(previous);
+    if (previousType !== TYPE_SPARSE && previousType !== TYPE_FULL) return unionAll(finer);
+    let touched = 0;
+    for (const bytes of erased) {
+      if (bytes === null) continue;
+      const type = typeOf(bytes);
+      // Past the exact range the keys' registers are not told apart from others' (never for one user's keys).
+      if (type === TYPE_FULL) touched = -1;
+      if (touched < 0) break;
+      const n = listOf(bytes, type, listB);
+      for (let i = 0; i < n; i++) {
+        const index = (listB[i] as number) >>> WIDTH;
+        if (touchedMark[index] === 1) continue;
+        touchedMark[index] = 1;
+        touchedList[touched++] = index;
+      }
+    }
+    if (touched < 0) {
+      touchedMark.fill(0);
+      return unionAll(finer);
+    }
+    try {
+      // Each touched register's largest value over the finer sketches, in `touchedValue`; a
+      // sparse or full sketch is read at those registers only (a sparse one by binary search, so
+      // its other entries are neither decoded nor checked), an explicit one hash by hash.
+      for (let t = 0; t < touched; t++) touchedValue[touchedList[t] as number] = 0;
+      for (const bytes of finer) {
+        if (bytes === null) continue;
+        const type = typeOf(bytes);
+        if (type === TYPE_EXPLICIT) {
+          const n = checkExplicit(bytes);
+          for (let i = 0, at = HEADER; i < n; i++, at += 8) {
+            const lo = readI32(bytes, at + 4) >>> 0;
+            const index = lo & INDEX_MASK;
+            if (touchedMark[index] !== 1) continue;
+            const value = valueOf(readI32(bytes, at) >>> 0, lo);
+            if (value > (touchedValue[index] as number)) touchedValue[index] = value;
+          }
+          continue;
+        }
+        const n = type === TYPE_SPARSE ? Math.floor(((bytes.length - HEADER) * 8) / ENTRY_BITS) : 0;
+        for (let t = 0; t < touched; t++) {
+          const index = touchedList[t] as number;
+          const value = type === TYPE_FULL ? fullRegister(bytes, index) : sparseRegister(bytes, n, index);
+          if (value > (touchedValue[index] as number)) touchedValue[index] = value;
+        }
+      }
+      if (previousType === TYPE_FULL) {
+        // A copy with the touched registers set in place, unless one went to zero: then the form
+        // is chosen again from every register (it turns sparse at SPARSE_MAX non-zero ones).
+        const out = new Uint8Array(previous);
+        let zeroed = false;
+        for (let t = 0; t < touched; t++) {
+          const index = touchedList[t] as number;
+          const value = touchedValue[index] as number;
+          const bit = index * WIDTH;
+          const at = HEADER + (bit >>> 3);
+          const shift = 11 - (bit & 7);
+          const w = ((out[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (out[at + 1] as number) : 0);
+          if (value === 0 && ((w >>> shift) & MAX_VALUE) !== 0) zeroed = true;
+          const set = (w & ~(MAX_VALUE << shift)) | (value << shift);
+          out[at] = set >>> 8;
+          if (at + 1 < FULL_LENGTH) out[at + 1] = set;
+        }
+        if (!zeroed || nonZeroFull(out) > SPARSE_MAX) return out;
+        unpackFull(out, regsA, regsA32);
+        return encodeRegisters(regsA, regsA32);
+      }
+      // Sparse: its entries with the touched ones set, in one walk of the two sorted lists. A
+      // register's value never grows (keys only left), so the list never outgrows the sparse form.
+      const n = decodeSparse(previous, listA);
+      const list = touchedList.subarray(0, touched).sort();
+      let out = 0;
+      let t = 0;
+      for (let i = 0; i < n || t < touched; ) {
+        const entryIndex = i < n ? (listA[i] as number) >>> WIDTH : M;
+        const touchedIndex = t < touched ? (list[t] as number) : M;
+        if (entryIndex < touchedIndex) {
+          listC[out++] = listA[i++] as number;
+          continue;
+        }
+        const value = touchedValue[touchedIndex] as number;
+        if (value !== 0) listC[out++] = (touchedIndex << WIDTH) | value;
+        t++;
+        if (entryIndex === touchedIndex) i++;
+      }
+      return encodeSparse(listC, out);
+    } finally {
+      for (let t = 0; t < touched; t++) touchedMark[touchedList[t] as number] = 0;
+    }
+  }
+
   function registerEstimate(sketch: VisitorSketch): number {
     return (sketch instanceof Sketch ? sketch : (Sketch.fromBytes(sketch.toBytes()) as Sketch)).registerEstimate();
   }
 
-  return { hashKey, VisitorSketch: Sketch, unionSketchBytes, estimateSketchBytes, exactUpTo: EXACT_UP_TO, registerEstimate };
+  return { hashKey, VisitorSketch: Sketch, unionSketchBytes, estimateSketchBytes, exactUpTo: EXACT_UP_TO, registerEstimate, unionWithout };
 }
 
 const kit = createSketchKit();
@@ -1038,6 +1217,9 @@ export const estimateSketchBytes: (bytes: Uint8Array | null) => number = kit.est
 
 /** Up to this many distinct keys (256) a sketch is explicit and its count exact. */
 export const SKETCH_EXACT_UP_TO: number = kit.exactUpTo;
+
+/** See {@link SketchKit.unionWithout}. */
+export const unionWithout: SketchKit['unionWithout'] = kit.unionWithout;
 
 /** See {@link SketchKit.registerEstimate}. @internal */
 export const registerEstimate: (sketch: VisitorSketch) => number = kit.registerEstimate;

@@ -73,8 +73,12 @@ export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, d
        first_ts = MIN(first_ts, excluded.first_ts), last_ts = MAX(last_ts, excluded.last_ts),
        events = events + excluded.events, page_views = page_views + excluded.page_views`,
   );
-  const bytesOrNull = (sketch: { estimate(): number; toBytes(): Uint8Array } | null): Buffer | null =>
-    sketch === null || sketch.estimate() === 0 ? null : toBuffer(sketch.toBytes());
+  // An empty sketch is its 3-byte header alone, and is stored as null. (Asking its estimate ran the
+  // whole estimator over every register of an hour's large sketch: a third of an erasure's hours.)
+  const bytesOrNull = (sketch: { toBytes(): Uint8Array } | null): Buffer | null => {
+    const bytes = sketch === null ? null : sketch.toBytes();
+    return bytes === null || bytes.length <= 3 ? null : toBuffer(bytes);
+  };
   return (batch, hoursOnly = false) => {
     if (batch.empty()) return;
     for (const g of batch.values()) {
@@ -107,6 +111,7 @@ export function openSqliteAggregates(db: Database.Database, parts: AggregatePart
   const apply = parts.prepare(db, kit, parts.dims);
   const summaries = parts.prepareSessions(db, parts.createMoves());
   return {
+    kit,
     begin: () => parts.createBatch(kit, parts.dims.length, parts.pageDims),
     apply(batch, withSummaries = true) {
       apply(batch);

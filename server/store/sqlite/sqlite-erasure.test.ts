@@ -10,6 +10,8 @@ import { isStoreError } from '../store-error.js';
 import type { ReportQuery } from '../report-store.js';
 import { SQLITE_DIALECT } from '../reports/dialect.js';
 import { sqliteRefreshSql } from '../reports/rollup-refresh.js';
+import { finerOf, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS } from '../aggregates/aggregate-schema.js';
+import { unionSketchBytes } from '../aggregates/visitor-sketch.js';
 import { sqliteErasureSql } from './sqlite-erasure.js';
 import { createSqliteStore } from './sqlite-store.js';
 
@@ -97,6 +99,74 @@ describe('the SQLite erasure', () => {
     }
   });
 
+  it('merges the user\'s day and week rows again to exactly the union of their finer rows, past the exact range too', async () => {
+    const path = join(dir, 'merged.db');
+    const store = createSqliteStore({ path });
+    await store.init();
+    const projectId = newProjectId();
+    try {
+      await store.createProject(makeProject(projectId));
+      // A busy day (over 256 sessions an hour: hour rows of registers, whose day row is merged
+      // again register by register) and a quiet one in the same week.
+      const day = START + 2 * 86_400_000;
+      const events = [...generateProject({ projectId, start: day, days: 1, sessions: 8_000, seed: 7, idPrefix: 'm' }), ...generateProject({ projectId, start: day + 86_400_000, days: 1, sessions: 300, seed: 8, idPrefix: 'q' })];
+      for (let i = 0; i < events.length; i += 5_000) await store.write({ events: events.slice(i, i + 5_000), chunks: [] });
+      const counts = new Map<string, number>();
+      for (const e of events) if (e.userId !== null) counts.set(e.userId, (counts.get(e.userId) ?? 0) + 1);
+      const user = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] as string;
+      const db = new Database(path, { readonly: true });
+      try {
+        const type = (grain: number, column: string) =>
+          (db.prepare(`SELECT hex(substr(${column}, 1, 1)) AS t FROM agg_values WHERE project_id = ? AND dim = '' AND grain = ? ORDER BY ${column} IS NULL, length(${column}) DESC LIMIT 1`).get(projectId, grain) as { t: string }).t;
+        expect(type(GRAIN_HOUR, 'sessions')).toBe('13');
+        expect(['13', '14']).toContain(type(GRAIN_DAY, 'sessions'));
+      } finally {
+        db.close();
+      }
+      expect((await store.deleteUser(projectId, user)).events).toBe(counts.get(user));
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      type AggRow = { dim: string; grain: number; bucket: number; value: string; is_bot: number; events: number; page_views: number } & Record<string, Buffer | null>;
+      const rows = db.prepare(`SELECT dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values WHERE project_id = ?`).all(projectId) as AggRow[];
+      let compared = 0;
+      for (const grain of [GRAIN_DAY, GRAIN_WEEK] as const) {
+        const [finer, per] = finerOf(grain);
+        const merged = new Map<string, { events: number; pageViews: number; sketches: Array<Uint8Array | null> }>();
+        for (const row of rows) {
+          if (row.grain !== finer) continue;
+          const key = `${row.dim}\u0000${Math.floor(row.bucket / per)}\u0000${row.value}\u0000${row.is_bot}`;
+          const into = merged.get(key) ?? { events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) };
+          into.events += row.events;
+          into.pageViews += row.page_views;
+          into.sketches = into.sketches.map((sketch, c) => {
+            const bytes = row[SKETCH_COLUMNS[c] as string] as Buffer | null;
+            return bytes === null ? sketch : unionSketchBytes(sketch, bytes);
+          });
+          merged.set(key, into);
+        }
+        const own = rows.filter((row) => row.grain === grain);
+        expect(own.length).toBe(merged.size);
+        for (const row of own) {
+          const key = `${row.dim}\u0000${row.bucket}\u0000${row.value}\u0000${row.is_bot}`;
+          const expected = merged.get(key);
+          expect(expected, key).toBeDefined();
+          expect([row.events, row.page_views], key).toEqual([expected?.events, expected?.pageViews]);
+          SKETCH_COLUMNS.forEach((column, c) => {
+            const bytes = row[column] as Buffer | null;
+            expect(bytes === null ? null : Buffer.from(bytes).toString('hex'), `${key} ${column}`).toBe(expected?.sketches[c] == null ? null : Buffer.from(expected.sketches[c] as Uint8Array).toString('hex'));
+          });
+          compared++;
+        }
+      }
+      expect(compared).toBeGreaterThan(100);
+    } finally {
+      db.close();
+    }
+  });
+
   it('finds the user\'s events through events_by_user and the days holding their keys through an index of the rollups, never by reading every event', async () => {
     const path = join(dir, 'plans.db');
     const store = createSqliteStore({ path });
@@ -114,7 +184,10 @@ describe('the SQLite erasure', () => {
       expect(holders).toContain('SEARCH rollup_values USING COVERING INDEX rollup_values_session_days (project_id=? AND session_id=?)');
       expect(holders).not.toMatch(/SCAN (events|rollup_values)\b/);
       // An hour's events, a rollup row of a step: by their keys.
-      expect(plan(db, sql.readHour, ['p', 0, 1])).toContain('USING INDEX events_by_time (project_id=? AND timestamp>? AND timestamp<?)');
+      expect(plan(db, `SELECT ${sql.hourKeys}, ${sql.hourColumns.join(', ')} ${sql.hourFrom}`, ['p', 0, 1])).toContain('USING INDEX events_by_time (project_id=? AND timestamp>? AND timestamp<?)');
+      // A day or week row's finer rows, and the row itself: by value.
+      expect(plan(db, sql.readFiner, ['p', 'path', 0, 0, 24, '/', 0])).toContain('USING INDEX agg_values_by_value (project_id=? AND dim=? AND value=? AND grain=? AND bucket>? AND bucket<?)');
+      expect(plan(db, sql.readSketches, ['p', 'path', 1, 0, '/', 0])).toMatch(/USING INDEX agg_values_(key|by_value) /);
       expect(plan(db, sql.deleteStep, ['p', 1, 0, '/', 'e'])).toContain('USING PRIMARY KEY (project_id=? AND day=? AND kind=? AND value=? AND event_id=?)');
       for (const text of [...sql.textKeyDeletes, ...sql.dayDeletes]) {
         const found = plan(db, text, { p: 'p', keys: '["k"]', days: '[1]', touched: '[1]' });

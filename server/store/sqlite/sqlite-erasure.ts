@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
-import { aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, WEEK_DAYS, weekOfDaySql } from '../aggregates/aggregate-schema.js';
-import { sqliteMergeSql } from './sqlite-aggregates.js';
+import { aggregateColumnSelects, aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS, WEEK_DAYS, weekOfDaySql } from '../aggregates/aggregate-schema.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import type { DeletedUser } from '../event-store.js';
 import { erasureRollupSql } from '../reports/rollup-erasure.js';
@@ -50,14 +49,19 @@ export interface SqliteErasureSql {
   removeRow: string;
   /** Deletes one session row of an hour (`?` project, hour, session, bot flag). */
   removeSessionRow: string;
-  /** The events of an hour for its aggregates (`?` project, from, to), with the columns below. */
-  readHour: string;
-  /**
-   * Inserts one row merged from the finer rows it covers (`?` grain, bucket, project, dimension,
-   * finer grain, first finer bucket, end finer bucket, value, bot flag): a day's from its hours, a
-   * week's from its days.
-   */
-  mergeRow: string;
+  /** What an hour's rebuild reads of each event beside its dimensions: `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id`. */
+  hourKeys: string;
+  /** The select expression of each of {@link columns}: an hour's rebuild reads only those of the values it builds again. */
+  hourColumns: readonly string[];
+  /** The rest of an hour's read, after its select list (`?` project, from, to). */
+  hourFrom: string;
+  /** The finer rows a day or week row is merged from (`?` project, dimension, finer grain, first finer bucket, end finer bucket, value, bot flag): counts, then {@link sketchColumns}. */
+  readFiner: string;
+  /** A row's {@link sketchColumns} (`?` project, dimension, grain, bucket, value, bot flag). */
+  readSketches: string;
+  /** Writes a row in place, or inserts it (`?` project, dimension, grain, bucket, value, bot flag, events, page views, then {@link sketchColumns}). */
+  writeRow: string;
+  sketchColumns: readonly string[];
   /** The grains of hour, day and week rows. */
   grains: readonly [number, number, number];
   weekDays: number;
@@ -68,8 +72,11 @@ export interface SqliteErasureSql {
   hourMs: number;
 }
 
-/** What a commit's aggregates read of each event (`aggregate-batch.ts`'s `add`), with the dimension columns in their order. */
-const AGGREGATE_EVENT_COLUMNS = `project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id, ${aggregateColumnsSql(SQLITE_DIALECT.textProperty('message'))}`;
+/** What a commit's aggregates read of each event (`aggregate-batch.ts`'s `add`) beside its dimensions, in the order the erasure program reads them. */
+const AGGREGATE_EVENT_KEYS = 'project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id';
+
+/** The same with the dimension columns in their order. */
+const AGGREGATE_EVENT_COLUMNS = `${AGGREGATE_EVENT_KEYS}, ${aggregateColumnsSql(SQLITE_DIALECT.textProperty('message'))}`;
 
 /** The statements of the erasure program for this build's schema. */
 export function sqliteErasureSql(): SqliteErasureSql {
@@ -104,8 +111,19 @@ export function sqliteErasureSql(): SqliteErasureSql {
     forgetKeys: `UPDATE rollup_keys SET key = char(0) || 'erased:' || id WHERE project_id = @p AND key IN (SELECT value FROM json_each(@keys))`,
     removeRow: 'DELETE FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket = ? AND value = ? AND is_bot = ?',
     removeSessionRow: 'DELETE FROM agg_sessions WHERE project_id = ? AND hour = ? AND session_id = ? AND is_bot = ?',
-    readHour: `SELECT ${AGGREGATE_EVENT_COLUMNS} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
-    mergeRow: sqliteMergeSql('?', '?', 'project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?', 'value, is_bot'),
+    hourKeys: AGGREGATE_EVENT_KEYS,
+    hourColumns: aggregateColumnSelects(SQLITE_DIALECT.textProperty('message')),
+    hourFrom: 'FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?',
+    readFiner: `SELECT events, page_views, ${SKETCH_COLUMNS.join(', ')} FROM agg_values
+      WHERE project_id = ? AND dim = ? AND grain = ? AND bucket >= ? AND bucket < ? AND value = ? AND is_bot = ?`,
+    readSketches: `SELECT ${SKETCH_COLUMNS.join(', ')} FROM agg_values WHERE project_id = ? AND dim = ? AND grain = ? AND bucket = ? AND value = ? AND is_bot = ?`,
+    // In place: the row keeps its rowid and its index entries, where a delete and an insert
+    // rewrote both indexes. The estimates' trigger clears the row's kept estimates.
+    writeRow: `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${SKETCH_COLUMNS.map(() => '?').join(', ')})
+      ON CONFLICT (project_id, dim, grain, bucket, value, is_bot) DO UPDATE SET events = excluded.events, page_views = excluded.page_views,
+        ${SKETCH_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+    sketchColumns: SKETCH_COLUMNS,
     grains: [GRAIN_HOUR, GRAIN_DAY, GRAIN_WEEK],
     weekDays: WEEK_DAYS,
     dims: AGGREGATE_DIMS,
@@ -137,23 +155,71 @@ export function prepareSqliteUserErasure(
   const forgetKeys = db.prepare(sql.forgetKeys);
   const removeRow = db.prepare(sql.removeRow);
   const removeSessionRow = db.prepare(sql.removeSessionRow);
-  const readHour = db.prepare(sql.readHour);
-  const mergeRow = db.prepare(sql.mergeRow);
+  const readFiner = db.prepare(sql.readFiner).raw(true);
+  const readSketches = db.prepare(sql.readSketches).raw(true);
+  const writeRow = db.prepare(sql.writeRow);
+  /** An hour's read by the dimension columns it needs (their indexes, joined): rows as arrays, the keys first. */
+  const hourReads = new Map<string, Database.Statement>();
+  const hourRead = (columns: readonly number[]): Database.Statement => {
+    const key = columns.join(',');
+    let statement = hourReads.get(key);
+    if (statement === undefined) {
+      statement = db.prepare(`SELECT ${sql.hourKeys}${columns.map((k) => `, ${sql.hourColumns[k]}`).join('')} ${sql.hourFrom}`).raw(true);
+      hourReads.set(key, statement);
+    }
+    return statement;
+  };
+  const toBuffer = (bytes: Uint8Array | null): Buffer | null => (bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   const [hourGrain, dayGrain, weekGrain] = sql.grains;
   type Row = Record<string, string | number | null>;
   type Batch = ReturnType<CommitAggregates['begin']>;
   const dimValues = new Array<string | null>(sql.columns.length);
-  /** Adds an event; with `only`, its values of other dimensions are left out (`${dim}\0${value}`, dimension indexes from 1). */
-  const add = (batch: Batch, row: Row, only?: Set<string>) => {
-    for (let k = 0; k < sql.columns.length; k++) {
-      const value = row[sql.columns[k] as string] as string | null;
-      dimValues[k] = only === undefined || (value !== null && only.has(`${k + 1}\u0000${value}`)) ? value : null;
-    }
+  /** Adds an event (the user's own, read whole). */
+  const add = (batch: Batch, row: Row) => {
+    for (let k = 0; k < sql.columns.length; k++) dimValues[k] = row[sql.columns[k] as string] as string | null;
     const bot = row.is_bot === 1 ? 1 : 0;
     batch.add(String(row.project_id), String(row.event_type), row.session_id as string | null, Number(row.timestamp), bot, row.visitor_id as string | null, row.anonymous_id as string | null, dimValues);
   };
+  /**
+   * Adds an event of an hour read by {@link hourRead} of `columns`, its values of other
+   * dimensions and other values left out (`only`: `${dim}\0${value}`, dimension indexes from 1).
+   */
+  const addHourRow = (batch: Batch, row: unknown[], columns: readonly number[], only: Set<string>) => {
+    dimValues.fill(null);
+    for (let j = 0; j < columns.length; j++) {
+      const k = columns[j] as number;
+      const value = row[7 + j] as string | null;
+      if (value !== null && only.has(`${k + 1}\u0000${value}`)) dimValues[k] = value;
+    }
+    batch.add(String(row[0]), String(row[1]), row[2] as string | null, Number(row[3]), row[4] === 1 ? 1 : 0, row[5] as string | null, row[6] as string | null, dimValues);
+  };
   const valueKey = (dim: number, hour: number, value: string, bot: number) => `${dim}\u0000${hour}\u0000${bot}\u0000${value}`;
   const sessionKey = (hour: number, session: string, bot: number) => `${hour}\u0000${bot}\u0000${session}`;
+
+  /**
+   * Merges a day row again from its hour rows, or a week row from its day rows (`finer` grain,
+   * `span` of them): sums, and each sketch by `unionWithout`, which reads of the finer sketches
+   * only the registers the erased keys (`erased`: the erased events' own sketches of the row)
+   * hash to. Written in place; deleted when no finer row is left.
+   */
+  const mergeAgain = (projectId: string, grain: number, finer: number, span: number, [dim, bucket, value, bot]: [number, number, string, number], erased: Uint8Array[]) => {
+    const rows = readFiner.all(projectId, sql.dims[dim], finer, bucket * span, (bucket + 1) * span, value, bot) as unknown[][];
+    if (rows.length === 0) {
+      removeRow.run(projectId, sql.dims[dim], grain, bucket, value, bot);
+      return;
+    }
+    const previous = readSketches.get(projectId, sql.dims[dim], grain, bucket, value, bot) as Array<Uint8Array | null> | undefined;
+    let events = 0;
+    let pageViews = 0;
+    for (const row of rows) {
+      events += row[0] as number;
+      pageViews += row[1] as number;
+    }
+    const sketches = sql.sketchColumns.map((_, c) =>
+      toBuffer(aggregates.kit.unionWithout(previous?.[c] ?? null, rows.map((row) => row[2 + c] as Uint8Array | null), erased)),
+    );
+    writeRow.run(projectId, sql.dims[dim], grain, bucket, value, bot, events, pageViews, ...sketches);
+  };
 
   /**
    * The aggregate rows the erased events were counted in, and only those, built again: each from
@@ -166,17 +232,34 @@ export function prepareSqliteUserErasure(
     const sessions = new Set<string>();
     /** The dimension values each hour's rebuild needs: the events' other values count in no row it replaces. */
     const hours = new Map<number, Set<string>>();
-    const dayRows = new Map<string, [number, number, string, number]>();
-    const weekRows = new Map<string, [number, number, string, number]>();
+    /** The dimension columns each hour's read needs (indexes into `sql.columns`). */
+    const hourColumns = new Map<number, Set<number>>();
+    /** Day and week rows to merge again, with the erased events' sketches of each. */
+    const dayRows = new Map<string, { row: [number, number, string, number]; erased: Uint8Array[] }>();
+    const weekRows = new Map<string, { row: [number, number, string, number]; erased: Uint8Array[] }>();
+    const note = (rows: typeof dayRows, row: [number, number, string, number], sketches: Uint8Array[]) => {
+      const key = valueKey(...row);
+      const noted = rows.get(key);
+      if (noted === undefined) rows.set(key, { row, erased: sketches });
+      else noted.erased.push(...sketches);
+    };
     for (const g of erased.values()) {
       values.add(valueKey(g.dim, g.hour, g.value, g.bot));
       let needed = hours.get(g.hour);
-      if (needed === undefined) hours.set(g.hour, (needed = new Set()));
-      if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
+      let columns = hourColumns.get(g.hour);
+      if (needed === undefined || columns === undefined) {
+        hours.set(g.hour, (needed = new Set()));
+        hourColumns.set(g.hour, (columns = new Set()));
+      }
+      if (g.dim > 0) {
+        needed.add(`${g.dim}\u0000${g.value}`);
+        columns.add(g.dim - 1);
+      }
+      // Every register an erased key sets, in any of the row's sketches: a few dozen for one user.
+      const sketches = [g.visitors, g.visitorHashes, g.sessions, g.pageVisitors, g.pageVisitorHashes].flatMap((sketch) => (sketch === null ? [] : [sketch.toBytes()]));
       const day = Math.floor((g.hour * sql.hourMs) / sql.dayMs);
-      dayRows.set(valueKey(g.dim, day, g.value, g.bot), [g.dim, day, g.value, g.bot]);
-      const week = Math.floor(day / sql.weekDays);
-      weekRows.set(valueKey(g.dim, week, g.value, g.bot), [g.dim, week, g.value, g.bot]);
+      note(dayRows, [g.dim, day, g.value, g.bot], sketches);
+      note(weekRows, [g.dim, Math.floor(day / sql.weekDays), g.value, g.bot], sketches);
       removeRow.run(projectId, sql.dims[g.dim], hourGrain, g.hour, g.value, g.bot);
     }
     for (const s of erased.sessions()) {
@@ -185,7 +268,10 @@ export function prepareSqliteUserErasure(
     }
     for (const [hour, needed] of hours) {
       const batch = aggregates.begin();
-      for (const row of readHour.iterate(projectId, hour * sql.hourMs, (hour + 1) * sql.hourMs) as Iterable<Row>) add(batch, row, needed);
+      // Only the columns of the values built again, as arrays: most of an hour's read was making
+      // an object of every column of every event.
+      const columns = [...(hourColumns.get(hour) as Set<number>)].sort((a, b) => a - b);
+      for (const row of hourRead(columns).iterate(projectId, hour * sql.hourMs, (hour + 1) * sql.hourMs) as Iterable<unknown[]>) addHourRow(batch, row, columns, needed);
       // Only the hour rows just deleted: the hour's other rows never counted an erased event, and
       // their day and week rows are merged below.
       const kept = batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)));
@@ -194,14 +280,8 @@ export function prepareSqliteUserErasure(
     }
     aggregates.recountSessions(projectId, new Set(erased.sessions().map((s) => s.session)));
     const hoursPerDay = sql.dayMs / sql.hourMs;
-    for (const [dim, day, value, bot] of dayRows.values()) {
-      removeRow.run(projectId, sql.dims[dim], dayGrain, day, value, bot);
-      mergeRow.run(dayGrain, day, projectId, sql.dims[dim], hourGrain, day * hoursPerDay, (day + 1) * hoursPerDay, value, bot);
-    }
-    for (const [dim, week, value, bot] of weekRows.values()) {
-      removeRow.run(projectId, sql.dims[dim], weekGrain, week, value, bot);
-      mergeRow.run(weekGrain, week, projectId, sql.dims[dim], dayGrain, week * sql.weekDays, (week + 1) * sql.weekDays, value, bot);
-    }
+    for (const { row, erased: sketches } of dayRows.values()) mergeAgain(projectId, dayGrain, hourGrain, hoursPerDay, row, sketches);
+    for (const { row, erased: sketches } of weekRows.values()) mergeAgain(projectId, weekGrain, dayGrain, sql.weekDays, row, sketches);
   };
 
   const erase = db.transaction((projectId: string, userId: string): DeletedUser => {

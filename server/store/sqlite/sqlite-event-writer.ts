@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { WriteBatch, WriteResult } from '../event-store.js';
 import type { AggregateBatch } from '../aggregates/aggregate-batch.js';
+import type { SketchKit } from '../aggregates/visitor-sketch.js';
 
 /** The text cleaners of `sanitize.ts` the writer applies, passed in rather than imported (see below). */
 export interface Cleaners {
@@ -10,6 +11,8 @@ export interface Cleaners {
 
 /** What the group commit updates the report aggregates with (`sqlite-aggregates.ts`); null: a store without them. */
 export interface CommitAggregates {
+  /** The sketch functions its batches use. */
+  kit: SketchKit;
   /** The groups of a new commit. */
   begin(): AggregateBatch;
   /**
