@@ -126,7 +126,8 @@ function writeInTimeOrder(db: Database.Database): void {
   const table = objects.find((o) => o.type === 'table')?.sql;
   if (table === undefined) throw new Error('no events table');
   db.transaction(() => {
-    db.exec(table.replace(/^CREATE TABLE events\b/, 'CREATE TABLE events_in_order'));
+    // SQLite keeps the text of a renamed table with its name quoted.
+    db.exec(table.replace(/^CREATE TABLE\s+"?events"?(?=\s|\()/, 'CREATE TABLE events_in_order'));
     db.exec('INSERT INTO events_in_order SELECT * FROM events ORDER BY project_id, timestamp, event_id');
     db.exec('DROP TABLE events');
     db.exec('ALTER TABLE events_in_order RENAME TO events');

@@ -9,9 +9,9 @@ import type { SketchKit } from './visitor-sketch.js';
  * hold more registers as an hour holds more visitors: 5.1× from one to thirty million events).
  * With the estimate kept, such a point reads two numbers and no sketch.
  *
- * A kept estimate is never stale. On SQLite a row's sketches change in place only by the upsert of
- * a group commit (erasure, retention and the builds delete rows and insert new ones, without
- * estimates), and a trigger (`SQLITE_ESTIMATES_TRIGGER`) clears the row's estimates whenever one
+ * A kept estimate is never stale. On SQLite a row's sketches change in place only by an upsert (a
+ * group commit's, and an erasure's day and week rows; retention and the builds delete rows and
+ * insert new ones, without estimates), and a trigger (`SQLITE_ESTIMATES_TRIGGER`) clears the row's estimates whenever one
  * of its sketches is set, whatever wrote it (a process of an older version too). On PostgreSQL a
  * row is a part whose sketches never change once inserted (`postgres-aggregates.ts`): a part's
  * estimates hold for as long as it exists. A series reads a kept estimate only where the row is

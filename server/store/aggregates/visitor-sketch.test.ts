@@ -622,6 +622,10 @@ describe('unionWithout (an erasure merging a day or a week again)', () => {
     const good = sketchOf(makeKeys(400, 10)).toBytes();
     expect(() => unionWithout(good, [Uint8Array.of(1, 2, 3)], [])).toThrow(/schema version/);
     expect(() => unionWithout(Uint8Array.of(0x13, 0x8e), [good], [sketchOf(['x']).toBytes()])).toThrow(/header/);
+    // A refusal halfway through the erased sketches leaves nothing behind for the next call.
+    const { previous, after, erased } = scenario(5, [300, 500, 700], 6, 0);
+    expect(() => unionWithout(previous, after, [...erased, Uint8Array.of(1, 2, 3)])).toThrow(/schema version/);
+    expect(unionWithout(previous, after, erased)).toEqual(unionOf(after));
   });
 });
 

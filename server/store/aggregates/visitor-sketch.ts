@@ -97,7 +97,8 @@ export interface SketchKit {
    * holding at least those keys. Byte for byte the union of `finer`, at the cost of reading only
    * the registers the erased keys hash to (no other register of a finer sketch can have changed),
    * where the whole union decodes every register of every finer sketch: what an erasure's day and
-   * week rows are merged again with. Throws on bytes that are not a sketch.
+   * week rows are merged again with. Throws on bytes whose header is not a sketch's (a sparse finer
+   * sketch is read at the registers it needs, not decoded and checked whole).
    */
   unionWithout(previous: Uint8Array | null, finer: ReadonlyArray<Uint8Array | null>, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null;
 }
@@ -142,7 +143,8 @@ export function createSketchKit(): SketchKit {
   const LO_WORD = 1 - HI_WORD;
 
   // Scratch space, reused rather than allocated per call: a kit's functions never run
-  // concurrently (one thread), and none keeps scratch across calls.
+  // concurrently (one thread), and none keeps scratch across calls (`touchedMark` is all zero
+  // between calls).
   /** Unpacked full registers, one a byte, with a word view for the SWAR max. */
   const regsA = new Uint8Array(M);
   const regsA32 = new Uint32Array(regsA.buffer);
@@ -1098,25 +1100,22 @@ export function createSketchKit(): SketchKit {
     const previousType = typeOf(previous);
     if (previousType !== TYPE_SPARSE && previousType !== TYPE_FULL) return unionAll(finer);
     let touched = 0;
-    for (const bytes of erased) {
-      if (bytes === null) continue;
-      const type = typeOf(bytes);
-      // Past the exact range the keys' registers are not told apart from others' (never for one user's keys).
-      if (type === TYPE_FULL) touched = -1;
-      if (touched < 0) break;
-      const n = listOf(bytes, type, listB);
-      for (let i = 0; i < n; i++) {
-        const index = (listB[i] as number) >>> WIDTH;
-        if (touchedMark[index] === 1) continue;
-        touchedMark[index] = 1;
-        touchedList[touched++] = index;
-      }
-    }
-    if (touched < 0) {
-      touchedMark.fill(0);
-      return unionAll(finer);
-    }
+    // The marks are cleared in `finally`, however this call ends: a mark left set would keep a
+    // later call from patching that register.
     try {
+      for (const bytes of erased) {
+        if (bytes === null) continue;
+        const type = typeOf(bytes);
+        // Past the exact range the keys' registers are not told apart from others' (never for one user's keys).
+        if (type === TYPE_FULL) return unionAll(finer);
+        const n = listOf(bytes, type, listB);
+        for (let i = 0; i < n; i++) {
+          const index = (listB[i] as number) >>> WIDTH;
+          if (touchedMark[index] === 1) continue;
+          touchedMark[index] = 1;
+          touchedList[touched++] = index;
+        }
+      }
       // Each touched register's largest value over the finer sketches, in `touchedValue`; a
       // sparse or full sketch is read at those registers only (a sparse one by binary search, so
       // its other entries are neither decoded nor checked), an explicit one hash by hash.

@@ -45,8 +45,8 @@ export function prepareSqliteAggregates(db: Database.Database, kit: SketchKit, d
     return toBuffer(kit.unionSketchBytes(a as Uint8Array, b as Uint8Array));
   };
   db.function('sa_sketch_union', { deterministic: true }, union);
-  // The union of a column's sketches over rows (a day's from its hours, after retention or an
-  // erasure): one sketch per group merged in place, encoded once at the end, where a union per row
+  // The union of a column's sketches over rows (a day's from its hours, after retention): one
+  // sketch per group merged in place, encoded once at the end, where a union per row
   // decoded and encoded the whole sketch again at every row.
   db.aggregate('sa_sketch_union_all', {
     start: () => null,
@@ -181,8 +181,8 @@ export function ensureSqliteAggregates(db: Database.Database, open: () => Commit
  * The INSERT of `agg_values` rows merged from other rows of it, grouped by `groupBy`: counts
  * summed and sketches unioned by `sa_sketch_union_all`, which a connection's aggregates register
  * (`prepareSqliteAggregates`). `grain` and `bucket` are SQL of the rows written, `where` selects
- * the rows merged. What merges a day from its hours, a week from its days (retention, erasure) and
- * the week rows of a database of shape 4.
+ * the rows merged. What merges a day from its hours, a week from its days (retention) and the week
+ * rows of a database of shape 4 (an erasure merges its rows by `unionWithout`, `sqlite-erasure.ts`).
  */
 export const sqliteMergeSql = (grain: string, bucket: string, where: string, groupBy: string): string =>
   `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})

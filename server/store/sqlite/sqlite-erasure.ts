@@ -135,7 +135,7 @@ export function sqliteErasureSql(): SqliteErasureSql {
 
 /**
  * Prepares the erasure program on `db`, the connection the group commits write on, with their
- * aggregates (whose connection registered `sa_sketch_union_all`). Each call is one IMMEDIATE
+ * aggregates (`aggregates.kit` merges the day and week rows again). Each call is one IMMEDIATE
  * transaction. Self-contained: nothing from outside its body and parameters but erased types.
  */
 export function prepareSqliteUserErasure(
@@ -164,6 +164,8 @@ export function prepareSqliteUserErasure(
     const key = columns.join(',');
     let statement = hourReads.get(key);
     if (statement === undefined) {
+      // A few shapes repeat (the dimensions one user's events have values of); the cache stays small.
+      if (hourReads.size >= 64) hourReads.clear();
       statement = db.prepare(`SELECT ${sql.hourKeys}${columns.map((k) => `, ${sql.hourColumns[k]}`).join('')} ${sql.hourFrom}`).raw(true);
       hourReads.set(key, statement);
     }
@@ -240,7 +242,7 @@ export function prepareSqliteUserErasure(
     const note = (rows: typeof dayRows, row: [number, number, string, number], sketches: Uint8Array[]) => {
       const key = valueKey(...row);
       const noted = rows.get(key);
-      if (noted === undefined) rows.set(key, { row, erased: sketches });
+      if (noted === undefined) rows.set(key, { row, erased: [...sketches] });
       else noted.erased.push(...sketches);
     };
     for (const g of erased.values()) {
