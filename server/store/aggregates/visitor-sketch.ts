@@ -703,8 +703,8 @@ export function createSketchKit(): SketchKit {
     return estimateFromHistogram();
   }
 
-  /** The estimate of full bytes in one pass. */
-  function estimateFull(bytes: Uint8Array): number {
+  /** The histogram of full bytes' register values (registers per value), in one pass. */
+  function fullHistogram(bytes: Uint8Array): void {
     lanes.fill(0);
     for (let at = HEADER; at < FULL_LENGTH; at += 5) {
       const b0 = bytes[at] as number;
@@ -722,6 +722,11 @@ export function createSketchKit(): SketchKit {
       lanes[224 + (b4 & 31)]++;
     }
     sumLanes();
+  }
+
+  /** The estimate of full bytes in one pass. */
+  function estimateFull(bytes: Uint8Array): number {
+    fullHistogram(bytes);
     return estimateFromHistogram();
   }
 
@@ -1025,25 +1030,8 @@ export function createSketchKit(): SketchKit {
 
   /** How many registers of full bytes are not zero. */
   function nonZeroFull(bytes: Uint8Array): number {
-    let zeros = 0;
-    for (let at = HEADER; at < FULL_LENGTH; at += 5) {
-      const b0 = bytes[at] as number;
-      const b1 = bytes[at + 1] as number;
-      const b2 = bytes[at + 2] as number;
-      const b3 = bytes[at + 3] as number;
-      const b4 = bytes[at + 4] as number;
-      if ((b0 | b1 | b2 | b3 | b4) !== 0) {
-        if (b0 >>> 3 === 0) zeros++;
-        if ((((b0 & 7) << 2) | (b1 >>> 6)) === 0) zeros++;
-        if (((b1 >>> 1) & 31) === 0) zeros++;
-        if ((((b1 & 1) << 4) | (b2 >>> 4)) === 0) zeros++;
-        if ((((b2 & 15) << 1) | (b3 >>> 7)) === 0) zeros++;
-        if (((b3 >>> 2) & 31) === 0) zeros++;
-        if ((((b3 & 3) << 3) | (b4 >>> 5)) === 0) zeros++;
-        if ((b4 & 31) === 0) zeros++;
-      } else zeros += 8;
-    }
-    return M - zeros;
+    fullHistogram(bytes);
+    return M - (histogram[0] as number);
   }
 
   /** The value of register `index` of full bytes. */
