@@ -1,43 +1,49 @@
-// The SQLite erasure program timed alone, on the same users again and again: each erasure runs
-// inside a transaction that is rolled back, so a file bench/generate-project.ts filled can be
+// The store's erasure program timed alone, on the same users again and again: each erasure runs
+// inside a transaction that is rolled back, so a database bench/generate-project.ts filled can be
 // measured by two checkouts in turn on the same data (bench/erasure-time.ts erases for good, one
 // user after another, through the store):
 //
 //   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=data/big.db --users=user-1,user-2 [--rounds=6]
+//   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=postgres://…/big --users=user-1,user-2
 //
 // It prints each user's first time (statements prepared, pages read from disk) and the median of
-// the rest. The program is the one the writer thread runs (`server/store/sqlite/sqlite-erasure.ts`),
-// here on the main thread, with nothing else writing.
+// the rest. The program is the one the store runs: on SQLite the writer thread's
+// (`server/store/sqlite/sqlite-erasure.ts`), here on the main thread; on PostgreSQL the store's
+// (`server/store/postgres/postgres-erasure.ts`). Nothing else writes meanwhile.
 import Database from 'better-sqlite3';
+import pg from 'pg';
+import { isPostgresUrl } from '../server/store/open-store.js';
+import { erasePostgresUserData } from '../server/store/postgres/postgres-erasure.js';
 import { SQLITE_AGGREGATE_PARTS, openSqliteAggregates } from '../server/store/sqlite/sqlite-aggregates.js';
 import { prepareSqliteUserErasure, sqliteErasureSql } from '../server/store/sqlite/sqlite-erasure.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const file = arg('on');
+const location = arg('on');
 const users = arg('users')?.split(',') ?? [];
 const rounds = Number(arg('rounds') ?? 6);
-if (file === undefined || users.length === 0) throw new Error('usage: bench/erasure-repeat.ts --on=FILE --users=USER[,USER…] [--rounds=N]');
+if (location === undefined || users.length === 0) throw new Error('usage: bench/erasure-repeat.ts --on=PATH_OR_URL --users=USER[,USER…] [--rounds=N]');
 
-const db = new Database(file);
-db.pragma('journal_mode = WAL');
-try {
-  const owners = users.map((user) => db.prepare('SELECT project_id, COUNT(*) AS n, COUNT(DISTINCT timestamp / 3600000) AS hours FROM events WHERE user_id = ? GROUP BY project_id').get(user) as { project_id: string; n: number; hours: number } | undefined);
-  const aggregates = openSqliteAggregates(db, SQLITE_AGGREGATE_PARTS);
-  const erase = prepareSqliteUserErasure(db, aggregates, sqliteErasureSql());
+/** A user's project and how much of it they hold: not timed. */
+interface Owner {
+  project_id: string;
+  n: number;
+  hours: number;
+}
+
+const OWNER_SQL = (ph: (n: number) => string) =>
+  `SELECT project_id, COUNT(*) AS n, COUNT(DISTINCT timestamp / 3600000) AS hours FROM events WHERE user_id = ${ph(1)} GROUP BY project_id`;
+
+/** One erasure of `user` in a transaction rolled back; its time in ms. */
+type EraseOnce = (owner: Owner, user: string) => Promise<number>;
+
+async function timeAll(owners: ReadonlyArray<Owner | undefined>, once: EraseOnce): Promise<void> {
   const times = users.map((): number[] => []);
   for (let round = 0; round < rounds; round++) {
-    users.forEach((user, i) => {
+    for (const [i, user] of users.entries()) {
       const owner = owners[i];
       if (owner === undefined) throw new Error(`${user}: no events`);
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        const started = performance.now();
-        erase(owner.project_id, user);
-        times[i]?.push(performance.now() - started);
-      } finally {
-        db.exec('ROLLBACK');
-      }
-    });
+      times[i]?.push(await once(owner, user));
+    }
   }
   users.forEach((user, i) => {
     const [first, ...rest] = times[i] as number[];
@@ -45,6 +51,51 @@ try {
     const median = sorted[Math.floor(sorted.length / 2)];
     console.log(`${user} (${owners[i]?.n} events in ${owners[i]?.hours} hours): first ${first?.toFixed(0)} ms, median of the next ${rest.length} ${median?.toFixed(0) ?? '—'} ms [${(times[i] as number[]).map((ms) => ms.toFixed(0)).join(' ')}]`);
   });
-} finally {
-  db.close();
+}
+
+if (isPostgresUrl(location)) {
+  const pool = new pg.Pool({ connectionString: location, max: 1 });
+  try {
+    const owners = await Promise.all(users.map(async (user) => {
+      const row = (await pool.query<{ project_id: string; n: string; hours: string }>(OWNER_SQL((n) => `$${n}`), [user])).rows[0];
+      return row === undefined ? undefined : { project_id: row.project_id, n: Number(row.n), hours: Number(row.hours) };
+    }));
+    const client = await pool.connect();
+    try {
+      await timeAll(owners, async (owner, user) => {
+        await client.query('BEGIN');
+        try {
+          const started = performance.now();
+          await erasePostgresUserData(client, owner.project_id, user);
+          return performance.now() - started;
+        } finally {
+          await client.query('ROLLBACK');
+        }
+      });
+    } finally {
+      client.release();
+    }
+  } finally {
+    await pool.end();
+  }
+} else {
+  const db = new Database(location);
+  db.pragma('journal_mode = WAL');
+  try {
+    const owners = users.map((user) => db.prepare(OWNER_SQL(() => '?')).get(user) as Owner | undefined);
+    const aggregates = openSqliteAggregates(db, SQLITE_AGGREGATE_PARTS);
+    const erase = prepareSqliteUserErasure(db, aggregates, sqliteErasureSql());
+    await timeAll(owners, async (owner, user) => {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const started = performance.now();
+        erase(owner.project_id, user);
+        return performance.now() - started;
+      } finally {
+        db.exec('ROLLBACK');
+      }
+    });
+  } finally {
+    db.close();
+  }
 }

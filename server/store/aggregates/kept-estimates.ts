@@ -13,8 +13,9 @@ import type { SketchKit } from './visitor-sketch.js';
  * group commit's, and an erasure's day and week rows; retention and the builds delete rows and
  * insert new ones, without estimates), and a trigger (`SQLITE_ESTIMATES_TRIGGER`) clears the row's estimates whenever one
  * of its sketches is set, whatever wrote it (a process of an older version too). On PostgreSQL a
- * row is a part whose sketches never change once inserted (`postgres-aggregates.ts`): a part's
- * estimates hold for as long as it exists. A series reads a kept estimate only where the row is
+ * row is a part whose sketches never change under its number (`postgres-aggregates.ts`: an
+ * erasure that patches a part's sketches gives it a new number and drops their estimates): a
+ * part's estimates hold for as long as it exists. A series reads a kept estimate only where the row is
  * its point's only one (`aggregate-queries.ts`), and hands the store the estimates it computed for
  * closed hours and days whose rows had none.
  */
@@ -98,7 +99,7 @@ export function prepareSqliteEstimatesKeep(db: Database.Database, kit: SketchKit
 
 /**
  * The PostgreSQL keep: the read's estimates written to the parts it read, in one statement. A
- * part's sketches never change, so its estimates are the read's; a part merged away since is gone,
+ * part's sketches never change under its number, so its estimates are the read's; a part merged away since is gone,
  * and nothing is written for it. A part is matched by its number and what the read saw of it (its
  * key and counts), since numbers start again at 1 when a process of another shape builds the table
  * anew; and its row is taken only if no one holds it (a keep may always give up, so it never waits

@@ -587,6 +587,8 @@ describe('unionWithout (an erasure merging a day or a week again)', () => {
       ['explicit rows only: an exact set again', [100, 120, 60], 2, 0],
       ['explicit rows whose union was registers', [200, 200, 200], 30, 0],
       ['just past the exact range, one key erased', [257], 1, 0],
+      ['explicit rows whose union stays past the exact range', [200, 200, 200], 2, 0],
+      ['explicit rows whose union falls back into the exact range', [200, 200, 200], 20, 0],
       ['sparse rows and a sparse union', [300, 500, 700], 6, 0],
       ['sparse rows, a key kept in two', [300, 500, 700], 9, 2],
       ['full that turns sparse', [5_200], 400, 0],

@@ -1082,9 +1082,7 @@ export function createSketchKit(): SketchKit {
       if (type === TYPE_SPARSE || type === TYPE_FULL) registers = true;
     }
     if (!any) return null;
-    // The union holds registers, as `previous` does, only if a finer sketch does: otherwise it may
-    // be an exact set again, and a union of exact sets is cheap anyway.
-    if (previous === null || !registers) return unionAll(finer);
+    if (previous === null) return unionAll(finer);
     const previousType = typeOf(previous);
     if (previousType !== TYPE_SPARSE && previousType !== TYPE_FULL) return unionAll(finer);
     let touched = 0;
@@ -1103,6 +1101,13 @@ export function createSketchKit(): SketchKit {
           touchedMark[index] = 1;
           touchedList[touched++] = index;
         }
+      }
+      // With every finer sketch an exact set, the union is one again at EXACT_UP_TO keys or fewer.
+      // It holds more while more registers than that stay set whatever the erasure zeroes (each
+      // set register is a key of its own): then it is registers, as `previous` is, and patched.
+      if (!registers) {
+        const set = previousType === TYPE_FULL ? nonZeroFull(previous) : Math.floor(((previous.length - HEADER) * 8) / ENTRY_BITS);
+        if (set - touched <= EXACT_UP_TO) return unionAll(finer);
       }
       // Each touched register's largest value over the finer sketches, in `touchedValue`; a
       // sparse or full sketch is read at those registers only (a sparse one by binary search, so

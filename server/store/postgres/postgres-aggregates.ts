@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { type AggregateBatch, HOUR_MS, type SessionGroup, type ValueGroup, createAggregateBatch } from '../aggregates/aggregate-batch.js';
-import { ensurePostgresEstimateColumns } from '../aggregates/kept-estimates.js';
+import { ESTIMATE_COLUMNS, ensurePostgresEstimateColumns } from '../aggregates/kept-estimates.js';
 import {
   type AggregatesBuildListener,
   AGGREGATE_COLUMNS,
@@ -60,8 +60,8 @@ async function lockExclusive(client: pg.PoolClient, projectId: string): Promise<
   await client.query(`SELECT pg_advisory_xact_lock(${LOCK_KEY('$1::text')})`, [projectId]);
 }
 
-/** One `agg_values` row of a commit: a group's counts and sketches at one grain. */
-interface RowDelta {
+/** One `agg_values` row of a commit: a group's counts and sketches at one grain (or, merged again by an erasure, their stored bytes). */
+interface RowDelta<S extends VisitorSketch | Uint8Array = VisitorSketch | Uint8Array> {
   project: string;
   dim: string;
   grain: number;
@@ -70,14 +70,14 @@ interface RowDelta {
   bot: boolean;
   events: number;
   pageViews: number;
-  sketches: Array<VisitorSketch | null>;
+  sketches: Array<S | null>;
 }
 
 const sketchesOf = (g: ValueGroup): Array<VisitorSketch | null> => [g.visitors, g.visitorHashes, g.sessions, g.pageVisitors, g.pageVisitorHashes];
 
 /** The commit's rows, a group's hour, day and week rows each, groups of one day (week) merged into its day (week) row. */
-function rowDeltas(groups: readonly ValueGroup[]): RowDelta[] {
-  const rows = new Map<string, RowDelta>();
+function rowDeltas(groups: readonly ValueGroup[]): RowDelta<VisitorSketch>[] {
+  const rows = new Map<string, RowDelta<VisitorSketch>>();
   for (const g of groups) {
     const dim = AGGREGATE_DIMS[g.dim] as string;
     for (const [grain, bucket] of [
@@ -104,11 +104,11 @@ function rowDeltas(groups: readonly ValueGroup[]): RowDelta[] {
   return [...rows.values()];
 }
 
-const bytesOrNull = (sketch: VisitorSketch | null): Buffer | null => {
-  if (sketch === null || sketch.estimate() === 0) return null;
-  const bytes = sketch.toBytes();
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-};
+/** The bytes of a sketch as stored: none for an empty one (3 bytes, its header). */
+const storedBytes = (bytes: Uint8Array | null): Buffer | null =>
+  bytes === null || bytes.length <= 3 ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+const bytesOrNull = (sketch: VisitorSketch | Uint8Array | null): Buffer | null => storedBytes(sketch === null || sketch instanceof Uint8Array ? sketch : sketch.toBytes());
 
 
 /**
@@ -480,8 +480,8 @@ const mergedRowsSql = (union: SketchUnionSql, grain: number, target: string, fro
    ${from} GROUP BY a.dim, a.value, a.is_bot, ${target}`;
 
 /** Rows of `agg_values` (with a `target` column: the bucket they merge into) merged per (dim, target, value, bot flag) into rows of `grain`: sums and sketch unions. */
-function mergeRows(projectId: string, grain: number, rows: ReadonlyArray<Record<string, unknown>>): RowDelta[] {
-  const merged = new Map<string, RowDelta>();
+function mergeRows(projectId: string, grain: number, rows: ReadonlyArray<Record<string, unknown>>): RowDelta<VisitorSketch>[] {
+  const merged = new Map<string, RowDelta<VisitorSketch>>();
   for (const row of rows) {
     const key = `${row.dim}\u0000${row.target}\u0000${row.value}\u0000${row.is_bot}`;
     let into = merged.get(key);
@@ -506,16 +506,12 @@ export const ERASURE_AGGREGATE_COLUMNS = READ_COLUMNS;
  * An erasure's part, in its transaction, once the user's events are deleted (as on SQLite,
  * `sqlite/sqlite-erasure.ts`): the rows the erased events were counted in, and only those, are
  * built again, each hour row from the events its hour keeps (a sketch cannot forget a key), each
- * day row merged again from its hour rows and each week row from its day rows; a cost that grows with the user's events and hours, not
- * with the project's. `erasedRows` are the user's events as {@link ERASURE_AGGREGATE_COLUMNS},
- * read before the delete; `union`, how the database merges sketches, if it can.
+ * day row merged again from its hour rows and each week row from its day rows
+ * ({@link mergeRowsAgain}); a cost that grows with the user's events and hours, not with the
+ * project's. `erasedRows` are the user's events as {@link ERASURE_AGGREGATE_COLUMNS}, read before
+ * the delete.
  */
-export async function rebuildPostgresAggregatesOf(
-  client: pg.PoolClient,
-  projectId: string,
-  erasedRows: ReadonlyArray<Record<string, unknown>>,
-  union: SketchUnionSql | null,
-): Promise<void> {
+export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, projectId: string, erasedRows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
   if (erasedRows.length === 0) return;
   await lockExclusive(client, projectId);
   const erased = newBatch();
@@ -526,14 +522,26 @@ export async function rebuildPostgresAggregatesOf(
   const sessions = new Set<string>();
   /** Per hour, the dimension values its rebuild needs (`dim\0value`, dimension indexes from 1). */
   const hours = new Map<number, Set<string>>();
-  const dayRows = new Map<string, MergedKey>();
+  /** Day and week rows to merge again, with the erased events' sketches of each. */
+  const dayRows = new Map<string, MergedRow>();
+  const weekRows = new Map<string, MergedRow>();
+  const note = (rows: Map<string, MergedRow>, key: MergedKey, sketches: readonly Uint8Array[]) => {
+    const id = `${key.dim}\u0000${key.bucket}\u0000${key.bot}\u0000${key.value}`;
+    const noted = rows.get(id);
+    if (noted === undefined) rows.set(id, { key, erased: [...sketches] });
+    else noted.erased.push(...sketches);
+  };
   for (const g of erased.values()) {
     values.add(valueKey(g.dim, g.hour, g.value, g.bot));
     let needed = hours.get(g.hour);
     if (needed === undefined) hours.set(g.hour, (needed = new Set()));
     if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
+    // Every register an erased key sets, in any of the row's sketches: a few dozen for one user.
+    const sketches = sketchesOf(g).flatMap((sketch) => (sketch === null ? [] : [sketch.toBytes()]));
     const day = Math.floor(g.hour / 24);
-    dayRows.set(valueKey(g.dim, day, g.value, g.bot), { dim: AGGREGATE_DIMS[g.dim] as string, bucket: day, value: g.value, bot: g.bot === 1 });
+    const dim = AGGREGATE_DIMS[g.dim] as string;
+    note(dayRows, { dim, bucket: day, value: g.value, bot: g.bot === 1 }, sketches);
+    note(weekRows, { dim, bucket: Math.floor(day / WEEK_DAYS), value: g.value, bot: g.bot === 1 }, sketches);
   }
   const groups = erased.values();
   await client.query(
@@ -563,14 +571,8 @@ export async function rebuildPostgresAggregatesOf(
     await insertParts(client, kept, batch.sessions().filter((x) => sessions.has(sessionKey(x.hour, x.session, x.bot))));
   }
   await recountPostgresSessions(client, projectId, erasedSessions.map((x) => x.session));
-  const days = [...dayRows.values()];
-  await mergeRowsFromFiner(client, projectId, GRAIN_DAY, days, union);
-  const weeks = new Map<string, MergedKey>();
-  for (const d of days) {
-    const week = Math.floor(d.bucket / WEEK_DAYS);
-    weeks.set(`${d.dim}\u0000${week}\u0000${d.bot}\u0000${d.value}`, { ...d, bucket: week });
-  }
-  await mergeRowsFromFiner(client, projectId, GRAIN_WEEK, [...weeks.values()], union);
+  await mergeRowsAgain(client, projectId, GRAIN_DAY, [...dayRows.values()]);
+  await mergeRowsAgain(client, projectId, GRAIN_WEEK, [...weekRows.values()]);
 }
 
 /** One row of `agg_values` (all its parts) an erasure merges again. */
@@ -581,39 +583,120 @@ interface MergedKey {
   bot: boolean;
 }
 
-/**
- * Replaces some rows (all their parts) of `grain` (a day, a week) by the merge of the finer rows
- * each covers (its hours, its days) of the same value: an erasure's, which touches only the rows
- * of the erased events' values ({@link mergeFromFiner} merges every row of a bucket). With
- * `union`, the database merges them ({@link mergedRowsSql}).
- */
-async function mergeRowsFromFiner(
-  client: pg.PoolClient,
-  projectId: string,
-  grain: typeof GRAIN_DAY | typeof GRAIN_WEEK,
-  keys: readonly MergedKey[],
-  union: SketchUnionSql | null,
-): Promise<void> {
-  const [finer, per] = finerOf(grain);
-  const values = [projectId, keys.map((d) => d.dim), keys.map((d) => d.bucket), keys.map((d) => d.value), keys.map((d) => d.bot)];
-  await client.query(
-    `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
-     WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${grain} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
-    values,
-  );
-  const finerRows = `FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, target, value, is_bot)
-     JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${finer} AND a.bucket >= k.target * ${per} AND a.bucket < k.target * ${per} + ${per}
-       AND a.value = k.value AND a.is_bot = k.is_bot`;
-  if (union !== null) {
-    await client.query(mergedRowsSql(union, grain, 'k.target', finerRows), values);
-    return;
-  }
-  const finerRowsRead = await client.query<Record<string, unknown>>(
-    `SELECT a.dim, k.target, a.value, a.is_bot, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')} ${finerRows}`,
-    values,
-  );
-  await insertParts(client, mergeRows(projectId, grain, finerRowsRead.rows), []);
+/** A row an erasure merges again, and the erased events' own sketches of it (the registers that may change). */
+interface MergedRow {
+  key: MergedKey;
+  erased: Uint8Array[];
 }
+
+/** A sketch column's stored bytes, or null. */
+type StoredSketches = Array<Uint8Array | null>;
+
+/**
+ * Merges rows of `grain` (a day, a week) again from the finer rows each covers (its hours, its
+ * days) of the same value, after an erasure took keys out of those: the counts summed again, and
+ * each sketch patched at the registers the erased keys hash to (`unionWithout` in
+ * `aggregates/visitor-sketch.ts`), the rest of it as it was. Merged here and not by the `hll`
+ * extension, whose `hll_union_agg` decodes every register of every finer row: at 10M events that
+ * was over half of an erasure (bench/RESULTS.md).
+ *
+ * A row of one part (the compaction's work) is updated in place, its sketches that did not change
+ * left alone: most of a busy row's registers are set by other keys, and a sketch written again
+ * is kilobytes stored out of line. It gets a new part number, and the estimates of the sketches
+ * that changed go, so a keep of estimates read before cannot write to it (`kept-estimates.ts`).
+ * A row of several parts is written again as one; a row no finer row is left under goes.
+ */
+async function mergeRowsAgain(client: pg.PoolClient, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, rows: readonly MergedRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const [finer, per] = finerOf(grain);
+  const keys = rows.map((row) => row.key);
+  const values = [projectId, keys.map((d) => d.dim), keys.map((d) => d.bucket), keys.map((d) => d.value), keys.map((d) => d.bot)];
+  const keyed = 'unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) WITH ORDINALITY AS k(dim, bucket, value, is_bot, n)';
+  const sketches = SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ');
+  const previous = await client.query<unknown[]>({
+    text: `SELECT k.n::int, a.part, ${sketches} FROM ${keyed}
+       JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${grain} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
+    values,
+    rowMode: 'array',
+  });
+  const finerRows = await client.query<unknown[]>({
+    text: `SELECT k.n::int, a.events, a.page_views, ${sketches} FROM ${keyed}
+       JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${finer} AND a.bucket >= k.bucket * ${per} AND a.bucket < k.bucket * ${per} + ${per}
+         AND a.value = k.value AND a.is_bot = k.is_bot`,
+    values,
+    rowMode: 'array',
+  });
+  const byRow = <T>(found: ReadonlyArray<readonly unknown[]>, take: (row: readonly unknown[]) => T): T[][] => {
+    const out = rows.map((): T[] => []);
+    for (const row of found) out[(row[0] as number) - 1]?.push(take(row));
+    return out;
+  };
+  const sketchesAt = (row: readonly unknown[], at: number): StoredSketches => SKETCH_COLUMNS.map((_, c) => (row[at + c] as Uint8Array | null) ?? null);
+  const partsOf = byRow(previous.rows, (row) => ({ part: String(row[1]), sketches: sketchesAt(row, 2) }));
+  const finerOfRow = byRow(finerRows.rows, (row) => ({ events: Number(row[1]), pageViews: Number(row[2]), sketches: sketchesAt(row, 3) }));
+  /** Parts deleted: of rows with no finer row left, or written again as one. */
+  const gone: string[] = [];
+  const written: RowDelta[] = [];
+  const updated: Array<{ part: string; events: number; pageViews: number; sketches: StoredSketches }> = [];
+  rows.forEach(({ key, erased }, i) => {
+    const parts = partsOf[i] as Array<{ part: string; sketches: StoredSketches }>;
+    const under = finerOfRow[i] as Array<{ events: number; pageViews: number; sketches: StoredSketches }>;
+    if (under.length === 0 || parts.length !== 1) gone.push(...parts.map((p) => p.part));
+    if (under.length === 0) return;
+    const events = under.reduce((sum, f) => sum + f.events, 0);
+    const pageViews = under.reduce((sum, f) => sum + f.pageViews, 0);
+    const merged = SKETCH_COLUMNS.map((_, c) => {
+      // The row's parts as one sketch: what its finer rows merged to before the erasure.
+      const before = parts.reduce<Uint8Array | null>((union, p) => {
+        const bytes = p.sketches[c] ?? null;
+        return bytes === null ? union : union === null ? bytes : POSTGRES_KIT.unionSketchBytes(union, bytes);
+      }, null);
+      const after = storedBytes(POSTGRES_KIT.unionWithout(before, under.map((f) => f.sketches[c] ?? null), erased));
+      return { before, after };
+    });
+    const only = parts.length === 1 ? parts[0] : undefined;
+    if (only === undefined) {
+      written.push({ project: projectId, dim: key.dim, grain, bucket: key.bucket, value: key.value, bot: key.bot, events, pageViews, sketches: merged.map((m) => m.after) });
+      return;
+    }
+    // Null where the sketch did not change: the update keeps the stored one.
+    const changed = merged.map((m) => (sameBytes(m.before, m.after) ? null : (m.after ?? EMPTY_SKETCH)));
+    updated.push({ part: only.part, events, pageViews, sketches: changed });
+  });
+  if (gone.length > 0) await client.query('DELETE FROM agg_values WHERE part = ANY($1::bigint[])', [gone]);
+  if (updated.length > 0) {
+    // The changed sketches as one binary parameter, each column's by offset and length (-1 for
+    // unchanged): an array of bytea goes as text, every byte written and read as two hex digits.
+    const blob: Uint8Array[] = [];
+    let offset = 0;
+    const offsets = SKETCH_COLUMNS.map((): number[] => []);
+    const lengths = SKETCH_COLUMNS.map((): number[] => []);
+    for (const u of updated) {
+      u.sketches.forEach((bytes, i) => {
+        offsets[i]?.push(offset);
+        lengths[i]?.push(bytes === null ? -1 : bytes.length);
+        if (bytes === null) return;
+        blob.push(bytes);
+        offset += bytes.length;
+      });
+    }
+    const set = SKETCH_COLUMNS.map((c, i) => `${c} = CASE WHEN u.l${i} < 0 THEN a.${c} WHEN u.l${i} <= 3 THEN NULL ELSE substring($4::bytea FROM u.o${i} + 1 FOR u.l${i}) END`);
+    const estimates = Object.entries(ESTIMATE_COLUMNS).map(([c, e]) => `${e} = CASE WHEN u.l${SKETCH_COLUMNS.indexOf(c as (typeof SKETCH_COLUMNS)[number])} < 0 THEN a.${e} END`);
+    await client.query(
+      `UPDATE agg_values a SET part = DEFAULT, events = u.events, page_views = u.page_views, ${[...set, ...estimates].join(', ')}
+       FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], ${SKETCH_COLUMNS.map((_, i) => `$${5 + 2 * i}::int[], $${6 + 2 * i}::int[]`).join(', ')})
+         AS u(part, events, page_views, ${SKETCH_COLUMNS.map((_, i) => `o${i}, l${i}`).join(', ')})
+       WHERE a.part = u.part`,
+      [updated.map((u) => u.part), updated.map((u) => u.events), updated.map((u) => u.pageViews), Buffer.concat(blob), ...SKETCH_COLUMNS.flatMap((_, i) => [offsets[i], lengths[i]])],
+    );
+  }
+  await insertParts(client, written, []);
+}
+
+/** The stored form of a sketch that became empty, in an update: told from "unchanged" (null), stored as null. */
+const EMPTY_SKETCH = new Uint8Array(3);
+
+const sameBytes = (a: Uint8Array | null, b: Uint8Array | null): boolean => (a === null || b === null ? a === b : Buffer.compare(a, b) === 0);
 
 /** Days of day rows merged into week rows per read, when a database of shape 4 gets its week rows: a bounded read at any size. */
 const WEEK_ROWS_READ_DAYS = 2 * WEEK_DAYS;
@@ -643,6 +726,21 @@ async function addWeekRows(client: pg.PoolClient): Promise<void> {
 }
 
 /**
+ * The sketch columns stored out of line without compression (`EXTERNAL`), in the caller's
+ * transaction; altered only where not yet, as the change takes the table's exclusive lock. A
+ * sketch is register values as good as random, which PostgreSQL's compression tried at every
+ * write of one past 2 kB and never shrank: at 10M events, writing an erasure's day and week rows
+ * took half as long without it (bench/RESULTS.md).
+ */
+async function ensureSketchStorage(client: pg.PoolClient): Promise<void> {
+  const { rows } = await client.query<{ name: string }>(
+    "SELECT attname AS name FROM pg_attribute WHERE attrelid = 'agg_values'::regclass AND attname = ANY($1::text[]) AND attstorage <> 'e'",
+    [SKETCH_COLUMNS],
+  );
+  if (rows.length > 0) await client.query(`ALTER TABLE agg_values ${rows.map((row) => `ALTER COLUMN ${row.name} SET STORAGE EXTERNAL`).join(', ')}`);
+}
+
+/**
  * Creates the aggregate tables, or builds them again when their shape changed, from the events,
  * once, under the schema's advisory lock: a database of an earlier version is built at its first
  * open, before the store serves.
@@ -658,6 +756,7 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
       if (shape !== AGGREGATE_SHAPE) await client.query('DROP TABLE IF EXISTS agg_session_days, agg_session_midnights');
       await client.query(POSTGRES_AGGREGATE_DDL);
       await ensurePostgresEstimateColumns(client);
+      await ensureSketchStorage(client);
       // The day sums' parts are numbered from 1 again, and a mark there is from before the
       // conversion (left by a rebuild of a later version, run back): the compaction starts over.
       if (shape !== AGGREGATE_SHAPE) await client.query('DELETE FROM agg_compaction');
@@ -679,6 +778,7 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     await client.query(`DROP TABLE IF EXISTS ${POSTGRES_AGGREGATE_TABLES.join(', ')}`);
     await client.query(POSTGRES_AGGREGATE_DDL);
     await ensurePostgresEstimateColumns(client);
+    await ensureSketchStorage(client);
     // Day by day (as on SQLite, sqlite-aggregates.ts): each day's rows written once.
     const projects = await client.query<{ project_id: string }>(EVENT_PROJECTS_SQL);
     const nextSql = nextEventTimeSql((n) => `$${n}`);

@@ -8,13 +8,13 @@ import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, id
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
 import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
-import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, saveCompactionMark, savedCompactionMark, ensurePostgresAggregates, ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, saveCompactionMark, savedCompactionMark, ensurePostgresAggregates } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
 import { createPostgresReadRun } from './postgres-read-run.js';
 import { inTransaction } from './postgres-transaction.js';
-import { erasePostgresUser } from '../reports/rollup-erasure.js';
+import { erasePostgresUserData } from './postgres-erasure.js';
 import { BUILD_APPLICATION_NAME, createPostgresRollupRefresh, isDroppedBuild } from '../reports/rollup-refresh.js';
 import { createPostgresDayKeeps, createPostgresFilteredKeep, createPostgresSessionDaysKeep } from '../reports/report-keep.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
@@ -460,21 +460,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     },
 
     async deleteUser(projectId, userId) {
-      return transaction((client) =>
-        // Around the deletes: no key of the user stays in the rollups (rollup-erasure.ts).
-        erasePostgresUser(client, projectId, userId, async () => {
-          // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
-          const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          // Through `events_by_user` (postgres-schema.ts), before the delete: what the aggregates counted.
-          const erasedRows = await client.query<Record<string, unknown>>(
-            `SELECT ${ERASURE_AGGREGATE_COLUMNS} FROM events WHERE project_id = $1 AND user_id = $2`,
-            [projectId, userId],
-          );
-          const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-          await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows, sketchUnion);
-          return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
-        }),
-      );
+      return transaction((client) => erasePostgresUserData(client, projectId, userId));
     },
 
     async dailySalt(day, candidate) {

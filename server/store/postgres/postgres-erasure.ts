@@ -1,0 +1,26 @@
+import type pg from 'pg';
+import type { DeletedUser } from '../event-store.js';
+import { erasePostgresUser } from '../reports/rollup-erasure.js';
+import { ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
+
+/**
+ * The erasure of one user of a project (docs/protocol.md, `DELETE /api/v1/users/:id`), on the
+ * caller's transaction: their recording chunks and events deleted, the report aggregates they were
+ * counted in built again (`postgres-aggregates.ts`), and, around the deletes, every key of theirs
+ * taken out of the rollups (`reports/rollup-erasure.ts`). The store runs it in a transaction of
+ * its own; the erasure bench runs it in one it rolls back, to time the same users again.
+ */
+export function erasePostgresUserData(client: pg.PoolClient, projectId: string, userId: string): Promise<DeletedUser> {
+  return erasePostgresUser(client, projectId, userId, async () => {
+    // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
+    const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+    // Through `events_by_user` (postgres-schema.ts), before the delete: what the aggregates counted.
+    const erasedRows = await client.query<Record<string, unknown>>(`SELECT ${ERASURE_AGGREGATE_COLUMNS} FROM events WHERE project_id = $1 AND user_id = $2`, [
+      projectId,
+      userId,
+    ]);
+    const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
+    await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows);
+    return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
+  });
+}
