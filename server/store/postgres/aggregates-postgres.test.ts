@@ -6,7 +6,7 @@ import { newProjectId } from '../../../test-support/store/event-store.fixtures.j
 import type { ReportQuery } from '../report-store.js';
 import type { StoredEvent } from '../event-store.js';
 import { compactPostgresAggregates } from './postgres-aggregates.js';
-import { GRAIN_HOUR } from '../aggregates/aggregate-schema.js';
+import { GRAIN_HOUR, SKETCH_COLUMNS } from '../aggregates/aggregate-schema.js';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
 import { describeAggregates } from '../../../test-support/store/aggregate.contract.js';
 import { postgresLocation } from '../../../test-support/store/database-locations.js';
@@ -261,6 +261,36 @@ describe('postgres: aggregates under retention', () => {
     } finally {
       await store.close();
       await pool.end();
+    }
+  });
+});
+
+describe('postgres: the sketch columns', () => {
+  it('are stored out of line without compression, and a database of the version before gets them so at its next open', async () => {
+    const fresh = await createTestDatabase();
+    const pool = new pg.Pool({ connectionString: fresh.url, max: 1 });
+    const storage = async () =>
+      (
+        await pool.query<{ s: string }>("SELECT attstorage AS s FROM pg_attribute WHERE attrelid = 'agg_values'::regclass AND attname = ANY($1::text[]) ORDER BY attnum", [
+          SKETCH_COLUMNS,
+        ])
+      ).rows.map((row) => row.s);
+    const open = async () => {
+      const store = createPostgresStore({ url: fresh.url, poolSize: 1 });
+      await store.init();
+      await store.close();
+    };
+    try {
+      await open();
+      expect(await storage()).toEqual(SKETCH_COLUMNS.map(() => 'e'));
+      // As a version before this one left them: compressed where PostgreSQL could.
+      await pool.query(`ALTER TABLE agg_values ${SKETCH_COLUMNS.map((c) => `ALTER COLUMN ${c} SET STORAGE EXTENDED`).join(', ')}`);
+      expect(await storage()).toEqual(SKETCH_COLUMNS.map(() => 'x'));
+      await open();
+      expect(await storage()).toEqual(SKETCH_COLUMNS.map(() => 'e'));
+    } finally {
+      await pool.end();
+      await fresh.drop();
     }
   });
 });
