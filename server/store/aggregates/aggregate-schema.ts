@@ -66,6 +66,12 @@ export const AGGREGATE_PAGE_DIMS: readonly boolean[] = AGGREGATE_DIMS.map((d) =>
  */
 export const errorMessageSql = (message: string): string => `CASE WHEN event_type = 'error' THEN COALESCE(${message}, '') END`;
 
+/**
+ * What an aggregate build reads of each event beside its dimension columns (`aggregate-batch.ts`'s
+ * `add`), in the order the stores' erasure and builds read them.
+ */
+export const AGGREGATE_EVENT_KEYS = 'project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id';
+
 /** The select expression of each of {@link AGGREGATE_COLUMNS} over `events`, in order, given the store's expression of `properties.message` as text. */
 export const aggregateColumnSelects = (message: string): string[] => [...FILTER_DIMENSIONS.map((d) => DIMENSION_COLUMNS[d]), `${errorMessageSql(message)} AS ${ERROR_MESSAGE_DIM}`];
 

@@ -598,17 +598,30 @@ export function createSketchKit(): SketchKit {
   function patchFull(out: Uint8Array, list: Int32Array, n: number): void {
     for (let i = 0; i < n; i++) {
       const entry = list[i] as number;
-      const bit = (entry >>> WIDTH) * WIDTH;
+      const index = entry >>> WIDTH;
       const value = entry & MAX_VALUE;
-      const at = HEADER + (bit >>> 3);
-      // The register's 5 bits within the 16 bits from `at`, counted from the most significant.
-      const shift = 11 - (bit & 7);
-      const w = ((out[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (out[at + 1] as number) : 0);
-      if (((w >>> shift) & MAX_VALUE) >= value) continue;
-      const raised = (w & ~(MAX_VALUE << shift)) | (value << shift);
-      out[at] = raised >>> 8;
-      if (at + 1 < FULL_LENGTH) out[at + 1] = raised;
+      if (fullRegister(out, index) < value) setFullRegister(out, index, value);
     }
+  }
+
+  /** The value of register `index` of full bytes. */
+  function fullRegister(bytes: Uint8Array, index: number): number {
+    const bit = index * WIDTH;
+    const at = HEADER + (bit >>> 3);
+    // The register's 5 bits within the 16 bits from `at`, counted from the most significant.
+    const w = ((bytes[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (bytes[at + 1] as number) : 0);
+    return (w >>> (11 - (bit & 7))) & MAX_VALUE;
+  }
+
+  /** Sets register `index` of full bytes to `value`, in place. */
+  function setFullRegister(bytes: Uint8Array, index: number, value: number): void {
+    const bit = index * WIDTH;
+    const at = HEADER + (bit >>> 3);
+    const shift = 11 - (bit & 7);
+    const w = ((bytes[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (bytes[at + 1] as number) : 0);
+    const set = (w & ~(MAX_VALUE << shift)) | (value << shift);
+    bytes[at] = set >>> 8;
+    if (at + 1 < FULL_LENGTH) bytes[at + 1] = set;
   }
 
   /** Register-wise max of words into words, four registers at a time (values below 128, so no byte borrows from another). */
@@ -1034,14 +1047,6 @@ export function createSketchKit(): SketchKit {
     return M - (histogram[0] as number);
   }
 
-  /** The value of register `index` of full bytes. */
-  function fullRegister(bytes: Uint8Array, index: number): number {
-    const bit = index * WIDTH;
-    const at = HEADER + (bit >>> 3);
-    const w = ((bytes[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (bytes[at + 1] as number) : 0);
-    return (w >>> (11 - (bit & 7))) & MAX_VALUE;
-  }
-
   function unionAll(finer: ReadonlyArray<Uint8Array | null>): Uint8Array {
     const merged = Sketch.empty();
     for (const bytes of finer) if (bytes !== null) merged.mergeBytes(bytes);
@@ -1142,21 +1147,16 @@ export function createSketchKit(): SketchKit {
         for (let t = 0; t < touched; t++) {
           const index = touchedList[t] as number;
           const value = touchedValue[index] as number;
-          const bit = index * WIDTH;
-          const at = HEADER + (bit >>> 3);
-          const shift = 11 - (bit & 7);
-          const w = ((out[at] as number) << 8) | (at + 1 < FULL_LENGTH ? (out[at + 1] as number) : 0);
-          if (value === 0 && ((w >>> shift) & MAX_VALUE) !== 0) zeroed = true;
-          const set = (w & ~(MAX_VALUE << shift)) | (value << shift);
-          out[at] = set >>> 8;
-          if (at + 1 < FULL_LENGTH) out[at + 1] = set;
+          if (value === 0 && fullRegister(out, index) !== 0) zeroed = true;
+          setFullRegister(out, index, value);
         }
         if (!zeroed || nonZeroFull(out) > SPARSE_MAX) return out;
         unpackFull(out, regsA, regsA32);
         return encodeRegisters(regsA, regsA32);
       }
       // Sparse: its entries with the touched ones set, in one walk of the two sorted lists. A
-      // register's value never grows (keys only left), so the list never outgrows the sparse form.
+      // register's value never grows (keys only left), so the list should never outgrow the sparse
+      // form; `encodeList` picks the form from its length all the same, should a row break that.
       const n = decodeSparse(previous, listA);
       const list = touchedList.subarray(0, touched).sort();
       let out = 0;
@@ -1173,7 +1173,7 @@ export function createSketchKit(): SketchKit {
         t++;
         if (entryIndex === touchedIndex) i++;
       }
-      return encodeSparse(listC, out);
+      return encodeList(listC, out);
     } finally {
       for (let t = 0; t < touched; t++) touchedMark[touchedList[t] as number] = 0;
     }

@@ -5,6 +5,7 @@ import {
   type AggregatesBuildListener,
   AGGREGATE_COLUMNS,
   aggregateColumnSelects,
+  AGGREGATE_EVENT_KEYS,
   errorMessageOf,
   AGGREGATE_DIMS,
   AGGREGATE_PAGE_DIMS,
@@ -345,14 +346,11 @@ function newBatch(): AggregateBatch {
   return createAggregateBatch(POSTGRES_KIT, AGGREGATE_DIMS.length, AGGREGATE_PAGE_DIMS);
 }
 
-/** What an aggregate build reads of each event beside its dimensions. */
-const READ_KEYS = 'project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id';
-
 /** The select expression of each dimension column ({@link AGGREGATE_COLUMNS}), in order. */
 const READ_DIMENSIONS = aggregateColumnSelects(POSTGRES_DIALECT.textProperty('message'));
 
 /** The columns an aggregate build reads of each event. */
-const READ_COLUMNS = `${READ_KEYS}, ${READ_DIMENSIONS.join(', ')}`;
+const READ_COLUMNS = `${AGGREGATE_EVENT_KEYS}, ${READ_DIMENSIONS.join(', ')}`;
 
 /** Adds rows of {@link READ_COLUMNS} to a batch. */
 function addRows(batch: AggregateBatch, rows: ReadonlyArray<Record<string, unknown>>, only?: ReadonlySet<string>): void {
@@ -559,7 +557,7 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
   for (const [hour, needed] of hours) {
     // Only the dimension columns of the values built again (`addRows` reads a missing one as null).
     const columns = [...new Set([...needed].map((key) => Number(key.slice(0, key.indexOf('\u0000'))) - 1))].sort((a, b) => a - b);
-    const { rows } = await client.query<Record<string, unknown>>(`SELECT ${READ_KEYS}${columns.map((k) => `, ${READ_DIMENSIONS[k]}`).join('')} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
+    const { rows } = await client.query<Record<string, unknown>>(`SELECT ${AGGREGATE_EVENT_KEYS}${columns.map((k) => `, ${READ_DIMENSIONS[k]}`).join('')} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
       projectId,
       hour * HOUR_MS,
       (hour + 1) * HOUR_MS,

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { aggregateColumnSelects, aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS, WEEK_DAYS, weekOfDaySql } from '../aggregates/aggregate-schema.js';
+import { aggregateColumnSelects, aggregateColumnsSql, AGGREGATE_COLUMNS, AGGREGATE_EVENT_KEYS, AGGREGATE_DIMS, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS, WEEK_DAYS, weekOfDaySql } from '../aggregates/aggregate-schema.js';
 import { HOUR_MS } from '../aggregates/aggregate-batch.js';
 import type { DeletedUser } from '../event-store.js';
 import { erasureRollupSql } from '../reports/rollup-erasure.js';
@@ -72,10 +72,7 @@ export interface SqliteErasureSql {
   hourMs: number;
 }
 
-/** What a commit's aggregates read of each event (`aggregate-batch.ts`'s `add`) beside its dimensions, in the order the erasure program reads them. */
-const AGGREGATE_EVENT_KEYS = 'project_id, event_type, session_id, timestamp, is_bot, visitor_id, anonymous_id';
-
-/** The same with the dimension columns in their order. */
+/** {@link AGGREGATE_EVENT_KEYS} with the dimension columns in their order. */
 const AGGREGATE_EVENT_COLUMNS = `${AGGREGATE_EVENT_KEYS}, ${aggregateColumnsSql(SQLITE_DIALECT.textProperty('message'))}`;
 
 /** The statements of the erasure program for this build's schema. */
