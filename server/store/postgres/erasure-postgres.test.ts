@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../../test-support/pos
 import { finerOf, GRAIN_DAY, GRAIN_HOUR, GRAIN_WEEK, SKETCH_COLUMNS } from '../aggregates/aggregate-schema.js';
 import { ESTIMATE_COLUMNS } from '../aggregates/kept-estimates.js';
 import { estimateSketchBytes, unionSketchBytes } from '../aggregates/visitor-sketch.js';
-import type { StoredEvent } from '../event-store.js';
+import type { EventDimensions, StoredEvent } from '../event-store.js';
 import { compactPostgresAggregates } from './postgres-aggregates.js';
 import { createPostgresStore } from './postgres-store.js';
 
@@ -32,6 +32,9 @@ afterAll(async () => {
 });
 
 const START = Date.UTC(2026, 0, 5);
+
+/** A page only the erased user viewed. */
+const ONLY_THEIRS = '/only-theirs';
 
 type AggRow = { part: string; dim: string; grain: number; bucket: string; value: string; is_bot: boolean; events: string; page_views: string } & Record<string, unknown>;
 
@@ -76,6 +79,13 @@ describe('the PostgreSQL erasure', () => {
       // keep the erased user's visitor and session keys, so some of their sketches do not change.
       const shared = events.find((e) => e.userId === user) as StoredEvent;
       events.push({ ...shared, eventId: 'shared-device-1', userId: 'another-user', timestamp: shared.timestamp + 1 });
+      // A page only the user viewed, where another user only clicked, in the same hour: its rows
+      // keep an event and a visitor, and their page visitors' sketch becomes empty.
+      const view = events.find((e) => e.userId === user && e.eventType === 'page_view') as StoredEvent;
+      const click = events.find((e) => e.userId !== user && e.eventType === 'click' && e.sessionId !== null) as StoredEvent;
+      events.push({ ...view, eventId: 'only-theirs-1', timestamp: view.timestamp + 2, dimensions: { ...(view.dimensions as EventDimensions), path: ONLY_THEIRS } });
+      events.push({ ...click, eventId: 'only-theirs-2', timestamp: view.timestamp + 3, dimensions: { ...(click.dimensions as EventDimensions), path: ONLY_THEIRS } });
+      counts.set(user, (counts.get(user) ?? 0) + 1);
       for (let i = 0; i < events.length; i += 5_000) await store.write({ events: events.slice(i, i + 5_000), chunks: [] });
       // Every key one part, as the compaction leaves them; then a few more sessions on the quiet
       // day in small commits, so that its keys, and the week's, have several.
@@ -83,15 +93,27 @@ describe('the PostgreSQL erasure', () => {
       const more = [...generateProject({ projectId, start: day + 86_400_000, days: 1, sessions: 40, seed: 9, idPrefix: 'late' })];
       for (let i = 0; i < more.length; i += 20) await store.write({ events: more.slice(i, i + 20), chunks: [] });
       for (const e of more) if (e.userId === user) counts.set(user, (counts.get(user) ?? 0) + 1);
-      const userDays = (await pool.query<{ day: string }>('SELECT DISTINCT floor(timestamp / 86400000) AS day FROM events WHERE project_id = $1 AND user_id = $2', [projectId, user])).rows.map((r) => Number(r.day));
-      const parts = await pool.query<{ n: string }>(
-        `SELECT count(*) AS n FROM agg_values WHERE project_id = $1 AND ((grain = ${GRAIN_DAY} AND bucket = ANY($2::bigint[])) OR (grain = ${GRAIN_WEEK} AND bucket = ANY($3::bigint[])))
-         GROUP BY dim, grain, bucket, value, is_bot`,
-        [projectId, userDays, userDays.map((d) => Math.floor(d / 7))],
+      // The day and week rows of the user's events, of every event and of their pages: both
+      // kinds among them, a row of one part and a row of several.
+      const theirs = new Set<string>();
+      for (const e of [...events, ...more]) {
+        if (e.userId !== user || e.isBot) continue;
+        const d = Math.floor(e.timestamp / 86_400_000);
+        for (const [grain, bucket] of [[GRAIN_DAY, d], [GRAIN_WEEK, Math.floor(d / 7)]] as const) {
+          theirs.add(`\u0001${grain}\u0001${bucket}\u0001`);
+          if (e.dimensions?.path != null) theirs.add(`page\u0001${grain}\u0001${bucket}\u0001${e.dimensions.path}`);
+        }
+      }
+      const parts = await pool.query<{ key: string; n: string }>(
+        `SELECT dim || chr(1) || grain || chr(1) || bucket || chr(1) || value AS key, count(*) AS n FROM agg_values
+         WHERE project_id = $1 AND dim IN ('', 'page') AND grain IN (${GRAIN_DAY}, ${GRAIN_WEEK}) AND NOT is_bot GROUP BY 1`,
+        [projectId],
       );
-      // Both kinds of row among those of the user's days and weeks.
-      expect(parts.rows.some((r) => Number(r.n) === 1)).toBe(true);
-      expect(parts.rows.some((r) => Number(r.n) > 1)).toBe(true);
+      const touched = parts.rows.filter((r) => theirs.has(r.key));
+      expect(touched.length).toBe(theirs.size);
+      expect(touched.some((r) => Number(r.n) === 1)).toBe(true);
+      expect(touched.some((r) => Number(r.n) > 1)).toBe(true);
+      expect(parts.rows.filter((r) => r.key.endsWith(`\u0001${ONLY_THEIRS}`)).map((r) => Number(r.n))).toEqual([1, 1]);
       // Estimates kept beside every sketch, as a series read keeps them: each true of its sketch.
       const estimated = await pool.query<AggRow>(`SELECT part, ${Object.keys(ESTIMATE_COLUMNS).join(', ')} FROM agg_values WHERE project_id = $1`, [projectId]);
       for (const [column, estimate] of Object.entries(ESTIMATE_COLUMNS)) {
@@ -116,6 +138,14 @@ describe('the PostgreSQL erasure', () => {
         if (row[estimate] !== null) expect(Number(row[estimate]), `${row.part} ${estimate}`).toBe(estimateSketchBytes((row[column] as Buffer | null) ?? null));
       }
     }
+    // The page only the user viewed: its day and week rows updated in place to an event, a
+    // visitor and no page visitor.
+    const onlyTheirs = rows.filter((row) => row.dim === 'page' && row.value === ONLY_THEIRS && row.grain !== GRAIN_HOUR).sort((a, b) => a.grain - b.grain);
+    expect(onlyTheirs.map((row) => [row.grain, Number(row.events), Number(row.page_views), row.visitors !== null, row.page_visitors])).toEqual([
+      [GRAIN_DAY, 1, 0, true, null],
+      [GRAIN_WEEK, 1, 0, true, null],
+    ]);
+    for (const row of onlyTheirs) expect(partsBefore.has(row.part)).toBe(false);
     // Rows of one part the erasure updated (a new number) whose visitor sketch it left as it was: their estimates stay.
     const kept = rows.filter((row) => row.grain !== GRAIN_HOUR && !partsBefore.has(row.part) && row[ESTIMATE_COLUMNS.visitors] !== null);
     expect(kept.length).toBeGreaterThan(0);

@@ -195,7 +195,7 @@ describe("PostgreSQL's hll extension and our sketch", () => {
     }
   });
 
-  it("merges an erasure's and retention's day and week rows as Node does, sketches past the exact range", async () => {
+  it("answers as without the extension after an erasure and a retention cut (retention's day and week rows merged by it), sketches past the exact range", async () => {
     const projectId = newProjectId();
     const start = Date.UTC(2026, 2, 2);
     // A database each: retention cuts every project of its database.

@@ -468,9 +468,10 @@ async function mergeFromFiner(client: pg.PoolClient, projectId: string, grain: t
  * (`$1` the project; `target` the bucket each merges into, as SQL: a column or a parameter, never
  * a number, which GROUP BY would take for a column's position), one per (dim, target, value, bot
  * flag): sums, and sketch unions by `union`. What {@link mergeRows} and a write do, without
- * the finer rows' sketches going to Node and the merged ones back: at 10M events an erasure's
- * day rows were 14 MB of hour rows' sketches read for about 100 rows written. The caller holds
- * the project's aggregate lock exclusive, so the rows need no lock of their own.
+ * the finer rows' sketches going to Node and the merged ones back: retention's, which merges
+ * every value of the cut day and week (an erasure patches only its values' rows, in Node:
+ * {@link mergeRowsAgain}). The caller holds the project's aggregate lock exclusive, so the rows
+ * need no lock of their own.
  */
 const mergedRowsSql = (union: SketchUnionSql, grain: number, target: string, from: string): string =>
   `INSERT INTO agg_values (project_id, dim, grain, bucket, value, is_bot, events, page_views, ${SKETCH_COLUMNS.join(', ')})
@@ -523,19 +524,21 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
   /** Day and week rows to merge again, with the erased events' sketches of each. */
   const dayRows = new Map<string, MergedRow>();
   const weekRows = new Map<string, MergedRow>();
-  const note = (rows: Map<string, MergedRow>, key: MergedKey, sketches: readonly Uint8Array[]) => {
+  const note = (rows: Map<string, MergedRow>, key: MergedKey, sketches: ReadonlyArray<Uint8Array | null>) => {
     const id = `${key.dim}\u0000${key.bucket}\u0000${key.bot}\u0000${key.value}`;
-    const noted = rows.get(id);
-    if (noted === undefined) rows.set(id, { key, erased: [...sketches] });
-    else noted.erased.push(...sketches);
+    let noted = rows.get(id);
+    if (noted === undefined) rows.set(id, (noted = { key, erased: SKETCH_COLUMNS.map(() => []) }));
+    sketches.forEach((sketch, c) => {
+      if (sketch !== null) noted.erased[c]?.push(sketch);
+    });
   };
   for (const g of erased.values()) {
     values.add(valueKey(g.dim, g.hour, g.value, g.bot));
     let needed = hours.get(g.hour);
     if (needed === undefined) hours.set(g.hour, (needed = new Set()));
     if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
-    // Every register an erased key sets, in any of the row's sketches: a few dozen for one user.
-    const sketches = sketchesOf(g).flatMap((sketch) => (sketch === null ? [] : [sketch.toBytes()]));
+    // The registers an erased key sets, per sketch column: a few dozen for one user.
+    const sketches = sketchesOf(g).map((sketch) => (sketch === null ? null : sketch.toBytes()));
     const day = Math.floor(g.hour / 24);
     const dim = AGGREGATE_DIMS[g.dim] as string;
     note(dayRows, { dim, bucket: day, value: g.value, bot: g.bot === 1 }, sketches);
@@ -581,11 +584,14 @@ interface MergedKey {
   bot: boolean;
 }
 
-/** A row an erasure merges again, and the erased events' own sketches of it (the registers that may change). */
+/** A row an erasure merges again, and the erased events' own sketches of it per sketch column (the registers that may change). */
 interface MergedRow {
   key: MergedKey;
-  erased: Uint8Array[];
+  erased: Uint8Array[][];
 }
+
+/** Rows merged again per round of reads and writes: what one erasure holds in memory, and sends in one statement, stays bounded. */
+const MERGE_SLICE = 200;
 
 /** A sketch column's stored bytes, or null. */
 type StoredSketches = Array<Uint8Array | null>;
@@ -605,6 +611,11 @@ type StoredSketches = Array<Uint8Array | null>;
  * A row of several parts is written again as one; a row no finer row is left under goes.
  */
 async function mergeRowsAgain(client: pg.PoolClient, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, rows: readonly MergedRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += MERGE_SLICE) await mergeSliceAgain(client, projectId, grain, rows.slice(i, i + MERGE_SLICE));
+}
+
+/** {@link mergeRowsAgain} for up to {@link MERGE_SLICE} rows. */
+async function mergeSliceAgain(client: pg.PoolClient, projectId: string, grain: typeof GRAIN_DAY | typeof GRAIN_WEEK, rows: readonly MergedRow[]): Promise<void> {
   if (rows.length === 0) return;
   const [finer, per] = finerOf(grain);
   const keys = rows.map((row) => row.key);
@@ -649,7 +660,7 @@ async function mergeRowsAgain(client: pg.PoolClient, projectId: string, grain: t
         const bytes = p.sketches[c] ?? null;
         return bytes === null ? union : union === null ? bytes : POSTGRES_KIT.unionSketchBytes(union, bytes);
       }, null);
-      const after = storedBytes(POSTGRES_KIT.unionWithout(before, under.map((f) => f.sketches[c] ?? null), erased));
+      const after = storedBytes(POSTGRES_KIT.unionWithout(before, under.map((f) => f.sketches[c] ?? null), erased[c] ?? []));
       return { before, after };
     });
     const only = parts.length === 1 ? parts[0] : undefined;
@@ -724,18 +735,24 @@ async function addWeekRows(client: pg.PoolClient): Promise<void> {
 }
 
 /**
- * The sketch columns stored out of line without compression (`EXTERNAL`), in the caller's
- * transaction; altered only where not yet, as the change takes the table's exclusive lock. A
- * sketch is register values as good as random, which PostgreSQL's compression tried at every
- * write of one past 2 kB and never shrank: at 10M events, writing an erasure's day and week rows
- * took half as long without it (bench/RESULTS.md).
+ * The sketch columns stored out of line without compression (`EXTERNAL`), in a short transaction
+ * of its own after the aggregates are ready; altered only where not yet, since the change takes
+ * the table's exclusive lock, and given up after 2 s waiting for it (another process's long read)
+ * rather than hold every commit behind it: the caller reports the error and serves, and the next
+ * start tries again. A sketch is register values as good as random, which PostgreSQL's compression
+ * tried at every write of one past 2 kB and never shrank: at 10M events, writing an erasure's day
+ * and week rows took half as long without it (bench/RESULTS.md). Rows already stored are not
+ * rewritten; they were stored uncompressed anyway.
  */
-async function ensureSketchStorage(client: pg.PoolClient): Promise<void> {
-  const { rows } = await client.query<{ name: string }>(
-    "SELECT attname AS name FROM pg_attribute WHERE attrelid = 'agg_values'::regclass AND attname = ANY($1::text[]) AND attstorage <> 'e'",
-    [SKETCH_COLUMNS],
-  );
-  if (rows.length > 0) await client.query(`ALTER TABLE agg_values ${rows.map((row) => `ALTER COLUMN ${row.name} SET STORAGE EXTERNAL`).join(', ')}`);
+export async function ensurePostgresSketchStorage(pool: pg.Pool): Promise<void> {
+  await inTransaction(pool, 'BEGIN', async (client) => {
+    await client.query("SET LOCAL lock_timeout = '2s'");
+    const { rows } = await client.query<{ name: string }>(
+      "SELECT attname AS name FROM pg_attribute WHERE attrelid = 'agg_values'::regclass AND attname = ANY($1::text[]) AND attstorage <> 'e'",
+      [SKETCH_COLUMNS],
+    );
+    if (rows.length > 0) await client.query(`ALTER TABLE agg_values ${rows.map((row) => `ALTER COLUMN ${row.name} SET STORAGE EXTERNAL`).join(', ')}`);
+  });
 }
 
 /**
@@ -754,7 +771,6 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
       if (shape !== AGGREGATE_SHAPE) await client.query('DROP TABLE IF EXISTS agg_session_days, agg_session_midnights');
       await client.query(POSTGRES_AGGREGATE_DDL);
       await ensurePostgresEstimateColumns(client);
-      await ensureSketchStorage(client);
       // The day sums' parts are numbered from 1 again, and a mark there is from before the
       // conversion (left by a rebuild of a later version, run back): the compaction starts over.
       if (shape !== AGGREGATE_SHAPE) await client.query('DELETE FROM agg_compaction');
@@ -776,7 +792,6 @@ export async function ensurePostgresAggregates(pool: pg.Pool, onBuild?: Aggregat
     await client.query(`DROP TABLE IF EXISTS ${POSTGRES_AGGREGATE_TABLES.join(', ')}`);
     await client.query(POSTGRES_AGGREGATE_DDL);
     await ensurePostgresEstimateColumns(client);
-    await ensureSketchStorage(client);
     // Day by day (as on SQLite, sqlite-aggregates.ts): each day's rows written once.
     const projects = await client.query<{ project_id: string }>(EVENT_PROJECTS_SQL);
     const nextSql = nextEventTimeSql((n) => `$${n}`);

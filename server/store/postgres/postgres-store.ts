@@ -8,7 +8,7 @@ import { RECORDING_PARTITIONS, createPartitionManager, dropExpiredPartitions, id
 import { MIGRATIONS, POSTGRES_SCHEMA, POSTGRES_SCHEMA_VERSION, SCHEMA_LOCK_SQL } from './postgres-schema.js';
 import { CopyMetDuplicate, createEventWriter, insertChunks, insertEvents } from './postgres-write.js';
 import type { AggregatesBuildListener } from '../aggregates/aggregate-schema.js';
-import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, saveCompactionMark, savedCompactionMark, ensurePostgresAggregates } from './postgres-aggregates.js';
+import { type CompactionMark, applyPostgresAggregates, batchOfStored, compactPostgresAggregates, cutPostgresAggregatesAt, saveCompactionMark, savedCompactionMark, ensurePostgresAggregates, ensurePostgresSketchStorage } from './postgres-aggregates.js';
 import { backfillPostgresReportColumns } from '../reports/report-backfill.js';
 import { createReportStore } from '../reports/report-queries.js';
 import { POSTGRES_DIALECT } from '../reports/dialect.js';
@@ -183,6 +183,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     await ensurePostgresRollups(pool);
     // Report aggregates (aggregates/aggregate-schema.ts): built from the events once if new, kept by the commits from then on.
     await ensurePostgresAggregates(pool, options.onAggregatesBuild);
+    // Only how new sketches are stored: reported, not fatal (postgres-aggregates.ts says why).
+    await ensurePostgresSketchStorage(pool).catch((error: unknown) => options.onPoolError?.(error as Error));
     const saved = await savedCompactionMark(pool);
     compactionMarks = [saved, saved];
     const hll = options.hllExtension === false ? null : await findHllExtension(pool);
