@@ -4,7 +4,7 @@
 // user after another, through the store):
 //
 //   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=data/big.db --users=user-1,user-2 [--rounds=6]
-//   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=postgres://…/big --users=user-1,user-2
+//   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=postgres://…/big --users=user-1,user-2 [--hours=both]
 //
 // It prints each user's first time (statements prepared, pages read from disk) and the median of
 // the rest. The program is the one the store runs: on SQLite the writer thread's
@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { isPostgresUrl } from '../server/store/open-store.js';
 import { erasePostgresUserData } from '../server/store/postgres/postgres-erasure.js';
+import { findHllExtension, hllKeyRegisterSql } from '../server/store/postgres/postgres-hll.js';
 import { SQLITE_AGGREGATE_PARTS, openSqliteAggregates } from '../server/store/sqlite/sqlite-aggregates.js';
 import { prepareSqliteUserErasure, sqliteErasureSql } from '../server/store/sqlite/sqlite-erasure.js';
 
@@ -21,6 +22,9 @@ const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`
 const location = arg('on');
 const users = arg('users')?.split(',') ?? [];
 const rounds = Number(arg('rounds') ?? 6);
+/** PostgreSQL: how an erasure's hour rows are made again (`registers` needs the `hll` extension). */
+const hours = arg('hours') ?? 'registers';
+if (hours !== 'registers' && hours !== 'whole' && hours !== 'both') throw new Error('--hours is registers, whole or both');
 if (location === undefined || users.length === 0) throw new Error('usage: bench/erasure-repeat.ts --on=PATH_OR_URL --users=USER[,USER…] [--rounds=N]');
 
 /** A user's project and how much of it they hold: not timed. */
@@ -60,18 +64,25 @@ if (isPostgresUrl(location)) {
       const row = (await pool.query<{ project_id: string; n: string; hours: string }>(OWNER_SQL((n) => `$${n}`), [user])).rows[0];
       return row === undefined ? undefined : { project_id: row.project_id, n: Number(row.n), hours: Number(row.hours) };
     }));
+    const hll = await findHllExtension(pool);
     const client = await pool.connect();
     try {
-      await timeAll(owners, async (owner, user) => {
-        await client.query('BEGIN');
-        try {
-          const started = performance.now();
-          await erasePostgresUserData(client, owner.project_id, user);
-          return performance.now() - started;
-        } finally {
-          await client.query('ROLLBACK');
-        }
-      });
+      // Hour rows patched at the erased keys' registers (the store's way where the database has
+      // `hll`) and built from whole hours (its way without), one after the other in one run.
+      for (const way of hours === 'both' ? (['registers', 'whole'] as const) : [hours]) {
+        const keyRegister = way === 'registers' && hll !== null ? hllKeyRegisterSql(hll) : null;
+        if (hours === 'both') console.log(`hour rows ${keyRegister === null ? 'built from whole hours' : "patched at the erased keys' registers"}:`);
+        await timeAll(owners, async (owner, user) => {
+          await client.query('BEGIN');
+          try {
+            const started = performance.now();
+            await erasePostgresUserData(client, owner.project_id, user, keyRegister);
+            return performance.now() - started;
+          } finally {
+            await client.query('ROLLBACK');
+          }
+        });
+      }
     } finally {
       client.release();
     }

@@ -10,7 +10,10 @@ import {
   hashKey,
   registerEstimate,
   unionSketchBytes,
+  registerOfKey,
+  SKETCH_REGISTERS,
   unionWithout,
+  withoutKeys,
 } from './visitor-sketch.js';
 
 /** Deterministic UUID-shaped keys (what visitor and session ids look like): a seeded xorshift32 stream. */
@@ -628,6 +631,77 @@ describe('unionWithout (an erasure merging a day or a week again)', () => {
     const { previous, after, erased } = scenario(5, [300, 500, 700], 6, 0);
     expect(() => unionWithout(previous, after, [...erased, Uint8Array.of(1, 2, 3)])).toThrow(/schema version/);
     expect(unionWithout(previous, after, erased)).toEqual(unionOf(after));
+  });
+});
+
+describe('withoutKeys (an erasure patching an hour row)', () => {
+  const bytesOf = (keys: readonly string[]): Uint8Array | null => (keys.length === 0 ? null : sketchOf(keys).toBytes());
+
+  /**
+   * A row of `size` keys and `erasedCount` more taken out of it; `kept` is what an erasure reads:
+   * the keys left at the erased keys' registers, and `extra` keys of other registers beside
+   * (events read for another column's registers). `shared` erased keys stay, carried by other events.
+   */
+  function scenario(seed: number, size: number, erasedCount: number, shared = 0, extra = 0) {
+    const others = makeKeys(size, seed);
+    const erasedKeys = makeKeys(erasedCount, seed + 7_000);
+    const left = [...others, ...erasedKeys.slice(0, shared)];
+    const registers = new Set(erasedKeys.map(registerOfKey));
+    const atRegisters = left.filter((k) => registers.has(registerOfKey(k)));
+    const kept = [...atRegisters, ...others.filter((k) => !registers.has(registerOfKey(k))).slice(0, extra)];
+    return { previous: bytesOf([...others, ...erasedKeys]), kept: bytesOf(kept), erased: [bytesOf(erasedKeys)], truth: bytesOf(left) };
+  }
+
+  it('gives the bytes of a sketch of the keys left, or undefined where it cannot tell them', () => {
+    const cases: Array<[string, number, number, number, number, 'bytes' | 'undefined']> = [
+      ['an exact set', 40, 3, 0, 5, 'bytes'],
+      ['an exact set, a key kept by other events', 40, 3, 1, 0, 'bytes'],
+      ['an exact set that empties', 0, 4, 0, 0, 'bytes'],
+      ['sparse that stays sparse', 900, 3, 0, 20, 'bytes'],
+      ['sparse, a key kept by other events', 900, 3, 2, 0, 'bytes'],
+      ['full that stays full', 20_000, 5, 0, 50, 'bytes'],
+      ['full that turns sparse', 4_600, 1_000, 0, 0, 'bytes'],
+      ['sparse that may fall back into the exact range', 250, 10, 0, 0, 'undefined'],
+    ];
+    for (const [name, size, erasedCount, shared, extra, expected] of cases) {
+      for (const seed of [3, 17, 91]) {
+        const { previous, kept, erased, truth } = scenario(seed, size, erasedCount, shared, extra);
+        const answer = withoutKeys(previous, kept, erased);
+        if (name === 'full that turns sparse') expect([kindOf(previous as Uint8Array), kindOf(truth as Uint8Array)]).toEqual([KIND.full, KIND.sparse]);
+        if (expected === 'undefined') expect(answer, `${name}, seed ${seed}`).toBeUndefined();
+        else expect(answer === null || answer === undefined ? String(answer) : hex(answer), `${name}, seed ${seed}`).toBe(truth === null ? 'null' : hex(truth));
+      }
+    }
+  });
+
+  it('reads kept only at the erased keys\u2019 registers, and keeps a previous sketch\u2019s other registers as they were', () => {
+    const others = makeKeys(3_000, 21);
+    const erasedKeys = makeKeys(3, 22);
+    // Kept without the keys at the erased registers: those registers go to zero, nothing else moves.
+    const answer = withoutKeys(bytesOf([...others, ...erasedKeys]), null, [bytesOf(erasedKeys)]) as Uint8Array;
+    const registers = new Set(erasedKeys.map(registerOfKey));
+    const without = bytesOf(others.filter((k) => !registers.has(registerOfKey(k))));
+    expect(hex(answer)).toBe(hex(without));
+  });
+
+  it('answers undefined for an erased sketch of full registers or a kept one that cannot be a subset', () => {
+    const previous = bytesOf(makeKeys(40, 30));
+    expect(withoutKeys(previous, bytesOf(makeKeys(300, 31)), [bytesOf(makeKeys(2, 30))])).toBeUndefined();
+    expect(withoutKeys(bytesOf(makeKeys(30_000, 32)), null, [bytesOf(makeKeys(20_000, 33))])).toBeUndefined();
+    expect(withoutKeys(null, null, [bytesOf(['a'])])).toBeUndefined();
+    expect(withoutKeys(null, null, [null])).toBeNull();
+  });
+
+  it('names each key\u2019s register as the sketch sets it', () => {
+    expect(SKETCH_REGISTERS).toBe(16_384);
+    for (const key of makeKeys(200, 40)) {
+      const sketch = sketchOf([key, ...makeKeys(300, 41)]).toBytes();
+      const without = sketchOf(makeKeys(300, 41)).toBytes();
+      // The key's register is the only one where the two can differ.
+      const alone = withoutKeys(sketch, without, [bytesOf([key])]);
+      expect(hex(alone as Uint8Array)).toBe(hex(without));
+      expect(registerOfKey(key)).toBe(hashKey(key).lo & (SKETCH_REGISTERS - 1));
+    }
   });
 });
 

@@ -101,6 +101,21 @@ export interface SketchKit {
    * sketch is read at the registers it needs, not decoded and checked whole).
    */
   unionWithout(previous: Uint8Array | null, finer: ReadonlyArray<Uint8Array | null>, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null;
+  /**
+   * A sketch of keys with some taken out, from `previous` (its stored bytes; null for none), the
+   * sketches `erased` (holding at least the keys taken out), and `kept`: a sketch of the keys left
+   * whose registers ({@link SketchKit.registerOfKey}) the erased keys set, and maybe of others.
+   * Byte for byte the sketch of the keys left, without them all: an exact set loses the erased
+   * hashes no kept key has; registers are patched where the erased keys set them, as
+   * {@link SketchKit.unionWithout} does. Undefined where that cannot be told from these: the keys
+   * left might be few enough for an exact set (no more set registers than {@link SketchKit.exactUpTo}),
+   * or `erased` or `kept` is not of the form it can be. What an erasure's hour rows are patched with.
+   */
+  withoutKeys(previous: Uint8Array | null, kept: Uint8Array | null, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null | undefined;
+  /** The register a key's hash sets (its low log2m bits): a number below {@link SketchKit.registers}. */
+  registerOfKey(key: string): number;
+  /** How many registers a sketch has (2^log2m): a register index, as SQL, is the hash's low bits masked by this less one. */
+  registers: number;
 }
 
 /**
@@ -1077,6 +1092,101 @@ export function createSketchKit(): SketchKit {
     return 0;
   }
 
+  /** How many registers `touchedList` holds; `touchedMark` is set at each of them. */
+  let touched = 0;
+
+  /** Clears the touched marks: a mark left set would keep a later call from patching that register. */
+  function clearTouched(): void {
+    for (let t = 0; t < touched; t++) touchedMark[touchedList[t] as number] = 0;
+    touched = 0;
+  }
+
+  /**
+   * Marks the registers the keys of `erased` set; false for a sketch past the exact range, whose
+   * keys' registers are not told apart from others' (never one user's keys).
+   */
+  function markTouched(erased: ReadonlyArray<Uint8Array | null>): boolean {
+    for (const bytes of erased) {
+      if (bytes === null) continue;
+      const type = typeOf(bytes);
+      if (type === TYPE_FULL) return false;
+      const n = listOf(bytes, type, listB);
+      for (let i = 0; i < n; i++) {
+        const index = (listB[i] as number) >>> WIDTH;
+        if (touchedMark[index] === 1) continue;
+        touchedMark[index] = 1;
+        touchedList[touched++] = index;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Raises `touchedValue` at the touched registers to the values `bytes` holds there: a sparse or
+   * full sketch read at those registers only (a sparse one by binary search, so its other entries
+   * are neither decoded nor checked), an explicit one hash by hash.
+   */
+  function raiseTouched(bytes: Uint8Array): void {
+    const type = typeOf(bytes);
+    if (type === TYPE_EXPLICIT) {
+      const n = checkExplicit(bytes);
+      for (let i = 0, at = HEADER; i < n; i++, at += 8) {
+        const lo = readI32(bytes, at + 4) >>> 0;
+        const index = lo & INDEX_MASK;
+        if (touchedMark[index] !== 1) continue;
+        const value = valueOf(readI32(bytes, at) >>> 0, lo);
+        if (value > (touchedValue[index] as number)) touchedValue[index] = value;
+      }
+      return;
+    }
+    if (type === TYPE_EMPTY) return;
+    const n = type === TYPE_SPARSE ? Math.floor(((bytes.length - HEADER) * 8) / ENTRY_BITS) : 0;
+    for (let t = 0; t < touched; t++) {
+      const index = touchedList[t] as number;
+      const value = type === TYPE_FULL ? fullRegister(bytes, index) : sparseRegister(bytes, n, index);
+      if (value > (touchedValue[index] as number)) touchedValue[index] = value;
+    }
+  }
+
+  /** `previous` (sparse or full bytes) with each touched register set to its `touchedValue`, in the form its registers then take. */
+  function patchRegisters(previous: Uint8Array, previousType: number): Uint8Array {
+    if (previousType === TYPE_FULL) {
+      // A copy with the touched registers set in place, unless one went to zero: then the form
+      // is chosen again from every register (it turns sparse at SPARSE_MAX non-zero ones).
+      const out = new Uint8Array(previous);
+      let zeroed = false;
+      for (let t = 0; t < touched; t++) {
+        const index = touchedList[t] as number;
+        const value = touchedValue[index] as number;
+        if (value === 0 && fullRegister(out, index) !== 0) zeroed = true;
+        setFullRegister(out, index, value);
+      }
+      if (!zeroed || nonZeroFull(out) > SPARSE_MAX) return out;
+      unpackFull(out, regsA, regsA32);
+      return encodeRegisters(regsA, regsA32);
+    }
+    // Sparse: its entries with the touched ones set, in one walk of the two sorted lists. A
+    // register's value never grows (keys only left), so the list should never outgrow the sparse
+    // form; `encodeList` picks the form from its length all the same, should a row break that.
+    const n = decodeSparse(previous, listA);
+    const list = touchedList.subarray(0, touched).sort();
+    let out = 0;
+    let t = 0;
+    for (let i = 0; i < n || t < touched; ) {
+      const entryIndex = i < n ? (listA[i] as number) >>> WIDTH : M;
+      const touchedIndex = t < touched ? (list[t] as number) : M;
+      if (entryIndex < touchedIndex) {
+        listC[out++] = listA[i++] as number;
+        continue;
+      }
+      const value = touchedValue[touchedIndex] as number;
+      if (value !== 0) listC[out++] = (touchedIndex << WIDTH) | value;
+      t++;
+      if (entryIndex === touchedIndex) i++;
+    }
+    return encodeList(listC, out);
+  }
+
   function unionWithout(previous: Uint8Array | null, finer: ReadonlyArray<Uint8Array | null>, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null {
     let any = false;
     let registers = false;
@@ -1090,23 +1200,8 @@ export function createSketchKit(): SketchKit {
     if (previous === null) return unionAll(finer);
     const previousType = typeOf(previous);
     if (previousType !== TYPE_SPARSE && previousType !== TYPE_FULL) return unionAll(finer);
-    let touched = 0;
-    // The marks are cleared in `finally`, however this call ends: a mark left set would keep a
-    // later call from patching that register.
     try {
-      for (const bytes of erased) {
-        if (bytes === null) continue;
-        const type = typeOf(bytes);
-        // Past the exact range the keys' registers are not told apart from others' (never for one user's keys).
-        if (type === TYPE_FULL) return unionAll(finer);
-        const n = listOf(bytes, type, listB);
-        for (let i = 0; i < n; i++) {
-          const index = (listB[i] as number) >>> WIDTH;
-          if (touchedMark[index] === 1) continue;
-          touchedMark[index] = 1;
-          touchedList[touched++] = index;
-        }
-      }
+      if (!markTouched(erased)) return unionAll(finer);
       // With every finer sketch an exact set, the union is one again at EXACT_UP_TO keys or fewer.
       // It holds more while more registers than that stay set whatever the erasure zeroes (each
       // set register is a key of its own): then it is registers, as `previous` is, and patched.
@@ -1114,76 +1209,78 @@ export function createSketchKit(): SketchKit {
         const set = previousType === TYPE_FULL ? nonZeroFull(previous) : Math.floor(((previous.length - HEADER) * 8) / ENTRY_BITS);
         if (set - touched <= EXACT_UP_TO) return unionAll(finer);
       }
-      // Each touched register's largest value over the finer sketches, in `touchedValue`; a
-      // sparse or full sketch is read at those registers only (a sparse one by binary search, so
-      // its other entries are neither decoded nor checked), an explicit one hash by hash.
       for (let t = 0; t < touched; t++) touchedValue[touchedList[t] as number] = 0;
-      for (const bytes of finer) {
-        if (bytes === null) continue;
-        const type = typeOf(bytes);
-        if (type === TYPE_EXPLICIT) {
-          const n = checkExplicit(bytes);
-          for (let i = 0, at = HEADER; i < n; i++, at += 8) {
-            const lo = readI32(bytes, at + 4) >>> 0;
-            const index = lo & INDEX_MASK;
-            if (touchedMark[index] !== 1) continue;
-            const value = valueOf(readI32(bytes, at) >>> 0, lo);
-            if (value > (touchedValue[index] as number)) touchedValue[index] = value;
-          }
-          continue;
-        }
-        const n = type === TYPE_SPARSE ? Math.floor(((bytes.length - HEADER) * 8) / ENTRY_BITS) : 0;
-        for (let t = 0; t < touched; t++) {
-          const index = touchedList[t] as number;
-          const value = type === TYPE_FULL ? fullRegister(bytes, index) : sparseRegister(bytes, n, index);
-          if (value > (touchedValue[index] as number)) touchedValue[index] = value;
-        }
-      }
-      if (previousType === TYPE_FULL) {
-        // A copy with the touched registers set in place, unless one went to zero: then the form
-        // is chosen again from every register (it turns sparse at SPARSE_MAX non-zero ones).
-        const out = new Uint8Array(previous);
-        let zeroed = false;
-        for (let t = 0; t < touched; t++) {
-          const index = touchedList[t] as number;
-          const value = touchedValue[index] as number;
-          if (value === 0 && fullRegister(out, index) !== 0) zeroed = true;
-          setFullRegister(out, index, value);
-        }
-        if (!zeroed || nonZeroFull(out) > SPARSE_MAX) return out;
-        unpackFull(out, regsA, regsA32);
-        return encodeRegisters(regsA, regsA32);
-      }
-      // Sparse: its entries with the touched ones set, in one walk of the two sorted lists. A
-      // register's value never grows (keys only left), so the list should never outgrow the sparse
-      // form; `encodeList` picks the form from its length all the same, should a row break that.
-      const n = decodeSparse(previous, listA);
-      const list = touchedList.subarray(0, touched).sort();
-      let out = 0;
-      let t = 0;
-      for (let i = 0; i < n || t < touched; ) {
-        const entryIndex = i < n ? (listA[i] as number) >>> WIDTH : M;
-        const touchedIndex = t < touched ? (list[t] as number) : M;
-        if (entryIndex < touchedIndex) {
-          listC[out++] = listA[i++] as number;
-          continue;
-        }
-        const value = touchedValue[touchedIndex] as number;
-        if (value !== 0) listC[out++] = (touchedIndex << WIDTH) | value;
-        t++;
-        if (entryIndex === touchedIndex) i++;
-      }
-      return encodeList(listC, out);
+      for (const bytes of finer) if (bytes !== null) raiseTouched(bytes);
+      return patchRegisters(previous, previousType);
     } finally {
-      for (let t = 0; t < touched; t++) touchedMark[touchedList[t] as number] = 0;
+      clearTouched();
     }
+  }
+
+  /** The hashes of explicit (or empty) bytes as `hi:lo` strings; null for a sketch past the exact range. */
+  function explicitHashes(bytes: Uint8Array): string[] | null {
+    const type = typeOf(bytes);
+    if (type === TYPE_EMPTY) return [];
+    if (type !== TYPE_EXPLICIT) return null;
+    const n = checkExplicit(bytes);
+    const out: string[] = [];
+    for (let i = 0, at = HEADER; i < n; i++, at += 8) out.push(`${readI32(bytes, at)}:${readI32(bytes, at + 4)}`);
+    return out;
+  }
+
+  /** {@link withoutKeys} of an explicit `previous`: its hashes but the erased ones no kept key has. */
+  function explicitWithout(previous: Uint8Array, kept: Uint8Array | null, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null | undefined {
+    const gone = new Set<string>();
+    for (const bytes of erased) {
+      if (bytes === null) continue;
+      const hashes = explicitHashes(bytes);
+      if (hashes === null) return undefined;
+      for (const hash of hashes) gone.add(hash);
+    }
+    // Of the keys left, only those at the erased keys' registers: an exact set of them, as `previous` is one.
+    const stay = kept === null ? [] : explicitHashes(kept);
+    if (stay === null) return undefined;
+    for (const hash of stay) gone.delete(hash);
+    const n = checkExplicit(previous);
+    const out = new Uint8Array(previous.length);
+    out.set(previous.subarray(0, HEADER));
+    let at = HEADER;
+    for (let i = 0, from = HEADER; i < n; i++, from += 8) {
+      if (gone.has(`${readI32(previous, from)}:${readI32(previous, from + 4)}`)) continue;
+      out.set(previous.subarray(from, from + 8), at);
+      at += 8;
+    }
+    return at === HEADER ? null : out.slice(0, at);
+  }
+
+  function withoutKeys(previous: Uint8Array | null, kept: Uint8Array | null, erased: ReadonlyArray<Uint8Array | null>): Uint8Array | null | undefined {
+    if (previous === null) return erased.every((bytes) => bytes === null || typeOf(bytes) === TYPE_EMPTY) ? null : undefined;
+    const previousType = typeOf(previous);
+    if (previousType === TYPE_EMPTY) return erased.every((bytes) => bytes === null || typeOf(bytes) === TYPE_EMPTY) ? null : undefined;
+    if (previousType === TYPE_EXPLICIT) return explicitWithout(previous, kept, erased);
+    try {
+      if (!markTouched(erased)) return undefined;
+      for (let t = 0; t < touched; t++) touchedValue[touchedList[t] as number] = 0;
+      if (kept !== null) raiseTouched(kept);
+      const out = patchRegisters(previous, previousType);
+      // At EXACT_UP_TO set registers or fewer the keys left may be few enough for an exact set,
+      // which registers cannot list: the caller counts them from the keys.
+      const set = typeOf(out) === TYPE_FULL ? M : Math.floor(((out.length - HEADER) * 8) / ENTRY_BITS);
+      return set > EXACT_UP_TO ? out : undefined;
+    } finally {
+      clearTouched();
+    }
+  }
+
+  function registerOfKey(key: string): number {
+    return hashKey(key).lo & INDEX_MASK;
   }
 
   function registerEstimate(sketch: VisitorSketch): number {
     return (sketch instanceof Sketch ? sketch : (Sketch.fromBytes(sketch.toBytes()) as Sketch)).registerEstimate();
   }
 
-  return { hashKey, VisitorSketch: Sketch, unionSketchBytes, estimateSketchBytes, exactUpTo: EXACT_UP_TO, registerEstimate, unionWithout };
+  return { hashKey, registerOfKey, registers: M, VisitorSketch: Sketch, unionSketchBytes, estimateSketchBytes, exactUpTo: EXACT_UP_TO, registerEstimate, unionWithout, withoutKeys };
 }
 
 const kit = createSketchKit();
@@ -1212,6 +1309,15 @@ export const SKETCH_EXACT_UP_TO: number = kit.exactUpTo;
 
 /** See {@link SketchKit.unionWithout}. */
 export const unionWithout: SketchKit['unionWithout'] = kit.unionWithout;
+
+/** See {@link SketchKit.withoutKeys}. */
+export const withoutKeys: SketchKit['withoutKeys'] = kit.withoutKeys;
+
+/** See {@link SketchKit.registerOfKey}. */
+export const registerOfKey: (key: string) => number = kit.registerOfKey;
+
+/** See {@link SketchKit.registers}. */
+export const SKETCH_REGISTERS: number = kit.registers;
 
 /** See {@link SketchKit.registerEstimate}. @internal */
 export const registerEstimate: (sketch: VisitorSketch) => number = kit.registerEstimate;

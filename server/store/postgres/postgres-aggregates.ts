@@ -23,6 +23,7 @@ import {
   wholeWeeks,
 } from '../aggregates/aggregate-schema.js';
 import { type VisitorSketch, createSketchKit } from '../aggregates/visitor-sketch.js';
+import type { KeyRegisterSql } from './postgres-hll.js';
 import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
 import type { StoredEvent } from '../event-store.js';
 import { SCHEMA_LOCK_SQL } from './postgres-schema.js';
@@ -504,23 +505,28 @@ export const ERASURE_AGGREGATE_COLUMNS = READ_COLUMNS;
 /**
  * An erasure's part, in its transaction, once the user's events are deleted (as on SQLite,
  * `sqlite/sqlite-erasure.ts`): the rows the erased events were counted in, and only those, are
- * built again, each hour row from the events its hour keeps (a sketch cannot forget a key), each
- * day row merged again from its hour rows and each week row from its day rows
- * ({@link mergeRowsAgain}); a cost that grows with the user's events and hours, not with the
- * project's. `erasedRows` are the user's events as {@link ERASURE_AGGREGATE_COLUMNS}, read before
- * the delete.
+ * made again. Each hour row is patched ({@link patchedHourRow}): its counts less the erased
+ * events', its sketches without the erased keys, told from the hour's events whose keys hash to a
+ * register an erased key sets (`keyRegister`, the `hll` extension's hash in SQL; a few dozen
+ * events of an hour's thousands); a row that cannot be patched so, and every row without the
+ * extension, is built from all its hour's events (a sketch cannot forget a key). Each day row is
+ * then merged again from its hour rows and each week row from its day rows ({@link mergeRowsAgain}).
+ * A cost that grows with the user's events and hours, not with the project's. `erasedRows` are the
+ * user's events as {@link ERASURE_AGGREGATE_COLUMNS}, read before the delete.
  */
-export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, projectId: string, erasedRows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+export async function rebuildPostgresAggregatesOf(
+  client: pg.PoolClient,
+  projectId: string,
+  erasedRows: ReadonlyArray<Record<string, unknown>>,
+  keyRegister: KeyRegisterSql | null,
+): Promise<void> {
   if (erasedRows.length === 0) return;
   await lockExclusive(client, projectId);
   const erased = newBatch();
   addRows(erased, erasedRows);
-  const valueKey = (dim: number, hour: number, value: string, bot: number) => `${dim}\u0000${hour}\u0000${bot}\u0000${value}`;
   const sessionKey = (hour: number, session: string, bot: number) => `${hour}\u0000${bot}\u0000${session}`;
-  const values = new Set<string>();
-  const sessions = new Set<string>();
-  /** Per hour, the dimension values its rebuild needs (`dim\0value`, dimension indexes from 1). */
-  const hours = new Map<number, Set<string>>();
+  /** Per hour, its erased groups and the dimension values of those (`dim\0value`, dimension indexes from 1). */
+  const hours = new Map<number, { groups: ValueGroup[]; needed: Set<string> }>();
   /** Day and week rows to merge again, with the erased events' sketches of each. */
   const dayRows = new Map<string, MergedRow>();
   const weekRows = new Map<string, MergedRow>();
@@ -532,11 +538,12 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
       if (sketch !== null) noted.erased[c]?.push(sketch);
     });
   };
-  for (const g of erased.values()) {
-    values.add(valueKey(g.dim, g.hour, g.value, g.bot));
-    let needed = hours.get(g.hour);
-    if (needed === undefined) hours.set(g.hour, (needed = new Set()));
-    if (g.dim > 0) needed.add(`${g.dim}\u0000${g.value}`);
+  const groups = erased.values();
+  for (const g of groups) {
+    let hour = hours.get(g.hour);
+    if (hour === undefined) hours.set(g.hour, (hour = { groups: [], needed: new Set() }));
+    hour.groups.push(g);
+    if (g.dim > 0) hour.needed.add(`${g.dim}\u0000${g.value}`);
     // The registers an erased key sets, per sketch column: a few dozen for one user.
     const sketches = sketchesOf(g).map((sketch) => (sketch === null ? null : sketch.toBytes()));
     const day = Math.floor(g.hour / 24);
@@ -544,36 +551,137 @@ export async function rebuildPostgresAggregatesOf(client: pg.PoolClient, project
     note(dayRows, { dim, bucket: day, value: g.value, bot: g.bot === 1 }, sketches);
     note(weekRows, { dim, bucket: Math.floor(day / WEEK_DAYS), value: g.value, bot: g.bot === 1 }, sketches);
   }
-  const groups = erased.values();
+  const hourKeys = groups.map((g) => ({ dim: AGGREGATE_DIMS[g.dim] as string, bucket: g.hour, value: g.value, bot: g.bot === 1 }));
+  // The rows as they are (before the erasure: the user's events counted in them), then gone: each is written again whole.
+  const previous = keyRegister === null ? [] : await readMerged(client, projectId, GRAIN_HOUR, hourKeys);
+  const previousOf = new Map(groups.map((g, i) => [valueKey(g), previous[i]]));
   await client.query(
-    `DELETE FROM agg_values a USING unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) AS k(dim, bucket, value, is_bot)
+    `DELETE FROM agg_values a USING ${KEYED}
      WHERE a.project_id = $1 AND a.dim = k.dim AND a.grain = ${GRAIN_HOUR} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
-    [projectId, groups.map((g) => AGGREGATE_DIMS[g.dim]), groups.map((g) => g.hour), groups.map((g) => g.value), groups.map((g) => g.bot === 1)],
+    [projectId, ...keyValues(hourKeys)],
   );
-  const erasedSessions = erased.sessions();
-  for (const s of erasedSessions) sessions.add(sessionKey(s.hour, s.session, s.bot));
+  const erasedSessions = new Set(erased.sessions().map((x) => sessionKey(x.hour, x.session, x.bot)));
+  const sessionRows = erased.sessions();
   await client.query(
     `DELETE FROM agg_sessions a USING unnest($2::bigint[], $3::text[], $4::bool[]) AS k(hour, session_id, is_bot)
      WHERE a.project_id = $1 AND a.hour = k.hour AND a.session_id = k.session_id AND a.is_bot = k.is_bot`,
-    [projectId, erasedSessions.map((s) => s.hour), erasedSessions.map((s) => s.session), erasedSessions.map((s) => s.bot === 1)],
+    [projectId, sessionRows.map((s) => s.hour), sessionRows.map((s) => s.session), sessionRows.map((s) => s.bot === 1)],
   );
-  for (const [hour, needed] of hours) {
-    // Only the dimension columns of the values built again (`addRows` reads a missing one as null).
-    const columns = [...new Set([...needed].map((key) => Number(key.slice(0, key.indexOf('\u0000'))) - 1))].sort((a, b) => a - b);
-    const { rows } = await client.query<Record<string, unknown>>(`SELECT ${AGGREGATE_EVENT_KEYS}${columns.map((k) => `, ${READ_DIMENSIONS[k]}`).join('')} FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`, [
-      projectId,
-      hour * HOUR_MS,
-      (hour + 1) * HOUR_MS,
-    ]);
-    const batch = newBatch();
-    addRows(batch, rows, needed);
-    // Only the hour rows just deleted (their day rows are merged again below).
-    const kept = rowDeltas(batch.values().filter((g) => values.has(valueKey(g.dim, g.hour, g.value, g.bot)))).filter((d) => d.grain === GRAIN_HOUR);
-    await insertParts(client, kept, batch.sessions().filter((x) => sessions.has(sessionKey(x.hour, x.session, x.bot))));
+  /** The registers the erased keys of each hour set. */
+  const registers = new Map<number, Set<number>>();
+  for (const row of erasedRows) {
+    const hour = Math.floor(Number(row.timestamp) / HOUR_MS);
+    let set = registers.get(hour);
+    if (set === undefined) registers.set(hour, (set = new Set()));
+    const visitor = (row.visitor_id as string | null) ?? null;
+    for (const key of [(row.anonymous_id as string | null) ?? visitor, visitor, (row.session_id as string | null) ?? null]) if (key !== null) set.add(POSTGRES_KIT.registerOfKey(key));
   }
-  await recountPostgresSessions(client, projectId, erasedSessions.map((x) => x.session));
+  const hourSql = `FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3`;
+  /** The key columns and the dimension columns of `needed` (`addRows` reads a missing one as null). */
+  const columnsOf = (needed: ReadonlySet<string>) =>
+    `${AGGREGATE_EVENT_KEYS}${[...new Set([...needed].map((key) => Number(key.slice(0, key.indexOf('\u0000'))) - 1))]
+      .sort((a, b) => a - b)
+      .map((k) => `, ${READ_DIMENSIONS[k]}`)
+      .join('')}`;
+  for (const [hour, { groups: hourGroups, needed }] of hours) {
+    const span = [projectId, hour * HOUR_MS, (hour + 1) * HOUR_MS];
+    const written: RowDelta[] = [];
+    let whole = hourGroups;
+    let keys: AggregateBatch | null = null;
+    if (keyRegister !== null) {
+      // Every event of the hour whose visitor, visitor hash or session hashes to a register an
+      // erased key sets: each key left there, so every erased session's other events too.
+      const at = [...(registers.get(hour) ?? [])];
+      const { rows } = await client.query<Record<string, unknown>>(
+        `SELECT ${columnsOf(needed)} ${hourSql}
+           AND (${keyRegister('coalesce(anonymous_id, visitor_id)')} = ANY($4::int[]) OR ${keyRegister('visitor_id')} = ANY($4::int[]) OR ${keyRegister('session_id')} = ANY($4::int[]))`,
+        [...span, at],
+      );
+      keys = newBatch();
+      addRows(keys, rows, needed);
+      const kept = new Map(keys.values().map((g) => [valueKey(g), g]));
+      whole = [];
+      for (const g of hourGroups) {
+        const row = patchedHourRow(projectId, g, previousOf.get(valueKey(g)), kept.get(valueKey(g)));
+        if (row === undefined) whole.push(g);
+        else if (row !== null) written.push(row);
+      }
+    }
+    if (whole.length > 0 || keys === null) {
+      const only = new Set(whole.filter((g) => g.dim > 0).map((g) => `${g.dim}\u0000${g.value}`));
+      const wanted = new Set(whole.map(valueKey));
+      const { rows } = await client.query<Record<string, unknown>>(`SELECT ${columnsOf(only)} ${hourSql}`, span);
+      const batch = newBatch();
+      addRows(batch, rows, only);
+      // Only the hour rows just deleted (their day rows are merged again below).
+      written.push(...rowDeltas(batch.values().filter((g) => wanted.has(valueKey(g)))).filter((d) => d.grain === GRAIN_HOUR));
+      keys ??= batch;
+    }
+    await insertParts(client, written, keys.sessions().filter((x) => erasedSessions.has(sessionKey(x.hour, x.session, x.bot))));
+  }
+  await recountPostgresSessions(client, projectId, sessionRows.map((x) => x.session));
   await mergeRowsAgain(client, projectId, GRAIN_DAY, [...dayRows.values()]);
   await mergeRowsAgain(client, projectId, GRAIN_WEEK, [...weekRows.values()]);
+}
+
+/** A group's key among an erasure's hour rows. */
+const valueKey = (g: ValueGroup): string => `${g.dim}\u0000${g.hour}\u0000${g.bot}\u0000${g.value}`;
+
+/** Keys of `agg_values` rows of one project and grain as `k`, numbered from 1 (`n`), from parameters `$2`–`$5` ({@link keyValues}). */
+const KEYED = 'unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) WITH ORDINALITY AS k(dim, bucket, value, is_bot, n)';
+
+/** The parameters `$2`–`$5` of {@link KEYED}. */
+const keyValues = (keys: readonly MergedKey[]): unknown[] => [keys.map((k) => k.dim), keys.map((k) => k.bucket), keys.map((k) => k.value), keys.map((k) => k.bot)];
+
+/** A row of `agg_values` as its parts merge: counts summed, sketches as stored bytes united. */
+interface StoredRow {
+  events: number;
+  pageViews: number;
+  sketches: StoredSketches;
+}
+
+/** The rows of `grain` at `keys`, each its parts merged (undefined for a key with none), in the order of `keys`. */
+async function readMerged(client: pg.PoolClient, projectId: string, grain: number, keys: readonly MergedKey[]): Promise<Array<StoredRow | undefined>> {
+  const { rows } = await client.query<unknown[]>({
+    text: `SELECT k.n::int, a.events, a.page_views, ${SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ')} FROM ${KEYED}
+       JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${grain} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
+    values: [projectId, ...keyValues(keys)],
+    rowMode: 'array',
+  });
+  const merged = keys.map((): StoredRow | undefined => undefined);
+  for (const row of rows) {
+    const at = (row[0] as number) - 1;
+    const into = (merged[at] ??= { events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) });
+    into.events += Number(row[1]);
+    into.pageViews += Number(row[2]);
+    into.sketches = into.sketches.map((union, c) => {
+      const bytes = (row[3 + c] as Uint8Array | null) ?? null;
+      return bytes === null ? union : union === null ? bytes : POSTGRES_KIT.unionSketchBytes(union, bytes);
+    });
+  }
+  return merged;
+}
+
+/**
+ * The hour row of erased group `g` with the group taken out: `previous` (the row as stored) less
+ * its counts, each sketch without its keys (`withoutKeys` in `aggregates/visitor-sketch.ts`), told
+ * from `kept`, the group of the hour's events left whose keys hash to a register the erased keys
+ * set. Null when no event is left; undefined when a sketch cannot be told so (the keys left may be
+ * an exact set again): the caller builds the row from all its hour's events.
+ */
+function patchedHourRow(projectId: string, g: ValueGroup, previous: StoredRow | undefined, kept: ValueGroup | undefined): RowDelta | null | undefined {
+  if (previous === undefined) return undefined;
+  const events = previous.events - g.events;
+  if (events <= 0) return null;
+  const keptSketches = kept === undefined ? [] : sketchesOf(kept);
+  const sketches: Array<Uint8Array | null> = [];
+  for (const [c, erasedSketch] of sketchesOf(g).entries()) {
+    const keptBytes = keptSketches[c]?.toBytes() ?? null;
+    const patched = POSTGRES_KIT.withoutKeys(previous.sketches[c] ?? null, keptBytes, [erasedSketch === null ? null : erasedSketch.toBytes()]);
+    if (patched === undefined) return undefined;
+    sketches.push(storedBytes(patched));
+  }
+  return { project: projectId, dim: AGGREGATE_DIMS[g.dim] as string, grain: GRAIN_HOUR, bucket: g.hour, value: g.value, bot: g.bot === 1, events, pageViews: previous.pageViews - g.pageViews, sketches };
 }
 
 /** One row of `agg_values` (all its parts) an erasure merges again. */
@@ -619,17 +727,16 @@ async function mergeSliceAgain(client: pg.PoolClient, projectId: string, grain: 
   if (rows.length === 0) return;
   const [finer, per] = finerOf(grain);
   const keys = rows.map((row) => row.key);
-  const values = [projectId, keys.map((d) => d.dim), keys.map((d) => d.bucket), keys.map((d) => d.value), keys.map((d) => d.bot)];
-  const keyed = 'unnest($2::text[], $3::bigint[], $4::text[], $5::bool[]) WITH ORDINALITY AS k(dim, bucket, value, is_bot, n)';
+  const values = [projectId, ...keyValues(keys)];
   const sketches = SKETCH_COLUMNS.map((c) => `a.${c}`).join(', ');
   const previous = await client.query<unknown[]>({
-    text: `SELECT k.n::int, a.part, ${sketches} FROM ${keyed}
+    text: `SELECT k.n::int, a.part, ${sketches} FROM ${KEYED}
        JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${grain} AND a.bucket = k.bucket AND a.value = k.value AND a.is_bot = k.is_bot`,
     values,
     rowMode: 'array',
   });
   const finerRows = await client.query<unknown[]>({
-    text: `SELECT k.n::int, a.events, a.page_views, ${sketches} FROM ${keyed}
+    text: `SELECT k.n::int, a.events, a.page_views, ${sketches} FROM ${KEYED}
        JOIN agg_values a ON a.project_id = $1 AND a.dim = k.dim AND a.grain = ${finer} AND a.bucket >= k.bucket * ${per} AND a.bucket < k.bucket * ${per} + ${per}
          AND a.value = k.value AND a.is_bot = k.is_bot`,
     values,

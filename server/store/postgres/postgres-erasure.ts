@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { DeletedUser } from '../event-store.js';
 import { erasePostgresUser } from '../reports/rollup-erasure.js';
 import { ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
+import type { KeyRegisterSql } from './postgres-hll.js';
 
 /**
  * The erasure of one user of a project (docs/protocol.md, `DELETE /api/v1/users/:id`), on the
@@ -9,8 +10,10 @@ import { ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgr
  * counted in built again (`postgres-aggregates.ts`), and, around the deletes, every key of theirs
  * taken out of the rollups (`reports/rollup-erasure.ts`). The store runs it in a transaction of
  * its own; the erasure bench runs it in one it rolls back, to time the same users again.
+ * `keyRegister` is the `hll` extension's key register where the database has it (`postgres-hll.ts`):
+ * with it, an hour row is patched from the few events at the erased keys' registers.
  */
-export function erasePostgresUserData(client: pg.PoolClient, projectId: string, userId: string): Promise<DeletedUser> {
+export function erasePostgresUserData(client: pg.PoolClient, projectId: string, userId: string, keyRegister: KeyRegisterSql | null): Promise<DeletedUser> {
   return erasePostgresUser(client, projectId, userId, async () => {
     // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
     const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
@@ -20,7 +23,7 @@ export function erasePostgresUserData(client: pg.PoolClient, projectId: string, 
       userId,
     ]);
     const events = await client.query('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-    await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows);
+    await rebuildPostgresAggregatesOf(client, projectId, erasedRows.rows, keyRegister);
     return { events: events.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
   });
 }

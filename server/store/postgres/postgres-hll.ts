@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
 import type { SketchOfSql } from '../reports/filtered-tops.js';
+import { SKETCH_REGISTERS } from '../aggregates/visitor-sketch.js';
 
 /*
  * PostgreSQL's `hll` extension (postgresql-hll; Debian's `postgresql-15-hll`), where the server has
@@ -60,4 +61,16 @@ export function hllSketchOfSql(schema: string): SketchOfSql {
 export function hllUnionSql(schema: string): SketchUnionSql {
   const s = identifier(schema);
   return (column) => `${s}.hll_send(${s}.hll_union_agg(CAST(${column} AS ${s}.hll)))`;
+}
+
+/** The register a text key's hash sets, as SQL over the key's expression: `registerOfKey` of the sketch kit (null for a null key). */
+export type KeyRegisterSql = (key: string) => string;
+
+/**
+ * {@link KeyRegisterSql} by the extension: its `hll_hash_text` is the kit's `hashKey`, whose low
+ * bits are the register. The hash value has no cast to `bigint` but through its text form.
+ */
+export function hllKeyRegisterSql(schema: string): KeyRegisterSql {
+  const s = identifier(schema);
+  return (key) => `(${s}.hll_hash_text(${key})::text::bigint & ${SKETCH_REGISTERS - 1})::int`;
 }

@@ -36,7 +36,7 @@ import {
 import { assembleRecording } from '../shared/recording-assembly.js';
 import { StoreError } from '../store-error.js';
 import { createPostgresAccounts } from './postgres-accounts.js';
-import { findHllExtension, hllSketchOfSql, hllUnionSql } from './postgres-hll.js';
+import { findHllExtension, hllKeyRegisterSql, hllSketchOfSql, hllUnionSql, type KeyRegisterSql } from './postgres-hll.js';
 import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
 import type { SketchOfSql } from '../reports/filtered-tops.js';
 
@@ -190,9 +190,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     const hll = options.hllExtension === false ? null : await findHllExtension(pool);
     sketchUnion = hll === null ? null : hllUnionSql(hll);
     sketchOf = hll === null ? null : hllSketchOfSql(hll);
+    keyRegister = hll === null ? null : hllKeyRegisterSql(hll);
   };
   let sketchUnion: SketchUnionSql | null = null;
   let sketchOf: SketchOfSql | null = null;
+  let keyRegister: KeyRegisterSql | null = null;
   const refreshRollup = createPostgresRollupRefresh(buildPool, POSTGRES_DIALECT);
   // One keep at a time, of either kind (`report-keep.ts`).
   const keepDays = createPostgresDayKeeps(buildPool);
@@ -462,7 +464,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     },
 
     async deleteUser(projectId, userId) {
-      return transaction((client) => erasePostgresUserData(client, projectId, userId));
+      return transaction((client) => erasePostgresUserData(client, projectId, userId, keyRegister));
     },
 
     async dailySalt(day, candidate) {
