@@ -4,7 +4,7 @@
 // user after another, through the store):
 //
 //   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=data/big.db --users=user-1,user-2 [--rounds=6]
-//   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=postgres://…/big --users=user-1,user-2 [--hours=both]
+//   node scripts/run-ts.mjs bench/erasure-repeat.ts --on=postgres://…/big --users=user-1,user-2 [--hours=both] [--kept=both]
 //
 // It prints each user's first time (statements prepared, pages read from disk) and the median of
 // the rest. The program is the one the store runs: on SQLite the writer thread's
@@ -13,6 +13,7 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { isPostgresUrl } from '../server/store/open-store.js';
+import { besideOn } from '../server/store/postgres/postgres-beside.js';
 import { erasePostgresUserData } from '../server/store/postgres/postgres-erasure.js';
 import { findHllExtension, hllKeyRegisterSql } from '../server/store/postgres/postgres-hll.js';
 import { SQLITE_AGGREGATE_PARTS, openSqliteAggregates } from '../server/store/sqlite/sqlite-aggregates.js';
@@ -25,6 +26,9 @@ const rounds = Number(arg('rounds') ?? 6);
 /** PostgreSQL: how an erasure's hour rows are made again (`registers` needs the `hll` extension). */
 const hours = arg('hours') ?? 'registers';
 if (hours !== 'registers' && hours !== 'whole' && hours !== 'both') throw new Error('--hours is registers, whole or both');
+/** PostgreSQL: where the rows reports kept of the user's days are deleted (`beside` on a second connection, as the store does). */
+const kept = arg('kept') ?? 'beside';
+if (kept !== 'beside' && kept !== 'inline' && kept !== 'both') throw new Error('--kept is beside, inline or both');
 if (location === undefined || users.length === 0) throw new Error('usage: bench/erasure-repeat.ts --on=PATH_OR_URL --users=USER[,USER…] [--rounds=N]');
 
 /** A user's project and how much of it they hold: not timed. */
@@ -58,7 +62,8 @@ async function timeAll(owners: ReadonlyArray<Owner | undefined>, once: EraseOnce
 }
 
 if (isPostgresUrl(location)) {
-  const pool = new pg.Pool({ connectionString: location, max: 1 });
+  // Two connections: the erasure's, and the one beside it for the kept rows.
+  const pool = new pg.Pool({ connectionString: location, max: 2 });
   try {
     const owners = await Promise.all(users.map(async (user) => {
       const row = (await pool.query<{ project_id: string; n: string; hours: string }>(OWNER_SQL((n) => `$${n}`), [user])).rows[0];
@@ -68,20 +73,27 @@ if (isPostgresUrl(location)) {
     const client = await pool.connect();
     try {
       // Hour rows patched at the erased keys' registers (the store's way where the database has
-      // `hll`) and built from whole hours (its way without), one after the other in one run.
+      // `hll`) and built from whole hours (its way without); the kept rows deleted beside the
+      // erasure (the store's way) and in it: each way asked for, one after the other in one run.
       for (const way of hours === 'both' ? (['registers', 'whole'] as const) : [hours]) {
-        const keyRegister = way === 'registers' && hll !== null ? hllKeyRegisterSql(hll) : null;
-        if (hours === 'both') console.log(`hour rows ${keyRegister === null ? 'built from whole hours' : "patched at the erased keys' registers"}:`);
-        await timeAll(owners, async (owner, user) => {
-          await client.query('BEGIN');
-          try {
-            const started = performance.now();
-            await erasePostgresUserData(client, owner.project_id, user, keyRegister);
-            return performance.now() - started;
-          } finally {
-            await client.query('ROLLBACK');
+        for (const keptWay of kept === 'both' ? (['beside', 'inline'] as const) : [kept]) {
+          const keyRegister = way === 'registers' && hll !== null ? hllKeyRegisterSql(hll) : null;
+          // Rolled back as the erasure is, so the next round finds the same rows.
+          const beside = keptWay === 'beside' ? besideOn(pool, 'ROLLBACK') : null;
+          if (hours === 'both' || kept === 'both') {
+            console.log(`hour rows ${keyRegister === null ? 'built from whole hours' : "patched at the erased keys' registers"}, kept rows deleted ${keptWay === 'beside' ? 'beside' : 'in the erasure'}:`);
           }
-        });
+          await timeAll(owners, async (owner, user) => {
+            await client.query('BEGIN');
+            try {
+              const started = performance.now();
+              await erasePostgresUserData(client, owner.project_id, user, keyRegister, beside);
+              return performance.now() - started;
+            } finally {
+              await client.query('ROLLBACK');
+            }
+          });
+        }
       }
     } finally {
       client.release();

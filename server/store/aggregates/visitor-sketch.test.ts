@@ -674,6 +674,23 @@ describe('withoutKeys (an erasure patching an hour row)', () => {
     }
   });
 
+  it('answers undefined at exactly the exact range of set registers left, and patches one past it', () => {
+    // Keys each at a register of its own: as many set registers as keys.
+    const distinct = (count: number, seed: number): string[] => {
+      const seen = new Set<number>();
+      return makeKeys(count * 2, seed).filter((k) => !seen.has(registerOfKey(k)) && seen.add(registerOfKey(k))).slice(0, count);
+    };
+    for (const left of [SKETCH_EXACT_UP_TO, SKETCH_EXACT_UP_TO + 1]) {
+      const keys = distinct(left + 1, 50 + left);
+      const [erasedKey, ...kept] = keys as [string, ...string[]];
+      expect(new Set(kept.map(registerOfKey)).size).toBe(left);
+      const answer = withoutKeys(bytesOf(keys), bytesOf(kept), [bytesOf([erasedKey])]);
+      // 256 keys left are an exact set again, which registers cannot tell; 257 set registers are registers.
+      if (left === SKETCH_EXACT_UP_TO) expect(answer).toBeUndefined();
+      else expect(hex(answer as Uint8Array)).toBe(hex(bytesOf(kept)));
+    }
+  });
+
   it('reads kept only at the erased keys\u2019 registers, and keeps a previous sketch\u2019s other registers as they were', () => {
     const others = makeKeys(3_000, 21);
     const erasedKeys = makeKeys(3, 22);

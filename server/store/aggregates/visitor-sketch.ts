@@ -165,7 +165,7 @@ export function createSketchKit(): SketchKit {
   const regsA32 = new Uint32Array(regsA.buffer);
   const regsB = new Uint8Array(M);
   const regsB32 = new Uint32Array(regsB.buffer);
-  /** Registers an erasure may have changed (`unionWithout`): a mark per register, and their list. */
+  /** Registers an erasure may have changed (`unionWithout`, `withoutKeys`): a mark per register, and their list. */
   const touchedMark = new Uint8Array(M);
   const touchedList = new Int32Array(M);
   const touchedValue = new Uint8Array(M);

@@ -4,9 +4,9 @@ import { writeProject } from '../../../test-support/server/report-fixtures.js';
 import { newProjectId } from '../../../test-support/store/event-store.fixtures.js';
 import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
 import { TOP_DIMENSIONS, type ReportQuery } from '../report-store.js';
-import { type KeyHash, VisitorSketch, hashKey, unionSketchBytes } from '../aggregates/visitor-sketch.js';
+import { type KeyHash, VisitorSketch, hashKey, registerOfKey, unionSketchBytes } from '../aggregates/visitor-sketch.js';
 import { createPostgresStore } from './postgres-store.js';
-import { findHllExtension, hllSketchOfSql, hllUnionSql } from './postgres-hll.js';
+import { findHllExtension, hllKeyRegister, hllKeyRegisterSql, hllSketchOfSql, hllUnionSql } from './postgres-hll.js';
 
 /*
  * PostgreSQL's `hll` extension against our own sketch code (issue: "the same answers"): the test
@@ -88,6 +88,15 @@ describe("PostgreSQL's hll extension and our sketch", () => {
     const keys = variedKeys(3000, 'k');
     const { rows } = await pool.query<{ h: string }>('SELECT hll_hash_text(k)::text AS h FROM unnest($1::text[]) WITH ORDINALITY u(k, i) ORDER BY i', [keys]);
     expect(rows.map((r) => r.h)).toEqual(keys.map((k) => signed(hashKey(k))));
+  });
+
+  it("names in SQL the register the sketch sets for every key, negative hashes too (an erasure's hour reads)", async () => {
+    const keys = variedKeys(3000, 'r');
+    const register = hllKeyRegisterSql((await findHllExtension(pool)) as string);
+    const { rows } = await pool.query<{ r: number | null }>(`SELECT ${register('k')} AS r FROM unnest($1::text[]) WITH ORDINALITY u(k, i) ORDER BY i`, [[...keys, null]]);
+    expect(rows.map((r) => r.r)).toEqual([...keys.map(registerOfKey), null]);
+    expect(keys.some((k) => signed(hashKey(k)).startsWith('-'))).toBe(true);
+    expect(await hllKeyRegister(pool, (await findHllExtension(pool)) as string)).not.toBeNull();
   });
 
   it('makes the bytes the extension makes, for sets on each side of every change of representation', async () => {

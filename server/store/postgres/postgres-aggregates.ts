@@ -512,7 +512,7 @@ export const ERASURE_AGGREGATE_COLUMNS = READ_COLUMNS;
  * extension, is built from all its hour's events (a sketch cannot forget a key). Each day row is
  * then merged again from its hour rows and each week row from its day rows ({@link mergeRowsAgain}).
  * A cost that grows with the user's events and hours, not with the project's. `erasedRows` are the
- * user's events as {@link ERASURE_AGGREGATE_COLUMNS}, read before the delete.
+ * user's events as {@link ERASURE_AGGREGATE_COLUMNS}, as the delete returned them.
  */
 export async function rebuildPostgresAggregatesOf(
   client: pg.PoolClient,

@@ -74,3 +74,14 @@ export function hllKeyRegisterSql(schema: string): KeyRegisterSql {
   const s = identifier(schema);
   return (key) => `(${s}.hll_hash_text(${key})::text::bigint & ${SKETCH_REGISTERS - 1})::int`;
 }
+
+/**
+ * {@link hllKeyRegisterSql} where the extension hashes a key's bytes as the kit does: a database
+ * whose encoding is not UTF-8 hashes other bytes for a key past ASCII, and an erasure that read
+ * the events at the wrong registers would store patched rows without keys that are left. Null
+ * there: its hours are then built from all their events.
+ */
+export async function hllKeyRegister(pool: pg.Pool, schema: string): Promise<KeyRegisterSql | null> {
+  const { rows } = await pool.query<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding");
+  return rows[0]?.encoding === 'UTF8' ? hllKeyRegisterSql(schema) : null;
+}

@@ -15,6 +15,7 @@ import { POSTGRES_DIALECT } from '../reports/dialect.js';
 import { createPostgresReadRun } from './postgres-read-run.js';
 import { inTransaction } from './postgres-transaction.js';
 import { erasePostgresUserData } from './postgres-erasure.js';
+import { besideOn } from './postgres-beside.js';
 import { BUILD_APPLICATION_NAME, createPostgresRollupRefresh, isDroppedBuild } from '../reports/rollup-refresh.js';
 import { createPostgresDayKeeps, createPostgresFilteredKeep, createPostgresSessionDaysKeep } from '../reports/report-keep.js';
 import { type RollupRefresher, startRollupRefresher } from '../reports/rollup-refresher.js';
@@ -36,7 +37,7 @@ import {
 import { assembleRecording } from '../shared/recording-assembly.js';
 import { StoreError } from '../store-error.js';
 import { createPostgresAccounts } from './postgres-accounts.js';
-import { findHllExtension, hllKeyRegisterSql, hllSketchOfSql, hllUnionSql, type KeyRegisterSql } from './postgres-hll.js';
+import { findHllExtension, hllKeyRegister, hllSketchOfSql, hllUnionSql, type KeyRegisterSql } from './postgres-hll.js';
 import type { SketchUnionSql } from '../aggregates/aggregate-queries.js';
 import type { SketchOfSql } from '../reports/filtered-tops.js';
 
@@ -190,7 +191,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     const hll = options.hllExtension === false ? null : await findHllExtension(pool);
     sketchUnion = hll === null ? null : hllUnionSql(hll);
     sketchOf = hll === null ? null : hllSketchOfSql(hll);
-    keyRegister = hll === null ? null : hllKeyRegisterSql(hll);
+    keyRegister = hll === null ? null : await hllKeyRegister(pool, hll);
   };
   let sketchUnion: SketchUnionSql | null = null;
   let sketchOf: SketchOfSql | null = null;
@@ -464,7 +465,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresEven
     },
 
     async deleteUser(projectId, userId) {
-      return transaction((client) => erasePostgresUserData(client, projectId, userId, keyRegister));
+      return transaction((client) => erasePostgresUserData(client, projectId, userId, keyRegister, besideOn(pool, 'COMMIT')));
     },
 
     async dailySalt(day, candidate) {

@@ -194,34 +194,65 @@ async function takeKeysLock(client: pg.PoolClient, projectId: string): Promise<v
   await client.query(KEYS_LOCK_SQL, [projectId]);
 }
 
-/** The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the user's events and chunks. */
-export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>): Promise<T> {
+/**
+ * Runs work in a transaction of its own on another connection, beside the erasure's, and answers
+ * whether it did (`postgres/postgres-beside.ts`); when it did not, the erasure does the work itself.
+ */
+export type Beside = (work: (client: pg.PoolClient) => Promise<void>) => Promise<boolean>;
+
+/**
+ * The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the
+ * user's events and chunks.
+ *
+ * The deletes of the kept rows (step 3's {@link dayDeletes}: hundreds of megabytes of sketches on a
+ * busy project's days, about half a second at ten million events) run `beside` the rest when it
+ * is given: they start once the days are known and this transaction holds the project's dictionary
+ * lock, and end before it commits. They are rows that reports keep to answer again, written only
+ * by a keep or a refresh, each under that lock: none can write them again before the erasure
+ * commits, nor hold a row the deletes wait for, and after it commits their days are marked, which
+ * no keep writes. Committed first, they are at worst kept rows gone before an erasure that then
+ * failed, which reports compute again.
+ */
+export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>, beside: Beside | null = null): Promise<T> {
   await takeKeysLock(client, projectId);
   const user = userRollupRows((await client.query<UserEventRow>(userEventsSql((n) => `$${n}`), [projectId, userId])).rows);
-  const result = await erase();
-  if (user.keys.length === 0) return result;
+  if (user.keys.length === 0) return erase();
   const keys = '(SELECT unnest($2::text[]))';
-  // The holders are read once: the marks and the day deletes below take the same days (the
-  // dictionary lock keeps a refresh from changing them meanwhile).
+  // The holders are read once, from the rollups (the events' delete changes none): the marks and
+  // the day deletes below take the same days (the dictionary lock keeps a refresh from changing
+  // them meanwhile).
   const holders = (await client.query<{ day: number }>(holderDaysSql('$1', keys), [projectId, user.keys])).rows.map((row) => Number(row.day));
-  // Marked as the triggers mark (`rollup-schema.ts`), in (project, day) order under each day's shared mark lock.
-  await client.query(
-    `SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day ORDER BY day)) FROM unnest($2::int[]) AS day HAVING count(*) > 0`,
-    [projectId, holders],
-  );
-  if (user.steps.length > 0) {
-    await client.query(POSTGRES_STEPS_DELETE_SQL, [
-      projectId,
-      user.steps.map((s) => s.day),
-      user.steps.map((s) => s.kind),
-      user.steps.map((s) => s.value),
-      user.steps.map((s) => s.eventId),
-    ]);
+  const touched = touchedDays(user.days, holders);
+  const keptDeletes = async (on: pg.ClientBase) => {
+    for (const sql of dayDeletes('$1', '= ANY($2::int[])', `= ANY(ARRAY(SELECT ${weekOfDaySql('d')} FROM unnest($2::int[]) AS d))`)) {
+      await on.query(sql, [projectId, touched]);
+    }
+  };
+  const aside = beside === null ? Promise.resolve(false) : beside(keptDeletes);
+  let result: T;
+  try {
+    result = await erase();
+    // Marked as the triggers mark (`rollup-schema.ts`), in (project, day) order under each day's shared mark lock.
+    await client.query(
+      `SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day ORDER BY day)) FROM unnest($2::int[]) AS day HAVING count(*) > 0`,
+      [projectId, holders],
+    );
+    if (user.steps.length > 0) {
+      await client.query(POSTGRES_STEPS_DELETE_SQL, [
+        projectId,
+        user.steps.map((s) => s.day),
+        user.steps.map((s) => s.kind),
+        user.steps.map((s) => s.value),
+        user.steps.map((s) => s.eventId),
+      ]);
+    }
+    for (const sql of textKeyDeletes('$1', '= ANY($3::int[])', keys)) await client.query(sql, [projectId, user.keys, user.days]);
+  } catch (error) {
+    // Never left running past this transaction.
+    await aside.catch(() => false);
+    throw error;
   }
-  for (const sql of textKeyDeletes('$1', '= ANY($3::int[])', keys)) await client.query(sql, [projectId, user.keys, user.days]);
-  for (const sql of dayDeletes('$1', '= ANY($2::int[])', `= ANY(ARRAY(SELECT ${weekOfDaySql('d')} FROM unnest($2::int[]) AS d))`)) {
-    await client.query(sql, [projectId, touchedDays(user.days, holders)]);
-  }
+  if (!(await aside.catch(() => false))) await keptDeletes(client);
   await client.query('DELETE FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, user.keys]);
   return result;
 }

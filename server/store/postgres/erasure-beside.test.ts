@@ -1,0 +1,208 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeEvent, makeProject, newProjectId } from '../../../test-support/store/event-store.fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../../../test-support/postgres.js';
+import { WEEK_DAYS } from '../aggregates/aggregate-schema.js';
+import { type Beside, erasePostgresUser } from '../reports/rollup-erasure.js';
+import { besideOn } from './postgres-beside.js';
+import { erasePostgresUserData } from './postgres-erasure.js';
+import { createPostgresStore, type PostgresEventStore } from './postgres-store.js';
+
+/*
+ * The rows reports kept of an erased user's days go beside the erasure, on a connection of their
+ * own (`reports/rollup-erasure.ts`, `postgres-beside.ts`), or in the erasure's own transaction when
+ * no connection is free or that work fails: either way none is left once the erasure commits, and
+ * the kept rows of other days stay. What those rows are and which days hold a user's keys is the
+ * contract suites' part (`rollup.contract.ts`).
+ */
+
+let database: TestDatabase;
+let store: PostgresEventStore;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // No refresh in the background: it would delete the kept rows of the days the writes mark, which the tests put there.
+  store = createPostgresStore({ url: database.url, poolSize: 2, compactEveryMs: 3_600_000, backgroundRollups: false, keepFiltersAhead: false });
+  await store.init();
+});
+
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+});
+
+const DAY = 86_400_000;
+/** The first day of one of the aggregates' weeks (each starts at a day number that is a multiple of seven). */
+const USER_DAY = WEEK_DAYS * 2930;
+/** A day of another week, which only another user's events are on. */
+const OTHER_DAY = USER_DAY + 10;
+
+const weekOf = (day: number) => Math.floor(day / WEEK_DAYS);
+
+/** A project with the erased user's events on {@link USER_DAY} and another user's on both days, and kept rows of each day and week. */
+async function projectWithKeptRows(): Promise<string> {
+  const projectId = newProjectId();
+  await store.createProject(makeProject(projectId));
+  const at = (day: number, n: number) => day * DAY + 3_600_000 + n * 1000;
+  await store.write({
+    events: [
+      makeEvent(projectId, 1, { userId: 'erased', sessionId: 's-erased', visitorId: 'v-erased', timestamp: at(USER_DAY, 1), receivedAt: at(USER_DAY, 1) }),
+      makeEvent(projectId, 2, { userId: 'erased', sessionId: 's-erased', visitorId: 'v-erased', timestamp: at(USER_DAY, 2), receivedAt: at(USER_DAY, 2) }),
+      makeEvent(projectId, 3, { userId: 'kept', sessionId: 's-kept', visitorId: 'v-kept', timestamp: at(USER_DAY, 3), receivedAt: at(USER_DAY, 3) }),
+      makeEvent(projectId, 4, { userId: 'kept', sessionId: 's-kept-2', visitorId: 'v-kept-2', timestamp: at(OTHER_DAY, 4), receivedAt: at(OTHER_DAY, 4) }),
+    ],
+    chunks: [],
+  });
+  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  try {
+    for (const day of [USER_DAY, OTHER_DAY]) {
+      await pool.query(
+        `INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n) VALUES ($1, 'device', 'mobile', 'page', $2, false, '/', 1)`,
+        [projectId, day],
+      );
+      await pool.query(
+        `INSERT INTO rollup_filtered_weeks (project_id, filter_dim, filter_value, dim, week, is_bot, value, n) VALUES ($1, 'device', 'mobile', 'page', $2, false, '/', 1)`,
+        [projectId, weekOf(day)],
+      );
+      await pool.query(`INSERT INTO rollup_kept_sessions (project_id, report, with_bots, day, total, spans) VALUES ($1, 'sessions', 0, $2, '1', '1')`, [projectId, day]);
+    }
+  } finally {
+    await pool.end();
+  }
+  return projectId;
+}
+
+/** How many kept rows each day has left: the day's filtered and session rows and its week's filtered rows. */
+async function keptRows(projectId: string): Promise<Record<string, number>> {
+  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  try {
+    const out: Record<string, number> = {};
+    for (const [name, day] of [['user day', USER_DAY], ['other day', OTHER_DAY]] as const) {
+      const { rows } = await pool.query<{ n: string }>(
+        `SELECT (SELECT count(*) FROM rollup_filtered WHERE project_id = $1 AND day = $2)
+              + (SELECT count(*) FROM rollup_kept_sessions WHERE project_id = $1 AND day = $2)
+              + (SELECT count(*) FROM rollup_filtered_weeks WHERE project_id = $1 AND week = $3) AS n`,
+        [projectId, day, weekOf(day)],
+      );
+      out[name] = Number(rows[0]?.n);
+    }
+    return out;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Erases user "erased" in a transaction of `pool`'s, committed, with `beside`. */
+async function eraseWith(pool: pg.Pool, projectId: string, beside: Beside | null): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const erased = await erasePostgresUserData(client, projectId, 'erased', null, beside);
+    await client.query('COMMIT');
+    return erased.events;
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+describe("the kept rows of an erased user's days", () => {
+  it('go beside the erasure on another connection when one is free, and only theirs', async () => {
+    const projectId = await projectWithKeptRows();
+    expect(await keptRows(projectId)).toEqual({ 'user day': 3, 'other day': 3 });
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      const pids: number[] = [];
+      const commit = besideOn(pool, 'COMMIT');
+      const beside: Beside = (work) =>
+        commit(async (client) => {
+          pids.push(Number((await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid));
+          await work(client);
+        });
+      let erasurePid = 0;
+      const client = await pool.connect();
+      try {
+        erasurePid = Number((await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
+        await client.query('BEGIN');
+        expect((await erasePostgresUserData(client, projectId, 'erased', null, beside)).events).toBe(2);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+      expect(pids).toHaveLength(1);
+      expect(pids[0]).not.toBe(erasurePid);
+    } finally {
+      await pool.end();
+    }
+    expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
+  });
+
+  it('go in the erasure when no connection comes in time (the erasure holds the only one)', async () => {
+    const projectId = await projectWithKeptRows();
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    try {
+      const answers: boolean[] = [];
+      const commit = besideOn(pool, 'COMMIT', 20);
+      expect(await eraseWith(pool, projectId, (work) => commit(work).then((ran) => (answers.push(ran), ran)))).toBe(2);
+      expect(answers).toEqual([false]);
+      // The connection that came late was given back: the pool serves again.
+      expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
+    } finally {
+      await pool.end();
+    }
+    expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
+  });
+
+  it('go in the erasure when the work beside it fails, which is rolled back', async () => {
+    const projectId = await projectWithKeptRows();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      const commit = besideOn(pool, 'COMMIT');
+      const failing: Beside = (work) =>
+        commit(async (client) => {
+          await work(client);
+          throw new Error('lost the connection');
+        });
+      expect(await failing(async () => undefined)).toBe(false);
+      expect(await eraseWith(pool, projectId, failing)).toBe(2);
+    } finally {
+      await pool.end();
+    }
+    expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
+  });
+
+  it('stay with the user\u2019s events when the erasure fails, the work beside it ended first', async () => {
+    const projectId = await projectWithKeptRows();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      let ended = false;
+      // Rolled back beside, as the erasure is: nothing of the failed erasure stays.
+      const rollback = besideOn(pool, 'ROLLBACK');
+      const beside: Beside = (work) => rollback(work).then((ran) => ((ended = true), ran));
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const failing = async (): Promise<never> => {
+          throw new Error('the events could not be deleted');
+        };
+        await expect(erasePostgresUser(client, projectId, 'erased', failing, beside)).rejects.toThrow('the events could not be deleted');
+        expect(ended).toBe(true);
+        await client.query('ROLLBACK');
+      } finally {
+        client.release();
+      }
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+    } finally {
+      await pool.end();
+    }
+    expect(await keptRows(projectId)).toEqual({ 'user day': 3, 'other day': 3 });
+  });
+
+  it('go when the store erases a user, with its own pool', async () => {
+    const projectId = await projectWithKeptRows();
+    expect((await store.deleteUser(projectId, 'erased')).events).toBe(2);
+    expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
+  });
+});
