@@ -9,6 +9,13 @@ import { daySql } from '../../server/store/reports/rollup-schema.js';
 import { sessionStatsKey } from '../../server/store/reports/session-stats-days.js';
 import { cleanVital, vitalStep, vitalStepSql } from '../../server/store/shared/vital-steps.js';
 
+/**
+ * Tries, 20 ms apart, of a wait for what a report hands on to be kept in the background (30 s):
+ * a bound on a keep that never comes, not on its speed; under a full test run on two cores a keep
+ * took past the 5 s these waits had.
+ */
+const KEEP_TRIES = 1500;
+
 /*
  * The daily rollups stay exact (docs/decisions.md, "Daily rollups"): on a generated project of a
  * few days, every panel answers the same numbers from the rollups as from the events, after late
@@ -468,7 +475,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           ).map((row) => Number(row.day));
         /** Waits for the keeps a funnel handed on (they run after the answer). */
         const keptAll = async (bots: number, days: number[]) => {
-          for (let attempt = 0; attempt < 250 && (await keptDays(bots)).join() !== days.join(); attempt++) await sleep(20);
+          for (let attempt = 0; attempt < KEEP_TRIES && (await keptDays(bots)).join() !== days.join(); attempt++) await sleep(20);
           expect(await keptDays(bots)).toEqual(days);
         };
         const allDays = Array.from({ length: DAYS }, (_, i) => START / DAY + i);
@@ -500,7 +507,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
               [projectId, START / DAY + 1, START / DAY + 2],
             )
           )[0];
-        for (let attempt = 0; attempt < 250 && (await span()) === undefined; attempt++) await sleep(20);
+        for (let attempt = 0; attempt < KEEP_TRIES && (await span()) === undefined; attempt++) await sleep(20);
         const spanTotal = String((await span())?.total);
         expect(Number((await span())?.sessions)).toBeGreaterThan(0);
         const setSpan = (total: string) =>
@@ -531,7 +538,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         stored = await walkedEvents(loc, projectId);
         expect(await dirtyDays(loc, projectId)).toEqual([START / DAY + 3]);
         await exact();
-        for (let attempt = 0; attempt < 250; attempt++) {
+        for (let attempt = 0; attempt < KEEP_TRIES; attempt++) {
           if ((await loc.sql('SELECT 1 FROM rollup_kept_sessions WHERE project_id = ? AND day = ? AND session_id = ?', [projectId, START / DAY + 1, oneDay.sessionId])).length > 0) break;
           await sleep(20);
         }
@@ -768,7 +775,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           Promise.all(['rollup_filtered', 'rollup_kept_sessions'].map(async (table) => (await loc.sql(`SELECT 1 FROM ${table} WHERE project_id = ? AND day = ?`, [projectId, day])).length));
         for (const holder of [byVisitor, bySession]) {
           for (let attempt = 0; (await keptOn(holder)).includes(0); attempt++) {
-            if (attempt === 200) throw new Error('the holder day was never kept');
+            if (attempt === KEEP_TRIES) throw new Error('the holder day was never kept');
             await sleep(20);
           }
         }
@@ -823,7 +830,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           ).map((row) => Number(row.day));
         /** Waits for the keep a report handed on (it runs after the answer). */
         const keptAll = async (days: number[]) => {
-          for (let attempt = 0; attempt < 250 && (await keptDays()).join() !== days.join(); attempt++) await sleep(20);
+          for (let attempt = 0; attempt < KEEP_TRIES && (await keptDays()).join() !== days.join(); attempt++) await sleep(20);
           expect(await keptDays()).toEqual(days);
         };
         const allDays = Array.from({ length: DAYS }, (_, i) => START / DAY + i);
@@ -901,7 +908,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           ).map((row) => Number(row.week));
         /** Waits for the keep a report handed on (it runs after the answer). */
         const weekKept = async () => {
-          for (let attempt = 0; attempt < 250 && (await keptWeeks()).length === 0; attempt++) await sleep(20);
+          for (let attempt = 0; attempt < KEEP_TRIES && (await keptWeeks()).length === 0; attempt++) await sleep(20);
           expect(await keptWeeks()).toEqual([week]);
         };
         /** The answer from the events alone: every day of the range marked, then built again. */
@@ -990,7 +997,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         await loc.sql('DELETE FROM rollup_filtered WHERE project_id = ? AND day = ?', [projectId, week * 7 + 5]);
         expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
         const dayKept = async () => (await loc.sql('SELECT 1 FROM rollup_filtered WHERE project_id = ? AND day = ? AND value IS NULL', [projectId, week * 7 + 5])).length > 0;
-        for (let attempt = 0; attempt < 250 && !(await dayKept()); attempt++) await sleep(20);
+        for (let attempt = 0; attempt < KEEP_TRIES && !(await dayKept()); attempt++) await sleep(20);
         await weekKept();
         expect(await store.reports.top(q, 'page', 10)).toEqual(withLate);
 
