@@ -136,10 +136,11 @@ describe('postgres: an erasure beside a day being built', () => {
       const userId = events.find((e) => e.userId !== null && Math.floor(e.timestamp / DAY) === lastDay)?.userId as string;
       const userKeys = [...new Set(events.filter((e) => e.userId === userId).flatMap((e) => [e.sessionId, e.visitorId]))];
       // A day being built again: its refresh holds the dictionary lock and waits, inside its
-      // build, on a row another transaction locked, for as long as that one lasts.
-      await directSql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, lastDay]);
+      // build, on a row another transaction locked, for as long as that one lasts. The row is
+      // locked before the day is marked, else the store's background refresher may build it first.
       await holder.query('BEGIN');
       await holder.query("SELECT 1 FROM rollup_values WHERE project_id = $1 AND day = $2 AND dim = '' LIMIT 1 FOR UPDATE", [projectId, lastDay]);
+      await directSql('INSERT INTO rollup_dirty (project_id, day) VALUES (?, ?)', [projectId, lastDay]);
       const refreshing = store.reports.refreshRollups();
       const waiting = async () =>
         (await directSql("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM rollup_values%'")).length > 0;
