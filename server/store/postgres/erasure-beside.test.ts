@@ -12,8 +12,10 @@ import { createPostgresStore, type PostgresEventStore } from './postgres-store.j
  * The rows reports kept of an erased user's days go beside the erasure, on a connection of their
  * own (`reports/rollup-erasure.ts`, `postgres-beside.ts`), or in the erasure's own transaction when
  * no connection is free or that work fails: either way none is left once the erasure commits, and
- * the kept rows of other days stay. What those rows are and which days hold a user's keys is the
- * contract suites' part (`rollup.contract.ts`).
+ * the kept rows of other days stay. The days and keys that work starts from are read before the
+ * events' delete; an event of the user that commits between the two is taken from the delete's
+ * rows. What those rows are and which days hold a user's keys is the contract suites' part
+ * (`rollup.contract.ts`).
  */
 
 let database: TestDatabase;
@@ -39,20 +41,28 @@ const OTHER_DAY = USER_DAY + 10;
 
 const weekOf = (day: number) => Math.floor(day / WEEK_DAYS);
 
-/** A project with the erased user's events on {@link USER_DAY} and another user's on both days, and kept rows of each day and week. */
-async function projectWithKeptRows(): Promise<string> {
+/** The `n`th second of an hour into `day`. */
+const at = (day: number, n: number) => day * DAY + 3_600_000 + n * 1000;
+
+/**
+ * A project with the erased user's events on {@link USER_DAY} and another user's on both days, and
+ * kept rows of each day and week. With `rollups`, an anonymous event of session `s-shared` on
+ * {@link OTHER_DAY} too, and the days' rollups built before the kept rows are put.
+ */
+async function projectWithKeptRows(rollups = false): Promise<string> {
   const projectId = newProjectId();
   await store.createProject(makeProject(projectId));
-  const at = (day: number, n: number) => day * DAY + 3_600_000 + n * 1000;
   await store.write({
     events: [
       makeEvent(projectId, 1, { userId: 'erased', sessionId: 's-erased', visitorId: 'v-erased', timestamp: at(USER_DAY, 1), receivedAt: at(USER_DAY, 1) }),
       makeEvent(projectId, 2, { userId: 'erased', sessionId: 's-erased', visitorId: 'v-erased', timestamp: at(USER_DAY, 2), receivedAt: at(USER_DAY, 2) }),
       makeEvent(projectId, 3, { userId: 'kept', sessionId: 's-kept', visitorId: 'v-kept', timestamp: at(USER_DAY, 3), receivedAt: at(USER_DAY, 3) }),
       makeEvent(projectId, 4, { userId: 'kept', sessionId: 's-kept-2', visitorId: 'v-kept-2', timestamp: at(OTHER_DAY, 4), receivedAt: at(OTHER_DAY, 4) }),
+      ...(rollups ? [makeEvent(projectId, 5, { userId: null, sessionId: 's-shared', visitorId: 'v-anonymous', timestamp: at(OTHER_DAY, 5), receivedAt: at(OTHER_DAY, 5) })] : []),
     ],
     chunks: [],
   });
+  if (rollups) while ((await store.reports.refreshRollups()) > 0);
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   try {
     for (const day of [USER_DAY, OTHER_DAY]) {
@@ -70,6 +80,16 @@ async function projectWithKeptRows(): Promise<string> {
     await pool.end();
   }
   return projectId;
+}
+
+/** Rows of a statement run on a connection of its own. */
+async function direct(sql: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
+  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  try {
+    return (await pool.query(sql, values)).rows;
+  } finally {
+    await pool.end();
+  }
 }
 
 /** How many kept rows each day has left: the day's filtered and session rows and its week's filtered rows. */
@@ -198,6 +218,41 @@ describe("the kept rows of an erased user's days", () => {
       await pool.end();
     }
     expect(await keptRows(projectId)).toEqual({ 'user day': 3, 'other day': 3 });
+  });
+
+  it('go, with every key of theirs, when an event of the user commits between the erasure\u2019s first read and its delete', async () => {
+    const projectId = await projectWithKeptRows(true);
+    const keys = async () =>
+      (await direct('SELECT key FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[]) ORDER BY key', [projectId, ['s-erased', 's-shared']])).map((row) => row.key);
+    expect(await keys()).toEqual(['s-erased', 's-shared']);
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      const client = await pool.connect();
+      // The event commits just before the erasure's delete of the events: in session `s-shared`,
+      // a key that only {@link OTHER_DAY}'s rollups hold, which the first read did not see.
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      (client as unknown as { query: typeof query }).query = async (...args: unknown[]) => {
+        if (typeof args[0] === 'string' && args[0].startsWith('DELETE FROM events')) {
+          await store.write({
+            events: [makeEvent(projectId, 6, { userId: 'erased', sessionId: 's-shared', visitorId: 'v-erased', timestamp: at(USER_DAY, 6), receivedAt: at(USER_DAY, 6) })],
+            chunks: [],
+          });
+        }
+        return query(...args);
+      };
+      try {
+        await client.query('BEGIN');
+        expect((await erasePostgresUserData(client, projectId, 'erased', null, besideOn(pool, 'COMMIT'))).events).toBe(3);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+    expect(await keys()).toEqual([]);
+    expect((await direct('SELECT day FROM rollup_dirty WHERE project_id = $1', [projectId])).map((row) => Number(row.day))).toContain(OTHER_DAY);
+    expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 0 });
   });
 
   it('go when the store erases a user, with its own pool', async () => {

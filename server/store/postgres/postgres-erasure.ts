@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { DeletedUser } from '../event-store.js';
-import { type Beside, erasePostgresUser } from '../reports/rollup-erasure.js';
+import { type Beside, erasePostgresUser, USER_EVENT_COLUMNS, type UserEventRow } from '../reports/rollup-erasure.js';
 import { ERASURE_AGGREGATE_COLUMNS, rebuildPostgresAggregatesOf } from './postgres-aggregates.js';
 import type { KeyRegisterSql } from './postgres-hll.js';
 
@@ -25,14 +25,15 @@ export function erasePostgresUserData(
   return erasePostgresUser(client, projectId, userId, async () => {
     // Only the chunks uploaded under the user's id, as on SQLite (sqlite-database.ts says why).
     const chunks = await client.query('DELETE FROM recording_chunks WHERE project_id = $1 AND user_id = $2', [projectId, userId]);
-    // Through `events_by_user` (postgres-schema.ts); what the aggregates counted of them, from the
-    // rows deleted (a read before the delete would miss an event committed between the two, whose
-    // counts and keys the patched rows would then keep).
-    const erased = await client.query<Record<string, unknown>>(
-      `DELETE FROM events WHERE project_id = $1 AND user_id = $2 RETURNING ${ERASURE_AGGREGATE_COLUMNS}`,
+    // Through `events_by_user` (postgres-schema.ts); what the aggregates and the rollups counted of
+    // them, from the rows deleted (a read before the delete would miss an event committed between
+    // the two, whose counts and keys would then stay). The two lists share columns: a name twice
+    // is the same value twice.
+    const erased = await client.query<Record<string, unknown> & UserEventRow>(
+      `DELETE FROM events WHERE project_id = $1 AND user_id = $2 RETURNING ${ERASURE_AGGREGATE_COLUMNS}, ${USER_EVENT_COLUMNS}`,
       [projectId, userId],
     );
     await rebuildPostgresAggregatesOf(client, projectId, erased.rows, keyRegister);
-    return { events: erased.rowCount ?? 0, recordings: chunks.rowCount ?? 0 };
+    return { result: { events: erased.rowCount ?? 0, recordings: chunks.rowCount ?? 0 }, events: erased.rows };
   }, beside);
 }

@@ -10,7 +10,9 @@ import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
  * may stay in the key dictionary (`rollup_keys`) or in a rollup row, and every report stays exact.
  *
  * 1. The user's events are read through `events_by_user`, before they are deleted: their keys and
- *    what their rows in `rollup_steps` are keyed by.
+ *    what their rows in `rollup_steps` are keyed by. On PostgreSQL, where an event of the user may
+ *    commit between that read and the delete, the rows the delete returns are what the steps
+ *    below take; the read only lets the kept rows' deletes start early.
  * 2. Every day whose rollup holds one of those keys is marked (the user's own days are marked by
  *    the delete itself): a key may also sit in events without the user id (before `identify()`),
  *    which erasure keeps. They are found in `rollup_values`' rows of dimension '', which group
@@ -36,11 +38,14 @@ import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
  * drops a day being computed, rather than wait for it ({@link takeKeysLock}).
  */
 
-/** What an erasure reads of each of the user's events (`$1`/`?` the project, `$2`/`?` the user), through `events_by_user`. */
-const userEventsSql = (ph: (n: number) => string) =>
-  `SELECT event_id, event_type, path, session_id, anonymous_id, visitor_id, timestamp FROM events WHERE project_id = ${ph(1)} AND user_id = ${ph(2)}`;
+/** The columns of the events {@link UserEventRow} holds. */
+export const USER_EVENT_COLUMNS = 'event_id, event_type, path, session_id, anonymous_id, visitor_id, timestamp';
 
-type UserEventRow = {
+/** What an erasure reads of each of the user's events (`$1`/`?` the project, `$2`/`?` the user), through `events_by_user`. */
+const userEventsSql = (ph: (n: number) => string) => `SELECT ${USER_EVENT_COLUMNS} FROM events WHERE project_id = ${ph(1)} AND user_id = ${ph(2)}`;
+
+/** An erased event as the rollups' side of an erasure needs it: {@link USER_EVENT_COLUMNS}. */
+export type UserEventRow = {
   event_id: string;
   event_type: string;
   path: string | null;
@@ -66,7 +71,7 @@ interface UserRollupRows {
 }
 
 /** Step 1 over the rows of {@link userEventsSql} (SQLite's erasure program does the same inline: it travels as source text). */
-function userRollupRows(rows: UserEventRow[]): UserRollupRows {
+function userRollupRows(rows: ReadonlyArray<UserEventRow>): UserRollupRows {
   const keys = new Set<string>();
   const days = new Set<number>();
   const steps: StepKey[] = [];
@@ -200,9 +205,15 @@ async function takeKeysLock(client: pg.PoolClient, projectId: string): Promise<v
  */
 export type Beside = (work: (client: pg.PoolClient) => Promise<void>) => Promise<boolean>;
 
+/** What the deleting part of a PostgreSQL erasure answers: its result, and the events it deleted as {@link USER_EVENT_COLUMNS}. */
+export interface Erased<T> {
+  result: T;
+  events: ReadonlyArray<UserEventRow>;
+}
+
 /**
  * The rollup side of an erasure on PostgreSQL, on the erasure's transaction; `erase` deletes the
- * user's events and chunks.
+ * user's events and chunks, and answers the events it deleted.
  *
  * The deletes of the kept rows (step 3's {@link dayDeletes}: hundreds of megabytes of sketches on a
  * busy project's days, about half a second at ten million events) run `beside` the rest when it
@@ -212,47 +223,71 @@ export type Beside = (work: (client: pg.PoolClient) => Promise<void>) => Promise
  * commits, nor hold a row the deletes wait for, and after it commits their days are marked, which
  * no keep writes. Committed first, they are at worst kept rows gone before an erasure that then
  * failed, which reports compute again.
+ *
+ * The days and keys are first read from the events, to start those deletes early. An event of the
+ * user committed after that read and before the delete is deleted too: its keys, steps and days
+ * are taken from the rows the delete returns, and what they add (holder days of new keys, their
+ * kept rows) is done here, after it.
  */
-export async function erasePostgresUser<T>(client: pg.PoolClient, projectId: string, userId: string, erase: () => Promise<T>, beside: Beside | null = null): Promise<T> {
+export async function erasePostgresUser<T>(
+  client: pg.PoolClient,
+  projectId: string,
+  userId: string,
+  erase: () => Promise<Erased<T>>,
+  beside: Beside | null = null,
+): Promise<T> {
   await takeKeysLock(client, projectId);
-  const user = userRollupRows((await client.query<UserEventRow>(userEventsSql((n) => `$${n}`), [projectId, userId])).rows);
-  if (user.keys.length === 0) return erase();
+  const read = userRollupRows((await client.query<UserEventRow>(userEventsSql((n) => `$${n}`), [projectId, userId])).rows);
   const keys = '(SELECT unnest($2::text[]))';
-  // The holders are read once, from the rollups (the events' delete changes none): the marks and
-  // the day deletes below take the same days (the dictionary lock keeps a refresh from changing
-  // them meanwhile).
-  const holders = (await client.query<{ day: number }>(holderDaysSql('$1', keys), [projectId, user.keys])).rows.map((row) => Number(row.day));
-  const touched = touchedDays(user.days, holders);
-  const keptDeletes = async (on: pg.ClientBase) => {
+  const holderDays = async (ofKeys: readonly string[]) =>
+    ofKeys.length === 0 ? [] : (await client.query<{ day: number }>(holderDaysSql('$1', keys), [projectId, ofKeys])).rows.map((row) => Number(row.day));
+  const keptDeletes = (days: readonly number[]) => async (on: pg.ClientBase) => {
+    if (days.length === 0) return;
     for (const sql of dayDeletes('$1', '= ANY($2::int[])', `= ANY(ARRAY(SELECT ${weekOfDaySql('d')} FROM unnest($2::int[]) AS d))`)) {
-      await on.query(sql, [projectId, touched]);
+      await on.query(sql, [projectId, days]);
     }
   };
-  const aside = beside === null ? Promise.resolve(false) : beside(keptDeletes);
-  let result: T;
+  // The holders are read from the rollups (the events' delete changes none): the marks and the day
+  // deletes take the same days (the dictionary lock keeps a refresh from changing them meanwhile).
+  const holders = await holderDays(read.keys);
+  const touched = touchedDays(read.days, holders);
+  const aside = beside === null || touched.length === 0 ? Promise.resolve(false) : beside(keptDeletes(touched));
+  let erased: Erased<T>;
+  let user: UserRollupRows;
+  let late: number[] = [];
   try {
-    result = await erase();
-    // Marked as the triggers mark (`rollup-schema.ts`), in (project, day) order under each day's shared mark lock.
-    await client.query(
-      `SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day ORDER BY day)) FROM unnest($2::int[]) AS day HAVING count(*) > 0`,
-      [projectId, holders],
-    );
-    if (user.steps.length > 0) {
-      await client.query(POSTGRES_STEPS_DELETE_SQL, [
-        projectId,
-        user.steps.map((s) => s.day),
-        user.steps.map((s) => s.kind),
-        user.steps.map((s) => s.value),
-        user.steps.map((s) => s.eventId),
-      ]);
+    erased = await erase();
+    user = userRollupRows(erased.events);
+    if (user.keys.length > 0) {
+      const earlier = new Set(read.keys);
+      const lateHolders = await holderDays(user.keys.filter((key) => !earlier.has(key)));
+      const isTouched = new Set(touched);
+      late = touchedDays(user.days, lateHolders).filter((day) => !isTouched.has(day));
+      // Marked as the triggers mark (`rollup-schema.ts`), in (project, day) order under each day's shared mark lock.
+      await client.query(
+        `SELECT rollup_mark_days(array_agg($1::text ORDER BY day), array_agg(day ORDER BY day)) FROM unnest($2::int[]) AS day HAVING count(*) > 0`,
+        [projectId, touchedDays(holders, lateHolders)],
+      );
+      if (user.steps.length > 0) {
+        await client.query(POSTGRES_STEPS_DELETE_SQL, [
+          projectId,
+          user.steps.map((s) => s.day),
+          user.steps.map((s) => s.kind),
+          user.steps.map((s) => s.value),
+          user.steps.map((s) => s.eventId),
+        ]);
+      }
+      for (const sql of textKeyDeletes('$1', '= ANY($3::int[])', keys)) await client.query(sql, [projectId, user.keys, user.days]);
     }
-    for (const sql of textKeyDeletes('$1', '= ANY($3::int[])', keys)) await client.query(sql, [projectId, user.keys, user.days]);
   } catch (error) {
     // Never left running past this transaction.
     await aside.catch(() => false);
     throw error;
   }
-  if (!(await aside.catch(() => false))) await keptDeletes(client);
+  const besideDone = await aside.catch(() => false);
+  if (user.keys.length === 0) return erased.result;
+  if (!besideDone) await keptDeletes(touched)(client);
+  await keptDeletes(late)(client);
   await client.query('DELETE FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, user.keys]);
-  return result;
+  return erased.result;
 }
