@@ -63,8 +63,7 @@ async function projectWithKeptRows(rollups = false): Promise<string> {
     chunks: [],
   });
   if (rollups) while ((await store.reports.refreshRollups()) > 0);
-  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
-  try {
+  await withPool(1, async (pool) => {
     for (const day of [USER_DAY, OTHER_DAY]) {
       await pool.query(
         `INSERT INTO rollup_filtered (project_id, filter_dim, filter_value, dim, day, is_bot, value, n) VALUES ($1, 'device', 'mobile', 'page', $2, false, '/', 1)`,
@@ -76,40 +75,36 @@ async function projectWithKeptRows(rollups = false): Promise<string> {
       );
       await pool.query(`INSERT INTO rollup_kept_sessions (project_id, report, with_bots, day, total, spans) VALUES ($1, 'sessions', 0, $2, '1', '1')`, [projectId, day]);
     }
-  } finally {
-    await pool.end();
-  }
+  });
   return projectId;
 }
 
-/** Rows of a statement run on a connection of its own. */
-async function direct(sql: string, values: unknown[]): Promise<Array<Record<string, unknown>>> {
-  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+/** `work` on a pool of its own of `max` connections, ended after it. */
+async function withPool<T>(max: number, work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = new pg.Pool({ connectionString: database.url, max });
   try {
-    return (await pool.query(sql, values)).rows;
+    return await work(pool);
   } finally {
     await pool.end();
   }
 }
 
+/** Rows of a statement run on a connection of its own. */
+const direct = (sql: string, values: unknown[]) => withPool(1, async (pool) => (await pool.query<Record<string, unknown>>(sql, values)).rows);
+
 /** How many kept rows each day has left: the day's filtered and session rows and its week's filtered rows. */
 async function keptRows(projectId: string): Promise<Record<string, number>> {
-  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
-  try {
-    const out: Record<string, number> = {};
-    for (const [name, day] of [['user day', USER_DAY], ['other day', OTHER_DAY]] as const) {
-      const { rows } = await pool.query<{ n: string }>(
-        `SELECT (SELECT count(*) FROM rollup_filtered WHERE project_id = $1 AND day = $2)
-              + (SELECT count(*) FROM rollup_kept_sessions WHERE project_id = $1 AND day = $2)
-              + (SELECT count(*) FROM rollup_filtered_weeks WHERE project_id = $1 AND week = $3) AS n`,
-        [projectId, day, weekOf(day)],
-      );
-      out[name] = Number(rows[0]?.n);
-    }
-    return out;
-  } finally {
-    await pool.end();
+  const out: Record<string, number> = {};
+  for (const [name, day] of [['user day', USER_DAY], ['other day', OTHER_DAY]] as const) {
+    const [row] = await direct(
+      `SELECT (SELECT count(*) FROM rollup_filtered WHERE project_id = $1 AND day = $2)
+            + (SELECT count(*) FROM rollup_kept_sessions WHERE project_id = $1 AND day = $2)
+            + (SELECT count(*) FROM rollup_filtered_weeks WHERE project_id = $1 AND week = $3) AS n`,
+      [projectId, day, weekOf(day)],
+    );
+    out[name] = Number(row?.n);
   }
+  return out;
 }
 
 /** Erases user "erased" in a transaction of `pool`'s, committed, with `beside`. */
@@ -132,8 +127,7 @@ describe("the kept rows of an erased user's days", () => {
   it('go beside the erasure on another connection when one is free, and only theirs', async () => {
     const projectId = await projectWithKeptRows();
     expect(await keptRows(projectId)).toEqual({ 'user day': 3, 'other day': 3 });
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    try {
+    await withPool(2, async (pool) => {
       const pids: number[] = [];
       const commit = besideOn(pool, 'COMMIT');
       const beside: Beside = (work) =>
@@ -153,32 +147,26 @@ describe("the kept rows of an erased user's days", () => {
       }
       expect(pids).toHaveLength(1);
       expect(pids[0]).not.toBe(erasurePid);
-    } finally {
-      await pool.end();
-    }
+    });
     expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
   });
 
   it('go in the erasure when no connection comes in time (the erasure holds the only one)', async () => {
     const projectId = await projectWithKeptRows();
-    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
-    try {
+    await withPool(1, async (pool) => {
       const answers: boolean[] = [];
       const commit = besideOn(pool, 'COMMIT', 20);
       expect(await eraseWith(pool, projectId, (work) => commit(work).then((ran) => (answers.push(ran), ran)))).toBe(2);
       expect(answers).toEqual([false]);
       // The connection that came late was given back: the pool serves again.
       expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1);
-    } finally {
-      await pool.end();
-    }
+    });
     expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
   });
 
   it('go in the erasure when the work beside it fails, which is rolled back', async () => {
     const projectId = await projectWithKeptRows();
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    try {
+    await withPool(2, async (pool) => {
       const commit = besideOn(pool, 'COMMIT');
       const failing: Beside = (work) =>
         commit(async (client) => {
@@ -187,16 +175,13 @@ describe("the kept rows of an erased user's days", () => {
         });
       expect(await failing(async () => undefined)).toBe(false);
       expect(await eraseWith(pool, projectId, failing)).toBe(2);
-    } finally {
-      await pool.end();
-    }
+    });
     expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 3 });
   });
 
   it('stay with the user\u2019s events when the erasure fails, the work beside it ended first', async () => {
     const projectId = await projectWithKeptRows();
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    try {
+    await withPool(2, async (pool) => {
       let ended = false;
       // Rolled back beside, as the erasure is: nothing of the failed erasure stays.
       const rollback = besideOn(pool, 'ROLLBACK');
@@ -214,9 +199,7 @@ describe("the kept rows of an erased user's days", () => {
         client.release();
       }
       expect(pool.totalCount - pool.idleCount).toBe(0);
-    } finally {
-      await pool.end();
-    }
+    });
     expect(await keptRows(projectId)).toEqual({ 'user day': 3, 'other day': 3 });
   });
 
@@ -225,8 +208,7 @@ describe("the kept rows of an erased user's days", () => {
     const keys = async () =>
       (await direct('SELECT key FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[]) ORDER BY key', [projectId, ['s-erased', 's-shared']])).map((row) => row.key);
     expect(await keys()).toEqual(['s-erased', 's-shared']);
-    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-    try {
+    await withPool(2, async (pool) => {
       const client = await pool.connect();
       // The event commits just before the erasure's delete of the events: in session `s-shared`,
       // a key that only {@link OTHER_DAY}'s rollups hold, which the first read did not see.
@@ -247,9 +229,7 @@ describe("the kept rows of an erased user's days", () => {
       } finally {
         client.release();
       }
-    } finally {
-      await pool.end();
-    }
+    });
     expect(await keys()).toEqual([]);
     expect((await direct('SELECT day FROM rollup_dirty WHERE project_id = $1', [projectId])).map((row) => Number(row.day))).toContain(OTHER_DAY);
     expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 0 });
