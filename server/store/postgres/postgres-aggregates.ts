@@ -640,6 +640,9 @@ interface StoredRow {
   sketches: StoredSketches;
 }
 
+/** Two sketches as stored bytes (null for none) united, as the parts of one row merge. */
+const unionStored = (a: Uint8Array | null, b: Uint8Array | null): Uint8Array | null => (b === null ? a : a === null ? b : POSTGRES_KIT.unionSketchBytes(a, b));
+
 /** The rows of `grain` at `keys`, each its parts merged (undefined for a key with none), in the order of `keys`. */
 async function readMerged(client: pg.PoolClient, projectId: string, grain: number, keys: readonly MergedKey[]): Promise<Array<StoredRow | undefined>> {
   const { rows } = await client.query<unknown[]>({
@@ -654,10 +657,7 @@ async function readMerged(client: pg.PoolClient, projectId: string, grain: numbe
     const into = (merged[at] ??= { events: 0, pageViews: 0, sketches: SKETCH_COLUMNS.map(() => null) });
     into.events += Number(row[1]);
     into.pageViews += Number(row[2]);
-    into.sketches = into.sketches.map((union, c) => {
-      const bytes = (row[3 + c] as Uint8Array | null) ?? null;
-      return bytes === null ? union : union === null ? bytes : POSTGRES_KIT.unionSketchBytes(union, bytes);
-    });
+    into.sketches = into.sketches.map((union, c) => unionStored(union, (row[3 + c] as Uint8Array | null) ?? null));
   }
   return merged;
 }
@@ -763,10 +763,7 @@ async function mergeSliceAgain(client: pg.PoolClient, projectId: string, grain: 
     const pageViews = under.reduce((sum, f) => sum + f.pageViews, 0);
     const merged = SKETCH_COLUMNS.map((_, c) => {
       // The row's parts as one sketch: what its finer rows merged to before the erasure.
-      const before = parts.reduce<Uint8Array | null>((union, p) => {
-        const bytes = p.sketches[c] ?? null;
-        return bytes === null ? union : union === null ? bytes : POSTGRES_KIT.unionSketchBytes(union, bytes);
-      }, null);
+      const before = parts.reduce<Uint8Array | null>((union, p) => unionStored(union, p.sketches[c] ?? null), null);
       const after = storedBytes(POSTGRES_KIT.unionWithout(before, under.map((f) => f.sketches[c] ?? null), erased[c] ?? []));
       return { before, after };
     });
