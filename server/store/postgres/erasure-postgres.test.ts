@@ -146,6 +146,12 @@ describe('the PostgreSQL erasure', () => {
       extra.push(view('few-user', '/few', at(hours[0] as number, 9), user0));
       // Another user's event in the user's session: its keys stay counted.
       extra.push({ ...view('shared-1', '/few', at(hours[0] as number, 10), user0), userId: 'another-user' });
+      // Bots on /few in that hour, one at the register the user's anonymous id sets, and an event of
+      // the user's flagged as a bot's: the hour's bot rows are patched apart from the others.
+      extra.push({ ...view('bot-1', '/few', at(hours[0] as number, 11)), isBot: true });
+      const botTwin = view('bot-twin', '/few', at(hours[0] as number, 12));
+      extra.push({ ...botTwin, isBot: true, dimensions: { ...(botTwin.dimensions as EventDimensions), anonymousId: twin(user0.dimensions?.anonymousId ?? user0.visitorId) } });
+      extra.push({ ...view('user-bot', '/few', at(hours[0] as number, 13), user0), isBot: true });
       const all = [...events, ...extra];
       const erasedCount = all.filter((e) => e.userId === user).length;
       for (const [projectId, list] of [
@@ -160,7 +166,7 @@ describe('the PostgreSQL erasure', () => {
         for (let i = cut; i < list.length; i += 50) await store.write({ events: list.slice(i, i + 50), chunks: [] });
       }
       const kinds = await pool.query<{ value: string; kind: number }>(
-        `SELECT value, get_byte(visitors, 0) & 15 AS kind FROM agg_values WHERE project_id = $1 AND dim = 'page' AND grain = ${GRAIN_HOUR} AND value IN ('/busy', '/crowd', '/few')`,
+        `SELECT value, get_byte(visitors, 0) & 15 AS kind FROM agg_values WHERE project_id = $1 AND dim = 'page' AND grain = ${GRAIN_HOUR} AND value IN ('/busy', '/crowd', '/few') AND NOT is_bot`,
         [erasedIn],
       );
       // Sparse registers (3) for /busy and /crowd, an exact set (2) for /few.
