@@ -46,10 +46,10 @@ const at = (day: number, n: number) => day * DAY + 3_600_000 + n * 1000;
 
 /**
  * A project with the erased user's events on {@link USER_DAY} and another user's on both days, and
- * kept rows of each day and week. With `rollups`, an anonymous event of session `s-shared` on
+ * kept rows of each day and week. With `rollups`, an anonymous event of `sharedSession` on
  * {@link OTHER_DAY} too, and the days' rollups built before the kept rows are put.
  */
-async function projectWithKeptRows(rollups = false): Promise<string> {
+async function projectWithKeptRows(rollups = false, sharedSession = 's-shared'): Promise<string> {
   const projectId = newProjectId();
   await store.createProject(makeProject(projectId));
   await store.write({
@@ -58,7 +58,7 @@ async function projectWithKeptRows(rollups = false): Promise<string> {
       makeEvent(projectId, 2, { userId: 'erased', sessionId: 's-erased', visitorId: 'v-erased', timestamp: at(USER_DAY, 2), receivedAt: at(USER_DAY, 2) }),
       makeEvent(projectId, 3, { userId: 'kept', sessionId: 's-kept', visitorId: 'v-kept', timestamp: at(USER_DAY, 3), receivedAt: at(USER_DAY, 3) }),
       makeEvent(projectId, 4, { userId: 'kept', sessionId: 's-kept-2', visitorId: 'v-kept-2', timestamp: at(OTHER_DAY, 4), receivedAt: at(OTHER_DAY, 4) }),
-      ...(rollups ? [makeEvent(projectId, 5, { userId: null, sessionId: 's-shared', visitorId: 'v-anonymous', timestamp: at(OTHER_DAY, 5), receivedAt: at(OTHER_DAY, 5) })] : []),
+      ...(rollups ? [makeEvent(projectId, 5, { userId: null, sessionId: sharedSession, visitorId: 'v-anonymous', timestamp: at(OTHER_DAY, 5), receivedAt: at(OTHER_DAY, 5) })] : []),
     ],
     chunks: [],
   });
@@ -105,6 +105,21 @@ async function keptRows(projectId: string): Promise<Record<string, number>> {
     out[name] = Number(row?.n);
   }
   return out;
+}
+
+/** The project's marked days. */
+const dirtyDays = async (projectId: string) => (await direct('SELECT day FROM rollup_dirty WHERE project_id = $1 ORDER BY day', [projectId])).map((row) => Number(row.day));
+
+/**
+ * Runs `before` on another connection just before `client`'s delete of the events: a write or a
+ * delete that commits between the erasure's first read and that delete.
+ */
+function beforeEventsDelete(client: pg.PoolClient, before: () => Promise<void>): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  (client as unknown as { query: typeof query }).query = async (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('DELETE FROM events')) await before();
+    return query(...args);
+  };
 }
 
 /** Erases user "erased" in a transaction of `pool`'s, committed, with `beside`. */
@@ -208,20 +223,17 @@ describe("the kept rows of an erased user's days", () => {
     const keys = async () =>
       (await direct('SELECT key FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[]) ORDER BY key', [projectId, ['s-erased', 's-shared']])).map((row) => row.key);
     expect(await keys()).toEqual(['s-erased', 's-shared']);
+    expect(await dirtyDays(projectId)).not.toContain(OTHER_DAY);
     await withPool(2, async (pool) => {
       const client = await pool.connect();
       // The event commits just before the erasure's delete of the events: in session `s-shared`,
       // a key that only {@link OTHER_DAY}'s rollups hold, which the first read did not see.
-      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-      (client as unknown as { query: typeof query }).query = async (...args: unknown[]) => {
-        if (typeof args[0] === 'string' && args[0].startsWith('DELETE FROM events')) {
-          await store.write({
-            events: [makeEvent(projectId, 6, { userId: 'erased', sessionId: 's-shared', visitorId: 'v-erased', timestamp: at(USER_DAY, 6), receivedAt: at(USER_DAY, 6) })],
-            chunks: [],
-          });
-        }
-        return query(...args);
-      };
+      beforeEventsDelete(client, async () => {
+        await store.write({
+          events: [makeEvent(projectId, 6, { userId: 'erased', sessionId: 's-shared', visitorId: 'v-erased', timestamp: at(USER_DAY, 6), receivedAt: at(USER_DAY, 6) })],
+          chunks: [],
+        });
+      });
       try {
         await client.query('BEGIN');
         expect((await erasePostgresUserData(client, projectId, 'erased', null, besideOn(pool, 'COMMIT'))).events).toBe(3);
@@ -231,7 +243,35 @@ describe("the kept rows of an erased user's days", () => {
       }
     });
     expect(await keys()).toEqual([]);
-    expect((await direct('SELECT day FROM rollup_dirty WHERE project_id = $1', [projectId])).map((row) => Number(row.day))).toContain(OTHER_DAY);
+    expect(await dirtyDays(projectId)).toContain(OTHER_DAY);
+    expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 0 });
+  });
+
+  it('go, and no day is marked, when another delete (retention\u2019s) takes the user\u2019s events between the first read and the delete', async () => {
+    // The user's session is also on {@link OTHER_DAY}, anonymous there: a day the erasure would mark had it deleted the key.
+    const projectId = await projectWithKeptRows(true, 's-erased');
+    let marked: number[] = [];
+    await withPool(2, async (pool) => {
+      const client = await pool.connect();
+      beforeEventsDelete(client, async () => {
+        await direct('DELETE FROM events WHERE project_id = $1 AND user_id = $2', [projectId, 'erased']);
+        marked = await dirtyDays(projectId);
+      });
+      try {
+        await client.query('BEGIN');
+        expect((await erasePostgresUserData(client, projectId, 'erased', null, besideOn(pool, 'COMMIT'))).events).toBe(0);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+      expect(pool.totalCount - pool.idleCount).toBe(0);
+    });
+    // No key of the user left a rollup row, so none of their days needs building again: the marks
+    // are those of the other delete; the kept rows of the days the first read saw went beside.
+    const keys = await direct('SELECT key FROM rollup_keys WHERE project_id = $1 AND key = ANY($2::text[])', [projectId, ['s-erased', 'v-erased']]);
+    expect(keys.map((row) => row.key).sort()).toEqual(['s-erased', 'v-erased']);
+    expect(marked).toEqual([USER_DAY]);
+    expect(await dirtyDays(projectId)).toEqual(marked);
     expect(await keptRows(projectId)).toEqual({ 'user day': 0, 'other day': 0 });
   });
 

@@ -285,6 +285,9 @@ export async function erasePostgresUser<T>(
     throw error;
   }
   const besideDone = await aside.catch(() => false);
+  // Nothing deleted (retention, which takes no dictionary lock, deleted the events after the first
+  // read): no key leaves the dictionary or a rollup row, so no day needs building again, and the
+  // kept rows deleted beside are rows reports compute again.
   if (user.keys.length === 0) return erased.result;
   if (!besideDone) await keptDeletes(touched)(client);
   await keptDeletes(late)(client);
