@@ -10,7 +10,16 @@
 // kept rows apart on a shared machine. Run it from two checkouts in turn, alternated, on one
 // database. It keeps nothing ahead and reads only: a report may hand the store weeks to merge,
 // which the first call then does.
+//
+//   node scripts/run-ts.mjs bench/filtered-overview-time.ts --on=postgres://…/big --pause=11000 [--calls=5]
+//
+// waits that long before each call, as a dashboard's user between two clicks, and times two
+// PostgreSQL stores side by side, call by call in turn: one that keeps its idle connections (the
+// default) and one that closes them after 10 s, as `pg`'s pool does by default (this store before
+// `idleConnectionMs`). The first call of each is the process's first on that store.
 import { openStore } from '../server/store/open-store.js';
+import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
+import type { EventStore } from '../server/store/event-store.js';
 import type { ReportQuery, TopDimension } from '../server/store/report-store.js';
 import { existingProject } from './panel-bench.js';
 
@@ -20,24 +29,38 @@ const DIMENSIONS: readonly TopDimension[] = ['page', 'referrer', 'channel', 'bro
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const location = arg('on');
-if (location === undefined) throw new Error('usage: bench/filtered-overview-time.ts --on=PATH_OR_URL [--calls=N]');
-const calls = Number(arg('calls') ?? 7);
+if (location === undefined) throw new Error('usage: bench/filtered-overview-time.ts --on=PATH_OR_URL [--calls=N] [--pause=MS]');
+const pause = arg('pause') === undefined ? null : Number(arg('pause'));
+const calls = Number(arg('calls') ?? (pause === null ? 7 : 5));
+if (pause !== null && !location.startsWith('postgres')) throw new Error('--pause compares PostgreSQL connection pools: give a postgres:// URL');
 
 const project = await existingProject(location);
-const store = openStore(location, { keepFiltersAhead: false });
-await store.init();
+const stores: Array<[string, EventStore]> =
+  pause === null
+    ? [['', openStore(location, { keepFiltersAhead: false })]]
+    : [
+        ['idle connections kept', createPostgresStore({ url: location, keepFiltersAhead: false, backgroundRollups: false })],
+        ['idle connections closed after 10 s', createPostgresStore({ url: location, keepFiltersAhead: false, backgroundRollups: false, idleConnectionMs: 10_000 })],
+      ];
+for (const [, store] of stores) await store.init();
+const median = (times: readonly number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
 try {
   for (const days of [90, 30]) {
     const q: ReportQuery = { projectId: project.projectId, from: project.end - days * DAY_MS, to: project.end, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
-    const times: number[] = [];
+    const times = stores.map((): number[] => []);
     for (let call = 0; call < calls; call++) {
-      const started = performance.now();
-      await Promise.all(DIMENSIONS.map((dimension) => store.reports.top(q, dimension, 8)));
-      times.push(performance.now() - started);
+      for (const [i, [, store]] of stores.entries()) {
+        if (pause !== null) await new Promise((resolve) => setTimeout(resolve, pause));
+        const started = performance.now();
+        await Promise.all(DIMENSIONS.map((dimension) => store.reports.top(q, dimension, 8)));
+        times[i]?.push(performance.now() - started);
+      }
     }
-    const median = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
-    console.log(`${days} days: ${times.map((ms) => ms.toFixed(0)).join(', ')} ms; median ${median.toFixed(0)} ms`);
+    for (const [i, [name]] of stores.entries()) {
+      const own = times[i] ?? [];
+      console.log(`${days} days${name === '' ? '' : `, ${name}`}: ${own.map((ms) => ms.toFixed(0)).join(', ')} ms; median ${median(own).toFixed(0)} ms`);
+    }
   }
 } finally {
-  await store.close();
+  for (const [, store] of stores) await store.close();
 }
