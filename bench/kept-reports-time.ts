@@ -4,7 +4,7 @@
 // (server/store/aggregates/kept-estimates.ts), on a database bench/generate-project.ts filled,
 // through the store with no HTTP:
 //
-//   node scripts/run-ts.mjs bench/kept-sessions-time.ts --on=PATH_OR_URL [--calls=7] [--only=NAME;…]
+//   node scripts/run-ts.mjs bench/kept-reports-time.ts --on=PATH_OR_URL [--calls=7] [--only=NAME;…]
 //
 // For each report and range (7, 30 and 90 days ending at the project's end) it prints the first
 // call's milliseconds (which computes and keeps what is missing: after another version kept the
@@ -26,7 +26,7 @@ const FUNNEL: FunnelStepSpec[] = [
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const location = arg('on');
-if (location === undefined) throw new Error('usage: bench/kept-sessions-time.ts --on=PATH_OR_URL [--calls=N] [--only=NAME;…]');
+if (location === undefined) throw new Error('usage: bench/kept-reports-time.ts --on=PATH_OR_URL [--calls=N] [--only=NAME;…]');
 const calls = Number(arg('calls') ?? 7);
 const only = arg('only')?.split(';');
 
