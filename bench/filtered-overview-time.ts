@@ -14,9 +14,10 @@
 //   node scripts/run-ts.mjs bench/filtered-overview-time.ts --on=postgres://…/big --pause=11000 [--calls=5]
 //
 // waits that long before each call, as a dashboard's user between two clicks, and times two
-// PostgreSQL stores side by side, call by call in turn: one that keeps its idle connections (the
-// default) and one that closes them after 10 s, as `pg`'s pool does by default (this store before
-// `idleConnectionMs`). The first call of each is the process's first on that store.
+// PostgreSQL stores side by side, call by call in turn (which goes first alternates): one that
+// keeps its idle connections (the default) and one that closes them after 10 s, as `pg`'s pool
+// does by default (this store before `idleConnectionMs`). The first call of each is the
+// process's first on that store.
 import { openStore } from '../server/store/open-store.js';
 import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
 import type { EventStore } from '../server/store/event-store.js';
@@ -31,6 +32,7 @@ const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`
 const location = arg('on');
 if (location === undefined) throw new Error('usage: bench/filtered-overview-time.ts --on=PATH_OR_URL [--calls=N] [--pause=MS]');
 const pause = arg('pause') === undefined ? null : Number(arg('pause'));
+if (pause !== null && !(Number.isFinite(pause) && pause >= 0)) throw new Error('--pause takes milliseconds');
 const calls = Number(arg('calls') ?? (pause === null ? 7 : 5));
 if (pause !== null && !location.startsWith('postgres')) throw new Error('--pause compares PostgreSQL connection pools: give a postgres:// URL');
 
@@ -49,7 +51,10 @@ try {
     const q: ReportQuery = { projectId: project.projectId, from: project.end - days * DAY_MS, to: project.end, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
     const times = stores.map((): number[] => []);
     for (let call = 0; call < calls; call++) {
-      for (const [i, [, store]] of stores.entries()) {
+      // In turn, the order alternated from call to call.
+      const order = call % 2 === 0 ? [...stores.keys()] : [...stores.keys()].reverse();
+      for (const i of order) {
+        const store = (stores[i] as [string, EventStore])[1];
         if (pause !== null) await new Promise((resolve) => setTimeout(resolve, pause));
         const started = performance.now();
         await Promise.all(DIMENSIONS.map((dimension) => store.reports.top(q, dimension, 8)));

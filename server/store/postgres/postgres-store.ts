@@ -52,12 +52,15 @@ export interface PostgresStoreOptions {
    */
   poolSize?: number;
   /**
-   * How long a pooled connection stays open unused, ms. A new connection's first statements build
-   * the server's per-connection state (the catalog entries and plans of the tables they read):
-   * asked on new connections, a filter's eight overview lists took 345–367 ms at a million events,
-   * on connections kept from an earlier read 86–116 ms (`bench/filtered-overview-time.ts
-   * --pause=11000`). The default outlasts the pauses between a dashboard's clicks; `pg`'s own,
-   * 10 s, did not.
+   * How long a pooled connection stays open unused, ms; 0 keeps it until `close()`. A new
+   * connection's first statements fill the server's catalog caches of that connection for the
+   * tables and functions they are planned with: a filter's eight overview lists asked 11 s after
+   * the last read took a median 334 ms at a million events on connections closed after 10 s of
+   * idle, 87 ms on kept ones (`bench/filtered-overview-time.ts --pause=11000`). The default
+   * outlasts the pauses between a dashboard's clicks; `pg`'s own, 10 s, did not. Idle
+   * connections send TCP keepalives, so a load balancer or NAT between this process and the
+   * database does not drop them silently; one the server ends (`idle_session_timeout`, a
+   * restart) leaves the pool by itself.
    * @default 600000
    */
   idleConnectionMs?: number;
@@ -139,7 +142,14 @@ const RETRYABLE = new Set(['40P01', '40001']);
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresEventStore {
   // Idle connections are kept, not reopened for each click (`idleConnectionMs`); the process may still exit while they wait.
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, idleTimeoutMillis: options.idleConnectionMs ?? 600_000, allowExitOnIdle: true });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    idleTimeoutMillis: options.idleConnectionMs ?? 600_000,
+    allowExitOnIdle: true,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 60_000,
+  });
   pool.on('error', (error) => options.onPoolError?.(error));
   // Builds and keeps on connections of their own, which an erasure may cancel (`rollup-erasure.ts`).
   const buildPool = new pg.Pool({ connectionString: options.url, max: 2, application_name: BUILD_APPLICATION_NAME });

@@ -285,8 +285,8 @@ export async function erasePostgresUser<T>(
     throw error;
   }
   const besideDone = await aside.catch(() => false);
-  // Nothing deleted (retention, which takes no dictionary lock, deleted the events after the first
-  // read): no key leaves the dictionary or a rollup row, so no day needs building again, and the
+  // Nothing deleted (the user had no events, or retention, which takes no dictionary lock, deleted
+  // them after the first read): no key leaves the dictionary or a rollup row, so no day needs building again, and the
   // kept rows deleted beside are rows reports compute again.
   if (user.keys.length === 0) return erased.result;
   if (!besideDone) await keptDeletes(touched)(client);
