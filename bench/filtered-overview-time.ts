@@ -18,7 +18,7 @@
 // keeps its idle connections (the default) and one that closes them after 10 s, as `pg`'s pool
 // does by default (this store before `idleConnectionMs`). The first call of each is the
 // process's first on that store.
-import { openStore } from '../server/store/open-store.js';
+import { isPostgresUrl, openStore } from '../server/store/open-store.js';
 import { createPostgresStore } from '../server/store/postgres/postgres-store.js';
 import type { EventStore } from '../server/store/event-store.js';
 import type { ReportQuery, TopDimension } from '../server/store/report-store.js';
@@ -34,38 +34,38 @@ if (location === undefined) throw new Error('usage: bench/filtered-overview-time
 const pause = arg('pause') === undefined ? null : Number(arg('pause'));
 if (pause !== null && !(Number.isFinite(pause) && pause >= 0)) throw new Error('--pause takes milliseconds');
 const calls = Number(arg('calls') ?? (pause === null ? 7 : 5));
-if (pause !== null && !location.startsWith('postgres')) throw new Error('--pause compares PostgreSQL connection pools: give a postgres:// URL');
+if (pause !== null && !isPostgresUrl(location)) throw new Error('--pause compares PostgreSQL connection pools: give a postgres:// URL');
 
 const project = await existingProject(location);
-const stores: Array<[string, EventStore]> =
+const stores: Array<{ name: string; store: EventStore }> =
   pause === null
-    ? [['', openStore(location, { keepFiltersAhead: false })]]
+    ? [{ name: '', store: openStore(location, { keepFiltersAhead: false }) }]
     : [
-        ['idle connections kept', createPostgresStore({ url: location, keepFiltersAhead: false, backgroundRollups: false })],
-        ['idle connections closed after 10 s', createPostgresStore({ url: location, keepFiltersAhead: false, backgroundRollups: false, idleConnectionMs: 10_000 })],
+        { name: 'idle connections kept', store: createPostgresStore({ url: location, keepFiltersAhead: false, backgroundRollups: false }) },
+        {
+          name: 'idle connections closed after 10 s',
+          store: createPostgresStore({ url: location, keepFiltersAhead: false, backgroundRollups: false, idleConnectionMs: 10_000 }),
+        },
       ];
-for (const [, store] of stores) await store.init();
+for (const { store } of stores) await store.init();
 const median = (times: readonly number[]) => [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
 try {
   for (const days of [90, 30]) {
     const q: ReportQuery = { projectId: project.projectId, from: project.end - days * DAY_MS, to: project.end, filters: { device: 'mobile' }, includeBots: false, visitorKey: 'anonymous' };
-    const times = stores.map((): number[] => []);
+    const runs = stores.map(({ name, store }) => ({ name, store, times: [] as number[] }));
     for (let call = 0; call < calls; call++) {
       // In turn, the order alternated from call to call.
-      const order = call % 2 === 0 ? [...stores.keys()] : [...stores.keys()].reverse();
-      for (const i of order) {
-        const store = (stores[i] as [string, EventStore])[1];
+      for (const { store, times } of call % 2 === 0 ? runs : [...runs].reverse()) {
         if (pause !== null) await new Promise((resolve) => setTimeout(resolve, pause));
         const started = performance.now();
         await Promise.all(DIMENSIONS.map((dimension) => store.reports.top(q, dimension, 8)));
-        times[i]?.push(performance.now() - started);
+        times.push(performance.now() - started);
       }
     }
-    for (const [i, [name]] of stores.entries()) {
-      const own = times[i] ?? [];
-      console.log(`${days} days${name === '' ? '' : `, ${name}`}: ${own.map((ms) => ms.toFixed(0)).join(', ')} ms; median ${median(own).toFixed(0)} ms`);
+    for (const { name, times } of runs) {
+      console.log(`${days} days${name === '' ? '' : `, ${name}`}: ${times.map((ms) => ms.toFixed(0)).join(', ')} ms; median ${median(times).toFixed(0)} ms`);
     }
   }
 } finally {
-  for (const [, store] of stores) await store.close();
+  for (const { store } of stores) await store.close();
 }
