@@ -1315,6 +1315,62 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
+    it('takes out of the key dictionary the keys only the days retention empties held, and keeps the ids of those another day holds', async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 15, 'q');
+        const made = eventMaker(events);
+        const model = made('q-model', 'q-model', START, 'page_view', '/');
+        /** An event of `session` with these visitor keys: its anonymous id and its daily visitor hash. */
+        const visit = (id: string, session: string, at: number, anonymousId: string, visitorId: string, receivedAt = at): StoredEvent => ({
+          ...made(id, session, at, 'page_view', '/'),
+          receivedAt,
+          visitorId,
+          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId, path: '/' },
+          properties: { ...model.properties, anonymous_id: anonymousId },
+        });
+        const crafted = [
+          // A session across midnight, from day 0 into day 1.
+          visit('q-x-span-0', 'q-x-span', START + 23 * HOUR, 'q-x-anon-span', 'q-x-hash-span-0'),
+          visit('q-x-span-1', 'q-x-span', START + DAY + HOUR, 'q-x-anon-span', 'q-x-hash-span-1'),
+          // An anonymous id back two days later, in another session.
+          visit('q-x-back-0', 'q-x-s0', START + 2 * HOUR, 'q-x-anon-back', 'q-x-h0'),
+          visit('q-x-back-2', 'q-x-s2', START + 2 * DAY + 2 * HOUR, 'q-x-anon-back', 'q-x-h2'),
+          // An event of day 0 received on day 1 is hashed with day 1's salt: its visitor hash is
+          // day 1's too, which no row of dimension '' holds as its visitor (both have anonymous ids).
+          visit('q-x-late-0', 'q-x-l0', START + 22 * HOUR, 'q-x-la0', 'q-x-hash-late', START + DAY + 3 * HOUR),
+          visit('q-x-late-1', 'q-x-l1', START + DAY + 3 * HOUR, 'q-x-la1', 'q-x-hash-late'),
+        ];
+        const all = [...events, ...crafted];
+        await store.write({ events: all, chunks: [] });
+        await settle(store, loc, projectId);
+        const keysOf = (list: readonly StoredEvent[]) =>
+          [...new Set(list.flatMap((e) => [e.sessionId, e.dimensions?.anonymousId, e.visitorId].filter((k): k is string => typeof k === 'string')))].sort();
+        const dictionary = async () =>
+          new Map((await loc.sql('SELECT key, id FROM rollup_keys WHERE project_id = ?', [projectId])).map((row) => [String(row.key), Number(row.id)]));
+        const before = await dictionary();
+        expect([...before.keys()].sort()).toEqual(keysOf(all));
+        const deleted = await store.deleteOlderThan(START + DAY);
+        expect(deleted.events).toBe(all.filter((e) => e.timestamp < START + DAY).length);
+        await settle(store, loc, projectId);
+        const kept = all.filter((e) => e.timestamp >= START + DAY);
+        const after = await dictionary();
+        // Exactly the keys of the events kept: those only day 0 held are gone.
+        expect([...after.keys()].sort()).toEqual(keysOf(kept));
+        for (const gone of ['q-x-s0', 'q-x-h0', 'q-x-l0', 'q-x-la0', 'q-x-hash-span-0']) expect(after.has(gone)).toBe(false);
+        // A key another day holds keeps its id, which that day's rows hold.
+        for (const key of ['q-x-span', 'q-x-anon-span', 'q-x-anon-back', 'q-x-hash-late']) expect(after.get(key)).toBe(before.get(key));
+        await expectExact(store, loc, projectId);
+        // Released keys come back on a rolled-up day, with a new one: new ids, counted once.
+        const back = [visit('q-x-again-1', 'q-x-s0', START + 3 * DAY + HOUR, 'q-x-la0', 'q-x-new-hash'), visit('q-x-again-2', 'q-x-s0', START + 3 * DAY + 2 * HOUR, 'q-x-la0', 'q-x-new-hash')];
+        await store.write({ events: back, chunks: [] });
+        const again = await expectExact(store, loc, projectId);
+        expect((again['whole days'] as { totals: { events: number } }).totals.events).toBe([...kept, ...back].filter((e) => !e.isBot).length);
+        const last = await dictionary();
+        expect([...last.keys()].sort()).toEqual(keysOf([...kept, ...back]));
+        expect(new Set(last.values()).size).toBe(last.size);
+      });
+    });
+
     it('refreshes after a reopen a day whose events committed before a crash left its rollup stale', async () => {
       const loc = await location();
       const projectId = newProjectId();

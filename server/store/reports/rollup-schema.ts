@@ -122,19 +122,24 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
    ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1;`;
 
 /**
- * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2): the rows of
- * dimension '' by visitor and by session, each an index seek per key rather than a pass over the
- * project's sessions. Built at the first open of a database without them, like every index here.
+ * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2) and for the
+ * refresh of a day left without events, which takes out of the dictionary the keys no other day
+ * holds (`rollup-refresh.ts`): the rows of dimension '' by visitor, by session and by daily visitor
+ * hash, each an index seek per key rather than a pass over the project's sessions. Built at the
+ * first open of a database without them, like every index here.
  */
 const HOLDER_INDEXES_DDL = `CREATE INDEX IF NOT EXISTS rollup_values_visitor_days ON rollup_values (project_id, visitor, day) WHERE dim = '';
-CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_id, session_id, day) WHERE dim = '';`;
+CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_id, session_id, day) WHERE dim = '';
+CREATE INDEX IF NOT EXISTS rollup_values_hash_days ON rollup_values (project_id, visitor_hash, day) WHERE dim = '';`;
 
 /*
  * rollup_keys: the project's dictionary of session and visitor keys (session ids, anonymous ids,
  * daily visitor hashes, in one namespace), each an integer id assigned by the refresh of the first
- * day that holds it. A key is removed only by an erasure, which rebuilds every day that held it
- * (`rollup-erasure.ts`), and an id is given again only once no row holds it, so an id in a rollup
- * row means one key while the row exists, and distinct counts over many days compare integers.
+ * day that holds it. A key is removed by an erasure, which rebuilds every day that held it
+ * (`rollup-erasure.ts`), and by the refresh of a day whose events are all gone (retention), when
+ * no other day's rows hold it (`rollup-refresh.ts`): the dictionary grows with the events kept, not
+ * with every key a project ever had. An id is given again only once no row holds it, so an id in
+ * a rollup row means one key while the row exists, and distinct counts over many days compare integers.
  * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
  * event), bot flag, session and visitor (both keys, as ids of rollup_keys): events, page views,
  * first and last time. Fine enough to count distinct visitors and sessions over many days exactly,
