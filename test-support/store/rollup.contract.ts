@@ -1315,7 +1315,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
       });
     });
 
-    it('takes out of the key dictionary the keys only the days retention empties held, and keeps the ids of those another day holds', async () => {
+    it('takes out of the key dictionary the keys of the events retention cuts, slice by slice, and keeps the ids of those another day holds', async () => {
       await withStore(async (store, loc, projectId) => {
         const events = generated(projectId, 15, 'q');
         const made = eventMaker(events);
@@ -1349,8 +1349,15 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
           new Map((await loc.sql('SELECT key, id FROM rollup_keys WHERE project_id = ?', [projectId])).map((row) => [String(row.key), Number(row.id)]));
         const before = await dictionary();
         expect([...before.keys()].sort()).toEqual(keysOf(all));
-        const deleted = await store.deleteOlderThan(START + DAY);
-        expect(deleted.events).toBe(all.filter((e) => e.timestamp < START + DAY).length);
+        // Retention cuts day 0 a slice at a time (an hourly prune): each slice's keys go with the refresh of what is left.
+        // Retention is the store's, over every project of the database: this project's events are counted here.
+        const left = async () => Number((await loc.sql('SELECT COUNT(*) AS n FROM events WHERE project_id = ?', [projectId]))[0]?.n);
+        await store.deleteOlderThan(START + 12 * HOUR);
+        expect(await left()).toBe(all.filter((e) => e.timestamp >= START + 12 * HOUR).length);
+        await settle(store, loc, projectId);
+        expect([...(await dictionary()).keys()].sort()).toEqual(keysOf(all.filter((e) => e.timestamp >= START + 12 * HOUR)));
+        await store.deleteOlderThan(START + DAY);
+        expect(await left()).toBe(all.filter((e) => e.timestamp >= START + DAY).length);
         await settle(store, loc, projectId);
         const kept = all.filter((e) => e.timestamp >= START + DAY);
         const after = await dictionary();
@@ -1360,7 +1367,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         // A key another day holds keeps its id, which that day's rows hold.
         for (const key of ['q-x-span', 'q-x-anon-span', 'q-x-anon-back', 'q-x-hash-late']) expect(after.get(key)).toBe(before.get(key));
         await expectExact(store, loc, projectId);
-        // Released keys come back on a rolled-up day, with a new one: new ids, counted once.
+        // Released keys come back on a rolled-up day, with a new one: an id each, counted once.
         const back = [visit('q-x-again-1', 'q-x-s0', START + 3 * DAY + HOUR, 'q-x-la0', 'q-x-new-hash'), visit('q-x-again-2', 'q-x-s0', START + 3 * DAY + 2 * HOUR, 'q-x-la0', 'q-x-new-hash')];
         await store.write({ events: back, chunks: [] });
         const again = await expectExact(store, loc, projectId);
@@ -1369,6 +1376,34 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         expect([...last.keys()].sort()).toEqual(keysOf([...kept, ...back]));
         expect(new Set(last.values()).size).toBe(last.size);
       });
+    });
+
+    it("marks for an erasure a day that holds the user's visitor hash beside another anonymous id (a late event)", async () => {
+      await withStore(async (store, loc, projectId) => {
+        const events = generated(projectId, 16, 'e');
+        const made = eventMaker(events);
+        const model = made('e-model', 'e-model', START, 'page_view', '/');
+        const visit = (id: string, session: string, at: number, anonymousId: string, userId: string | null, receivedAt = at): StoredEvent => ({
+          ...made(id, session, at, 'page_view', '/'),
+          receivedAt,
+          userId,
+          visitorId: 'e-x-hash',
+          dimensions: { ...(model.dimensions as NonNullable<StoredEvent['dimensions']>), anonymousId, path: '/' },
+          properties: { ...model.properties, anonymous_id: anonymousId },
+        });
+        // The user's event on day 2, and on day 1 an event of the same browser and address sent
+        // on day 2 (hashed with day 2's salt) under an anonymous id and session of its own.
+        await store.write({
+          events: [...events, visit('e-x-user', 'e-x-s2', START + 2 * DAY + HOUR, 'e-x-anon-user', 'e-x-user'), visit('e-x-late', 'e-x-s1', START + DAY + 23 * HOUR, 'e-x-anon-late', null, START + 2 * DAY)],
+          chunks: [],
+        });
+        await settle(store, loc, projectId);
+        expect(await dirtyDays(loc, projectId)).toEqual([]);
+        expect((await store.deleteUser(projectId, 'e-x-user')).events).toBe(1);
+        // Day 1's rows hold the hash's id, which left the dictionary: the day is built again.
+        expect(await dirtyDays(loc, projectId)).toContain(START / DAY + 1);
+        await expectExact(store, loc, projectId);
+      }, { background: false });
     });
 
     it('refreshes after a reopen a day whose events committed before a crash left its rollup stale', async () => {

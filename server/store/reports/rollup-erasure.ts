@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { KEYS_LOCK_SQL } from './rollup-refresh.js';
-import { DAY_MS } from './rollup-schema.js';
+import { DAY_MS, HOLDER_COLUMNS, HOLDER_INDEXES } from './rollup-schema.js';
 import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
 
 /*
@@ -16,8 +16,9 @@ import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
  * 2. Every day whose rollup holds one of those keys is marked (the user's own days are marked by
  *    the delete itself): a key may also sit in events without the user id (before `identify()`),
  *    which erasure keeps. They are found in `rollup_values`' rows of dimension '', which group
- *    every event of a day by session and visitor (visitor hashes are daily, so only the user's own
- *    days hold theirs): an index seek per key, by visitor and by session, never over the events.
+ *    every event of a day by session and visitor: an index seek per key, by visitor, by session
+ *    and by visitor hash (a late event puts its hash on the day of its time, beside another
+ *    anonymous id than the one it has on the day it was received), never over the events.
  *    Reports read marked days from the events, so no count moves; the next refresh builds them.
  * 3. The rows that hold a key go: the erased events' own rows of `rollup_steps`, and the rows of
  *    `rollup_errors` and `rollup_exposures` of the user's days that name one of the keys (as text,
@@ -96,8 +97,9 @@ const keyIds = (project: string, keys: string) => `(SELECT id FROM rollup_keys W
  * preferred a pass over the project's rows.
  */
 const holderDaysSql = (project: string, keys: string, indexed: (index: string) => string = () => '') =>
-  `SELECT day FROM rollup_values ${indexed('rollup_values_visitor_days')} WHERE project_id = ${project} AND dim = '' AND visitor IN ${keyIds(project, keys)}
-   UNION SELECT day FROM rollup_values ${indexed('rollup_values_session_days')} WHERE project_id = ${project} AND dim = '' AND session_id IN ${keyIds(project, keys)}`;
+  HOLDER_COLUMNS.map(
+    (column) => `SELECT day FROM rollup_values ${indexed(HOLDER_INDEXES[column])} WHERE project_id = ${project} AND dim = '' AND ${column} IN ${keyIds(project, keys)}`,
+  ).join('\n   UNION ');
 
 /**
  * Step 3's deletes of `rollup_errors` and `rollup_exposures` (`inDays` what makes `day` one of the

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { inTransaction } from '../postgres/postgres-transaction.js';
 import type { Dialect } from './dialect.js';
 import { DIMENSION_COLUMNS, FILTER_DIMENSIONS, type FilterDimension } from '../report-store.js';
-import { DAY_MS, markLockSql } from './rollup-schema.js';
+import { DAY_MS, HOLDER_COLUMNS, HOLDER_INDEXES, markLockSql } from './rollup-schema.js';
 import { vitalStepSql } from '../shared/vital-steps.js';
 import { vitalCountsSql } from './vital-counts.js';
 import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
@@ -155,27 +155,32 @@ function rollupDeletes(p: string, d: string): string[] {
   ];
 }
 
-/** The holder indexes (`rollup-schema.ts`) of each column of `rollup_values` that holds a key's id. */
-const HOLDER_INDEXES = { session_id: 'rollup_values_session_days', visitor: 'rollup_values_visitor_days', visitor_hash: 'rollup_values_hash_days' } as const;
+/** The ids of keys that day `d`'s rows of dimension '' hold: every key of the day (they group every event). */
+const dayKeyIdsSql = (p: string, d: string): string =>
+  HOLDER_COLUMNS.map((column) => `SELECT ${column} AS id FROM rollup_values WHERE project_id = ${p} AND dim = '' AND day = ${d}`).join(' UNION ');
 
 /**
- * Takes out of the project's key dictionary the keys that day `d`'s rollup rows hold and no other
- * day's do: run by the refresh of a day left without events (retention deleted them), before its
- * rows are deleted, so that the dictionary does not keep every key a project ever had while its
- * events are cut. Every key of a day is in its rows of dimension '' (they group every event), and
- * a row of another day that holds it is found through the holder indexes, a seek per key, never
- * over the project's rows. A daily visitor hash, too, may be held by another day: an event is
- * hashed with the salt of the day it was received, and a late one lands on the day of its time.
- * Marked days count: their rows hold the ids until their refresh replaces them. `indexed` names
- * the index for SQLite, whose planner does not take a partial index by itself here.
+ * Whether day `d`'s rows count more events than `events` (the day's events now, as SQL): some
+ * were deleted since its last build, so it may hold keys no event has any more. A day that only
+ * gained events (late ones) holds every key it held, and its refresh skips the release.
  */
-function releaseKeysSql(p: string, d: string, indexed: (index: string) => string = () => ''): string {
-  const columns = Object.keys(HOLDER_INDEXES) as Array<keyof typeof HOLDER_INDEXES>;
-  const held = columns.map((column) => `SELECT ${column} AS id FROM rollup_values WHERE project_id = ${p} AND dim = '' AND day = ${d}`).join(' UNION ');
-  const elsewhere = columns.map(
-    (column) => `NOT EXISTS (SELECT 1 FROM rollup_values ${indexed(HOLDER_INDEXES[column])} WHERE project_id = ${p} AND dim = '' AND ${column} = held.id AND day <> ${d})`,
+const dayLostEventsSql = (p: string, d: string, events: string): string =>
+  `(SELECT SUM(events) FROM rollup_values WHERE project_id = ${p} AND dim = '' AND day = ${d}) > (${events})`;
+
+/**
+ * Takes out of the project's key dictionary the keys of `gone` (a query of ids: those day `d`'s
+ * rows held before its refresh and hold no more) that no other day's rows hold, so that the
+ * dictionary does not keep every key a project ever had while retention cuts its events, a slice
+ * an hour. A row of another day that holds one is found through the holder indexes
+ * (`rollup-schema.ts`), a seek per key, never over the project's rows; marked days count, as their
+ * rows hold the ids until their refresh replaces them. `indexed` names the index for SQLite, whose
+ * planner does not take a partial index by itself here.
+ */
+function releaseKeysSql(p: string, d: string, gone: string, indexed: (index: string) => string = () => ''): string {
+  const elsewhere = HOLDER_COLUMNS.map(
+    (column) => `NOT EXISTS (SELECT 1 FROM rollup_values ${indexed(HOLDER_INDEXES[column])} WHERE project_id = ${p} AND dim = '' AND ${column} = gone.id AND day <> ${d})`,
   );
-  return `DELETE FROM rollup_keys WHERE project_id = ${p} AND id IN (SELECT id FROM (${held}) held WHERE id IS NOT NULL AND ${elsewhere.join(' AND ')})`;
+  return `DELETE FROM rollup_keys WHERE project_id = ${p} AND id IN (SELECT id FROM (${gone}) gone WHERE id IS NOT NULL AND ${elsewhere.join(' AND ')})`;
 }
 
 /**
@@ -199,10 +204,12 @@ export interface SqliteRefreshSql {
   computes: string[];
   deletes: string[];
   installs: string[];
-  /** Whether the day's snapshot read no event. */
-  emptyDay: string;
-  /** Run before the deletes for a day left without events: {@link releaseKeysSql}, then a mark on every other marked day of the project. */
-  releases: string[];
+  /** Whether the day's rows count events its snapshot no longer has. */
+  lostEvents: string;
+  /** {@link releaseKeysSql} of the keys the day's rows hold and its new rows will not, before the deletes. */
+  release: string;
+  /** A mark on every other marked day of the project, after a release that took keys out. */
+  markOthers: string;
 }
 
 /**
@@ -237,13 +244,16 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
       ...rollupInserts(dialect, 'temp.rollup_day', '@p', '@d', staged),
     ],
     deletes: rollupDeletes('@p', '@d'),
-    emptyDay: 'SELECT NOT EXISTS (SELECT 1 FROM temp.rollup_day)',
-    releases: [
-      releaseKeysSql('@p', '@d', (index) => `INDEXED BY ${index}`),
-      // Another process computing a day of the project may have looked up a released key: its
-      // count moves, so it drops its result and computes the day again, as after an erasure.
-      'UPDATE rollup_dirty SET marks = marks + 1 WHERE project_id = @p AND day <> @d',
-    ],
+    lostEvents: `SELECT ${dayLostEventsSql('@p', '@d', 'SELECT COUNT(*) FROM temp.rollup_day')}`,
+    release: releaseKeysSql(
+      '@p',
+      '@d',
+      `SELECT id FROM (${dayKeyIdsSql('@p', '@d')}) held EXCEPT SELECT id FROM temp.rollup_staged_keys`,
+      (index) => `INDEXED BY ${index}`,
+    ),
+    // Another process computing a day of the project may have looked up a released key: its
+    // count moves, so it drops its result and computes the day again, as after an erasure.
+    markOthers: 'UPDATE rollup_dirty SET marks = marks + 1 WHERE project_id = @p AND day <> @d',
     installs: [
       'INSERT INTO main.rollup_keys (id, project_id, key) SELECT id, @p, key FROM temp.rollup_staged_keys WHERE id > @base',
       ...ROLLUP_TABLES.map((table) => `INSERT INTO main.${table} SELECT * FROM ${staged(table)}`),
@@ -280,8 +290,9 @@ export function prepareSqliteRefresh(
   const computes = sql.computes.map((text) => db.prepare(text));
   const deletes = sql.deletes.map((text) => db.prepare(text));
   const installs = sql.installs.map((text) => db.prepare(text));
-  const emptyDay = db.prepare(sql.emptyDay).pluck();
-  const releases = sql.releases.map((text) => db.prepare(text));
+  const lostEvents = db.prepare(sql.lostEvents).pluck();
+  const release = db.prepare(sql.release);
+  const markOthers = db.prepare(sql.markOthers);
   type Marked = { project_id: string; day: number; marks: number; base: number };
   const values = (row: Marked) => ({ p: row.project_id, d: row.day, base: row.base });
   const clear = () => {
@@ -298,7 +309,8 @@ export function prepareSqliteRefresh(
   });
   const install = db.transaction((row: Marked): boolean => {
     if (marksOf.get(row.project_id, row.day) !== row.marks || lastKey.get() !== row.base) return false;
-    if (emptyDay.get() === 1) for (const statement of releases) statement.run({ p: row.project_id, d: row.day });
+    const day = { p: row.project_id, d: row.day };
+    if (lostEvents.get(day) === 1 && release.run(day).changes > 0) markOthers.run(day);
     for (const statement of deletes) statement.run(values(row));
     for (const statement of installs) statement.run(values(row));
     unmark.run(row.project_id, row.day);
@@ -400,8 +412,9 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
-  const emptyDay = 'SELECT NOT EXISTS (SELECT 1 FROM events WHERE project_id = $1 AND timestamp >= $2 AND timestamp < $3) AS empty';
-  const release = releaseKeysSql('$1', '$2::int');
+  const heldIds = `SELECT array_agg(id) AS ids FROM (${dayKeyIdsSql('$1', '$2::int')}) held WHERE id IS NOT NULL
+    AND ${dayLostEventsSql('$1', '$2::int', 'SELECT COUNT(*) FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4')}`;
+  const release = releaseKeysSql('$1', '$2::int', `SELECT unnest($3::bigint[]) AS id EXCEPT SELECT id FROM (${dayKeyIdsSql('$1', '$2::int')}) held`);
   const bump = versionBump('$1::text', '$2::int');
   /** Days this process refreshed since a call last found no marked day left to refresh. */
   let run = 0;
@@ -433,12 +446,14 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       // before the day's rows are deleted: an erasure (`rollup-erasure.ts`) takes it and then
       // deletes rollup rows, so holding row locks while waiting for it would deadlock.
       await client.query(KEYS_LOCK_SQL, [projectId]);
-      // Under the lock, so a refresh of another day of the project looks its keys up after this commits.
-      const empty = await client.query<{ empty: boolean }>(emptyDay, [projectId, day * DAY_MS, (day + 1) * DAY_MS]);
-      if (empty.rows[0]?.empty === true) await client.query(release, [projectId, day]);
+      // The keys the day's rows hold before and after its build, when it lost events: those it no
+      // longer holds leave the dictionary if no other day holds them, under the lock, so a refresh
+      // of another day of the project looks its keys up after this commits.
+      const held = (await client.query<{ ids: string[] | null }>(heldIds, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS])).rows[0]?.ids ?? null;
       for (const sql of deletes) await client.query(sql, [projectId, day]);
       await client.query(bump, [projectId, day]);
       await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
+      if (held !== null) await client.query(release, [projectId, day, held]);
       await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
       const unmarked = await client.query(
         'DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND NOT EXISTS (SELECT 1 FROM rollup_marks WHERE project_id = $1 AND day = $2)',

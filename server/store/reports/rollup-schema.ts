@@ -122,23 +122,31 @@ const sqliteMark = (row: 'NEW' | 'OLD') =>
    ON CONFLICT (project_id, day) DO UPDATE SET marks = marks + 1;`;
 
 /**
- * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2) and for the
- * refresh of a day left without events, which takes out of the dictionary the keys no other day
- * holds (`rollup-refresh.ts`): the rows of dimension '' by visitor, by session and by daily visitor
- * hash, each an index seek per key rather than a pass over the project's sessions. Built at the
- * first open of a database without them, like every index here.
+ * The days a key's events fall in, for an erasure (`rollup-erasure.ts`, step 2) and for a
+ * refresh, which takes out of the dictionary the keys a day's rows no longer hold and no other
+ * day's do (`rollup-refresh.ts`): the rows of dimension '' by visitor, by session and by daily
+ * visitor hash, each an index seek per key rather than a pass over the project's sessions. The
+ * hash needs its own: an event is hashed with the salt of the day it was received, so a late one
+ * (an offline queue, a beacon sent after midnight) puts its hash on the day of its time, beside
+ * another anonymous id than the one the hash has on the later day. Built at the first open of a
+ * database without them, like every index here.
  */
-const HOLDER_INDEXES_DDL = `CREATE INDEX IF NOT EXISTS rollup_values_visitor_days ON rollup_values (project_id, visitor, day) WHERE dim = '';
-CREATE INDEX IF NOT EXISTS rollup_values_session_days ON rollup_values (project_id, session_id, day) WHERE dim = '';
-CREATE INDEX IF NOT EXISTS rollup_values_hash_days ON rollup_values (project_id, visitor_hash, day) WHERE dim = '';`;
+export const HOLDER_INDEXES = { visitor: 'rollup_values_visitor_days', session_id: 'rollup_values_session_days', visitor_hash: 'rollup_values_hash_days' } as const;
+
+/** The columns of `rollup_values` that hold a key's id, each with its holder index. */
+export const HOLDER_COLUMNS = Object.keys(HOLDER_INDEXES) as ReadonlyArray<keyof typeof HOLDER_INDEXES>;
+
+const HOLDER_INDEXES_DDL = HOLDER_COLUMNS.map(
+  (column) => `CREATE INDEX IF NOT EXISTS ${HOLDER_INDEXES[column]} ON rollup_values (project_id, ${column}, day) WHERE dim = '';`,
+).join('\n');
 
 /*
  * rollup_keys: the project's dictionary of session and visitor keys (session ids, anonymous ids,
  * daily visitor hashes, in one namespace), each an integer id assigned by the refresh of the first
  * day that holds it. A key is removed by an erasure, which rebuilds every day that held it
- * (`rollup-erasure.ts`), and by the refresh of a day whose events are all gone (retention), when
- * no other day's rows hold it (`rollup-refresh.ts`): the dictionary grows with the events kept, not
- * with every key a project ever had. An id is given again only once no row holds it, so an id in
+ * (`rollup-erasure.ts`), and by the refresh of a day whose rows no longer hold it (its events
+ * deleted by retention) when no other day's rows do (`rollup-refresh.ts`): the dictionary grows with
+ * the events kept, not with every key a project ever had. An id is given again only once no row holds it, so an id in
  * a rollup row means one key while the row exists, and distinct counts over many days compare integers.
  * rollup_values: per project, day, dimension and value (dimension '' with value '' stands for every
  * event), bot flag, session and visitor (both keys, as ids of rollup_keys): events, page views,
