@@ -1356,6 +1356,7 @@ export function describeRollups(name: string, location: () => Promise<RollupLoca
         expect(await left()).toBe(all.filter((e) => e.timestamp >= START + 12 * HOUR).length);
         await settle(store, loc, projectId);
         expect([...(await dictionary()).keys()].sort()).toEqual(keysOf(all.filter((e) => e.timestamp >= START + 12 * HOUR)));
+        await expectExact(store, loc, projectId);
         await store.deleteOlderThan(START + DAY);
         expect(await left()).toBe(all.filter((e) => e.timestamp >= START + DAY).length);
         await settle(store, loc, projectId);

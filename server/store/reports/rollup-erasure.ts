@@ -17,8 +17,9 @@ import { weekOfDaySql } from '../aggregates/aggregate-schema.js';
  *    the delete itself): a key may also sit in events without the user id (before `identify()`),
  *    which erasure keeps. They are found in `rollup_values`' rows of dimension '', which group
  *    every event of a day by session and visitor: an index seek per key, by visitor, by session
- *    and by visitor hash (a late event puts its hash on the day of its time, beside another
- *    anonymous id than the one it has on the day it was received), never over the events.
+ *    and by visitor hash (which a late event puts on another day: `rollup-schema.ts`), never over
+ *    the events. A refresh of a day that lost events also releases keys (`rollup-refresh.ts`),
+ *    SQLite's tombstones below among them once no row holds their ids.
  *    Reports read marked days from the events, so no count moves; the next refresh builds them.
  * 3. The rows that hold a key go: the erased events' own rows of `rollup_steps`, and the rows of
  *    `rollup_errors` and `rollup_exposures` of the user's days that name one of the keys (as text,

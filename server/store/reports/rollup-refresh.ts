@@ -160,12 +160,14 @@ const dayKeyIdsSql = (p: string, d: string): string =>
   HOLDER_COLUMNS.map((column) => `SELECT ${column} AS id FROM rollup_values WHERE project_id = ${p} AND dim = '' AND day = ${d}`).join(' UNION ');
 
 /**
- * Whether day `d`'s rows count more events than `events` (the day's events now, as SQL): some
- * were deleted since its last build, so it may hold keys no event has any more. A day that only
- * gained events (late ones) holds every key it held, and its refresh skips the release.
+ * The events day `d`'s rows counted at its last build (null before its first). Its refresh looks
+ * for keys to release only when the day has fewer now: events were deleted (retention, an
+ * erasure), so its rows may hold keys no event has any more. A day that only gained events (late
+ * ones) keeps every key it had, and its refresh skips the release. A day whose deletes were made
+ * up for by late events before its refresh keeps the keys of the deleted ones: space, never a
+ * count, as no row holds them.
  */
-const dayLostEventsSql = (p: string, d: string, events: string): string =>
-  `(SELECT SUM(events) FROM rollup_values WHERE project_id = ${p} AND dim = '' AND day = ${d}) > (${events})`;
+const dayEventsSql = (p: string, d: string): string => `SELECT SUM(events) FROM rollup_values WHERE project_id = ${p} AND dim = '' AND day = ${d}`;
 
 /**
  * Takes out of the project's key dictionary the keys of `gone` (a query of ids: those day `d`'s
@@ -182,6 +184,9 @@ function releaseKeysSql(p: string, d: string, gone: string, indexed: (index: str
   );
   return `DELETE FROM rollup_keys WHERE project_id = ${p} AND id IN (SELECT id FROM (${gone}) gone WHERE id IS NOT NULL AND ${elsewhere.join(' AND ')})`;
 }
+
+/** Rolls a PostgreSQL refresh back, its day left marked for a later call. */
+class BuildAgain extends Error {}
 
 /**
  * Counts a refresh of the day in `rollup_versions`: filtered rows computed from a snapshot before
@@ -204,9 +209,7 @@ export interface SqliteRefreshSql {
   computes: string[];
   deletes: string[];
   installs: string[];
-  /** Whether the day's rows count events its snapshot no longer has. */
-  lostEvents: string;
-  /** {@link releaseKeysSql} of the keys the day's rows hold and its new rows will not, before the deletes. */
+  /** {@link releaseKeysSql} of the keys the compute found the day's rows hold and its new rows will not, before the deletes. */
   release: string;
   /** A mark on every other marked day of the project, after a release that took keys out. */
   markOthers: string;
@@ -225,6 +228,7 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
       `CREATE TEMP TABLE IF NOT EXISTS rollup_day AS SELECT ${dayColumns(dialect)} FROM events WHERE 0`,
       `CREATE TEMP TABLE IF NOT EXISTS rollup_staged_groups AS SELECT * FROM (${groupsSql('temp.rollup_day')}) WHERE 0`,
       'CREATE TEMP TABLE IF NOT EXISTS rollup_staged_keys (n INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, id INTEGER)',
+      'CREATE TEMP TABLE IF NOT EXISTS rollup_gone_keys (id INTEGER PRIMARY KEY)',
       ...ROLLUP_TABLES.map((table) => `CREATE TEMP TABLE IF NOT EXISTS ${staged(table).slice(5)} AS SELECT * FROM main.${table} WHERE 0`),
     ],
     next: `SELECT project_id, day, marks FROM rollup_dirty
@@ -232,7 +236,7 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
     marksOf: 'SELECT marks FROM rollup_dirty WHERE project_id = ? AND day = ?',
     unmark: 'DELETE FROM rollup_dirty WHERE project_id = ? AND day = ?',
     lastKey: 'SELECT COALESCE(MAX(id), 0) FROM main.rollup_keys',
-    clears: ['temp.rollup_day', 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', ...ROLLUP_TABLES.map(staged)].map((table) => `DELETE FROM ${table}`),
+    clears: ['temp.rollup_day', 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', 'temp.rollup_gone_keys', ...ROLLUP_TABLES.map(staged)].map((table) => `DELETE FROM ${table}`),
     load: `INSERT INTO temp.rollup_day SELECT ${dayColumns(dialect)} FROM events WHERE project_id = ? AND timestamp >= ? AND timestamp < ?`,
     computes: [
       `INSERT INTO temp.rollup_staged_groups (${GROUP_COLUMNS}) ${groupsSql('temp.rollup_day')}`,
@@ -242,15 +246,13 @@ export function sqliteRefreshSql(dialect: Dialect): SqliteRefreshSql {
       valuesInsert(staged('rollup_values'), 'temp.rollup_staged_groups', 'temp.rollup_staged_keys', '@p', '@d'),
       exposuresInsert(staged('rollup_exposures'), 'temp.rollup_day', 'temp.rollup_staged_keys', '@p', '@d'),
       ...rollupInserts(dialect, 'temp.rollup_day', '@p', '@d', staged),
+      // In the snapshot, not under the write lock: the keys the day's rows hold and its new rows
+      // will not. The new rows take every id through the staged keys, so none of theirs is here.
+      `INSERT INTO temp.rollup_gone_keys SELECT id FROM (SELECT id FROM (${dayKeyIdsSql('@p', '@d')}) held EXCEPT SELECT id FROM temp.rollup_staged_keys)
+       WHERE id IS NOT NULL AND (${dayEventsSql('@p', '@d')}) > (SELECT COUNT(*) FROM temp.rollup_day)`,
     ],
     deletes: rollupDeletes('@p', '@d'),
-    lostEvents: `SELECT ${dayLostEventsSql('@p', '@d', 'SELECT COUNT(*) FROM temp.rollup_day')}`,
-    release: releaseKeysSql(
-      '@p',
-      '@d',
-      `SELECT id FROM (${dayKeyIdsSql('@p', '@d')}) held EXCEPT SELECT id FROM temp.rollup_staged_keys`,
-      (index) => `INDEXED BY ${index}`,
-    ),
+    release: releaseKeysSql('@p', '@d', 'SELECT id FROM temp.rollup_gone_keys', (index) => `INDEXED BY ${index}`),
     // Another process computing a day of the project may have looked up a released key: its
     // count moves, so it drops its result and computes the day again, as after an erasure.
     markOthers: 'UPDATE rollup_dirty SET marks = marks + 1 WHERE project_id = @p AND day <> @d',
@@ -290,7 +292,6 @@ export function prepareSqliteRefresh(
   const computes = sql.computes.map((text) => db.prepare(text));
   const deletes = sql.deletes.map((text) => db.prepare(text));
   const installs = sql.installs.map((text) => db.prepare(text));
-  const lostEvents = db.prepare(sql.lostEvents).pluck();
   const release = db.prepare(sql.release);
   const markOthers = db.prepare(sql.markOthers);
   type Marked = { project_id: string; day: number; marks: number; base: number };
@@ -310,7 +311,7 @@ export function prepareSqliteRefresh(
   const install = db.transaction((row: Marked): boolean => {
     if (marksOf.get(row.project_id, row.day) !== row.marks || lastKey.get() !== row.base) return false;
     const day = { p: row.project_id, d: row.day };
-    if (lostEvents.get(day) === 1 && release.run(day).changes > 0) markOthers.run(day);
+    if (release.run(day).changes > 0) markOthers.run(day);
     for (const statement of deletes) statement.run(values(row));
     for (const statement of installs) statement.run(values(row));
     unmark.run(row.project_id, row.day);
@@ -407,13 +408,13 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
     ]
       .map((sql, i) => `w${i} AS (${sql})`)
       .join(',\n    ')}
-    SELECT (SELECT count(*) FROM seen) AS marks`;
+    SELECT (SELECT count(*) FROM seen) AS marks, (SELECT count(*) FROM src) AS events`;
   const compact = `WITH later AS MATERIALIZED (SELECT project_id, day FROM rollup_dirty WHERE day >= $1::bigint ORDER BY project_id, day),
     claimed AS MATERIALIZED (SELECT project_id, day FROM later WHERE pg_try_advisory_xact_lock(hashtext('rollup:' || project_id), day))
     DELETE FROM rollup_marks m USING claimed c WHERE m.project_id = c.project_id AND m.day = c.day`;
   const deletes = rollupDeletes('$1', '$2');
-  const heldIds = `SELECT array_agg(id) AS ids FROM (${dayKeyIdsSql('$1', '$2::int')}) held WHERE id IS NOT NULL
-    AND ${dayLostEventsSql('$1', '$2::int', 'SELECT COUNT(*) FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4')}`;
+  const heldIds = `SELECT old.n AS old, CASE WHEN old.n > (SELECT COUNT(*) FROM events WHERE project_id = $1 AND timestamp >= $3 AND timestamp < $4)
+    THEN (SELECT array_agg(id) FROM (${dayKeyIdsSql('$1', '$2::int')}) held WHERE id IS NOT NULL) END AS ids FROM (${dayEventsSql('$1', '$2::int')}) AS old (n)`;
   const release = releaseKeysSql('$1', '$2::int', `SELECT unnest($3::bigint[]) AS id EXCEPT SELECT id FROM (${dayKeyIdsSql('$1', '$2::int')}) held`);
   const bump = versionBump('$1::text', '$2::int');
   /** Days this process refreshed since a call last found no marked day left to refresh. */
@@ -449,11 +450,17 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
       // The keys the day's rows hold before and after its build, when it lost events: those it no
       // longer holds leave the dictionary if no other day holds them, under the lock, so a refresh
       // of another day of the project looks its keys up after this commits.
-      const held = (await client.query<{ ids: string[] | null }>(heldIds, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS])).rows[0]?.ids ?? null;
+      const before = (await client.query<{ old: string | null; ids: string[] | null }>(heldIds, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS])).rows[0] ?? {
+        old: null,
+        ids: null,
+      };
       for (const sql of deletes) await client.query(sql, [projectId, day]);
       await client.query(bump, [projectId, day]);
-      await client.query(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
-      if (held !== null) await client.query(release, [projectId, day, held]);
+      const built = await client.query<{ events: string }>(build, [projectId, day, day * DAY_MS, (day + 1) * DAY_MS]);
+      if (before.ids !== null) await client.query(release, [projectId, day, before.ids]);
+      // A delete committed between the look and the build (its own snapshot): the keys it took are
+      // not known here, and once the day is clean nothing would look again. Built later instead.
+      else if (before.old !== null && Number(built.rows[0]?.events) < Number(before.old)) throw new BuildAgain();
       await client.query(`SELECT pg_advisory_xact_lock(${markLockSql('$1::text', '$2::int')})`, [projectId, day]);
       const unmarked = await client.query(
         'DELETE FROM rollup_dirty WHERE project_id = $1 AND day = $2 AND NOT EXISTS (SELECT 1 FROM rollup_marks WHERE project_id = $1 AND day = $2)',
@@ -465,7 +472,7 @@ export function createPostgresRollupRefresh(pool: pg.Pool, dialect: Dialect): Re
   return async (beforeDay, skip) => {
     // A build an erasure dropped is taken again at a later call: the day is still marked.
     const { refreshed, drained } = await refresh(beforeDay, skip).catch((error: unknown) => {
-      if (isDroppedBuild(error)) return { refreshed: null, drained: false };
+      if (isDroppedBuild(error) || error instanceof BuildAgain) return { refreshed: null, drained: false };
       throw error;
     });
     if (refreshed !== null) {
